@@ -1,0 +1,525 @@
+/**
+ * The embedded MVCC store: the default backend of the API server.
+ *
+ * State lives in memory (KeyIndex: a B+ tree of key → revision history, plus the change log of
+ * retained revisions); durability comes from the WAL (wal.ts) and periodic snapshots
+ * (snapshot.ts). Writes are serialised on the event loop: a transaction evaluates its compares,
+ * takes the next revision and applies its writes to memory at once (so the next transaction's
+ * compares see it), then waits for the WAL to make it durable. Readers and watchers see only
+ * durable revisions (`committed`), so nothing not yet acknowledged is ever observed.
+ *
+ *     rev (newest, pending included) >= committed (durable, visible) >= compacted (oldest readable)
+ *
+ * If the WAL fails, the pending writes can never become durable: the store refuses every later
+ * write with `unavailable` (reads keep serving the durable state).
+ *
+ * After a restart, history older than the snapshot's revision is gone: it behaves as compacted.
+ */
+import * as path from 'node:path';
+import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
+import { isTombstone, KeyIndex, tombstone } from './key-index';
+import { loadSnapshot, writeSnapshot } from './snapshot';
+import {
+  type ChangeEvent,
+  type ChangeStream,
+  type Compare,
+  type KeyValue,
+  type KV,
+  type OpResponse,
+  type RangeOptions,
+  type RangeResult,
+  type Revision,
+  StoreError,
+  type Txn,
+  type TxnOp,
+  type TxnResult,
+  type WatchOptions,
+} from './types';
+import { Wal, type WalRecoveryReport } from './wal';
+
+export interface MvccOptions {
+  /** Data directory. Absent: memory only, nothing persisted (unit tests, throwaway runs). */
+  dir?: string;
+  /** 'always' (default): acknowledged writes survive power loss. 'none': throwaway benchmarks only. */
+  fsync?: 'always' | 'none';
+  /** WAL segment size (default 64 MiB). */
+  segmentBytes?: number;
+  /**
+   * Snapshot when the WAL since the last snapshot exceeds max(this, last snapshot's size):
+   * replay after a restart then costs at most about one snapshot load, and snapshot writing
+   * at most doubles the bytes written. Default 64 MiB.
+   */
+  snapshotMinBytes?: number;
+  /** Most revisions handed to a change stream in one batch (bounds one next()'s work). */
+  watchBatchRevisions?: number;
+  logger?: (msg: string) => void;
+}
+
+export interface StoreStats {
+  revision: Revision;
+  committed: Revision;
+  compacted: Revision;
+  keys: number;
+  retainedRevisions: number;
+  walSegments: number;
+  walBatches: number;
+  walFsyncs: number;
+  walRecords: number;
+  snapshots: number;
+}
+
+interface Signal {
+  promise: Promise<void>;
+  resolve: () => void;
+}
+
+function signal(): Signal {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+function bytesCompare(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
+}
+
+function inRange(k: string, key: string, end: string | undefined): boolean {
+  if (end === undefined) return k === key;
+  return k >= key && (end === '\0' || k < end);
+}
+
+export class MvccStore implements KV {
+  private readonly index = new KeyIndex();
+  /** log[i] holds the events of revision logStart + i. */
+  private log: ChangeEvent[][] = [];
+  private logStart: Revision = 1;
+  private rev: Revision = 0;
+  private committed: Revision = 0;
+  private compacted: Revision = 0;
+  private wake = signal();
+  private broken: StoreError | undefined;
+  private closed = false;
+  private snapshotting: Promise<void> | undefined;
+  private deferredCompact: Revision = 0;
+  private lastSnapshotBytes = 0;
+  private snapshots = 0;
+  private readonly w = new Writer(4096);
+
+  private wal: Wal | undefined;
+
+  private constructor(private readonly opts: MvccOptions) {}
+
+  /** Open (and recover) a store. Throws WalCorruptError / SnapshotCorruptError on corruption. */
+  static async open(opts: MvccOptions = {}): Promise<MvccStore> {
+    return MvccStore.openWithReport(opts).then((r) => r.store);
+  }
+
+  static async openWithReport(opts: MvccOptions = {}): Promise<{ store: MvccStore; report: WalRecoveryReport | undefined }> {
+    const store = new MvccStore(opts);
+    if (opts.dir === undefined) return { store, report: undefined };
+    let maxRev = 0;
+    const snapRev = loadSnapshot(path.join(opts.dir, 'snap'), (kv) => {
+      store.index.unsafeLoad(kv);
+      if (kv.modRevision > maxRev) maxRev = kv.modRevision;
+    });
+    if (maxRev > snapRev) throw new StoreError('corrupt', `snapshot at ${snapRev} holds a key at revision ${maxRev}`);
+    store.rev = store.committed = store.compacted = snapRev;
+    store.logStart = snapRev + 1;
+    const { wal, report } = Wal.open(
+      { dir: path.join(opts.dir, 'wal'), fsync: opts.fsync, segmentBytes: opts.segmentBytes, logger: opts.logger },
+      snapRev,
+      (rev, body) => store.replay(rev, body),
+    );
+    wal.onDurable = (rev) => store.onDurable(rev);
+    store.wal = wal;
+    return { store, report };
+  }
+
+  /** Apply one recovered WAL record. */
+  private replay(rev: Revision, body: Uint8Array): void {
+    const b = decodeBody(body);
+    if (b.type === 'compact') {
+      if (rev !== this.rev) throw new Error(`compaction logged at ${rev}, store at ${this.rev}`);
+      if (b.revision > this.compacted) this.applyCompact(b.revision);
+      return;
+    }
+    if (rev !== this.rev + 1) throw new Error(`revision gap: expected ${this.rev + 1}, found ${rev}`);
+    const events: ChangeEvent[] = [];
+    for (const o of b.ops) {
+      if (o.op === 'put') events.push(this.applyPut(o.key, o.value, rev));
+      else {
+        const prev = this.index.latest(o.key);
+        if (prev === undefined) throw new Error(`delete of absent key ${o.key}`);
+        events.push(this.applyDelete(prev, rev));
+      }
+    }
+    this.rev = this.committed = rev;
+    this.log.push(events);
+  }
+
+  currentRevision(): Revision {
+    return this.committed;
+  }
+
+  compactedRevision(): Revision {
+    return this.compacted;
+  }
+
+  async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
+    return this.rangeSync(key, opts);
+  }
+
+  /** range() without the promise, for in-process callers on the hot path. */
+  rangeSync(key: string, opts: RangeOptions = {}): RangeResult {
+    this.checkReadable();
+    const rev = opts.revision || this.committed;
+    if (rev > this.committed)
+      throw new StoreError('future-revision', `mvcc: required revision ${rev} is a future revision (current ${this.committed})`);
+    if (rev < this.compacted)
+      throw new StoreError('compacted', `mvcc: required revision ${rev} has been compacted (compacted ${this.compacted})`);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Number.POSITIVE_INFINITY;
+    const kvs: KeyValue[] = [];
+    let count = 0;
+    const skipCount = opts.skipCount === true;
+    this.index.scan(key, opts.end, rev, (kv) => {
+      count++;
+      if (kvs.length < limit) {
+        kvs.push(kv);
+        return true;
+      }
+      return !skipCount;
+    });
+    return { kvs, count, more: count > kvs.length, revision: rev };
+  }
+
+  async txn(t: Txn): Promise<TxnResult> {
+    this.checkWritable();
+    const succeeded = (t.compare ?? []).every((c) => this.evaluate(c));
+    const ops = (succeeded ? t.success : t.failure) ?? [];
+    const writes = this.validate(ops);
+    if (writes === 0) {
+      const responses: OpResponse[] = ops.map((o) => ({ op: 'get', kv: this.index.latest(o.key) }));
+      const observed = this.rev;
+      // What we observed may include writes not yet durable: answer only once they are.
+      if (observed > this.committed) await this.waitCommitted(observed);
+      return { succeeded, revision: observed, responses };
+    }
+    const rev = this.rev + 1;
+    const events: ChangeEvent[] = [];
+    const logged: LoggedOp[] = [];
+    const responses: OpResponse[] = [];
+    for (const o of ops) {
+      if (o.op === 'get') {
+        responses.push({ op: 'get', kv: this.index.latest(o.key) });
+      } else if (o.op === 'put') {
+        const e = this.applyPut(o.key, o.value, rev);
+        events.push(e);
+        logged.push(o);
+        responses.push({ op: 'put', revision: rev, prev: e.prev });
+      } else {
+        const deleted: KeyValue[] = [];
+        this.index.scan(o.key, o.end, Number.POSITIVE_INFINITY, (kv) => {
+          deleted.push(kv);
+          return true;
+        });
+        for (const prev of deleted) {
+          events.push(this.applyDelete(prev, rev));
+          logged.push({ op: 'delete', key: prev.key });
+        }
+        responses.push({ op: 'delete', deleted });
+      }
+    }
+    this.rev = rev;
+    this.log.push(events);
+    await this.persist(rev, (w) => encodeTxnBody(w, logged));
+    return { succeeded, revision: rev, responses };
+  }
+
+  async compact(revision: Revision): Promise<void> {
+    this.checkWritable();
+    if (revision > this.committed) throw new StoreError('future-revision', `mvcc: compaction revision ${revision} is a future revision`);
+    if (revision <= this.compacted) throw new StoreError('compacted', `mvcc: revision ${revision} has already been compacted`);
+    await this.persist(this.rev, (w) => encodeCompactBody(w, revision));
+    if (revision > this.compacted) this.applyCompact(revision);
+  }
+
+  watch(fromRevision: Revision, opts: WatchOptions = {}): ChangeStream {
+    return new MvccChangeStream(this, Math.max(1, fromRevision), opts.key, opts.end);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.snapshotting) await this.snapshotting.catch(() => {});
+    this.closed = true;
+    await this.wal?.close();
+    this.signalAll();
+  }
+
+  stats(): StoreStats {
+    return {
+      revision: this.rev,
+      committed: this.committed,
+      compacted: this.compacted,
+      keys: this.index.size,
+      retainedRevisions: this.log.length,
+      walSegments: this.wal?.segmentCount ?? 0,
+      walBatches: this.wal?.stats.batches ?? 0,
+      walFsyncs: this.wal?.stats.fsyncs ?? 0,
+      walRecords: this.wal?.stats.records ?? 0,
+      snapshots: this.snapshots,
+    };
+  }
+
+  /** Take a snapshot now (normally scheduled by WAL growth); resolves when written. */
+  async snapshot(): Promise<void> {
+    if (!this.snapshotting) this.startSnapshot();
+    await this.snapshotting;
+  }
+
+  // ---- change stream support -------------------------------------------------------------
+
+  /** @internal Events of revisions [from, to] (to <= committed), filtered to a key range. */
+  eventsBetween(from: Revision, key: string | undefined, end: string | undefined): { events: ChangeEvent[]; next: Revision } {
+    if (from < this.logStart) throw new StoreError('compacted', `mvcc: required revision ${from} has been compacted`);
+    const to = Math.min(this.committed, from + (this.opts.watchBatchRevisions ?? 1000) - 1);
+    const events: ChangeEvent[] = [];
+    for (let r = from; r <= to; r++) {
+      for (const e of this.log[r - this.logStart] as ChangeEvent[]) {
+        if (key === undefined || inRange(e.kv.key, key, end)) events.push(e);
+      }
+    }
+    return { events, next: Math.max(from, to + 1) };
+  }
+
+  /** @internal Resolves on the next commit, close or failure. */
+  nextSignal(): Promise<void> {
+    return this.wake.promise;
+  }
+
+  /** @internal */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** @internal */
+  get committedRevision(): Revision {
+    return this.committed;
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  private checkReadable(): void {
+    if (this.closed) throw new StoreError('closed', 'store is closed');
+  }
+
+  private checkWritable(): void {
+    this.checkReadable();
+    if (this.broken) throw this.broken;
+  }
+
+  private evaluate(c: Compare): boolean {
+    const kv = this.index.latest(c.key);
+    let cmp: number;
+    if (c.target === 'value') {
+      if (kv === undefined || !(c.value instanceof Uint8Array)) return false;
+      cmp = bytesCompare(kv.value, c.value);
+    } else {
+      const have = kv === undefined ? 0 : c.target === 'mod' ? kv.modRevision : c.target === 'create' ? kv.createRevision : kv.version;
+      cmp = have - (c.value as number);
+    }
+    switch (c.result) {
+      case '=':
+        return cmp === 0;
+      case '!=':
+        return cmp !== 0;
+      case '<':
+        return cmp < 0;
+      case '>':
+        return cmp > 0;
+    }
+  }
+
+  /** Checks a branch before anything is applied; returns its number of write operations. */
+  private validate(ops: readonly TxnOp[]): number {
+    let writes = 0;
+    let written: Set<string> | undefined;
+    for (const o of ops) {
+      if (o.key === '') throw new TypeError('store: empty key');
+      if (o.op === 'get') continue;
+      writes++;
+      if (ops.length === 1) break;
+      written ??= new Set();
+      if (o.op === 'put') {
+        if (written.has(o.key)) throw new TypeError(`store: duplicate key ${o.key} in transaction`);
+        written.add(o.key);
+      } else {
+        this.index.scan(o.key, o.end, Number.POSITIVE_INFINITY, (kv) => {
+          if (written?.has(kv.key)) throw new TypeError(`store: duplicate key ${kv.key} in transaction`);
+          written?.add(kv.key);
+          return true;
+        });
+      }
+    }
+    if (written && written.size > 0) {
+      for (const o of ops) {
+        if (o.op !== 'delete' || o.end === undefined) continue;
+        for (const o2 of ops) {
+          if (o2.op === 'put' && inRange(o2.key, o.key, o.end)) throw new TypeError(`store: put of ${o2.key} overlaps a deleted range`);
+        }
+      }
+    }
+    return writes;
+  }
+
+  private applyPut(key: string, value: Uint8Array, rev: Revision): ChangeEvent {
+    const prev = this.index.latest(key);
+    const kv: KeyValue = {
+      key,
+      value,
+      createRevision: prev ? prev.createRevision : rev,
+      modRevision: rev,
+      version: prev ? prev.version + 1 : 1,
+    };
+    this.index.append(kv);
+    return { type: 'put', kv, prev };
+  }
+
+  private applyDelete(prev: KeyValue, rev: Revision): ChangeEvent {
+    const kv = tombstone(prev.key, rev);
+    this.index.append(kv);
+    return { type: 'delete', kv, prev };
+  }
+
+  private async persist(rev: Revision, encode: (w: Writer) => void): Promise<void> {
+    if (this.wal === undefined) {
+      this.onDurable(rev);
+      return;
+    }
+    this.w.len = 0;
+    encode(this.w);
+    try {
+      await this.wal.append(rev, this.w.take());
+    } catch (e) {
+      this.broken ??= e instanceof StoreError ? e : new StoreError('unavailable', String(e));
+      this.signalAll();
+      throw this.broken;
+    }
+  }
+
+  private onDurable(rev: Revision): void {
+    if (rev > this.committed) this.committed = rev;
+    this.signalAll();
+    const wal = this.wal;
+    if (
+      wal &&
+      !this.snapshotting &&
+      !this.closed &&
+      wal.bytesSinceRelease >= Math.max(this.opts.snapshotMinBytes ?? 64 << 20, this.lastSnapshotBytes)
+    ) {
+      this.startSnapshot();
+    }
+  }
+
+  private signalAll(): void {
+    const s = this.wake;
+    this.wake = signal();
+    s.resolve();
+  }
+
+  private async waitCommitted(rev: Revision): Promise<void> {
+    while (this.committed < rev) {
+      if (this.broken) throw this.broken;
+      if (this.closed) throw new StoreError('closed', 'store is closed');
+      await this.wake.promise;
+    }
+  }
+
+  private applyCompact(revision: Revision): void {
+    this.compacted = revision;
+    const drop = Math.min(revision, this.committed + 1) - this.logStart;
+    if (drop > 0) {
+      this.log = this.log.slice(drop);
+      this.logStart += drop;
+    }
+    if (this.snapshotting) this.deferredCompact = Math.max(this.deferredCompact, revision);
+    else this.index.compact(revision);
+  }
+
+  private startSnapshot(): void {
+    const dir = this.opts.dir;
+    const wal = this.wal;
+    if (dir === undefined || wal === undefined) return;
+    const rev = this.committed;
+    const run = async () => {
+      const res = await writeSnapshot(
+        path.join(dir, 'snap'),
+        rev,
+        (after) => {
+          const out: KeyValue[] = [];
+          for (const kv of this.index.liveAt(rev, after)) {
+            out.push(kv);
+            if (out.length >= 4096) break;
+          }
+          return out;
+        },
+        this.opts.fsync ?? 'always',
+      );
+      wal.releaseThrough(rev);
+      this.lastSnapshotBytes = res.bytes;
+      this.snapshots++;
+      this.opts.logger?.(`store: snapshot at revision ${rev}: ${res.keys} keys, ${res.bytes} bytes`);
+    };
+    this.snapshotting = run()
+      .catch((e) => {
+        this.opts.logger?.(`store: snapshot at revision ${rev} failed: ${String(e)}`);
+      })
+      .finally(() => {
+        this.snapshotting = undefined;
+        if (this.deferredCompact > 0) {
+          this.index.compact(this.deferredCompact);
+          this.deferredCompact = 0;
+        }
+      });
+  }
+}
+
+class MvccChangeStream implements ChangeStream {
+  private done = false;
+
+  constructor(
+    private readonly store: MvccStore,
+    public position: Revision,
+    private readonly key: string | undefined,
+    private readonly end: string | undefined,
+  ) {}
+
+  async next(): Promise<ChangeEvent[]> {
+    for (;;) {
+      if (this.done || this.store.isClosed) {
+        this.done = true;
+        throw new StoreError('closed', 'change stream is closed');
+      }
+      if (this.store.committedRevision >= this.position) {
+        let r: ReturnType<MvccStore['eventsBetween']>;
+        try {
+          r = this.store.eventsBetween(this.position, this.key, this.end);
+        } catch (e) {
+          this.done = true;
+          throw e;
+        }
+        this.position = r.next;
+        if (r.events.length > 0) return r.events;
+        continue;
+      }
+      await this.store.nextSignal();
+    }
+  }
+
+  close(): void {
+    this.done = true;
+  }
+}
+
+export { isTombstone };

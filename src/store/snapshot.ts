@@ -1,0 +1,136 @@
+/**
+ * Snapshots of the embedded store: every live key at one revision, so recovery replays only the
+ * WAL after it. File `snap/<rev as 16 hex>.snap`:
+ *
+ *     "SVCSNAP1" | f64 revision | entries (codec.encodeEntry)... | u32 0xFFFFFFFF | f64 count | u32 crc32c
+ *
+ * The crc covers everything before it. A snapshot is written to a .tmp file, fdatasynced, renamed
+ * into place and the directory synced, so a snapshot file that exists is complete; a damaged one
+ * is corruption (SnapshotCorruptError), never skipped.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { crc32c } from '@node-rs/crc32';
+import { decodeEntry, encodeEntry, Reader, Writer } from './codec';
+import { type KeyValue, type Revision, StoreError } from './types';
+import { fsyncDir } from './wal';
+
+const MAGIC = new TextEncoder().encode('SVCSNAP1');
+const END = 0xffff_ffff;
+
+export class SnapshotCorruptError extends StoreError {
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super('corrupt', `snapshot ${file} is corrupt: ${detail}`);
+  }
+}
+
+function snapshotFiles(dir: string): { rev: Revision; file: string }[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .flatMap((name) => {
+      const m = /^([0-9a-f]{16})\.snap$/.exec(name);
+      return m ? [{ rev: Number.parseInt(m[1] as string, 16), file: path.join(dir, name) }] : [];
+    })
+    .sort((a, b) => a.rev - b.rev);
+}
+
+const write = (fd: number, buf: Uint8Array, pos: number): Promise<void> =>
+  new Promise((resolve, reject) =>
+    fs.write(fd, buf, 0, buf.length, pos, (e, n) =>
+      e ? reject(e) : n === buf.length ? resolve() : reject(new Error(`short write ${n}/${buf.length}`)),
+    ),
+  );
+const fdatasync = (fd: number): Promise<void> => new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+
+/**
+ * Write a snapshot at `rev`. `nextChunk(after)` returns the next live keys at `rev` after key
+ * `after` (undefined: from the start), an empty array at the end; it is called between awaits,
+ * so writes may continue meanwhile. Older snapshots are removed once the new one is in place.
+ */
+export async function writeSnapshot(
+  dir: string,
+  rev: Revision,
+  nextChunk: (after: string | undefined) => KeyValue[],
+  fsyncMode: 'always' | 'none' = 'always',
+): Promise<{ file: string; bytes: number; keys: number }> {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${rev.toString(16).padStart(16, '0')}.snap`);
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'w');
+  let pos = 0;
+  let crc = 0;
+  let keys = 0;
+  try {
+    const w = new Writer(1 << 20);
+    const flush = async () => {
+      const data = w.take();
+      crc = crc32c(data, crc);
+      await write(fd, data, pos);
+      pos += data.length;
+      w.len = 0;
+    };
+    w.buf.set(MAGIC);
+    w.len = MAGIC.length;
+    w.f64(rev);
+    let after: string | undefined;
+    for (;;) {
+      const chunk = nextChunk(after);
+      if (chunk.length === 0) break;
+      for (const kv of chunk) encodeEntry(w, kv);
+      keys += chunk.length;
+      after = (chunk[chunk.length - 1] as KeyValue).key;
+      if (w.len >= 4 << 20) await flush();
+    }
+    w.u32(END);
+    w.f64(keys);
+    await flush();
+    const tail = new Uint8Array(4);
+    new DataView(tail.buffer).setUint32(0, crc, true);
+    await write(fd, tail, pos);
+    pos += 4;
+    if (fsyncMode === 'always') await fdatasync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  if (fsyncMode === 'always') fsyncDir(dir);
+  for (const old of snapshotFiles(dir)) if (old.rev < rev) fs.rmSync(old.file, { force: true });
+  return { file, bytes: pos, keys };
+}
+
+/**
+ * Load the newest snapshot in `dir`, calling `onEntry` for each key in key order.
+ * Returns its revision, or 0 when there is none.
+ */
+export function loadSnapshot(dir: string, onEntry: (kv: KeyValue) => void): Revision {
+  for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (name.endsWith('.tmp')) fs.rmSync(path.join(dir, name));
+  const newest = snapshotFiles(dir).pop();
+  if (newest === undefined) return 0;
+  const buf: Uint8Array = fs.readFileSync(newest.file);
+  if (buf.length < MAGIC.length + 8 + 16 || Buffer.compare(buf.subarray(0, MAGIC.length), MAGIC) !== 0) {
+    throw new SnapshotCorruptError(newest.file, 'bad header');
+  }
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const want = view.getUint32(buf.length - 4, true);
+  if (crc32c(buf.subarray(0, buf.length - 4)) !== want) throw new SnapshotCorruptError(newest.file, 'checksum mismatch');
+  const r = new Reader(buf, MAGIC.length, buf.length - 4);
+  const rev = r.f64();
+  if (rev !== newest.rev) throw new SnapshotCorruptError(newest.file, `holds revision ${rev}, named ${newest.rev}`);
+  let keys = 0;
+  try {
+    while (view.getUint32(r.pos, true) !== END) {
+      onEntry(decodeEntry(r));
+      keys++;
+    }
+    r.u32();
+    if (r.f64() !== keys) throw new RangeError('entry count mismatch');
+  } catch (e) {
+    if (e instanceof SnapshotCorruptError) throw e;
+    throw new SnapshotCorruptError(newest.file, (e as Error).message);
+  }
+  return rev;
+}
