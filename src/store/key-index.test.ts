@@ -1,0 +1,88 @@
+import { describe, expect, test } from 'bun:test';
+import { KeyIndex, tombstone } from './key-index';
+import type { KeyValue } from './types';
+
+const v = (key: string, mod: number, create: number, version: number): KeyValue => ({
+  key,
+  value: new TextEncoder().encode(`${key}@${mod}`),
+  createRevision: create,
+  modRevision: mod,
+  version,
+});
+
+/** The worked example of key-index.ts: put a@1, put a@3, delete a@5, put a@7. */
+function example(): KeyIndex {
+  const ix = new KeyIndex();
+  ix.append(v('a', 1, 1, 1));
+  ix.append(v('a', 3, 1, 2));
+  ix.append(tombstone('a', 5));
+  ix.append(v('a', 7, 7, 1));
+  return ix;
+}
+
+describe('KeyIndex', () => {
+  test.each([
+    [0, undefined],
+    [1, 1],
+    [2, 1],
+    [4, 3],
+    [5, undefined],
+    [6, undefined],
+    [7, 7],
+    [100, 7],
+  ])('at(a, %p) is the version of revision %p', (rev, want) => {
+    expect(example().at('a', rev)?.modRevision).toBe(want);
+  });
+
+  test('compact drops versions older than the newest one at or below the revision, and leading tombstones', () => {
+    const ix = example();
+    ix.compact(4);
+    expect(ix.at('a', 3)?.modRevision).toBe(3);
+    expect(ix.at('a', 1)).toBeUndefined(); // version 1 is gone; 3 is the oldest kept
+    ix.compact(6);
+    expect(ix.at('a', 6)).toBeUndefined();
+    expect(ix.at('a', 5)).toBeUndefined();
+    expect(ix.at('a', 7)?.modRevision).toBe(7);
+    expect(ix.size).toBe(1);
+  });
+
+  test('a key whose newest version is a compacted tombstone disappears from the tree', () => {
+    const ix = new KeyIndex();
+    ix.append(v('b', 1, 1, 1));
+    ix.append(tombstone('b', 2));
+    ix.append(v('c', 3, 3, 1));
+    expect(ix.size).toBe(2);
+    ix.compact(2);
+    expect(ix.size).toBe(1);
+    expect(ix.latest('b')).toBeUndefined();
+    expect(ix.latest('c')?.modRevision).toBe(3);
+  });
+
+  test('scan visits live keys in order within [key, end) at a revision and can stop early', () => {
+    const ix = new KeyIndex();
+    for (const [k, r] of [
+      ['/x/b', 1],
+      ['/x/a', 2],
+      ['/y/a', 3],
+      ['/x/c', 4],
+    ] as const)
+      ix.append(v(k, r, r, 1));
+    ix.append(tombstone('/x/b', 5));
+    const seen = (rev: number, end = '/x0', max = 99) => {
+      const out: string[] = [];
+      ix.scan('/x/', end, rev, (kv) => out.push(kv.key) < max);
+      return out;
+    };
+    expect(seen(4)).toEqual(['/x/a', '/x/b', '/x/c']);
+    expect(seen(5)).toEqual(['/x/a', '/x/c']);
+    expect(seen(2)).toEqual(['/x/a', '/x/b']);
+    expect(seen(4, '\0')).toEqual(['/x/a', '/x/b', '/x/c', '/y/a']);
+    expect(seen(4, '/x0', 2)).toEqual(['/x/a', '/x/b']);
+  });
+
+  test('appending a version not after the last one is a bug', () => {
+    const ix = new KeyIndex();
+    ix.append(v('k', 5, 5, 1));
+    expect(() => ix.append(v('k', 5, 5, 2))).toThrow(/bug/);
+  });
+});
