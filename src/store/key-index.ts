@@ -12,6 +12,10 @@
  *
  * Only keys with more than one version or a trailing tombstone can lose anything to compaction;
  * they are tracked in `compactable`, so compaction does not walk the whole tree.
+ *
+ * Point lookups (every get, every compare and write of a transaction) go through a hash map that
+ * shares the history arrays with the tree: O(1) instead of O(log n) string compares, for about
+ * 80 bytes per key. The tree is touched only to add or remove a key and for ordered scans.
  */
 import BTree from 'sorted-btree';
 import type { KeyValue, Revision } from './types';
@@ -49,6 +53,7 @@ function versionAt(history: KeyValue[], rev: Revision): KeyValue | undefined {
 
 export class KeyIndex {
   private readonly tree = new BTree<string, KeyValue[]>(undefined, compareKeys, 64);
+  private readonly map = new Map<string, KeyValue[]>();
   private readonly compactable = new Set<string>();
 
   /** Number of keys with any retained history (live or tombstoned). */
@@ -58,22 +63,24 @@ export class KeyIndex {
 
   /** Newest version of `key` if it is live (including writes not yet durable). */
   latest(key: string): KeyValue | undefined {
-    const h = this.tree.get(key);
+    const h = this.map.get(key);
     const last = h?.[h.length - 1];
     return last === undefined || isTombstone(last) ? undefined : last;
   }
 
   /** The live version of `key` at revision `rev`. */
   at(key: string, rev: Revision): KeyValue | undefined {
-    const h = this.tree.get(key);
+    const h = this.map.get(key);
     return h === undefined ? undefined : versionAt(h, rev);
   }
 
   /** Record a new version (a put, or a tombstone). Its modRevision must exceed the key's last one. */
   append(kv: KeyValue): void {
-    const h = this.tree.get(kv.key);
+    const h = this.map.get(kv.key);
     if (h === undefined) {
-      this.tree.set(kv.key, [kv]);
+      const fresh = [kv];
+      this.tree.set(kv.key, fresh);
+      this.map.set(kv.key, fresh);
       if (isTombstone(kv)) this.compactable.add(kv.key);
       return;
     }
@@ -87,7 +94,9 @@ export class KeyIndex {
 
   /** Insert a key known to be absent with a single live version (snapshot loading). */
   unsafeLoad(kv: KeyValue): void {
-    this.tree.set(kv.key, [kv]);
+    const fresh = [kv];
+    this.tree.set(kv.key, fresh);
+    this.map.set(kv.key, fresh);
   }
 
   /**
@@ -122,7 +131,7 @@ export class KeyIndex {
   /** Drop every version older than the newest one <= rev; drop tombstones left oldest. */
   compact(rev: Revision): void {
     for (const key of this.compactable) {
-      const h = this.tree.get(key);
+      const h = this.map.get(key);
       if (h === undefined) {
         this.compactable.delete(key);
         continue;
@@ -139,6 +148,7 @@ export class KeyIndex {
       if (keepFrom > 0) h.splice(0, keepFrom);
       if (h.length === 0) {
         this.tree.delete(key);
+        this.map.delete(key);
         this.compactable.delete(key);
       } else if (h.length === 1 && !isTombstone(h[0] as KeyValue)) {
         this.compactable.delete(key);
