@@ -244,22 +244,27 @@ export class Wal {
       }
       return this.badFrame(seg, last, buf, view, p, report);
     }
+    // 1-3 bytes of a frame cut short at the very end of the file.
+    if (p < buf.length && !isZero(buf, p, buf.length)) return this.badFrame(seg, last, buf, view, p, report);
     return p;
   }
 
   private badFrame(seg: Segment, last: boolean, buf: Uint8Array, view: DataView, p: number, report: WalRecoveryReport): number {
-    const len = view.getUint32(p, true);
-    const detail = len === 0 ? 'zero length with data after it' : 'bad length or checksum';
+    const cut = p + 4 > buf.length;
+    const len = cut ? 0 : view.getUint32(p, true);
+    const detail = cut ? 'frame header cut short' : len === 0 ? 'zero length with data after it' : 'bad length or checksum';
     if (!last) throw new WalCorruptError(seg.file, p, detail);
-    let validAfter = false;
+    let next = buf.length; // start of the first valid frame after p
     for (let q = p + 4; q + HEADER <= buf.length; q += 4) {
       if (view.getUint32(q, true) !== 0 && frameAt(buf, view, q) > 0) {
-        validAfter = true;
+        next = q;
         break;
       }
     }
-    // A torn batch: sectors of the frame never reached the disk (still preallocated zeros).
-    const extent = Math.min(buf.length, len >= MIN_LEN ? p + HEADER + len : p + SECTOR * 2);
+    const validAfter = next < buf.length;
+    // A torn batch: sectors of the frame never reached the disk (still preallocated zeros). The
+    // frame ends before the next valid one, whatever its (possibly damaged) length says.
+    const extent = Math.min(next, len >= MIN_LEN ? p + HEADER + len : p + SECTOR * 2);
     let unwrittenSector = false;
     for (let s = Math.ceil(p / SECTOR) * SECTOR; s + SECTOR <= extent; s += SECTOR) {
       if (isZero(buf, s, s + SECTOR)) {
