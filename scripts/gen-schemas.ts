@@ -1,0 +1,638 @@
+/**
+ * Derives the compact schema set `src/schema/generated/definitions.json` from the reference
+ * OpenAPI v2 document and the reference .proto files (../shared/reference, read at generation
+ * time only; nothing of it is copied into the project).
+ *
+ *     bun scripts/gen-schemas.ts [--ref <reference dir>] [--out <output dir>] [--verbose]
+ *
+ * What it does:
+ *  - takes the closure of the definitions referenced by the served kinds (ROOTS) and their List kinds;
+ *  - maps every definition onto the model of src/schema/types.ts: `$ref` → {type:'ref'},
+ *    `x-kubernetes-*` → listType, listMapKeys, mapType, patchStrategy, patchMergeKey, unions, gvk;
+ *    special definitions (IntOrString, Quantity, Time, MicroTime, RawExtension, FieldsV1, JSON);
+ *  - rebrands: `io.k8s.` → `io.svc.`, groups `*.k8s.io` → `*.svc.io`, `x-kubernetes-` → `x-svc-`
+ *    (also the property names of JSONSchemaProps);
+ *  - flowcontrol is served as v1 but taken from the swagger's v1beta3 definitions (renamed v1);
+ *    admissionregistration ValidatingAdmissionPolicy(Binding) is absent from the swagger and is
+ *    derived from the v1 .proto messages;
+ *  - attaches `protoTag` to each property from the .proto message of the same name, adds the
+ *    fields that the (newer) .proto messages have and the swagger lacks, and orders properties as
+ *    the Go struct declares them (the .proto lists fields in struct order): `kind`, `apiVersion`
+ *    first for kinds, then the proto order, then swagger-only properties. This is the order Go's
+ *    JSON encoder writes them in.
+ *
+ * Inlined Go structs (`json:",inline"`, e.g. EphemeralContainer.EphemeralContainerCommon,
+ * Volume.VolumeSource, Probe.ProbeHandler) are flattened in JSON but nested in protobuf; their
+ * fields get no protoTag (the model cannot express a nested proto path). They are listed with
+ * --verbose.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Definitions, Schema } from '../src/schema/types';
+
+const argv = process.argv.slice(2);
+const VERBOSE = argv.includes('--verbose');
+const refArg = argv.indexOf('--ref');
+const REF = refArg >= 0 && argv[refArg + 1] ? path.resolve(argv[refArg + 1]!) : path.resolve(import.meta.dir, '../../shared/reference');
+const outArg = argv.indexOf('--out');
+const OUT_DIR =
+  outArg >= 0 && argv[outArg + 1] ? path.resolve(argv[outArg + 1]!) : path.resolve(import.meta.dir, '../src/schema/generated');
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------------------------
+
+const CORE = 'io.k8s.api.core.v1';
+const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
+
+/** Served kinds (internal k8s naming, after the flowcontrol/admissionregistration version rename). */
+const KINDS: string[] = [
+  ...[
+    'Namespace',
+    'ConfigMap',
+    'Secret',
+    'Pod',
+    'Node',
+    'Service',
+    'Event',
+    'ServiceAccount',
+    'LimitRange',
+    'ResourceQuota',
+    'Binding',
+    'Endpoints',
+    'PersistentVolume',
+    'PersistentVolumeClaim',
+    'ReplicationController',
+    'PodTemplate',
+  ].map((k) => `${CORE}.${k}`),
+  'io.k8s.api.coordination.v1.Lease',
+  ...['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'ControllerRevision'].map((k) => `io.k8s.api.apps.v1.${k}`),
+  'io.k8s.api.batch.v1.Job',
+  'io.k8s.api.batch.v1.CronJob',
+  ...['NetworkPolicy', 'Ingress', 'IngressClass'].map((k) => `io.k8s.api.networking.v1.${k}`),
+  'io.k8s.api.policy.v1.PodDisruptionBudget',
+  'io.k8s.api.policy.v1.Eviction',
+  ...['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].map((k) => `io.k8s.api.rbac.v1.${k}`),
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
+  'io.k8s.api.flowcontrol.v1.FlowSchema',
+  'io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration',
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy',
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding',
+];
+
+/** meta/v1 kinds; those missing from both the swagger and the protos are skipped (Table). */
+const META_KINDS = [
+  'Status',
+  'DeleteOptions',
+  'WatchEvent',
+  'APIResourceList',
+  'APIGroupList',
+  'APIGroup',
+  'APIVersions',
+  'Table',
+  'PartialObjectMetadata',
+  'PartialObjectMetadataList',
+].map((k) => `${META}.${k}`);
+
+/** Served group/versions (rebranded): gvk entries of shared meta kinds are limited to these. */
+const SERVED_GV = [
+  '/v1',
+  'coordination.svc.io/v1',
+  'apps/v1',
+  'batch/v1',
+  'networking.svc.io/v1',
+  'policy/v1',
+  'rbac.authorization.svc.io/v1',
+  'apiextensions.svc.io/v1',
+  'flowcontrol.apiserver.svc.io/v1',
+  'admissionregistration.svc.io/v1',
+];
+/** Kinds that exist in every served group/version. */
+const EVERY_GV_KINDS = new Set(['DeleteOptions', 'WatchEvent']);
+
+/** Definitions replaced wholesale. */
+const SPECIAL: Record<string, Schema> = {
+  'io.k8s.apimachinery.pkg.util.intstr.IntOrString': { type: 'int-or-string' },
+  'io.k8s.apimachinery.pkg.api.resource.Quantity': { type: 'quantity' },
+  [`${META}.Time`]: { type: 'string', format: 'date-time' },
+  [`${META}.MicroTime`]: { type: 'string', format: 'date-time' },
+  [`${META}.FieldsV1`]: { type: 'any' },
+  'io.k8s.apimachinery.pkg.runtime.RawExtension': { type: 'any' },
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON': { type: 'any' },
+};
+
+/** Go-inlined struct fields of messages that the swagger lacks (proto-derived definitions). */
+const PROTO_INLINE = new Set([
+  'io.k8s.api.admissionregistration.v1.NamedRuleWithOperations.ruleWithOperations',
+  'io.k8s.api.admissionregistration.v1.RuleWithOperations.rule',
+]);
+
+/**
+ * `required` of proto-derived definitions (fields whose json tag lacks omitempty), as the
+ * upstream OpenAPI has them; `*List` messages require `items`. Others: `+required` markers.
+ */
+const PROTO_REQUIRED: Record<string, string[]> = {
+  'io.k8s.api.admissionregistration.v1.Validation': ['expression'],
+  'io.k8s.api.admissionregistration.v1.Variable': ['name', 'expression'],
+  'io.k8s.api.admissionregistration.v1.AuditAnnotation': ['key', 'valueExpression'],
+  'io.k8s.api.admissionregistration.v1.ExpressionWarning': ['fieldRef', 'warning'],
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec': [],
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec': [],
+};
+
+/** gvk of proto-derived kinds (internal naming → rebranded group, version, kind). */
+const PROTO_GVK: Record<string, { group: string; version: string; kind: string }> = {
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy': {
+    group: 'admissionregistration.svc.io',
+    version: 'v1',
+    kind: 'ValidatingAdmissionPolicy',
+  },
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList': {
+    group: 'admissionregistration.svc.io',
+    version: 'v1',
+    kind: 'ValidatingAdmissionPolicyList',
+  },
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding': {
+    group: 'admissionregistration.svc.io',
+    version: 'v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+  },
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList': {
+    group: 'admissionregistration.svc.io',
+    version: 'v1',
+    kind: 'ValidatingAdmissionPolicyBindingList',
+  },
+  [`${META}.PartialObjectMetadata`]: { group: 'meta.svc.io', version: 'v1', kind: 'PartialObjectMetadata' },
+  [`${META}.PartialObjectMetadataList`]: { group: 'meta.svc.io', version: 'v1', kind: 'PartialObjectMetadataList' },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Naming
+// ---------------------------------------------------------------------------------------------
+
+/** Swagger (1.28) name of an internal name: flowcontrol v1 comes from v1beta3. */
+function swaggerName(name: string): string {
+  return name.replace(/^io\.k8s\.api\.flowcontrol\.v1\./, 'io.k8s.api.flowcontrol.v1beta3.');
+}
+
+/** Internal name of a swagger name: flowcontrol v1beta3 is renamed v1. */
+function internalName(swagger: string): string {
+  return swagger.replace(/^io\.k8s\.api\.flowcontrol\.v1beta3\./, 'io.k8s.api.flowcontrol.v1.');
+}
+
+function rebrandDef(name: string): string {
+  return name.replace(/^io\.k8s\./, 'io.svc.');
+}
+
+function rebrandGroup(group: string): string {
+  return group.endsWith('.k8s.io') ? `${group.slice(0, -'.k8s.io'.length)}.svc.io` : group;
+}
+
+function rebrandProp(name: string): string {
+  return name.startsWith('x-kubernetes-') ? `x-svc-${name.slice('x-kubernetes-'.length)}` : name;
+}
+
+function lowerFirst(s: string): string {
+  return s.length > 0 ? s[0]!.toLowerCase() + s.slice(1) : s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Proto parsing
+// ---------------------------------------------------------------------------------------------
+
+interface ProtoField {
+  name: string;
+  tag: number;
+  label: 'optional' | 'repeated' | 'map';
+  /** Scalar type name or fully qualified message name (internal naming, e.g. io.k8s.api.core.v1.Pod). */
+  type: string;
+  /** Map value type (label 'map'). */
+  mapValue?: string;
+  markers: string[];
+}
+
+interface ProtoMessage {
+  name: string;
+  fields: ProtoField[];
+  markers: string[];
+}
+
+const PROTO_SCALARS = new Set(['string', 'int32', 'int64', 'bool', 'bytes', 'double', 'float', 'uint32', 'uint64', 'sint32', 'sint64']);
+
+function qualify(type: string, pkg: string): string {
+  if (PROTO_SCALARS.has(type)) return type;
+  if (type.startsWith('.')) return protoPkgToDef(type.slice(1));
+  return `${protoPkgToDef(pkg)}.${type}`;
+}
+
+/** `k8s.io.api.core.v1` → `io.k8s.api.core.v1`. */
+function protoPkgToDef(pkg: string): string {
+  return pkg.startsWith('k8s.io.') ? `io.k8s.${pkg.slice('k8s.io.'.length)}` : pkg;
+}
+
+function parseProtos(dir: string): Map<string, ProtoMessage> {
+  const out = new Map<string, ProtoMessage>();
+  for (const file of fs.readdirSync(dir).sort()) {
+    if (!file.endsWith('.proto')) continue;
+    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    let pkg = '';
+    let current: ProtoMessage | null = null;
+    let markers: string[] = [];
+    for (const raw of text.split('\n')) {
+      const line = raw.trim();
+      if (line === '') {
+        markers = [];
+        continue;
+      }
+      const marker = /^\/\/\s*(\+.*)$/.exec(line);
+      if (marker) {
+        markers.push(marker[1]!);
+        continue;
+      }
+      if (line.startsWith('//') || line.startsWith('/*') || line.startsWith('*')) continue;
+      let m = /^package\s+([\w.]+);/.exec(line);
+      if (m) {
+        pkg = m[1]!;
+        continue;
+      }
+      m = /^message\s+(\w+)\s*\{/.exec(line);
+      if (m) {
+        if (current) throw new Error(`${file}: nested message ${m[1]} not supported`);
+        current = { name: `${protoPkgToDef(pkg)}.${m[1]}`, fields: [], markers };
+        markers = [];
+        if (line.endsWith('}')) {
+          out.set(current.name, current);
+          current = null;
+        }
+        continue;
+      }
+      if (line === '}') {
+        if (current) out.set(current.name, current);
+        current = null;
+        markers = [];
+        continue;
+      }
+      if (!current) {
+        markers = [];
+        continue;
+      }
+      m = /^(optional|repeated|required)\s+([\w.]+)\s+(\w+)\s*=\s*(\d+)/.exec(line);
+      if (m) {
+        current.fields.push({
+          name: m[3]!,
+          tag: Number(m[4]),
+          label: m[1] === 'repeated' ? 'repeated' : 'optional',
+          type: qualify(m[2]!, pkg),
+          markers,
+        });
+        markers = [];
+        continue;
+      }
+      m = /^map<\s*([\w.]+)\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*(\d+)/.exec(line);
+      if (m) {
+        if (m[1] !== 'string') throw new Error(`${file}: map key ${m[1]} not supported`);
+        current.fields.push({ name: m[3]!, tag: Number(m[4]), label: 'map', type: 'map', mapValue: qualify(m[2]!, pkg), markers });
+        markers = [];
+        continue;
+      }
+      throw new Error(`${file}: cannot parse line in ${current.name}: ${line}`);
+    }
+  }
+  return out;
+}
+
+function marker(markers: string[], key: string): string | undefined {
+  for (const m of markers) if (m.startsWith(`+${key}=`)) return m.slice(key.length + 2);
+  return undefined;
+}
+
+function markerAll(markers: string[], key: string): string[] {
+  return markers.filter((m) => m.startsWith(`+${key}=`)).map((m) => m.slice(key.length + 2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversion
+// ---------------------------------------------------------------------------------------------
+
+// biome-ignore lint/suspicious/noExplicitAny: raw swagger JSON
+type Raw = Record<string, any>;
+
+const swagger: Raw = JSON.parse(fs.readFileSync(path.join(REF, 'openapi/swagger-1.28.json'), 'utf8')).definitions;
+const protos = parseProtos(path.join(REF, 'proto'));
+
+/** Output definitions, internal naming; refs inside are already rebranded. */
+const out = new Map<string, Schema>();
+const queue: string[] = [];
+const notes: string[] = [];
+
+function want(name: string): string {
+  if (!out.has(name) && !queue.includes(name)) queue.push(name);
+  return rebrandDef(name);
+}
+
+function refTo(swaggerRef: string): string {
+  return want(internalName(swaggerRef.replace('#/definitions/', '')));
+}
+
+function protoMessage(name: string): ProtoMessage | undefined {
+  return protos.get(name) ?? protos.get(name.replace(/^io\.k8s\.api\.flowcontrol\.v1\./, 'io.k8s.api.flowcontrol.v1beta3.'));
+}
+
+function gvkOf(raw: Raw[]): { group: string; version: string; kind: string }[] {
+  const all = raw.map((g) => ({ group: rebrandGroup(String(g.group)), version: String(g.version), kind: String(g.kind) }));
+  const served = all.filter((g) => SERVED_GV.includes(`${g.group}/${g.version}`));
+  const kind = all[0]?.kind ?? '';
+  if (EVERY_GV_KINDS.has(kind)) {
+    return SERVED_GV.map((gv) => {
+      const [group, version] = gv.split('/');
+      return { group: group!, version: version!, kind };
+    });
+  }
+  return served.length > 0 ? served : all;
+}
+
+function fromSwagger(s: Raw, where: string): Schema {
+  if (s.$ref) {
+    const r: Schema & Raw = { type: 'ref', ref: refTo(s.$ref) };
+    if (s['x-kubernetes-patch-strategy']) r.patchStrategy = s['x-kubernetes-patch-strategy'];
+    if (s['x-kubernetes-map-type']) r.mapType = s['x-kubernetes-map-type'];
+    return r;
+  }
+  const base: Raw = {};
+  if (s['x-kubernetes-preserve-unknown-fields']) base.preserveUnknown = true;
+  if (s['x-kubernetes-embedded-resource']) base.embedded = true;
+  if (s.nullable) base.nullable = true;
+  if (Array.isArray(s.enum)) base.enum = s.enum;
+  if (s['x-kubernetes-int-or-string']) return { ...base, type: 'int-or-string' };
+  switch (s.type) {
+    case undefined:
+      if (s.properties || s.additionalProperties) return fromSwagger({ ...s, type: 'object' }, where);
+      return { ...base, type: 'any' };
+    case 'object': {
+      const o: Raw = { type: 'object', ...base };
+      if (s.properties) {
+        o.properties = {};
+        for (const [k, v] of Object.entries<Raw>(s.properties)) o.properties[rebrandProp(k)] = fromSwagger(v, `${where}.${k}`);
+      }
+      if (s.additionalProperties !== undefined) {
+        o.additionalProperties = s.additionalProperties === true ? { type: 'any' } : fromSwagger(s.additionalProperties, `${where}[*]`);
+      }
+      // An object with neither (e.g. CustomResourceSubresourceStatus, a Go struct{}): a struct without fields.
+      if (!s.properties && s.additionalProperties === undefined && !o.preserveUnknown) o.properties = {};
+      if (Array.isArray(s.required) && s.required.length > 0) o.required = s.required.map(rebrandProp);
+      if (s['x-kubernetes-map-type']) o.mapType = s['x-kubernetes-map-type'];
+      if (s['x-kubernetes-unions']) o.unions = s['x-kubernetes-unions'];
+      if (s['x-kubernetes-group-version-kind']) o.gvk = gvkOf(s['x-kubernetes-group-version-kind']);
+      return o as Schema;
+    }
+    case 'array': {
+      const a: Raw = { type: 'array', ...base, items: fromSwagger(s.items ?? {}, `${where}[]`) };
+      if (s['x-kubernetes-list-type']) a.listType = s['x-kubernetes-list-type'];
+      if (s['x-kubernetes-list-map-keys']) a.listMapKeys = s['x-kubernetes-list-map-keys'];
+      if (s['x-kubernetes-patch-strategy']) a.patchStrategy = s['x-kubernetes-patch-strategy'];
+      if (s['x-kubernetes-patch-merge-key']) a.patchMergeKey = s['x-kubernetes-patch-merge-key'];
+      return a as Schema;
+    }
+    case 'string':
+    case 'integer':
+    case 'number':
+    case 'boolean': {
+      const r: Raw = { type: s.type, ...base };
+      if (s.format === 'int-or-string') return { ...base, type: 'int-or-string' };
+      if (s.format) r.format = s.format;
+      if (s['x-kubernetes-patch-strategy']) r.patchStrategy = s['x-kubernetes-patch-strategy'];
+      return r as Schema;
+    }
+    default:
+      throw new Error(`${where}: unsupported swagger type ${s.type}`);
+  }
+}
+
+/** Schema of a proto field's value type (not its repetition). */
+function protoTypeSchema(type: string, where: string): Schema {
+  switch (type) {
+    case 'string':
+      return { type: 'string' };
+    case 'bool':
+      return { type: 'boolean' };
+    case 'int32':
+    case 'sint32':
+    case 'uint32':
+      return { type: 'integer', format: 'int32' };
+    case 'int64':
+    case 'sint64':
+    case 'uint64':
+      return { type: 'integer', format: 'int64' };
+    case 'double':
+      return { type: 'number', format: 'double' };
+    case 'float':
+      return { type: 'number', format: 'float' };
+    case 'bytes':
+      return { type: 'string', format: 'byte' };
+    default:
+      if (!available(type)) {
+        throw new Error(`${where}: message ${type} is in neither the swagger nor the protos`);
+      }
+      return { type: 'ref', ref: want(type) };
+  }
+}
+
+function available(type: string): boolean {
+  return !!SPECIAL[type] || !!swagger[swaggerName(type)] || !!protoMessage(type);
+}
+
+function protoFieldSchema(f: ProtoField, where: string): Schema {
+  const m = f.markers;
+  let s: Raw;
+  if (f.label === 'map') {
+    s = { type: 'object', additionalProperties: protoTypeSchema(f.mapValue!, where) };
+    const mt = marker(m, 'mapType');
+    if (mt) s.mapType = mt;
+  } else if (f.label === 'repeated') {
+    s = { type: 'array', items: protoTypeSchema(f.type, where) };
+    const lt = marker(m, 'listType');
+    if (lt) s.listType = lt;
+    const keys = markerAll(m, 'listMapKey');
+    if (keys.length > 0) s.listMapKeys = keys;
+    const ps = marker(m, 'patchStrategy');
+    if (ps) s.patchStrategy = ps;
+    const pk = marker(m, 'patchMergeKey');
+    if (pk) s.patchMergeKey = pk;
+  } else {
+    s = protoTypeSchema(f.type, where);
+    const ps = marker(m, 'patchStrategy');
+    if (ps) s.patchStrategy = ps;
+    const mt = marker(m, 'mapType');
+    if (mt) s.mapType = mt;
+  }
+  s.protoTag = f.tag;
+  return s as Schema;
+}
+
+/** Field names a message contributes to JSON: its own, with inlined messages flattened. */
+function jsonFieldNames(msg: ProtoMessage): string[] {
+  const names: string[] = [];
+  for (const f of msg.fields) {
+    const inner = PROTO_INLINE.has(`${msg.name}.${f.name}`) ? protoMessage(f.type) : undefined;
+    if (inner) names.push(...jsonFieldNames(inner));
+    else names.push(lowerFirst(f.name));
+  }
+  return names;
+}
+
+interface Placed {
+  name: string;
+  schema: Schema;
+}
+
+/**
+ * Properties of `msg` in declaration order. `known` holds the swagger properties (if any) by
+ * JSON name; a proto field matches one by exact or case-insensitive name. A message-typed field
+ * without a match whose message's fields are mostly swagger properties is an inlined struct.
+ */
+function placeProto(msg: ProtoMessage, known: Map<string, Schema> | null, where: string, inlineDepth: number): Placed[] {
+  const placed: Placed[] = [];
+  const lower = new Map<string, string>();
+  if (known) for (const k of known.keys()) lower.set(k.toLowerCase(), k);
+  for (const f of msg.fields) {
+    const match = known ? (known.has(f.name) ? f.name : lower.get(f.name.toLowerCase())) : undefined;
+    if (match !== undefined) {
+      const s = known!.get(match)!;
+      if (inlineDepth === 0) (s as Raw).protoTag = f.tag;
+      placed.push({ name: match, schema: s });
+      continue;
+    }
+    const inner = f.label === 'optional' && !PROTO_SCALARS.has(f.type) ? protoMessage(f.type) : undefined;
+    let inline = false;
+    if (inner) {
+      if (known) {
+        const names = jsonFieldNames(inner);
+        const hits = names.filter((n) => known.has(n) || lower.has(n.toLowerCase())).length;
+        inline = names.length > 0 && hits * 2 >= names.length;
+      } else {
+        inline = PROTO_INLINE.has(`${msg.name}.${f.name}`);
+      }
+    }
+    if (inline && inner) {
+      notes.push(`${where}: inlined ${f.name} (${inner.name}, proto field ${f.tag}); its fields carry no protoTag`);
+      placed.push(...placeProto(inner, known, `${where}.${f.name}`, inlineDepth + 1));
+      continue;
+    }
+    const missing = [f.type, f.mapValue].find((t) => t && t !== 'map' && !PROTO_SCALARS.has(t) && !available(t));
+    if (missing) {
+      notes.push(`${where}: skipped proto field ${f.name} = ${f.tag}: message ${missing} is in neither the swagger nor the protos`);
+      continue;
+    }
+    const s = protoFieldSchema(f, `${where}.${f.name}`);
+    if (inlineDepth > 0) delete (s as Raw).protoTag;
+    const jsonName = lowerFirst(f.name);
+    if (known) notes.push(`${where}: added ${jsonName} from proto (field ${f.tag})`);
+    placed.push({ name: jsonName, schema: s });
+  }
+  return placed;
+}
+
+function isKind(name: string): boolean {
+  return KINDS.includes(name) || KINDS.includes(name.replace(/List$/, '')) || META_KINDS.includes(name) || name in PROTO_GVK;
+}
+
+function convert(name: string): Schema {
+  if (SPECIAL[name]) return SPECIAL[name];
+  const sw: Raw | undefined = swagger[swaggerName(name)];
+  const msg = protoMessage(name);
+  if (sw) {
+    const s = fromSwagger(sw, name) as Raw;
+    if (s.type !== 'object' || !s.properties) return s as Schema;
+    if (s.gvk && /^io\.k8s\.api\.flowcontrol\.v1\./.test(name)) {
+      for (const g of s.gvk) g.version = 'v1';
+    }
+    if (!msg) {
+      if (!/\.apiextensions\./.test(name)) notes.push(`${name}: no proto message; no protoTags`);
+      return s as Schema;
+    }
+    const known = new Map<string, Schema>(Object.entries(s.properties));
+    const placed = placeProto(msg, known, name, 0);
+    const props: Record<string, Schema> = {};
+    for (const k of ['kind', 'apiVersion']) if (known.has(k) && s.gvk) props[k] = known.get(k)!;
+    for (const p of placed) if (!(p.name in props)) props[p.name] = p.schema;
+    for (const [k, v] of known) if (!(k in props)) props[k] = v;
+    s.properties = props;
+    return s as Schema;
+  }
+  if (!msg) throw new Error(`${name}: in neither the swagger nor the protos`);
+  const o: Raw = { type: 'object', properties: {} };
+  if (isKind(name)) {
+    o.properties.kind = { type: 'string' };
+    o.properties.apiVersion = { type: 'string' };
+  }
+  for (const p of placeProto(msg, null, name, 0)) o.properties[p.name] = p.schema;
+  const req = PROTO_REQUIRED[name] ?? (name.endsWith('List') && o.properties.items ? ['items'] : undefined);
+  const required = req ?? msg.fields.filter((f) => f.markers.includes('+required')).map((f) => lowerFirst(f.name));
+  if (required.length > 0) o.required = required;
+  if (marker(msg.markers, 'structType') === 'atomic' || marker(msg.markers, 'mapType') === 'atomic') o.mapType = 'atomic';
+  if (PROTO_GVK[name]) o.gvk = [PROTO_GVK[name]];
+  notes.push(`${name}: derived from proto (not in the swagger)`);
+  return o as Schema;
+}
+
+// Roots: kinds, their lists, meta kinds.
+for (const k of KINDS) {
+  want(k);
+  if (swagger[swaggerName(`${k}List`)] || protoMessage(`${k}List`)) want(`${k}List`);
+}
+for (const k of META_KINDS) {
+  if (swagger[k] || protoMessage(k)) want(k);
+  else notes.push(`${k}: in neither the swagger nor the protos; skipped`);
+}
+
+while (queue.length > 0) {
+  const name = queue.shift()!;
+  if (out.has(name)) continue;
+  out.set(name, convert(name));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------------------------
+
+const names = [...out.keys()].sort();
+const defs: Definitions = {};
+for (const n of names) defs[rebrandDef(n)] = out.get(n)!;
+// Every ref must resolve.
+const refs: string[] = [];
+JSON.stringify(defs, (k, v) => {
+  if (k === 'ref' && typeof v === 'string') refs.push(v);
+  return v;
+});
+for (const r of refs) if (!defs[r]) throw new Error(`dangling ref ${r}`);
+
+/** Formats the JSON as the project's Biome config does (so `biome check` passes on the output). */
+function formatJson(text: string): string {
+  const root = path.resolve(import.meta.dir, '..');
+  const biome = path.join(root, 'node_modules/.bin/biome');
+  const r = Bun.spawnSync([biome, 'format', '--stdin-file-path=src/schema/generated/definitions.json'], {
+    cwd: root,
+    stdin: new TextEncoder().encode(text),
+  });
+  if (r.exitCode !== 0) throw new Error(`biome format failed: ${r.stderr.toString()}`);
+  return r.stdout.toString();
+}
+
+fs.mkdirSync(OUT_DIR, { recursive: true });
+const body = names.map((n) => `${JSON.stringify(rebrandDef(n))}:${JSON.stringify(defs[rebrandDef(n)])}`).join(',\n');
+const json = formatJson(`{\n${body}\n}\n`);
+fs.writeFileSync(path.join(OUT_DIR, 'definitions.json'), json);
+fs.writeFileSync(
+  path.join(OUT_DIR, 'README.md'),
+  [
+    '# Generated schemas — do not edit by hand',
+    '',
+    '`definitions.json` is generated by `bun scripts/gen-schemas.ts` from the reference OpenAPI',
+    '(`../shared/reference/openapi/swagger-1.28.json`) and protobuf schemas (`../shared/reference/proto/*.proto`).',
+    'Change the generator and regenerate instead; hand-written defaults live in `src/schema/overlays.ts`.',
+    '',
+  ].join('\n'),
+);
+
+if (VERBOSE) for (const n of notes) console.log(n);
+console.log(`definitions: ${names.length}, ${json.length} bytes → ${path.relative(process.cwd(), path.join(OUT_DIR, 'definitions.json'))}`);

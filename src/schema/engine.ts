@@ -1,0 +1,473 @@
+/**
+ * The schema engine: definitions + overlays, compiled once into a graph of nodes (refs resolved,
+ * property maps and default lists precomputed), and `normalize`, the pass every decoded object
+ * goes through on write: unknown-field detection and pruning, JSON type checking, null removal
+ * and static defaulting — in place, in one walk.
+ */
+
+import type { Overlay } from './overlays';
+import type { Definitions, DefName, ObjectSchema, Schema } from './types';
+
+/** A JSON value whose type does not match its field, as the reference's decoder reports it. */
+export interface TypeErrorInfo {
+  /** Path of the field: `spec.containers[0].ports[1].containerPort`, `metadata.labels.app`. */
+  field: string;
+  /** 'string' | 'integer' | 'int32' | 'number' | 'boolean' | 'object' | 'array' | 'int-or-string' | 'quantity' | 'date-time' | 'byte'. */
+  expected: string;
+  /** The JSON type found: 'string' | 'number' | 'bool' | 'object' | 'array' | 'null'. */
+  got: string;
+}
+
+export interface NormalizeOptions {
+  /** Remove unknown fields (they are reported either way). */
+  prune: boolean;
+  /** Apply static defaults to absent fields. */
+  defaults: boolean;
+}
+
+export interface NormalizeResult {
+  /** Paths of the unknown fields, in document order. */
+  unknown: string[];
+  typeErrors: TypeErrorInfo[];
+}
+
+enum K {
+  Any,
+  Struct,
+  Map,
+  Array,
+  String,
+  Integer,
+  Int32,
+  Number,
+  Boolean,
+  IntOrString,
+  Quantity,
+  DateTime,
+  Bytes,
+}
+
+/** What a node expects, for TypeErrorInfo.expected (indexed by K). */
+const EXPECTED = [
+  'any',
+  'object',
+  'object',
+  'array',
+  'string',
+  'integer',
+  'integer',
+  'number',
+  'boolean',
+  'int-or-string',
+  'quantity',
+  'date-time',
+  'byte',
+];
+
+interface Node {
+  k: K;
+  /** Struct fields (null-prototype object). */
+  props: Record<string, Node> | null;
+  /** Struct field defaults: names and values, parallel arrays. */
+  defNames: string[] | null;
+  defValues: unknown[] | null;
+  /** Map values / array items. */
+  elem: Node | null;
+  /** Keep fields not in `props` (preserveUnknown). */
+  keep: boolean;
+}
+
+type JsonObject = Record<string, unknown>;
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+/** Go's int64 range, as far as a double can tell. */
+const INT64_LIMIT = 2 ** 63;
+
+const QUANTITY_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[mkMGTPE]|[eE][+-]?\d+)?$/;
+const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  const t = typeof v;
+  return t === 'boolean' ? 'bool' : t;
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep copy of a JSON value. */
+function cloneJson(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    const a = new Array(v.length);
+    for (let i = 0; i < v.length; i++) a[i] = cloneJson(v[i]);
+    return a;
+  }
+  const o: JsonObject = {};
+  for (const k in v as JsonObject) o[k] = cloneJson((v as JsonObject)[k]);
+  return o;
+}
+
+/**
+ * The Go zero value a JSON null decodes to inside a list or map (the element is created anyway),
+ * as Go encodes it back; a zero metav1.Time encodes as null, so null stays.
+ */
+function zeroValue(n: Node): unknown {
+  switch (n.k) {
+    case K.Struct:
+    case K.Map:
+      return {};
+    case K.String:
+    case K.Bytes:
+      return '';
+    case K.Integer:
+    case K.Int32:
+    case K.Number:
+    case K.IntOrString:
+      return 0;
+    case K.Quantity:
+      return '0';
+    case K.Boolean:
+      return false;
+    default:
+      return null;
+  }
+}
+
+export class SchemaSet {
+  private readonly defs: Definitions;
+  private readonly nodes = new Map<DefName, Node>();
+  // Walk state (normalize is synchronous and not re-entrant).
+  private path: (string | number)[] = [];
+  private unknown: string[] = [];
+  private typeErrors: TypeErrorInfo[] = [];
+  private prune = false;
+  private defaults = false;
+
+  constructor(definitions: Definitions, overlays: readonly Overlay[] = []) {
+    this.defs = structuredClone(definitions);
+    for (const o of overlays) {
+      const def = this.defs[o.def];
+      if (!def) throw new Error(`overlay: no definition ${o.def}`);
+      if (def.type !== 'object' || !def.properties) throw new Error(`overlay: ${o.def} is not a struct`);
+      const prop = def.properties[o.field];
+      if (!prop) throw new Error(`overlay: ${o.def} has no field ${o.field}`);
+      prop.default = cloneJson(o.default);
+    }
+    // Compile everything up front; also checks every ref and every default's type.
+    for (const name in this.defs) this.node(name);
+    for (const o of overlays) {
+      const field = this.nodes.get(o.def)!.props![o.field]!;
+      const r = this.run(field, cloneJson(o.default), { prune: false, defaults: true });
+      if (r.unknown.length > 0 || r.typeErrors.length > 0) {
+        throw new Error(`overlay: default of ${o.def}.${o.field} does not match its schema: ${JSON.stringify(r)}`);
+      }
+    }
+  }
+
+  /** The definition (with overlay defaults applied), or undefined. */
+  get(name: DefName): Schema | undefined {
+    return this.defs[name];
+  }
+
+  /** Follows refs to the schema they name. */
+  resolve(schema: Schema): Schema {
+    let s = schema;
+    for (let hops = 0; s.type === 'ref'; hops++) {
+      const next = this.defs[s.ref];
+      if (!next) throw new Error(`unknown definition ${s.ref}`);
+      if (hops > 64) throw new Error(`ref cycle at ${s.ref}`);
+      s = next;
+    }
+    return s;
+  }
+
+  /**
+   * Walks `obj` (a decoded JSON object of definition `defName`) in place: records unknown fields
+   * (removing them when `prune`), records type mismatches (leaving those values alone), removes
+   * `null` struct fields, and applies defaults to absent fields when `defaults`.
+   */
+  normalize(defName: DefName, obj: unknown, opts: NormalizeOptions): NormalizeResult {
+    const n = this.nodes.get(defName);
+    if (!n) throw new Error(`unknown definition ${defName}`);
+    return this.run(n, obj, opts);
+  }
+
+  private run(n: Node, value: unknown, opts: NormalizeOptions): NormalizeResult {
+    this.prune = opts.prune;
+    this.defaults = opts.defaults;
+    const unknown: string[] = [];
+    const typeErrors: TypeErrorInfo[] = [];
+    this.unknown = unknown;
+    this.typeErrors = typeErrors;
+    this.path.length = 0;
+    if (value === null) typeErrors.push({ field: '', expected: EXPECTED[n.k]!, got: 'null' });
+    else this.visit(n, value);
+    this.unknown = [];
+    this.typeErrors = [];
+    return { unknown, typeErrors };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Compilation
+  // -------------------------------------------------------------------------------------------
+
+  private node(name: DefName): Node {
+    let n = this.nodes.get(name);
+    if (n) return n;
+    const def = this.defs[name];
+    if (!def) throw new Error(`unknown definition ${name}`);
+    // Register before compiling so recursive definitions (JSONSchemaProps) close the loop.
+    n = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false };
+    this.nodes.set(name, n);
+    if (def.type === 'ref') Object.assign(n, this.node(def.ref));
+    else this.fill(n, def);
+    return n;
+  }
+
+  private compile(s: Schema): Node {
+    if (s.type === 'ref') return this.node(s.ref);
+    const n: Node = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false };
+    this.fill(n, s);
+    return n;
+  }
+
+  private fill(n: Node, s: Schema): void {
+    n.keep = s.preserveUnknown === true;
+    switch (s.type) {
+      case 'object':
+        this.fillObject(n, s);
+        return;
+      case 'array':
+        n.k = K.Array;
+        n.elem = this.compile(s.items);
+        return;
+      case 'string':
+        n.k = s.format === 'date-time' ? K.DateTime : s.format === 'byte' ? K.Bytes : K.String;
+        return;
+      case 'integer':
+        n.k = s.format === 'int32' ? K.Int32 : K.Integer;
+        return;
+      case 'number':
+        n.k = K.Number;
+        return;
+      case 'boolean':
+        n.k = K.Boolean;
+        return;
+      case 'int-or-string':
+        n.k = K.IntOrString;
+        return;
+      case 'quantity':
+        n.k = K.Quantity;
+        return;
+      case 'any':
+        n.k = K.Any;
+        return;
+      default:
+        throw new Error(`cannot compile schema ${JSON.stringify(s)}`);
+    }
+  }
+
+  private fillObject(n: Node, s: ObjectSchema): void {
+    if (s.properties) {
+      n.k = K.Struct;
+      const props: Record<string, Node> = Object.create(null);
+      const defNames: string[] = [];
+      const defValues: unknown[] = [];
+      for (const key in s.properties) {
+        const p = s.properties[key]!;
+        props[key] = this.compile(p);
+        if (p.default !== undefined) {
+          defNames.push(key);
+          defValues.push(p.default);
+        }
+      }
+      n.props = props;
+      if (defNames.length > 0) {
+        n.defNames = defNames;
+        n.defValues = defValues;
+      }
+      // A struct that also declares additionalProperties keeps the extra fields (validated as such).
+      if (s.additionalProperties) n.elem = this.compile(s.additionalProperties);
+    } else if (s.additionalProperties) {
+      n.k = K.Map;
+      n.elem = this.compile(s.additionalProperties);
+    } else {
+      // No declared shape (hand-written `{type: 'object'}`): any object, contents kept.
+      n.k = K.Struct;
+      n.keep = true;
+      n.props = Object.create(null);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Walk
+  // -------------------------------------------------------------------------------------------
+
+  private pathString(last?: string | number): string {
+    let s = '';
+    const p = this.path;
+    for (let i = 0; i < p.length; i++) s = appendSeg(s, p[i]!);
+    if (last !== undefined) s = appendSeg(s, last);
+    return s;
+  }
+
+  private typeError(n: Node, v: unknown, expected?: string): void {
+    this.typeErrors.push({ field: this.pathString(), expected: expected ?? EXPECTED[n.k]!, got: jsonType(v) });
+  }
+
+  /** `v` is not null. */
+  private visit(n: Node, v: unknown): void {
+    switch (n.k) {
+      case K.Any:
+        return;
+      case K.Struct:
+        if (isObject(v)) this.struct(n, v);
+        else this.typeError(n, v);
+        return;
+      case K.Map:
+        if (isObject(v)) this.map(n.elem!, v);
+        else this.typeError(n, v);
+        return;
+      case K.Array:
+        if (Array.isArray(v)) this.array(n.elem!, v);
+        else this.typeError(n, v);
+        return;
+      case K.String:
+        if (typeof v !== 'string') this.typeError(n, v);
+        return;
+      case K.Integer:
+        if (typeof v !== 'number' || !Number.isInteger(v) || v >= INT64_LIMIT || v < -INT64_LIMIT) this.typeError(n, v);
+        return;
+      case K.Int32:
+        if (typeof v !== 'number' || !Number.isInteger(v)) this.typeError(n, v);
+        else if (v < INT32_MIN || v > INT32_MAX) this.typeError(n, v, 'int32');
+        return;
+      case K.Number:
+        if (typeof v !== 'number') this.typeError(n, v);
+        return;
+      case K.Boolean:
+        if (typeof v !== 'boolean') this.typeError(n, v);
+        return;
+      case K.IntOrString:
+        if (typeof v === 'string') return;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < INT32_MIN || v > INT32_MAX) this.typeError(n, v);
+        return;
+      case K.Quantity:
+        if (typeof v === 'string' ? !QUANTITY_RE.test(v.trim()) : typeof v !== 'number') this.typeError(n, v);
+        return;
+      case K.DateTime:
+        if (typeof v !== 'string' || !DATE_TIME_RE.test(v)) this.typeError(n, v);
+        return;
+      case K.Bytes:
+        if (typeof v !== 'string' || !BASE64_RE.test(v)) this.typeError(n, v);
+        return;
+    }
+  }
+
+  private struct(n: Node, o: JsonObject): void {
+    const props = n.props!;
+    const path = this.path;
+    for (const key in o) {
+      const child = props[key];
+      const v = o[key];
+      if (child === undefined) {
+        if (n.elem !== null) {
+          // Declared properties plus additionalProperties: treat as a map entry.
+          if (v === null) continue;
+          path.push(key);
+          this.visit(n.elem, v);
+          path.pop();
+        } else if (!n.keep) {
+          this.unknown.push(this.pathString(key));
+          if (this.prune) delete o[key];
+        }
+        continue;
+      }
+      if (v === null) {
+        // Go's decoder leaves the field zero: drop it.
+        delete o[key];
+        continue;
+      }
+      // Fast paths for the common scalar cases; everything else (and every error) via visit.
+      const k = child.k;
+      if (
+        k === K.Any ||
+        (k === K.String && typeof v === 'string') ||
+        (k === K.Int32 && typeof v === 'number' && (v | 0) === v) ||
+        (k === K.Boolean && typeof v === 'boolean')
+      ) {
+        continue;
+      }
+      path.push(key);
+      this.visit(child, v);
+      path.pop();
+    }
+    if (this.defaults && n.defNames !== null) {
+      const names = n.defNames;
+      const values = n.defValues!;
+      for (let i = 0; i < names.length; i++) {
+        const key = names[i]!;
+        if (o[key] !== undefined) continue;
+        const d = values[i];
+        const v = typeof d === 'object' && d !== null ? cloneJson(d) : d;
+        o[key] = v;
+        const child = props[key]!;
+        // Defaulted objects get their own defaults (strategy: {} → type: RollingUpdate).
+        if (child.k === K.Struct || child.k === K.Array || child.k === K.Map) {
+          path.push(key);
+          this.visit(child, v);
+          path.pop();
+        }
+      }
+    }
+  }
+
+  private map(elem: Node, o: JsonObject): void {
+    if (elem.k === K.String) {
+      // Fast path: labels, annotations, selectors, string data.
+      for (const key in o) {
+        const v = o[key];
+        if (typeof v === 'string') continue;
+        if (v === null) o[key] = '';
+        else this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v) });
+      }
+      return;
+    }
+    const path = this.path;
+    for (const key in o) {
+      const v = o[key];
+      if (v === null) {
+        o[key] = zeroValue(elem);
+        continue;
+      }
+      path.push(key);
+      this.visit(elem, v);
+      path.pop();
+    }
+  }
+
+  private array(elem: Node, a: unknown[]): void {
+    if (elem.k === K.Any) return;
+    const path = this.path;
+    for (let i = 0; i < a.length; i++) {
+      const v = a[i];
+      if (v === null) {
+        a[i] = zeroValue(elem);
+        if (elem.k !== K.Struct) continue;
+      }
+      path.push(i);
+      this.visit(elem, a[i]);
+      path.pop();
+    }
+  }
+}
+
+function appendSeg(s: string, seg: string | number): string {
+  if (typeof seg === 'number') return `${s}[${seg}]`;
+  return s === '' ? seg : `${s}.${seg}`;
+}

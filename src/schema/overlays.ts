@@ -1,0 +1,177 @@
+/**
+ * Hand-written static defaults, as data: the unconditional part of the reference's defaulting
+ * (SetDefaults_* in pkg/apis/{core,apps,networking,rbac,flowcontrol,admissionregistration}/v1 and
+ * apiextensions v1, plus the declarative `+default=` markers of the API types).
+ *
+ * Each entry sets `default` on one property of one definition; `SchemaSet` applies it (deep-cloned)
+ * whenever the field is absent from an object of that definition, wherever the definition occurs
+ * (e.g. PodSpec defaults apply inside every pod template too, as upstream). A default object is
+ * itself defaulted, so `DeploymentSpec.strategy: {}` then gets `type: RollingUpdate`.
+ *
+ * Only defaults that depend on nothing else belong here. Not handled yet (conditional or
+ * context-dependent; they need code in the per-kind strategies):
+ *  - Container/EphemeralContainer.imagePullPolicy: Always if the image tag is `:latest`, else IfNotPresent
+ *    (same rule for the ImageVolumeSource.pullPolicy).
+ *  - Pod only (not templates): spec.enableServiceLinks true; container requests default to limits;
+ *    with hostNetwork, ports[].hostPort defaults to containerPort; pod-level resources defaulting.
+ *  - Volume: emptyDir {} when no volume source is set.
+ *  - ServicePort.targetPort = port when unset/0/""; ServiceSpec.sessionAffinityConfig.clientIP.timeoutSeconds
+ *    10800 when sessionAffinity is ClientIP (and sessionAffinityConfig cleared when None);
+ *    externalTrafficPolicy Cluster for NodePort/LoadBalancer; internalTrafficPolicy Cluster unless
+ *    ExternalName; allocateLoadBalancerNodePorts true and loadBalancer ingress ipMode VIP for LoadBalancer.
+ *  - Namespace: label `kubernetes.io/metadata.name` = name; status.phase Active (upstream
+ *    SetDefaults_NamespaceStatus; here the namespace strategy sets it).
+ *  - NodeStatus.allocatable = capacity when unset; LimitRangeItem (type Container) default/defaultRequest
+ *    from max/default/min; ReplicationController selector/labels from the template labels.
+ *  - Deployment strategy.rollingUpdate {maxUnavailable: 25%, maxSurge: 25%} only when type is RollingUpdate;
+ *    DaemonSet updateStrategy.rollingUpdate {maxUnavailable: 1, maxSurge: 0} likewise; StatefulSet
+ *    updateStrategy.rollingUpdate {partition: 0} when the type was defaulted or rollingUpdate is present.
+ *  - Job (Job objects only, not CronJob jobTemplates, so not on JobSpec): parallelism 1, completions 1
+ *    when both are unset, backoffLimit 6 (MaxInt32 with backoffLimitPerIndex), completionMode NonIndexed,
+ *    suspend false, podReplacementPolicy, metadata.labels from the template labels.
+ *  - NetworkPolicySpec.policyTypes: [Ingress] (+ Egress when egress rules exist).
+ *  - rbac Subject.apiGroup: rbac.authorization.svc.io for User/Group, "" for ServiceAccount.
+ *  - CRD: names.singular = lowercase kind, names.listKind = kind + "List", status.storedVersions from the
+ *    storage version, conversion.conversionReviewVersions [v1] for Webhook.
+ *  - ConfigMap.data = {} when nil (invisible: omitted from JSON when empty); LocalObjectReference.name ""
+ *    (invisible likewise).
+ * None for: Namespace, Lease, LimitRange, ResourceQuota, Event, PodDisruptionBudget, Eviction.
+ */
+import type { DefName } from './types';
+
+export interface Overlay {
+  def: DefName;
+  field: string;
+  default: unknown;
+}
+
+const CORE = 'io.svc.api.core.v1';
+const APPS = 'io.svc.api.apps.v1';
+const BATCH = 'io.svc.api.batch.v1';
+const NET = 'io.svc.api.networking.v1';
+const RBAC = 'io.svc.api.rbac.v1';
+const FLOW = 'io.svc.api.flowcontrol.v1';
+const ADM = 'io.svc.api.admissionregistration.v1';
+const APIEXT = 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1';
+
+/** 0644, the default file mode of secret/configMap/downwardAPI/projected volumes. */
+const MODE_0644 = 0o644;
+
+export const overlays: Overlay[] = [
+  // core/v1 — containers
+  { def: `${CORE}.Container`, field: 'terminationMessagePath', default: '/dev/termination-log' },
+  { def: `${CORE}.Container`, field: 'terminationMessagePolicy', default: 'File' },
+  { def: `${CORE}.EphemeralContainer`, field: 'terminationMessagePath', default: '/dev/termination-log' },
+  { def: `${CORE}.EphemeralContainer`, field: 'terminationMessagePolicy', default: 'File' },
+  { def: `${CORE}.ContainerPort`, field: 'protocol', default: 'TCP' },
+  { def: `${CORE}.Probe`, field: 'timeoutSeconds', default: 1 },
+  { def: `${CORE}.Probe`, field: 'periodSeconds', default: 10 },
+  { def: `${CORE}.Probe`, field: 'successThreshold', default: 1 },
+  { def: `${CORE}.Probe`, field: 'failureThreshold', default: 3 },
+  { def: `${CORE}.HTTPGetAction`, field: 'path', default: '/' },
+  { def: `${CORE}.HTTPGetAction`, field: 'scheme', default: 'HTTP' },
+  { def: `${CORE}.GRPCAction`, field: 'service', default: '' },
+  { def: `${CORE}.ObjectFieldSelector`, field: 'apiVersion', default: 'v1' },
+  { def: `${CORE}.FileKeySelector`, field: 'optional', default: false },
+
+  // core/v1 — pod spec (applies to pod templates as well)
+  { def: `${CORE}.PodSpec`, field: 'restartPolicy', default: 'Always' },
+  { def: `${CORE}.PodSpec`, field: 'dnsPolicy', default: 'ClusterFirst' },
+  { def: `${CORE}.PodSpec`, field: 'schedulerName', default: 'default-scheduler' },
+  { def: `${CORE}.PodSpec`, field: 'terminationGracePeriodSeconds', default: 30 },
+  { def: `${CORE}.PodSpec`, field: 'securityContext', default: {} },
+
+  // core/v1 — volumes
+  { def: `${CORE}.SecretVolumeSource`, field: 'defaultMode', default: MODE_0644 },
+  { def: `${CORE}.ConfigMapVolumeSource`, field: 'defaultMode', default: MODE_0644 },
+  { def: `${CORE}.DownwardAPIVolumeSource`, field: 'defaultMode', default: MODE_0644 },
+  { def: `${CORE}.ProjectedVolumeSource`, field: 'defaultMode', default: MODE_0644 },
+  { def: `${CORE}.ServiceAccountTokenProjection`, field: 'expirationSeconds', default: 3600 },
+  { def: `${CORE}.HostPathVolumeSource`, field: 'type', default: '' },
+  { def: `${CORE}.ISCSIVolumeSource`, field: 'iscsiInterface', default: 'default' },
+  { def: `${CORE}.ISCSIPersistentVolumeSource`, field: 'iscsiInterface', default: 'default' },
+  { def: `${CORE}.RBDVolumeSource`, field: 'pool', default: 'rbd' },
+  { def: `${CORE}.RBDVolumeSource`, field: 'user', default: 'admin' },
+  { def: `${CORE}.RBDVolumeSource`, field: 'keyring', default: '/etc/ceph/keyring' },
+  { def: `${CORE}.RBDPersistentVolumeSource`, field: 'pool', default: 'rbd' },
+  { def: `${CORE}.RBDPersistentVolumeSource`, field: 'user', default: 'admin' },
+  { def: `${CORE}.RBDPersistentVolumeSource`, field: 'keyring', default: '/etc/ceph/keyring' },
+  { def: `${CORE}.ScaleIOVolumeSource`, field: 'storageMode', default: 'ThinProvisioned' },
+  { def: `${CORE}.ScaleIOVolumeSource`, field: 'fsType', default: 'xfs' },
+  { def: `${CORE}.ScaleIOPersistentVolumeSource`, field: 'storageMode', default: 'ThinProvisioned' },
+  { def: `${CORE}.ScaleIOPersistentVolumeSource`, field: 'fsType', default: 'xfs' },
+  { def: `${CORE}.AzureDiskVolumeSource`, field: 'cachingMode', default: 'ReadWrite' },
+  { def: `${CORE}.AzureDiskVolumeSource`, field: 'fsType', default: 'ext4' },
+  { def: `${CORE}.AzureDiskVolumeSource`, field: 'readOnly', default: false },
+  { def: `${CORE}.AzureDiskVolumeSource`, field: 'kind', default: 'Shared' },
+
+  // core/v1 — persistent volumes and claims (claims in StatefulSet volumeClaimTemplates included, as upstream)
+  { def: `${CORE}.PersistentVolume`, field: 'status', default: {} },
+  { def: `${CORE}.PersistentVolumeStatus`, field: 'phase', default: 'Pending' },
+  { def: `${CORE}.PersistentVolumeSpec`, field: 'persistentVolumeReclaimPolicy', default: 'Retain' },
+  { def: `${CORE}.PersistentVolumeSpec`, field: 'volumeMode', default: 'Filesystem' },
+  { def: `${CORE}.PersistentVolumeClaim`, field: 'status', default: {} },
+  { def: `${CORE}.PersistentVolumeClaimStatus`, field: 'phase', default: 'Pending' },
+  { def: `${CORE}.PersistentVolumeClaimSpec`, field: 'volumeMode', default: 'Filesystem' },
+
+  // core/v1 — services, endpoints, secrets, replication controllers
+  { def: `${CORE}.ServiceSpec`, field: 'type', default: 'ClusterIP' },
+  { def: `${CORE}.ServiceSpec`, field: 'sessionAffinity', default: 'None' },
+  { def: `${CORE}.ServicePort`, field: 'protocol', default: 'TCP' },
+  { def: `${CORE}.EndpointPort`, field: 'protocol', default: 'TCP' },
+  { def: `${CORE}.Secret`, field: 'type', default: 'Opaque' },
+  { def: `${CORE}.ReplicationControllerSpec`, field: 'replicas', default: 1 },
+
+  // apps/v1
+  { def: `${APPS}.DeploymentSpec`, field: 'replicas', default: 1 },
+  { def: `${APPS}.DeploymentSpec`, field: 'revisionHistoryLimit', default: 10 },
+  { def: `${APPS}.DeploymentSpec`, field: 'progressDeadlineSeconds', default: 600 },
+  { def: `${APPS}.DeploymentSpec`, field: 'strategy', default: {} },
+  { def: `${APPS}.DeploymentStrategy`, field: 'type', default: 'RollingUpdate' },
+  { def: `${APPS}.ReplicaSetSpec`, field: 'replicas', default: 1 },
+  { def: `${APPS}.StatefulSetSpec`, field: 'replicas', default: 1 },
+  { def: `${APPS}.StatefulSetSpec`, field: 'revisionHistoryLimit', default: 10 },
+  { def: `${APPS}.StatefulSetSpec`, field: 'podManagementPolicy', default: 'OrderedReady' },
+  { def: `${APPS}.StatefulSetSpec`, field: 'updateStrategy', default: {} },
+  { def: `${APPS}.StatefulSetUpdateStrategy`, field: 'type', default: 'RollingUpdate' },
+  { def: `${APPS}.StatefulSetSpec`, field: 'persistentVolumeClaimRetentionPolicy', default: {} },
+  { def: `${APPS}.StatefulSetPersistentVolumeClaimRetentionPolicy`, field: 'whenDeleted', default: 'Retain' },
+  { def: `${APPS}.StatefulSetPersistentVolumeClaimRetentionPolicy`, field: 'whenScaled', default: 'Retain' },
+  { def: `${APPS}.DaemonSetSpec`, field: 'revisionHistoryLimit', default: 10 },
+  { def: `${APPS}.DaemonSetSpec`, field: 'updateStrategy', default: {} },
+  { def: `${APPS}.DaemonSetUpdateStrategy`, field: 'type', default: 'RollingUpdate' },
+
+  // batch/v1 (JobSpec defaults are Job-only, see above)
+  { def: `${BATCH}.CronJobSpec`, field: 'concurrencyPolicy', default: 'Allow' },
+  { def: `${BATCH}.CronJobSpec`, field: 'suspend', default: false },
+  { def: `${BATCH}.CronJobSpec`, field: 'successfulJobsHistoryLimit', default: 3 },
+  { def: `${BATCH}.CronJobSpec`, field: 'failedJobsHistoryLimit', default: 1 },
+
+  // networking/v1
+  { def: `${NET}.NetworkPolicyPort`, field: 'protocol', default: 'TCP' },
+  { def: `${NET}.IngressClassParametersReference`, field: 'scope', default: 'Cluster' },
+
+  // rbac/v1 (RoleRef occurs only in RoleBinding and ClusterRoleBinding)
+  { def: `${RBAC}.RoleRef`, field: 'apiGroup', default: 'rbac.authorization.svc.io' },
+
+  // flowcontrol/v1
+  { def: `${FLOW}.FlowSchemaSpec`, field: 'matchingPrecedence', default: 1000 },
+  { def: `${FLOW}.LimitedPriorityLevelConfiguration`, field: 'nominalConcurrencyShares', default: 30 },
+  { def: `${FLOW}.LimitedPriorityLevelConfiguration`, field: 'lendablePercent', default: 0 },
+  { def: `${FLOW}.ExemptPriorityLevelConfiguration`, field: 'nominalConcurrencyShares', default: 0 },
+  { def: `${FLOW}.ExemptPriorityLevelConfiguration`, field: 'lendablePercent', default: 0 },
+  { def: `${FLOW}.QueuingConfiguration`, field: 'handSize', default: 8 },
+  { def: `${FLOW}.QueuingConfiguration`, field: 'queues', default: 64 },
+  { def: `${FLOW}.QueuingConfiguration`, field: 'queueLengthLimit', default: 50 },
+
+  // admissionregistration/v1
+  { def: `${ADM}.ValidatingAdmissionPolicySpec`, field: 'failurePolicy', default: 'Fail' },
+  { def: `${ADM}.MatchResources`, field: 'matchPolicy', default: 'Equivalent' },
+  { def: `${ADM}.MatchResources`, field: 'namespaceSelector', default: {} },
+  { def: `${ADM}.MatchResources`, field: 'objectSelector', default: {} },
+  { def: `${ADM}.NamedRuleWithOperations`, field: 'scope', default: '*' },
+
+  // apiextensions/v1
+  { def: `${APIEXT}.CustomResourceDefinitionSpec`, field: 'conversion', default: { strategy: 'None' } },
+  { def: `${APIEXT}.ServiceReference`, field: 'port', default: 443 },
+];

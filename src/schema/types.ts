@@ -1,0 +1,109 @@
+/**
+ * The schema model: one description per kind drives validation of types, defaulting, pruning,
+ * unknown-field detection, apply/strategic-merge rules, CEL types, OpenAPI, protobuf and tables.
+ *
+ * Schemas are derived from the reference OpenAPI by scripts/gen-schemas.ts into
+ * src/schema/generated/definitions.json (names rebranded `io.k8s.` → `io.svc.`, extensions
+ * `x-kubernetes-*` → the fields below), then overlaid by hand-written per-kind facts (defaults,
+ * validation, columns) in src/kinds/.
+ */
+
+/** A definition name, e.g. `io.svc.api.core.v1.Pod`. */
+export type DefName = string;
+
+interface Base {
+  /** `x-svc-preserve-unknown-fields`: keep fields not in `properties` (CRDs, RawExtension). */
+  preserveUnknown?: boolean;
+  /** `x-svc-embedded-type`: an embedded object with apiVersion/kind/metadata. */
+  embedded?: boolean;
+  /** Default value applied when the field is absent (from per-kind overlays). */
+  default?: unknown;
+  /** Allowed values (strings mostly). */
+  enum?: unknown[];
+  /** Protobuf field number within the parent message (from the reference .proto files). */
+  protoTag?: number;
+  nullable?: boolean;
+  /** `x-svc-patch-strategy` where it sits on a ref or struct (e.g. DeploymentSpec.strategy: retainKeys). */
+  patchStrategy?: string;
+  /** `x-svc-map-type` where it sits on a ref (e.g. PersistentVolumeSpec.claimRef: granular). */
+  mapType?: 'atomic' | 'granular';
+}
+
+export interface RefSchema extends Base {
+  type: 'ref';
+  ref: DefName;
+}
+
+export interface ObjectSchema extends Base {
+  type: 'object';
+  /** Declared fields (a struct). Absent with additionalProperties: a map. */
+  properties?: Record<string, Schema>;
+  /** Value schema of a map (`additionalProperties`). */
+  additionalProperties?: Schema;
+  required?: string[];
+  /** `x-svc-map-type` (also used for structs): atomic or granular (default granular). */
+  mapType?: 'atomic' | 'granular';
+  /** `x-svc-unions` discriminators, if any (kept for completeness). */
+  unions?: unknown[];
+  /** `x-svc-group-version-kind` of a top-level kind. */
+  gvk?: { group: string; version: string; kind: string }[];
+}
+
+export interface ArraySchema extends Base {
+  type: 'array';
+  items: Schema;
+  /** `x-svc-list-type` (default atomic, or `map` when patchStrategy is merge with a merge key). */
+  listType?: 'atomic' | 'set' | 'map';
+  /** `x-svc-list-map-keys`. */
+  listMapKeys?: string[];
+  /** `x-svc-patch-strategy`: 'merge', 'retainKeys', 'merge,retainKeys', 'replace'. */
+  patchStrategy?: string;
+  /** `x-svc-patch-merge-key`. */
+  patchMergeKey?: string;
+}
+
+export interface ScalarSchema extends Base {
+  type: 'string' | 'integer' | 'number' | 'boolean';
+  /** 'int32' | 'int64' | 'double' | 'byte' | 'date-time' | ... */
+  format?: string;
+  patchStrategy?: string;
+}
+
+/** `x-svc-int-or-string` (IntOrString). */
+export interface IntOrStringSchema extends Base {
+  type: 'int-or-string';
+}
+
+/** A Quantity string ("100m", "1Gi"); validated by the quantity grammar. */
+export interface QuantitySchema extends Base {
+  type: 'quantity';
+}
+
+/** Any JSON value (RawExtension, JSON, FieldsV1 content). */
+export interface AnySchema extends Base {
+  type: 'any';
+}
+
+export type Schema = RefSchema | ObjectSchema | ArraySchema | ScalarSchema | IntOrStringSchema | QuantitySchema | AnySchema;
+
+/** All definitions by name. */
+export type Definitions = Record<DefName, Schema>;
+
+/** A field error, rendered as a Status cause (type, field path, message) as the reference does. */
+export interface FieldError {
+  type:
+    | 'FieldValueRequired'
+    | 'FieldValueInvalid'
+    | 'FieldValueNotSupported'
+    | 'FieldValueDuplicate'
+    | 'FieldValueForbidden'
+    | 'FieldValueTooLong'
+    | 'FieldValueTooMany'
+    | 'FieldValueTypeInvalid'
+    | 'InternalError';
+  /** Dotted path with indices, as the reference prints it: `spec.containers[0].name`, `metadata.labels[app]`. */
+  field: string;
+  /** The human detail (without the path prefix). */
+  detail: string;
+  badValue?: unknown;
+}
