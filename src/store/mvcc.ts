@@ -452,6 +452,9 @@ export class MvccStore implements KV {
     const wal = this.wal;
     if (dir === undefined || wal === undefined) return;
     const rev = this.committed;
+    // WAL bytes written up to now are covered by this snapshot; bytes written while it is being
+    // written are not, and count toward the next one.
+    const covered = wal.bytesSinceRelease;
     const run = async () => {
       const res = await writeSnapshot(
         path.join(dir, 'snap'),
@@ -467,6 +470,7 @@ export class MvccStore implements KV {
         this.opts.fsync ?? 'always',
       );
       wal.releaseThrough(rev);
+      wal.bytesSinceRelease = Math.max(0, wal.bytesSinceRelease - covered);
       this.lastSnapshotBytes = res.bytes;
       this.snapshots++;
       this.opts.logger?.(`store: snapshot at revision ${rev}: ${res.keys} keys, ${res.bytes} bytes`);

@@ -165,7 +165,7 @@ export class Wal {
   private prealloc: Promise<string> | undefined;
   private spare: Uint8Array | undefined;
 
-  /** Bytes appended since the last releaseThrough (drives snapshot scheduling). */
+  /** Bytes appended not yet covered by a snapshot (drives snapshot scheduling; the store lowers it). */
   bytesSinceRelease = 0;
   stats = { batches: 0, records: 0, fsyncs: 0, bytes: 0 };
 
@@ -401,7 +401,6 @@ export class Wal {
       const s = this.segments.shift() as Segment;
       fs.rmSync(s.file, { force: true });
     }
-    this.bytesSinceRelease = 0;
   }
 
   get segmentCount(): number {

@@ -1,0 +1,128 @@
+/**
+ * A throwaway single-member etcd for benchmarks: started on 127.0.0.1 with free client and peer
+ * ports and a temporary data directory, stopped and removed at the end (also when the process
+ * exits early or is interrupted).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** The etcd binary (Debian package etcd-server); ETCD_BIN in the environment overrides it. */
+export const ETCD_BIN = process.env['ETCD_BIN'] ?? '/usr/bin/etcd';
+
+export interface EtcdServer {
+  /** Client URL, e.g. http://127.0.0.1:40123 */
+  readonly endpoint: string;
+  readonly version: string;
+  /** Kill the server and remove its data directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on right now (the OS picks it; the tiny race is acceptable for a benchmark). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export function etcdVersion(bin = ETCD_BIN): string | undefined {
+  if (!fs.existsSync(bin)) return undefined;
+  const out = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  return /etcd Version: (\S+)/.exec(out)?.[1] ?? 'unknown';
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Start etcd with its default settings (apart from addresses and data dir) and wait until it
+ * answers /health. Returns undefined when the binary is missing.
+ */
+export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<EtcdServer | undefined> {
+  const version = etcdVersion(bin);
+  if (version === undefined) return undefined;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-etcd-'));
+  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const client = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const logFile = path.join(dir, 'etcd.log');
+  const log = fs.openSync(logFile, 'w');
+  const child = spawn(
+    bin,
+    [
+      '--name=bench',
+      `--data-dir=${path.join(dir, 'data')}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=bench=${peer}`,
+      '--initial-cluster-state=new',
+      '--logger=zap',
+      '--log-level=warn',
+    ],
+    { stdio: ['ignore', log, log] },
+  );
+  fs.closeSync(log);
+
+  let stopped = false;
+  const killNow = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  // Last resort when the process exits without stop() (uncaught error, process.exit(), Ctrl-C).
+  const onSignal = () => process.exit(130);
+  process.once('exit', killNow);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited(child), sleep(5000)]);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited(child);
+      }
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    process.removeListener('exit', killNow);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
+      await stop();
+      throw new Error(`etcd exited during startup (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
+    }
+    try {
+      const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(1000) });
+      if (res.ok && ((await res.json()) as { health?: string }).health === 'true') break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`etcd did not become healthy within ${timeoutMs} ms`);
+    }
+    await sleep(100);
+  }
+  return { endpoint: client, version, stop };
+}
