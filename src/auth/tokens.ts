@@ -1,0 +1,119 @@
+/**
+ * Bearer-token authentication: the admin token created on first start (user `admin`, group
+ * system:masters), and --token-auth-file in the reference's CSV format:
+ * `token,user,uid,"group1,group2"`.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export interface UserInfo {
+  name: string;
+  uid: string;
+  groups: string[];
+}
+
+export const MASTERS = 'system:masters';
+
+function parseCsvLine(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cur += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur);
+  return out;
+}
+
+/** Parse a token file; throws with the line number on a malformed line. */
+export function parseTokenFile(text: string, file = 'token file'): Map<string, UserInfo> {
+  const users = new Map<string, UserInfo>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const rec = parseCsvLine(line);
+    if (rec.length < 3) throw new Error(`${file}: line ${i + 1}: need at least token,user,uid`);
+    const [token, name, uid, groups] = rec as [string, string, string, string | undefined];
+    if (!token || !name) throw new Error(`${file}: line ${i + 1}: empty token or user name`);
+    users.set(token, {
+      name,
+      uid,
+      groups: groups
+        ? groups
+            .split(',')
+            .map((g) => g.trim())
+            .filter(Boolean)
+        : [],
+    });
+  });
+  return users;
+}
+
+export class TokenAuthenticator {
+  private readonly users: Map<string, UserInfo>;
+
+  constructor(users: Map<string, UserInfo>) {
+    this.users = users;
+  }
+
+  /** The user of a request, or undefined without valid credentials. */
+  authenticate(req: Request): UserInfo | undefined {
+    const h = req.headers.get('authorization');
+    if (!h) return undefined;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    if (!m) return undefined;
+    const u = this.users.get(m[1] as string);
+    if (!u) return undefined;
+    return { ...u, groups: [...u.groups, 'system:authenticated'] };
+  }
+}
+
+/** The admin token: created once (32 random bytes, hex) and kept in the data dir. */
+export function adminToken(dataDir: string): string {
+  const file = path.join(dataDir, 'admin.token');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const token = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex');
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+/** Write `<dataDir>/admin.kubeconfig` (server URL, CA data, token); returns its path. */
+export function writeKubeconfig(dataDir: string, server: string, caPem: string | undefined, token: string): string {
+  const file = path.join(dataDir, 'admin.kubeconfig');
+  const cluster = caPem
+    ? `    certificate-authority-data: ${Buffer.from(caPem).toString('base64')}\n`
+    : '    insecure-skip-tls-verify: true\n';
+  const text = `apiVersion: v1
+kind: Config
+clusters:
+- name: svc
+  cluster:
+    server: ${server}
+${cluster}users:
+- name: admin
+  user:
+    token: ${token}
+contexts:
+- name: admin@svc
+  context:
+    cluster: svc
+    user: admin
+    namespace: default
+current-context: admin@svc
+preferences: {}
+`;
+  fs.writeFileSync(file, text, { mode: 0o600 });
+  return file;
+}

@@ -1,0 +1,274 @@
+/**
+ * Command-line flags, named like the reference API server's. `--help` lists them all.
+ */
+
+export interface Config {
+  bindAddress: string;
+  port: number;
+  dataDir: string;
+  featureGates: Record<string, boolean>;
+  runtimeConfig: Record<string, boolean>;
+  tokenAuthFile: string;
+  livezGracePeriodMs: number;
+  shutdownDelayMs: number;
+  maxRequestsInflight: number;
+  maxMutatingRequestsInflight: number;
+  requestTimeoutMs: number;
+  minRequestTimeoutSec: number;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  fsync: 'always' | 'none';
+  compactionIntervalMs: number;
+}
+
+interface FlagDef {
+  name: string;
+  help: string;
+  default: string;
+  apply: (c: Config, v: string) => void;
+}
+
+/** Feature gates this server knows, with their defaults (spec 1, "Feature gates"). */
+export const FEATURE_GATES: Record<string, boolean> = {
+  APIResponseCompression: true,
+  CBORServingAndStorage: false,
+  WatchList: false,
+  AllowUnsafeMalformedObjectDeletion: false,
+  AuthorizeWithSelectors: false,
+  ListFromCacheSnapshot: false,
+  DeclarativeValidation: true,
+  DeclarativeValidationTakeover: false,
+};
+
+/** A Go duration ("1m0s", "90s", "1h30m", "500ms") in milliseconds; a bare number is seconds. */
+export function parseDuration(s: string): number {
+  if (/^\d+$/.test(s)) return Number(s) * 1000;
+  const re = /(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const m of s.matchAll(re)) {
+    const n = Number(m[1]);
+    const unit = m[2];
+    total += unit === 'h' ? n * 3_600_000 : unit === 'm' ? n * 60_000 : unit === 's' ? n * 1000 : unit === 'ms' ? n : n / 1000;
+    consumed += m[0].length;
+  }
+  if (consumed !== s.length || s.length === 0) throw new Error(`invalid duration "${s}"`);
+  return total;
+}
+
+function parseBool(v: string, what: string): boolean {
+  if (v === 'true' || v === '') return true;
+  if (v === 'false') return false;
+  throw new Error(`${what}: invalid boolean "${v}"`);
+}
+
+function parseMapFlag(v: string, what: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of v.split(',')) {
+    const p = part.trim();
+    if (!p) continue;
+    const eq = p.indexOf('=');
+    const k = eq < 0 ? p : p.slice(0, eq);
+    if (!k) throw new Error(`${what}: empty key in "${v}"`);
+    out[k] = eq < 0 ? '' : p.slice(eq + 1);
+  }
+  return out;
+}
+
+function int(v: string, name: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name}: invalid number "${v}"`);
+  return n;
+}
+
+const FLAGS: FlagDef[] = [
+  {
+    name: 'bind-address',
+    default: '127.0.0.1',
+    help: 'The IP address on which to listen for the --port port.',
+    apply: (c, v) => {
+      c.bindAddress = v;
+    },
+  },
+  {
+    name: 'port',
+    default: '6443',
+    help: 'The port on which to serve HTTPS (alias: --secure-port).',
+    apply: (c, v) => {
+      c.port = int(v, 'port');
+    },
+  },
+  {
+    name: 'secure-port',
+    default: '',
+    help: 'Alias of --port.',
+    apply: (c, v) => {
+      c.port = int(v, 'secure-port');
+    },
+  },
+  {
+    name: 'data-dir',
+    default: './data',
+    help: 'Directory of the embedded store, certificates, the admin token and kubeconfig.',
+    apply: (c, v) => {
+      c.dataDir = v;
+    },
+  },
+  {
+    name: 'feature-gates',
+    default: '',
+    help: `A set of key=value pairs for alpha/experimental features. Known gates: ${Object.entries(FEATURE_GATES)
+      .map(([k, d]) => `${k}=true|false (default ${d})`)
+      .join(', ')}.`,
+    apply: (c, v) => {
+      for (const [k, val] of Object.entries(parseMapFlag(v, '--feature-gates'))) {
+        if (!(k in FEATURE_GATES)) throw new Error(`--feature-gates: unrecognized feature gate: ${k}`);
+        c.featureGates[k] = parseBool(val, `--feature-gates ${k}`);
+      }
+    },
+  },
+  {
+    name: 'runtime-config',
+    default: '',
+    help: 'A set of key=value pairs that enable or disable built-in APIs: <group>/<version>, <group>/<version>/<resource>, api/all; a missing value means true.',
+    apply: (c, v) => {
+      for (const [k, val] of Object.entries(parseMapFlag(v, '--runtime-config')))
+        c.runtimeConfig[k] = parseBool(val, `--runtime-config ${k}`);
+    },
+  },
+  {
+    name: 'token-auth-file',
+    default: '',
+    help: 'A CSV file of bearer tokens: token,user,uid,"group1,group2".',
+    apply: (c, v) => {
+      c.tokenAuthFile = v;
+    },
+  },
+  {
+    name: 'livez-grace-period',
+    default: '0s',
+    help: 'How long /livez assumes unfinished post-start hooks will complete successfully.',
+    apply: (c, v) => {
+      c.livezGracePeriodMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'shutdown-delay-duration',
+    default: '0s',
+    help: 'On SIGTERM, how long to keep serving (with /readyz failing) before stopping to accept requests.',
+    apply: (c, v) => {
+      c.shutdownDelayMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'max-requests-inflight',
+    default: '400',
+    help: 'Maximum non-mutating requests in flight; over it, 429. 0: no limit.',
+    apply: (c, v) => {
+      c.maxRequestsInflight = int(v, 'max-requests-inflight');
+    },
+  },
+  {
+    name: 'max-mutating-requests-inflight',
+    default: '200',
+    help: 'Maximum mutating requests in flight; over it, 429. 0: no limit.',
+    apply: (c, v) => {
+      c.maxMutatingRequestsInflight = int(v, 'max-mutating-requests-inflight');
+    },
+  },
+  {
+    name: 'request-timeout',
+    default: '1m0s',
+    help: 'Timeout of non-long-running requests.',
+    apply: (c, v) => {
+      c.requestTimeoutMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'min-request-timeout',
+    default: '1800',
+    help: 'Seconds; a watch without timeoutSeconds ends after a random time between this and twice this.',
+    apply: (c, v) => {
+      c.minRequestTimeoutSec = int(v, 'min-request-timeout');
+    },
+  },
+  {
+    name: 'tls-cert-file',
+    default: '',
+    help: 'Serving certificate (PEM). Without it one is generated in the data dir.',
+    apply: (c, v) => {
+      c.tlsCertFile = v;
+    },
+  },
+  {
+    name: 'tls-private-key-file',
+    default: '',
+    help: 'Private key of --tls-cert-file (PEM).',
+    apply: (c, v) => {
+      c.tlsPrivateKeyFile = v;
+    },
+  },
+  {
+    name: 'fsync',
+    default: 'always',
+    help: "'always': a write is acknowledged once durable. 'none': no fdatasync (throwaway benchmark runs only).",
+    apply: (c, v) => {
+      if (v !== 'always' && v !== 'none') throw new Error(`--fsync: must be always or none, not "${v}"`);
+      c.fsync = v;
+    },
+  },
+  {
+    name: 'etcd-compaction-interval',
+    default: '5m0s',
+    help: 'Interval of store compaction; history (watch resumption, continue tokens) is kept at least this long.',
+    apply: (c, v) => {
+      c.compactionIntervalMs = parseDuration(v);
+    },
+  },
+];
+
+export function helpText(): string {
+  const lines = ['Usage: svc-apiserver [flags]', '', 'Flags:'];
+  for (const f of FLAGS)
+    lines.push(`      --${f.name}${f.default ? ` (default ${JSON.stringify(f.default)})` : ''}`, `            ${f.help}`);
+  lines.push('  -h, --help', '            Show this help.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Parse argv (without the program); returns undefined for --help. Throws on a bad flag. */
+export function parseFlags(argv: string[]): Config | undefined {
+  const c: Config = {
+    bindAddress: '',
+    port: 0,
+    dataDir: '',
+    featureGates: { ...FEATURE_GATES },
+    runtimeConfig: {},
+    tokenAuthFile: '',
+    livezGracePeriodMs: 0,
+    shutdownDelayMs: 0,
+    maxRequestsInflight: 0,
+    maxMutatingRequestsInflight: 0,
+    requestTimeoutMs: 0,
+    minRequestTimeoutSec: 0,
+    tlsCertFile: '',
+    tlsPrivateKeyFile: '',
+    fsync: 'always',
+    compactionIntervalMs: 0,
+  };
+  for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '-h' || a === '--help') return undefined;
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(a);
+    if (!m) throw new Error(`unknown argument "${a}" (see --help)`);
+    const f = FLAGS.find((x) => x.name === m[1]);
+    if (!f) throw new Error(`unknown flag: --${m[1]} (see --help)`);
+    let v = m[2];
+    if (v === undefined) {
+      v = argv[++i];
+      if (v === undefined) throw new Error(`flag needs an argument: --${f.name}`);
+    }
+    f.apply(c, v);
+  }
+  return c;
+}

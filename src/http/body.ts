@@ -1,0 +1,44 @@
+/**
+ * Request bodies: size limit (413), media type (415) and decoding (400 on malformed input).
+ */
+import YAML from 'yaml';
+import { badRequest, tooLarge } from '../api/status';
+import { type BodyType, bodyType } from './negotiate';
+
+/** The reference's limit on request bodies (3 MiB). */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > limit) throw tooLarge(limit);
+  const buf = await req.arrayBuffer();
+  if (buf.byteLength > limit) throw tooLarge(limit);
+  return new TextDecoder().decode(buf);
+}
+
+export function decodeText(text: string, type: BodyType): unknown {
+  if (type === 'yaml' || type === 'apply-patch') {
+    try {
+      const docs = YAML.parseAllDocuments(text);
+      if (docs.length === 0) return null;
+      const d = docs[0];
+      if (!d || d.errors.length > 0) throw new Error(d?.errors[0]?.message ?? 'invalid YAML');
+      if (docs.length > 1) throw new Error('expected a single YAML document');
+      return d.toJSON();
+    } catch (e) {
+      throw badRequest(`error converting YAML to JSON: ${(e as Error).message}`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
+}
+
+/** Read and decode a request body whose media type must be one of `allowed`. */
+export async function decodeBody(req: Request, allowed: readonly BodyType[]): Promise<{ type: BodyType; value: unknown }> {
+  const type = bodyType(req.headers.get('content-type'), allowed);
+  const text = await readBody(req);
+  return { type, value: decodeText(text, type) };
+}

@@ -1,0 +1,107 @@
+/**
+ * Content negotiation: which encoding a response uses (from Accept) and how a request body is
+ * read (from Content-Type). Both brand tokens are understood: `svc` as the spec names them and
+ * `k8s`/`kubernetes` as unmodified upstream clients (kubectl, client-go) send them; a response
+ * echoes the brand the client asked for.
+ */
+import { notAcceptable, unsupportedMediaType } from '../api/status';
+
+export interface MediaRange {
+  type: string;
+  subtype: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+export type Output =
+  | { kind: 'json' }
+  | { kind: 'yaml' }
+  | { kind: 'table'; group: string; version: string }
+  | { kind: 'metadata'; group: string; version: string };
+
+export const SERVED_TYPES = ['application/json', 'application/yaml'];
+
+export function parseMediaType(s: string): MediaRange | undefined {
+  const parts = s.split(';').map((p) => p.trim());
+  const [type, subtype] = (parts[0] ?? '').toLowerCase().split('/');
+  if (!type || !subtype) return undefined;
+  const params: Record<string, string> = {};
+  let q = 1;
+  for (const p of parts.slice(1)) {
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    const k = p.slice(0, eq).trim().toLowerCase();
+    const v = p
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    if (k === 'q') q = Number(v);
+    else params[k] = v;
+  }
+  return { type, subtype, params, q: Number.isFinite(q) ? q : 0 };
+}
+
+/** Media ranges of an Accept header, best first (stable for equal q). */
+export function parseAccept(header: string | null): MediaRange[] {
+  if (!header) return [];
+  const out: MediaRange[] = [];
+  for (const part of header.split(',')) {
+    const m = parseMediaType(part);
+    if (m && m.q > 0) out.push(m);
+  }
+  return out
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => b.m.q - a.m.q || a.i - b.i)
+    .map((x) => x.m);
+}
+
+const META_GROUPS = new Set(['meta.svc.io', 'meta.k8s.io']);
+
+/**
+ * Choose the response encoding. `allowTransform`: Table/metadata conversions make sense here
+ * (get/list/watch of resources, not of Status or discovery).
+ */
+export function chooseOutput(accept: string | null, allowTransform: boolean): Output {
+  const ranges = parseAccept(accept);
+  if (ranges.length === 0) return { kind: 'json' };
+  for (const r of ranges) {
+    const as = r.params.as;
+    if (as !== undefined) {
+      if (!allowTransform || r.type !== 'application' || r.subtype !== 'json') continue;
+      const g = r.params.g ?? '';
+      const v = r.params.v ?? '';
+      if (!META_GROUPS.has(g) || v !== 'v1') continue;
+      if (as === 'Table') return { kind: 'table', group: g, version: v };
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { kind: 'metadata', group: g, version: v };
+      continue;
+    }
+    if (r.type === '*' || (r.type === 'application' && (r.subtype === '*' || r.subtype === 'json'))) return { kind: 'json' };
+    if (r.type === 'application' && r.subtype === 'yaml') return { kind: 'yaml' };
+  }
+  throw notAcceptable(SERVED_TYPES);
+}
+
+export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+
+const BODY_TYPES: Record<string, BodyType> = {
+  'application/json': 'json',
+  'application/yaml': 'yaml',
+  'application/json-patch+json': 'json-patch',
+  'application/merge-patch+json': 'merge-patch',
+  'application/strategic-merge-patch+json': 'strategic-merge-patch',
+  'application/apply-patch+yaml': 'apply-patch',
+};
+
+/** The body type of a request; 415 when unsupported for the verb. */
+export function bodyType(contentType: string | null, allowed: readonly BodyType[]): BodyType {
+  const m = contentType ? parseMediaType(contentType) : undefined;
+  // Like the reference, a body without Content-Type is read as JSON.
+  const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : 'json';
+  if (t === undefined || !allowed.includes(t)) {
+    const accepted = Object.entries(BODY_TYPES)
+      .filter(([, v]) => allowed.includes(v))
+      .map(([k]) => k);
+    throw unsupportedMediaType(contentType ?? '', accepted);
+  }
+  return t;
+}

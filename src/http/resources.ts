@@ -1,0 +1,229 @@
+/**
+ * The resource handler: one function per verb, from a parsed RequestInfo to a registry call and
+ * back to an encoded response. Kind-independent: everything kind-specific is in the KindDef.
+ */
+
+import { isObject, type Obj } from '../api/meta';
+import type { ResourceRequest } from '../api/request-info';
+import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
+import { badRequest, methodNotAllowed, pathNotFound, success } from '../api/status';
+import type { ApiRegistry } from '../registry/api-registry';
+import { decodeStored, storedText } from '../registry/encoding';
+import type { DeleteOptions, FieldValidation, ListOptions, ListResult, ResourceStore, WriteOptions } from '../registry/generic';
+import { apiVersionOf } from '../registry/kind';
+import { decodeBody, decodeText, readBody } from './body';
+import { chooseOutput, type Output } from './negotiate';
+import { type ReplyOptions, reply, replyJsonText } from './respond';
+import { partialObjectMetadata, toTable } from './table';
+import type { WatchServer } from './watch';
+
+export interface HandlerOptions {
+  /** Gate APIResponseCompression. */
+  compression: boolean;
+  clock?: () => number;
+}
+
+const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'] as const;
+
+function queryBool(q: URLSearchParams, name: string): boolean {
+  const v = q.get(name);
+  return v === 'true' || v === '1' || v === '';
+}
+
+export function writeOptions(q: URLSearchParams): WriteOptions {
+  const dry = q.getAll('dryRun');
+  for (const d of dry) {
+    if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
+  }
+  const fv = q.get('fieldValidation') ?? 'Warn';
+  if (!(FIELD_VALIDATION as readonly string[]).includes(fv)) {
+    throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Warn", "Strict"`);
+  }
+  return { dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
+}
+
+export function listOptions(q: URLSearchParams, store: ResourceStore): ListOptions {
+  const limitRaw = q.get('limit');
+  let limit = 0;
+  if (limitRaw !== null && limitRaw !== '') {
+    limit = Number(limitRaw);
+    if (!Number.isInteger(limit)) throw badRequest(`limit: Invalid value: "${limitRaw}": must be an integer`);
+    if (limit < 0) limit = 0;
+  }
+  const rvm = q.get('resourceVersionMatch') ?? '';
+  if (rvm !== '' && rvm !== 'Exact' && rvm !== 'NotOlderThan') {
+    throw badRequest(`resourceVersionMatch: Unsupported value: "${rvm}": supported values: "Exact", "NotOlderThan"`);
+  }
+  const labelSelector = parseLabelSelector(q.get('labelSelector') ?? '');
+  const fieldSelector = parseFieldSelector(q.get('fieldSelector') ?? '', store.selectableFields);
+  return {
+    labelSelector,
+    fieldSelector,
+    hasSelectors: labelSelector.length > 0 || fieldSelector.length > 0,
+    limit,
+    continueToken: q.get('continue') ?? '',
+    resourceVersion: q.get('resourceVersion') ?? '',
+    resourceVersionMatch: rvm as ListOptions['resourceVersionMatch'],
+  };
+}
+
+export class ResourceHandler {
+  private readonly clock: () => number;
+
+  constructor(
+    private readonly api: ApiRegistry,
+    private readonly watches: WatchServer,
+    private readonly opts: HandlerOptions,
+  ) {
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  async handle(info: ResourceRequest, req: Request, url: URL): Promise<Response> {
+    const store = this.api.lookup(info.group, info.version, info.resource);
+    if (!store) throw pathNotFound();
+    const def = store.def;
+    if (info.namespace && !def.namespaced && info.resource !== 'namespaces') throw pathNotFound();
+    const sub = info.subresource;
+    if (sub !== '' && !(sub === 'status' && def.status)) throw pathNotFound();
+    if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
+      // A namespaced resource addressed without a namespace.
+      throw pathNotFound();
+    }
+    const q = url.searchParams;
+    const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
+    const base: ReplyOptions = { pretty: queryBool(q, 'pretty') && q.get('pretty') !== 'false' };
+    switch (info.verb) {
+      case 'get': {
+        const out = chooseOutput(req.headers.get('accept'), true);
+        const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '');
+        if (out.kind === 'json') return replyJsonText(storedText(kv), { ...base, gzip: acceptsGzip });
+        return this.encodeObjects(store, [decodeStored(kv)], undefined, out, { ...base, gzip: acceptsGzip });
+      }
+      case 'list': {
+        const out = chooseOutput(req.headers.get('accept'), true);
+        const r = await store.list(info.namespace, listOptions(q, store));
+        return this.encodeList(store, r, out, { ...base, gzip: acceptsGzip });
+      }
+      case 'watch': {
+        const out = chooseOutput(req.headers.get('accept'), true);
+        return this.watches.serve(store, info, req, q, out);
+      }
+      case 'create': {
+        if (sub !== '' || info.name !== '') throw methodNotAllowed();
+        const w = writeOptions(q);
+        const body = await decodeBody(req, ['json', 'yaml']);
+        const out = chooseOutput(req.headers.get('accept'), false);
+        const obj = await store.create(info.namespace, body.value, w);
+        return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings });
+      }
+      case 'update': {
+        const w = writeOptions(q);
+        const body = await decodeBody(req, ['json', 'yaml']);
+        const out = chooseOutput(req.headers.get('accept'), false);
+        const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' ? 'status' : '');
+        return this.encodeObject(obj, out, { ...base, warnings: w.warnings });
+      }
+      case 'patch':
+        throw methodNotAllowed();
+      case 'delete': {
+        if (sub !== '') throw methodNotAllowed();
+        const o = await deleteOptions(req, q);
+        const out = chooseOutput(req.headers.get('accept'), false);
+        const r = await store.delete(info.namespace, info.name, o);
+        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base);
+        return reply(success(store.target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
+      }
+      case 'deletecollection': {
+        if (sub !== '') throw methodNotAllowed();
+        const o = await deleteOptions(req, q);
+        const lo = listOptions(q, store);
+        const out = chooseOutput(req.headers.get('accept'), false);
+        const r = await store.deleteCollection(info.namespace, lo, o);
+        return reply(
+          { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(r.revision) }, items: r.items },
+          { ...base, yaml: out.kind === 'yaml' },
+        );
+      }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+
+  private encodeObject(obj: Obj, out: Output, o: ReplyOptions): Response {
+    return reply(obj, { ...o, yaml: out.kind === 'yaml' });
+  }
+
+  private encodeObjects(
+    store: ResourceStore,
+    objs: Obj[],
+    listMeta: Record<string, unknown> | undefined,
+    out: Output,
+    o: ReplyOptions,
+  ): Response {
+    const def = store.def;
+    switch (out.kind) {
+      case 'table':
+        return reply(toTable(def, objs, listMeta ?? {}, out.group, this.clock()), o);
+      case 'metadata':
+        if (listMeta === undefined) return reply(partialObjectMetadata(objs[0] as Obj, out.group), o);
+        return reply(
+          {
+            kind: 'PartialObjectMetadataList',
+            apiVersion: `${out.group}/v1`,
+            metadata: listMeta,
+            items: objs.map((x) => partialObjectMetadata(x, out.group)),
+          },
+          o,
+        );
+      case 'yaml':
+        if (listMeta === undefined) return reply(objs[0], { ...o, yaml: true });
+        return reply({ apiVersion: apiVersionOf(def), items: objs, kind: def.listKind, metadata: listMeta }, { ...o, yaml: true });
+      case 'json':
+        if (listMeta === undefined) return reply(objs[0], o);
+        return reply({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs }, o);
+    }
+  }
+
+  private encodeList(store: ResourceStore, r: ListResult, out: Output, o: ReplyOptions): Response {
+    const meta: Record<string, unknown> = { resourceVersion: String(r.revision) };
+    if (r.continueToken) meta.continue = r.continueToken;
+    if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
+    if (out.kind === 'json' && !o.pretty) {
+      // Serve stored bytes: no parse, no stringify per item.
+      const def = store.def;
+      const parts = new Array<string>(r.items.length);
+      for (let i = 0; i < r.items.length; i++) parts[i] = storedText(r.items[i] as never);
+      return replyJsonText(
+        `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${JSON.stringify(meta)},"items":[${parts.join(',')}]}`,
+        o,
+      );
+    }
+    return this.encodeObjects(store, r.items.map(decodeStored), meta, out, o);
+  }
+}
+
+/** DeleteOptions from the body (optional) and the query. */
+async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOptions> {
+  const w = writeOptions(q);
+  let body: Record<string, unknown> = {};
+  const text = await readBody(req);
+  if (text.trim() !== '') {
+    const v = decodeText(text, (req.headers.get('content-type') ?? '').includes('yaml') ? 'yaml' : 'json');
+    if (!isObject(v)) throw badRequest('DeleteOptions must be an object');
+    body = v;
+  }
+  const grace = q.get('gracePeriodSeconds') ?? (body.gracePeriodSeconds === undefined ? null : String(body.gracePeriodSeconds));
+  const policy = q.get('propagationPolicy') ?? (body.propagationPolicy as string | undefined) ?? undefined;
+  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
+    throw badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+  }
+  const bodyDry = Array.isArray(body.dryRun) ? (body.dryRun as string[]) : [];
+  for (const d of bodyDry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
+  const pre = isObject(body.preconditions) ? (body.preconditions as DeleteOptions['preconditions']) : undefined;
+  return {
+    dryRun: w.dryRun || bodyDry.length > 0,
+    gracePeriodSeconds: grace === null ? undefined : Number(grace),
+    propagationPolicy: policy as DeleteOptions['propagationPolicy'],
+    preconditions: pre,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Building responses: encodings (JSON, YAML), pretty printing, Warning headers, gzip, and the one
+ * place Status errors become HTTP responses.
+ */
+import YAML from 'yaml';
+import { internal, StatusError } from '../api/status';
+
+/** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
+export const GZIP_THRESHOLD = 128 * 1024;
+
+export interface ReplyOptions {
+  status?: number;
+  pretty?: boolean;
+  yaml?: boolean;
+  gzip?: boolean;
+  warnings?: string[];
+  headers?: Record<string, string>;
+}
+
+function headersFor(contentType: string, o: ReplyOptions): Headers {
+  const h = new Headers({ 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
+  for (const w of o.warnings ?? []) h.append('Warning', `299 - ${JSON.stringify(w)}`);
+  for (const [k, v] of Object.entries(o.headers ?? {})) h.set(k, v);
+  return h;
+}
+
+function finish(body: string, contentType: string, o: ReplyOptions): Response {
+  const h = headersFor(contentType, o);
+  if (o.gzip && body.length >= GZIP_THRESHOLD) {
+    h.set('Content-Encoding', 'gzip');
+    h.set('Vary', 'Accept-Encoding');
+    return new Response(Bun.gzipSync(body), { status: o.status ?? 200, headers: h });
+  }
+  return new Response(body, { status: o.status ?? 200, headers: h });
+}
+
+/** An object (or list, Status, discovery document) in the chosen encoding. */
+export function reply(obj: unknown, o: ReplyOptions = {}): Response {
+  if (o.yaml) return finish(YAML.stringify(obj), 'application/yaml', o);
+  return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), 'application/json', o);
+}
+
+/** Pre-encoded JSON text (stored objects served without parsing). */
+export function replyJsonText(text: string, o: ReplyOptions = {}): Response {
+  if (o.pretty || o.yaml) return reply(JSON.parse(text), o);
+  return finish(text, 'application/json', o);
+}
+
+/** Plain text (health checks, metrics). */
+export function replyText(text: string, status = 200, contentType = 'text/plain; charset=utf-8'): Response {
+  return new Response(text, { status, headers: { 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff' } });
+}
+
+/** The only place errors become responses: a StatusError as its Status, anything else a logged 500. */
+export function replyError(e: unknown, o: ReplyOptions = {}, log: (msg: string) => void = console.error): Response {
+  let err: StatusError;
+  if (e instanceof StatusError) err = e;
+  else {
+    log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    err = internal(e instanceof Error ? e.message : String(e));
+  }
+  return reply(err.body(), { ...o, status: err.code, headers: { ...o.headers, ...err.headers } });
+}

@@ -1,0 +1,138 @@
+/**
+ * The request path, in one place (as the reference's DefaultBuildHandlerChain):
+ *
+ *   request info → health (unauthenticated) → authentication → authorization
+ *     → priority and fairness slot → handler (resource / discovery / openapi / metrics)
+ *
+ * plus metrics and the one error renderer around it all. This is the only file that knows how
+ * a request arrives; handlers receive parsed RequestInfo.
+ */
+import { parseRequestInfo, type RequestInfo } from '../api/request-info';
+import { pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
+import { authorize } from '../auth/authz';
+import type { TokenAuthenticator } from '../auth/tokens';
+import type { Discovery } from './discovery';
+import type { HealthEndpoints } from './health';
+import type { Metrics } from './metrics';
+import { chooseOutput } from './negotiate';
+import type { OpenApi } from './openapi';
+import type { ResourceHandler } from './resources';
+import { reply, replyError, replyText } from './respond';
+
+export interface ChainDeps {
+  authn: TokenAuthenticator;
+  health: HealthEndpoints;
+  discovery: Discovery;
+  openapi: OpenApi;
+  resources: ResourceHandler;
+  metrics: Metrics;
+  /** --max-requests-inflight / --max-mutating-requests-inflight (0: unlimited). */
+  maxInflight: number;
+  maxMutatingInflight: number;
+  /** --request-timeout in ms for non-long-running requests. */
+  requestTimeoutMs: number;
+  log: (msg: string) => void;
+}
+
+const MUTATING = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+const METRIC_VERB: Record<string, string> = {
+  get: 'GET',
+  list: 'LIST',
+  watch: 'WATCH',
+  create: 'POST',
+  update: 'PUT',
+  patch: 'PATCH',
+  delete: 'DELETE',
+  deletecollection: 'DELETE',
+};
+
+function isLongRunning(info: RequestInfo): boolean {
+  return info.isResourceRequest && info.verb === 'watch';
+}
+
+export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> {
+  let inflight = 0;
+  let mutatingInflight = 0;
+
+  async function route(info: RequestInfo, req: Request, url: URL): Promise<Response> {
+    if (info.isResourceRequest) return d.resources.handle(info, req, url);
+    const method = req.method.toUpperCase();
+    if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
+    const path = url.pathname;
+    if (path === '/metrics') return replyText(await d.metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8');
+    if (path.startsWith('/openapi/')) return d.openapi.handle(path, req);
+    const doc = d.discovery.get(path);
+    if (doc === undefined) throw pathNotFound();
+    chooseOutput(req.headers.get('accept'), false);
+    return reply(doc);
+  }
+
+  async function withSlot(info: RequestInfo, f: () => Promise<Response>): Promise<Response> {
+    if (isLongRunning(info)) return f();
+    const mutating = info.isResourceRequest && MUTATING.has(info.verb);
+    if (
+      mutating ? d.maxMutatingInflight > 0 && mutatingInflight >= d.maxMutatingInflight : d.maxInflight > 0 && inflight >= d.maxInflight
+    ) {
+      throw tooManyRequests(1);
+    }
+    if (mutating) mutatingInflight++;
+    else inflight++;
+    try {
+      if (d.requestTimeoutMs <= 0) return await f();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new StatusError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', {}),
+            ),
+          d.requestTimeoutMs,
+        );
+      });
+      try {
+        return await Promise.race([f(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } finally {
+      if (mutating) mutatingInflight--;
+      else inflight--;
+    }
+  }
+
+  return async function handle(req: Request): Promise<Response> {
+    const started = performance.now();
+    const url = new URL(req.url);
+    let info: RequestInfo | undefined;
+    let res: Response;
+    try {
+      const health = await d.health.handle(url.pathname, url.searchParams);
+      if (health) return health;
+      info = parseRequestInfo(req.method, url.pathname, url.searchParams);
+      const user = d.authn.authenticate(req);
+      if (!user) throw unauthorized();
+      const denied = authorize(user, info);
+      if (denied) throw denied;
+      const i = info;
+      res = await withSlot(i, () => route(i, req, url));
+    } catch (e) {
+      res = replyError(e, {}, d.log);
+    }
+    if (info?.isResourceRequest) {
+      d.metrics.observe(
+        {
+          verb: METRIC_VERB[info.verb] ?? req.method,
+          group: info.group,
+          version: info.version,
+          resource: info.resource,
+          subresource: info.subresource,
+          scope: info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster',
+          component: 'apiserver',
+          code: String(res.status),
+        },
+        (performance.now() - started) / 1000,
+      );
+    }
+    return res;
+  };
+}

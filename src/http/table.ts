@@ -1,0 +1,102 @@
+/**
+ * Table and PartialObjectMetadata conversions (`Accept: application/json;as=Table;g=meta.svc.io;v=v1`).
+ * Columns come from the kind (src/kinds/columns.ts); a kind without columns gets the default
+ * table the reference serves: Name and Created At.
+ */
+import type { Obj } from '../api/meta';
+import type { Column, KindDef } from '../registry/kind';
+
+const NAME_COLUMN = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description:
+    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+  priority: 0,
+};
+
+const CREATED_AT: Column = {
+  name: 'Created At',
+  type: 'date',
+  description:
+    'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata',
+  priority: 0,
+  cell: (o) => o.metadata.creationTimestamp ?? null,
+};
+
+export function partialObjectMetadata(o: Obj, group: string): Record<string, unknown> {
+  return { kind: 'PartialObjectMetadata', apiVersion: `${group}/v1`, metadata: o.metadata };
+}
+
+function columns(def: KindDef): Column[] {
+  return def.columns.length > 0 ? def.columns : [CREATED_AT];
+}
+
+export function toTable(
+  def: KindDef,
+  objs: Obj[],
+  listMeta: Record<string, unknown>,
+  group: string,
+  nowMs: number,
+): Record<string, unknown> {
+  const cols = columns(def);
+  return {
+    kind: 'Table',
+    apiVersion: `${group}/v1`,
+    metadata: listMeta,
+    columnDefinitions: [
+      NAME_COLUMN,
+      ...cols.map((c) => {
+        const d: Record<string, unknown> = {
+          name: c.name,
+          type: c.type,
+          format: c.format ?? '',
+          description: c.description ?? '',
+          priority: c.priority,
+        };
+        return d;
+      }),
+    ],
+    rows: objs.map((o) => ({
+      cells: [o.metadata.name ?? '', ...cols.map((c) => c.cell(o, nowMs))],
+      object: partialObjectMetadata(o, group),
+    })),
+  };
+}
+
+/** Human age as kubectl prints it (translateTimestampSince / duration.HumanDuration). */
+export function age(timestamp: string | undefined, nowMs: number): string {
+  if (!timestamp) return '<unknown>';
+  const t = Date.parse(timestamp);
+  if (Number.isNaN(t)) return '<invalid>';
+  return humanDuration(nowMs - t);
+}
+
+export function humanDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < -1) return '<invalid>';
+  if (seconds < 0) return '0s';
+  if (seconds < 60 * 2) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 10) {
+    const s = seconds % 60;
+    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
+  }
+  if (minutes < 60 * 3) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 8) {
+    const m = minutes % 60;
+    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
+  }
+  if (hours < 48) return `${hours}h`;
+  if (hours < 24 * 8) {
+    const h = hours % 24;
+    return h === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${h}h`;
+  }
+  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
+  if (hours < 24 * 365 * 8) {
+    const dy = Math.floor(hours / 24) % 365;
+    return dy === 0 ? `${Math.floor(hours / 24 / 365)}y` : `${Math.floor(hours / 24 / 365)}y${dy}d`;
+  }
+  return `${Math.floor(hours / 24 / 365)}y`;
+}

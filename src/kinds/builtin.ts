@@ -1,0 +1,221 @@
+/**
+ * The built-in kinds: one entry each. Names, scope and subresources are the reference's; the
+ * schema comes from src/schema/generated; strategies (src/kinds/strategies.ts) hold the rules the
+ * schema cannot say; columns (src/kinds/columns.ts) the table shape kubectl shows.
+ */
+import type { Obj } from '../api/meta';
+import type { NameRule } from '../api/validation';
+import type { KindDef, Strategy } from '../registry/kind';
+import { columnsFor } from './columns';
+import { strategyFor } from './strategies';
+
+interface Spec {
+  group?: string;
+  version?: string;
+  kind: string;
+  plural: string;
+  shortNames?: string[];
+  categories?: string[];
+  namespaced: boolean;
+  status?: boolean;
+  nameRule?: NameRule;
+  returnDeletedObject?: boolean;
+  generation?: boolean;
+  /** Schema package: io.svc.api.<pkg>.<version>.<Kind>. */
+  pkg: string;
+  fields?: Record<string, (o: Obj) => string>;
+}
+
+type Path = (o: Obj) => unknown;
+const at =
+  (...path: string[]): Path =>
+  (o) => {
+    let v: unknown = o;
+    for (const p of path) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+    return v;
+  };
+const str = (p: Path) => (o: Obj) => {
+  const v = p(o);
+  return v === undefined || v === null ? '' : String(v);
+};
+
+const SPECS: Spec[] = [
+  {
+    kind: 'Namespace',
+    plural: 'namespaces',
+    shortNames: ['ns'],
+    namespaced: false,
+    status: true,
+    nameRule: 'label',
+    pkg: 'core',
+    fields: { 'status.phase': str(at('status', 'phase')) },
+  },
+  { kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'], namespaced: true, pkg: 'core' },
+  { kind: 'Secret', plural: 'secrets', namespaced: true, pkg: 'core', fields: { type: str(at('type')) } },
+  {
+    kind: 'Pod',
+    plural: 'pods',
+    shortNames: ['po'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    pkg: 'core',
+    fields: {
+      'spec.nodeName': str(at('spec', 'nodeName')),
+      'spec.restartPolicy': str(at('spec', 'restartPolicy')),
+      'spec.schedulerName': str(at('spec', 'schedulerName')),
+      'spec.serviceAccountName': str(at('spec', 'serviceAccountName')),
+      'spec.hostNetwork': (o) => String(at('spec', 'hostNetwork')(o) === true),
+      'status.phase': str(at('status', 'phase')),
+      'status.podIP': str(at('status', 'podIP')),
+      'status.nominatedNodeName': str(at('status', 'nominatedNodeName')),
+    },
+  },
+  {
+    kind: 'Node',
+    plural: 'nodes',
+    shortNames: ['no'],
+    namespaced: false,
+    status: true,
+    pkg: 'core',
+    fields: { 'spec.unschedulable': (o) => String(at('spec', 'unschedulable')(o) === true) },
+  },
+  {
+    kind: 'Service',
+    plural: 'services',
+    shortNames: ['svc'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    nameRule: 'label',
+    pkg: 'core',
+    fields: { 'spec.clusterIP': str(at('spec', 'clusterIP')), 'spec.type': str(at('spec', 'type')) },
+  },
+  {
+    kind: 'Event',
+    plural: 'events',
+    shortNames: ['ev'],
+    namespaced: true,
+    pkg: 'core',
+    generation: false,
+    fields: {
+      'involvedObject.kind': str(at('involvedObject', 'kind')),
+      'involvedObject.namespace': str(at('involvedObject', 'namespace')),
+      'involvedObject.name': str(at('involvedObject', 'name')),
+      'involvedObject.uid': str(at('involvedObject', 'uid')),
+      'involvedObject.apiVersion': str(at('involvedObject', 'apiVersion')),
+      'involvedObject.resourceVersion': str(at('involvedObject', 'resourceVersion')),
+      'involvedObject.fieldPath': str(at('involvedObject', 'fieldPath')),
+      reason: str(at('reason')),
+      reportingComponent: str(at('reportingComponent')),
+      source: str(at('source', 'component')),
+      type: str(at('type')),
+    },
+  },
+  { kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'], namespaced: true, pkg: 'core' },
+  { kind: 'LimitRange', plural: 'limitranges', shortNames: ['limits'], namespaced: true, pkg: 'core' },
+  {
+    kind: 'ResourceQuota',
+    plural: 'resourcequotas',
+    shortNames: ['quota'],
+    namespaced: true,
+    status: true,
+    pkg: 'core',
+    returnDeletedObject: true,
+  },
+  { group: 'coordination.svc.io', kind: 'Lease', plural: 'leases', namespaced: true, pkg: 'coordination' },
+  {
+    group: 'apps',
+    kind: 'Deployment',
+    plural: 'deployments',
+    shortNames: ['deploy'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    pkg: 'apps',
+  },
+  {
+    group: 'apps',
+    kind: 'ReplicaSet',
+    plural: 'replicasets',
+    shortNames: ['rs'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    pkg: 'apps',
+    fields: { 'status.replicas': (o) => String(at('status', 'replicas')(o) ?? 0) },
+  },
+  { group: 'flowcontrol.apiserver.svc.io', kind: 'FlowSchema', plural: 'flowschemas', namespaced: false, status: true, pkg: 'flowcontrol' },
+  {
+    group: 'flowcontrol.apiserver.svc.io',
+    kind: 'PriorityLevelConfiguration',
+    plural: 'prioritylevelconfigurations',
+    namespaced: false,
+    status: true,
+    pkg: 'flowcontrol',
+  },
+  {
+    group: 'networking.svc.io',
+    kind: 'NetworkPolicy',
+    plural: 'networkpolicies',
+    shortNames: ['netpol'],
+    namespaced: true,
+    pkg: 'networking',
+  },
+  {
+    group: 'policy',
+    kind: 'PodDisruptionBudget',
+    plural: 'poddisruptionbudgets',
+    shortNames: ['pdb'],
+    namespaced: true,
+    status: true,
+    pkg: 'policy',
+  },
+  {
+    group: 'admissionregistration.svc.io',
+    kind: 'ValidatingAdmissionPolicy',
+    plural: 'validatingadmissionpolicies',
+    categories: ['api-extensions'],
+    namespaced: false,
+    status: true,
+    pkg: 'admissionregistration',
+  },
+  {
+    group: 'admissionregistration.svc.io',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    plural: 'validatingadmissionpolicybindings',
+    categories: ['api-extensions'],
+    namespaced: false,
+    pkg: 'admissionregistration',
+  },
+];
+
+function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
+  const version = s.version ?? 'v1';
+  const schema = `io.svc.api.${s.pkg}.${version}.${s.kind}`;
+  const strategy: Strategy = strategyFor(s.kind);
+  return {
+    group: s.group ?? '',
+    version,
+    kind: s.kind,
+    listKind: `${s.kind}List`,
+    plural: s.plural,
+    singular: s.kind.toLowerCase(),
+    shortNames: s.shortNames ?? [],
+    categories: s.categories ?? [],
+    namespaced: s.namespaced,
+    schema,
+    status: s.status ?? false,
+    nameRule: s.nameRule ?? 'subdomain',
+    returnDeletedObject: s.returnDeletedObject,
+    generation: s.generation ?? hasSpec(schema),
+    columns: columnsFor(s.kind),
+    selectableFields: s.fields ?? {},
+    strategy,
+  };
+}
+
+/** All built-in kinds; `hasSpec` tells whether a schema has a `spec` field (drives generation). */
+export function builtinKinds(hasSpec: (schema: string) => boolean): KindDef[] {
+  return SPECS.map((s) => build(s, hasSpec));
+}

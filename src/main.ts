@@ -1,0 +1,163 @@
+/**
+ * Composition root: flags → config → construct → wire → listen. Nothing imports this file.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { servingCerts } from './auth/certs';
+import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
+import { type Config, helpText, parseFlags } from './config/flags';
+import { Discovery } from './http/discovery';
+import { HealthEndpoints } from './http/health';
+import { Metrics } from './http/metrics';
+import { OpenApi } from './http/openapi';
+import { ResourceHandler } from './http/resources';
+import { buildHandler } from './http/server';
+import { WatchServer } from './http/watch';
+import { builtinKinds } from './kinds/builtin';
+import { ApiRegistry } from './registry/api-registry';
+import type { KindDef } from './registry/kind';
+import { SchemaSet } from './schema/engine';
+import definitions from './schema/generated/definitions.json';
+import { overlays } from './schema/overlays';
+import type { Definitions } from './schema/types';
+import { MvccStore } from './store/mvcc';
+import { isStoreError } from './store/types';
+
+const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+function log(msg: string): void {
+  process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
+}
+
+/** Whether --runtime-config leaves a kind enabled. */
+function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
+  const gv = k.group ? `${k.group}/${k.version}` : k.version;
+  const keys = [`${gv}/${k.plural}`, k.group ? gv : `api/${k.version}`, gv, 'api/all'];
+  for (const key of keys) if (key in rc) return rc[key] as boolean;
+  return true;
+}
+
+async function main(argv: string[]): Promise<void> {
+  let cfg: Config | undefined;
+  try {
+    cfg = parseFlags(argv);
+  } catch (e) {
+    process.stderr.write(`Error: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  if (!cfg) {
+    process.stdout.write(helpText());
+    return;
+  }
+  const started = Date.now();
+  const dataDir = path.resolve(cfg.dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+
+  const store = await MvccStore.open({ dir: path.join(dataDir, 'store'), fsync: cfg.fsync, logger: log });
+  const schemas = new SchemaSet(definitions as unknown as Definitions, overlays);
+  const hasSpec = (name: string) => {
+    const s = schemas.get(name);
+    return s?.type === 'object' && s.properties?.spec !== undefined;
+  };
+  const rc = cfg.runtimeConfig;
+  const kinds = builtinKinds(hasSpec).filter((k) => enabled(k, rc));
+  const api = new ApiRegistry(store, schemas, kinds, { continueTtlMs: cfg.compactionIntervalMs });
+
+  // Post-start: the system namespaces exist from the first start on.
+  let bootstrapped = false;
+  const nsStore = api.lookup('', 'v1', 'namespaces');
+  if (nsStore) {
+    for (const name of BOOTSTRAP_NAMESPACES) {
+      try {
+        await nsStore.create(
+          '',
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+          { dryRun: false, fieldValidation: 'Strict', warnings: [] },
+        );
+      } catch (e) {
+        if (!(e instanceof Error && 'code' in e && (e as { code: number }).code === 409)) throw e;
+      }
+    }
+  }
+  bootstrapped = true;
+
+  // Compaction as the reference's compactor: every interval, compact to the revision seen one interval ago.
+  let lastRev = store.currentRevision();
+  const compactor = setInterval(() => {
+    const target = lastRev;
+    lastRev = store.currentRevision();
+    if (target > store.compactedRevision()) {
+      store.compact(target).catch((e) => {
+        if (!isStoreError(e, 'compacted')) log(`compaction to ${target} failed: ${String(e)}`);
+      });
+    }
+  }, cfg.compactionIntervalMs);
+  compactor.unref();
+
+  const certs = await servingCerts(dataDir, cfg.bindAddress, cfg.tlsCertFile || undefined, cfg.tlsPrivateKeyFile || undefined);
+  const token = adminToken(dataDir);
+  const users = new Map<string, UserInfo>([[token, { name: 'admin', uid: 'admin', groups: [MASTERS] }]]);
+  if (cfg.tokenAuthFile)
+    for (const [t, u] of parseTokenFile(fs.readFileSync(cfg.tokenAuthFile, 'utf8'), cfg.tokenAuthFile)) users.set(t, u);
+
+  let shuttingDown = false;
+  const livezGraceUntil = started + cfg.livezGracePeriodMs;
+  const hook = (done: () => boolean) => () => (done() || Date.now() < livezGraceUntil ? undefined : 'not finished');
+  const base = [
+    { name: 'ping', check: () => undefined },
+    { name: 'log', check: () => undefined },
+    { name: 'etcd', check: () => (store.isClosed ? 'store closed' : undefined) },
+    { name: 'poststarthook/bootstrap-namespaces', check: hook(() => bootstrapped) },
+  ];
+  const health = new HealthEndpoints({
+    livez: base,
+    healthz: base,
+    readyz: [...base, { name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }],
+  });
+  const metrics = new Metrics(() => {
+    const s = store.stats();
+    return { revision: s.committed, compacted: s.compacted, keys: s.keys, walFsyncs: s.walFsyncs, walRecords: s.walRecords };
+  });
+  const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
+  const watches = new WatchServer(store, { minRequestTimeout: cfg.minRequestTimeoutSec });
+  const handler = buildHandler({
+    authn: new TokenAuthenticator(users),
+    health,
+    discovery: new Discovery(api, `${host}:${cfg.port}`),
+    openapi: new OpenApi(api, schemas),
+    resources: new ResourceHandler(api, watches, { compression: cfg.featureGates.APIResponseCompression === true }),
+    metrics,
+    maxInflight: cfg.maxRequestsInflight,
+    maxMutatingInflight: cfg.maxMutatingRequestsInflight,
+    requestTimeoutMs: cfg.requestTimeoutMs,
+    log,
+  });
+  const server = Bun.serve({
+    hostname: cfg.bindAddress,
+    port: cfg.port,
+    tls: { cert: certs.cert, key: certs.key },
+    idleTimeout: 0,
+    fetch: handler,
+  });
+  const url = `https://${host}:${server.port}`;
+  const kubeconfig = writeKubeconfig(dataDir, url, certs.ca, token);
+  log(`svc-apiserver serving on ${url} (store revision ${store.currentRevision()}, started in ${Date.now() - started} ms)`);
+  process.stdout.write(`Admin kubeconfig: ${kubeconfig}\n  export KUBECONFIG=${kubeconfig}\n`);
+
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log(`${signal}: /readyz now failing; stopping in ${cfg.shutdownDelayMs} ms`);
+    await Bun.sleep(cfg.shutdownDelayMs);
+    // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
+    for (const s of watches.active) s.close();
+    await server.stop(false);
+    await store.close();
+    log('shut down cleanly');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+await main(process.argv.slice(2));

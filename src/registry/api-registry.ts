@@ -1,0 +1,53 @@
+/**
+ * The set of served resources: (group, version, plural) → ResourceStore, plus the group/version
+ * view discovery needs. Built once at start-up from the kinds and the runtime config.
+ */
+import type { SchemaSet } from '../schema/engine';
+import type { KV } from '../store/types';
+import { namespaceChecker, type RegistryOptions, ResourceStore } from './generic';
+import type { KindDef } from './kind';
+
+export interface GroupVersions {
+  group: string;
+  versions: string[];
+}
+
+export class ApiRegistry {
+  private readonly byPath = new Map<string, ResourceStore>();
+  private readonly byKind = new Map<string, ResourceStore>();
+  readonly stores: ResourceStore[] = [];
+
+  constructor(kv: KV, schemas: SchemaSet, kinds: KindDef[], opts: RegistryOptions = {}) {
+    const ns = namespaceChecker(kv);
+    for (const k of kinds) {
+      const s = new ResourceStore(k, kv, schemas, ns, opts);
+      this.stores.push(s);
+      this.byPath.set(`${k.group}/${k.version}/${k.plural}`, s);
+      this.byKind.set(`${k.group}/${k.version}/${k.kind}`, s);
+    }
+  }
+
+  lookup(group: string, version: string, plural: string): ResourceStore | undefined {
+    return this.byPath.get(`${group}/${version}/${plural}`);
+  }
+
+  byGroupVersionKind(group: string, version: string, kind: string): ResourceStore | undefined {
+    return this.byKind.get(`${group}/${version}/${kind}`);
+  }
+
+  /** Served groups in a stable order (core first), each with its versions. */
+  groups(): GroupVersions[] {
+    const out = new Map<string, Set<string>>();
+    for (const s of this.stores) {
+      const g = out.get(s.def.group) ?? new Set<string>();
+      g.add(s.def.version);
+      out.set(s.def.group, g);
+    }
+    return [...out.entries()].map(([group, versions]) => ({ group, versions: [...versions] }));
+  }
+
+  /** The resources of one group/version. */
+  resources(group: string, version: string): ResourceStore[] {
+    return this.stores.filter((s) => s.def.group === group && s.def.version === version);
+  }
+}

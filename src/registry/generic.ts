@@ -1,0 +1,531 @@
+/**
+ * CRUD written once over the store, for every kind: create, get, list, update (incl. the status
+ * subresource), delete and deletecollection, with the reference's resourceVersion semantics,
+ * metadata rules and Status errors. A kind contributes only its KindDef (schema, strategy).
+ *
+ * Store errors are translated here, once per verb, into Status errors.
+ */
+import { clone, deepEqual, generateName, isObject, newUid, now, type Obj } from '../api/meta';
+import { type FieldRequirement, type LabelSelector, matchesFields, matchesLabels } from '../api/selectors';
+import {
+  alreadyExists,
+  badRequest,
+  CONTINUE_EXPIRED,
+  conflict,
+  forbidden,
+  internal,
+  invalid,
+  notFound,
+  resourceExpired,
+  STALE_OBJECT,
+  StatusError,
+  type Target,
+  tooLargeResourceVersion,
+} from '../api/status';
+import { validateObjectMeta } from '../api/validation';
+import type { SchemaSet } from '../schema/engine';
+import type { FieldError } from '../schema/types';
+import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
+import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision } from '../store/types';
+import { decodeStored, encodeStored } from './encoding';
+import { apiVersionOf, type KindDef, keyPrefix } from './kind';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldValidation: FieldValidation;
+  /** Warnings to send as `Warning: 299 - "..."` headers. */
+  warnings: string[];
+}
+
+export interface ListOptions {
+  labelSelector: LabelSelector;
+  fieldSelector: FieldRequirement[];
+  hasSelectors: boolean;
+  limit: number;
+  continueToken: string;
+  resourceVersion: string;
+  resourceVersionMatch: '' | 'Exact' | 'NotOlderThan';
+}
+
+export interface ListResult {
+  /** The items as stored (use decodeStored / storedText). */
+  items: KeyValue[];
+  revision: Revision;
+  continueToken: string;
+  remainingItemCount?: number;
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  dryRun: boolean;
+}
+
+export interface RegistryOptions {
+  clock?: () => number;
+  /** How long a "not older than"/"exact" read waits for a revision the store has not reached. */
+  futureRevisionWait?: number;
+  /** Lifetime of continue tokens (the reference's compaction interval). */
+  continueTtlMs?: number;
+}
+
+const MAX_GENERATE_ATTEMPTS = 8;
+const NAMESPACE_PREFIX = '/registry/core/namespaces/';
+
+/** What a namespaced write needs to know about its namespace. */
+export type NamespaceCheck = (namespace: string) => Promise<'active' | 'terminating' | 'missing'>;
+
+export function parseResourceVersion(rv: string, what = 'resource version'): Revision {
+  if (!/^\d+$/.test(rv)) throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
+  return Number(rv);
+}
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+  t: number;
+}
+
+export class ResourceStore {
+  readonly target: Target;
+  readonly prefix: string;
+  private readonly clock: () => number;
+  private readonly futureWait: number;
+  private readonly continueTtl: number;
+
+  constructor(
+    readonly def: KindDef,
+    private readonly kv: KV,
+    private readonly schemas: SchemaSet,
+    private readonly namespaceCheck: NamespaceCheck,
+    opts: RegistryOptions = {},
+  ) {
+    this.target = { group: def.group, resource: def.plural };
+    this.prefix = keyPrefix(def);
+    this.clock = opts.clock ?? Date.now;
+    this.futureWait = opts.futureRevisionWait ?? 3000;
+    this.continueTtl = opts.continueTtlMs ?? 5 * 60_000;
+  }
+
+  key(namespace: string, name: string): string {
+    return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
+  }
+
+  /** The key range of a list: one namespace, or all of them. */
+  private range(namespace: string): [string, string] {
+    const start = this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : this.prefix;
+    return [start, prefixEnd(start)];
+  }
+
+  // ---- reads --------------------------------------------------------------------------
+
+  async get(namespace: string, name: string, resourceVersion = ''): Promise<KeyValue> {
+    let revision: Revision | undefined;
+    if (resourceVersion !== '' && resourceVersion !== '0') {
+      // "Not older than": wait for the store to reach it, then serve the newest.
+      await this.waitFor(parseResourceVersion(resourceVersion));
+    }
+    const r = await this.read(() => this.kv.range(this.key(namespace, name), revision ? { revision } : undefined));
+    const kv = r.kvs[0];
+    if (!kv) throw notFound(this.target, name);
+    return kv;
+  }
+
+  async list(namespace: string, o: ListOptions): Promise<ListResult> {
+    const [start, end] = this.range(namespace);
+    const rvSet = o.resourceVersion !== '';
+    if (o.resourceVersionMatch !== '' && !rvSet) {
+      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');
+    }
+    if (o.resourceVersionMatch === 'Exact' && o.resourceVersion === '0') {
+      throw badRequest(`resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`);
+    }
+    if (o.resourceVersionMatch !== '' && o.continueToken) {
+      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided');
+    }
+    let from = start;
+    let revision: Revision | undefined;
+    if (o.continueToken) {
+      if (rvSet && o.resourceVersion !== '0') {
+        throw badRequest('specifying resource version is not allowed when using continue');
+      }
+      const tok = this.decodeContinue(o.continueToken);
+      if (tok.rv < this.kv.compactedRevision() || this.clock() - tok.t > this.continueTtl) throw resourceExpired(CONTINUE_EXPIRED);
+      from = start + tok.start;
+      revision = tok.rv;
+    } else if (rvSet && o.resourceVersion !== '0') {
+      const rv = parseResourceVersion(o.resourceVersion);
+      await this.waitFor(rv);
+      const exact = o.resourceVersionMatch === 'Exact' || (o.resourceVersionMatch === '' && o.limit > 0);
+      if (exact) {
+        if (rv < this.kv.compactedRevision()) throw resourceExpired(`too old resource version: ${rv} (${this.kv.compactedRevision()})`);
+        revision = rv;
+      }
+    }
+    if (!o.hasSelectors) {
+      const r = await this.read(() => this.kv.range(from, { end, revision, limit: o.limit }));
+      const last = r.kvs[r.kvs.length - 1];
+      const more = r.more && last !== undefined;
+      return {
+        items: r.kvs,
+        revision: r.revision,
+        continueToken: more ? this.encodeContinue(r.revision, last.key, start) : '',
+        remainingItemCount: more ? r.count - r.kvs.length : undefined,
+      };
+    }
+    // With selectors, read pages until `limit` matches are found (as the reference does).
+    const items: KeyValue[] = [];
+    const want = o.limit > 0 ? o.limit : Number.POSITIVE_INFINITY;
+    const page = o.limit > 0 ? Math.max(o.limit, 100) : 0;
+    let cursor = from;
+    let rev = revision;
+    let lastKey = '';
+    let more = false;
+    for (;;) {
+      const r = await this.read(() => this.kv.range(cursor, { end, revision: rev, limit: page, skipCount: true }));
+      rev = r.revision;
+      let i = 0;
+      for (; i < r.kvs.length && items.length < want; i++) {
+        const kv = r.kvs[i] as KeyValue;
+        lastKey = kv.key;
+        if (this.matches(kv, o)) items.push(kv);
+      }
+      if (items.length >= want) {
+        // More only if anything is left after the last key examined.
+        more = i < r.kvs.length || r.more;
+        break;
+      }
+      if (!r.more || r.kvs.length === 0) break;
+      cursor = `${(r.kvs[r.kvs.length - 1] as KeyValue).key}\0`;
+    }
+    return {
+      items,
+      revision: rev ?? this.kv.currentRevision(),
+      continueToken: more ? this.encodeContinue(rev as Revision, lastKey, start) : '',
+    };
+  }
+
+  private matches(kv: KeyValue, o: ListOptions): boolean {
+    const obj = decodeStored(kv);
+    if (!matchesLabels(o.labelSelector, obj.metadata.labels)) return false;
+    return matchesFields(o.fieldSelector, (f) => this.fieldValue(obj, f));
+  }
+
+  fieldValue(obj: Obj, field: string): string {
+    if (field === 'metadata.name') return obj.metadata.name ?? '';
+    if (field === 'metadata.namespace') return obj.metadata.namespace ?? '';
+    return this.def.selectableFields[field]?.(obj) ?? '';
+  }
+
+  get selectableFields(): Set<string> {
+    return new Set(['metadata.name', 'metadata.namespace', ...Object.keys(this.def.selectableFields)]);
+  }
+
+  private encodeContinue(rv: Revision, lastKey: string, start: string): string {
+    const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: `${lastKey.slice(start.length)}\0`, t: this.clock() };
+    return Buffer.from(JSON.stringify(tok)).toString('base64');
+  }
+
+  private decodeContinue(s: string): ContinueToken {
+    try {
+      const tok = JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as ContinueToken;
+      if (typeof tok.rv !== 'number' || typeof tok.start !== 'string' || typeof tok.t !== 'number' || tok.start.startsWith('/'))
+        throw new Error('bad');
+      return tok;
+    } catch {
+      throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.svc.io/v1)');
+    }
+  }
+
+  /** Wait (up to futureRevisionWait) for the store to reach `rv`; then 504 Too large resource version. */
+  private async waitFor(rv: Revision): Promise<void> {
+    if (rv <= this.kv.currentRevision()) return;
+    const deadline = this.clock() + this.futureWait;
+    while (this.clock() < deadline) {
+      await Bun.sleep(25);
+      if (rv <= this.kv.currentRevision()) return;
+    }
+    throw tooLargeResourceVersion(rv, this.kv.currentRevision());
+  }
+
+  /** Run a store read, translating store errors. */
+  private async read<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (e) {
+      throw this.translate(e, '');
+    }
+  }
+
+  translate(e: unknown, name: string): unknown {
+    if (e instanceof StatusError || !isStoreError(e)) return e;
+    switch (e.code) {
+      case 'not-found':
+        return notFound(this.target, name);
+      case 'exists':
+        return alreadyExists(this.target, name);
+      case 'conflict':
+        return conflict(this.target, name, STALE_OBJECT);
+      case 'compacted':
+        return resourceExpired(`too old resource version: ${e.message}`);
+      case 'future-revision':
+        return tooLargeResourceVersion(0, this.kv.currentRevision());
+      default:
+        return internal(e.message);
+    }
+  }
+
+  // ---- writes -------------------------------------------------------------------------
+
+  /** Schema pass over a decoded body: types (fatal 400), unknown fields (per fieldValidation), defaults. */
+  admit(obj: Obj, w: WriteOptions): void {
+    const r = this.schemas.normalize(this.def.schema, obj, { prune: true, defaults: true });
+    if (r.typeErrors.length > 0) {
+      const t = r.typeErrors[0] as { field: string; expected: string; got: string };
+      throw badRequest(
+        `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`,
+      );
+    }
+    if (r.unknown.length > 0 && w.fieldValidation !== 'Ignore') {
+      if (w.fieldValidation === 'Strict') {
+        throw badRequest(`strict decoding error: ${r.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+      }
+      for (const f of r.unknown) w.warnings.push(`unknown field "${f}"`);
+    }
+  }
+
+  /** Check apiVersion/kind of a body (filling them when absent) and its metadata shape. */
+  checkTypeMeta(obj: unknown): Obj {
+    if (!isObject(obj)) throw badRequest(`Object '${this.def.kind}' is not a valid object`);
+    const want = apiVersionOf(this.def);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== want) {
+      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
+    }
+    if (obj.kind !== undefined && obj.kind !== this.def.kind) {
+      throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${this.def.kind})`);
+    }
+    if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+    if (!isObject(obj.metadata)) {
+      throw badRequest(
+        `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal into Go struct field ${this.def.kind}.metadata of type v1.ObjectMeta`,
+      );
+    }
+    obj.apiVersion = want;
+    obj.kind = this.def.kind;
+    return obj as Obj;
+  }
+
+  private validateCreate(obj: Obj): void {
+    const errs: FieldError[] = validateObjectMeta(obj.metadata, this.def.namespaced, this.def.nameRule);
+    errs.push(...(this.def.strategy.validate?.(obj) ?? []));
+    if (errs.length > 0) throw invalid(this.def.kind, this.def.group, obj.metadata.name ?? '', errs);
+  }
+
+  async create(namespace: string, body: unknown, w: WriteOptions): Promise<Obj> {
+    const obj = this.checkTypeMeta(body);
+    this.admit(obj, w);
+    const meta = obj.metadata;
+    if (this.def.namespaced) {
+      if (meta.namespace && meta.namespace !== namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      meta.namespace = namespace;
+    } else {
+      delete meta.namespace;
+    }
+    if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+    const generated = !meta.name && !!meta.generateName;
+    if (generated) meta.name = generateName(meta.generateName as string);
+    meta.uid = newUid();
+    meta.creationTimestamp = now(this.clock);
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (this.def.generation) meta.generation = 1;
+    else delete meta.generation;
+    if (this.def.status) delete obj.status;
+    this.def.strategy.prepareForCreate?.(obj);
+    this.validateCreate(obj);
+    if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
+    if (w.dryRun) return obj;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj));
+        meta.resourceVersion = String(rev);
+        return obj;
+      } catch (e) {
+        if (generated && isStoreError(e, 'exists') && attempt < MAX_GENERATE_ATTEMPTS) {
+          meta.name = generateName(meta.generateName as string);
+          continue;
+        }
+        throw this.translate(e, meta.name as string);
+      }
+    }
+  }
+
+  private async checkNamespace(namespace: string, name: string): Promise<void> {
+    const state = await this.namespaceCheck(namespace);
+    if (state === 'missing') throw notFound({ group: '', resource: 'namespaces' }, namespace);
+    if (state === 'terminating') {
+      throw forbidden(this.target, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
+  }
+
+  /**
+   * PUT of the main resource or of its status subresource. The body's resourceVersion, when set,
+   * must be current (else 409); without it the update is unconditional and retried on races.
+   * An update that changes nothing writes nothing and keeps the resourceVersion.
+   */
+  async update(namespace: string, name: string, body: unknown, w: WriteOptions, subresource: '' | 'status'): Promise<Obj> {
+    const input = this.checkTypeMeta(body);
+    this.admit(input, w);
+    const meta = input.metadata;
+    if (meta.name !== name) throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`);
+    if (this.def.namespaced && meta.namespace && meta.namespace !== namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    const wantRv = meta.resourceVersion ? parseResourceVersion(meta.resourceVersion, 'resourceVersion') : 0;
+    const key = this.key(namespace, name);
+    for (;;) {
+      const curKv = await this.get(namespace, name);
+      if (wantRv && wantRv !== curKv.modRevision) throw conflict(this.target, name, STALE_OBJECT);
+      const cur = decodeStored(curKv);
+      const next = this.merge(input, cur, subresource);
+      const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
+      errs.push(...(this.def.strategy.validate?.(next) ?? []), ...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
+      if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
+      if (deepEqual(next, cur)) return cur;
+      if (w.dryRun) return next;
+      try {
+        const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
+        next.metadata.resourceVersion = String(rev);
+        return next;
+      } catch (e) {
+        if (isStoreError(e, 'conflict') && !wantRv) continue;
+        throw this.translate(e, name);
+      }
+    }
+  }
+
+  /** The object an update stores: the input with server-owned state carried over from `cur`. */
+  private merge(input: Obj, cur: Obj, subresource: '' | 'status'): Obj {
+    let next: Obj;
+    if (subresource === 'status') {
+      // Status writes change only status.
+      next = clone(cur);
+      if (input.status === undefined) delete next.status;
+      else next.status = clone(input.status);
+    } else {
+      next = clone(input);
+      if (this.def.status) {
+        if (cur.status === undefined) delete next.status;
+        else next.status = clone(cur.status);
+      }
+      this.def.strategy.prepareForUpdate?.(next, cur);
+    }
+    const m = next.metadata;
+    const c = cur.metadata;
+    m.namespace = c.namespace;
+    m.uid = c.uid;
+    m.creationTimestamp = c.creationTimestamp;
+    m.resourceVersion = c.resourceVersion;
+    if (c.deletionTimestamp) m.deletionTimestamp = c.deletionTimestamp;
+    else delete m.deletionTimestamp;
+    if (c.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = c.deletionGracePeriodSeconds;
+    else delete m.deletionGracePeriodSeconds;
+    if (m.namespace === undefined) delete m.namespace;
+    delete m.selfLink;
+    if (this.def.generation) {
+      m.generation = (c.generation ?? 1) + (specChanged(next, cur) ? 1 : 0);
+    } else {
+      delete m.generation;
+    }
+    return next;
+  }
+
+  async delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
+    const key = this.key(namespace, name);
+    for (;;) {
+      const curKv = await this.get(namespace, name);
+      const cur = decodeStored(curKv);
+      const pre = o.preconditions;
+      if (pre?.uid && pre.uid !== cur.metadata.uid) {
+        throw conflict(this.target, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) {
+        throw conflict(
+          this.target,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
+        );
+      }
+      if ((cur.metadata.finalizers?.length ?? 0) > 0) {
+        // Finalizers pending: the object becomes Terminating and stays until they are removed.
+        if (cur.metadata.deletionTimestamp) return { obj: cur, deleted: false };
+        const next = clone(cur);
+        next.metadata.deletionTimestamp = now(this.clock);
+        next.metadata.deletionGracePeriodSeconds = 0;
+        if (o.dryRun) return { obj: next, deleted: false };
+        try {
+          const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
+          next.metadata.resourceVersion = String(rev);
+          return { obj: next, deleted: false };
+        } catch (e) {
+          if (isStoreError(e, 'conflict')) continue;
+          throw this.translate(e, name);
+        }
+      }
+      if (o.dryRun) return { obj: cur, deleted: true };
+      try {
+        await storeRemove(this.kv, key, curKv.modRevision);
+        return { obj: cur, deleted: true };
+      } catch (e) {
+        if (isStoreError(e, 'conflict')) continue;
+        throw this.translate(e, name);
+      }
+    }
+  }
+
+  /** Delete everything a list with these options returns; answers the deleted objects. */
+  async deleteCollection(namespace: string, lo: ListOptions, o: DeleteOptions): Promise<{ items: Obj[]; revision: Revision }> {
+    const r = await this.list(namespace, { ...lo, limit: 0, continueToken: '' });
+    const items: Obj[] = [];
+    for (const kv of r.items) {
+      const obj = decodeStored(kv);
+      try {
+        const d = await this.delete(obj.metadata.namespace ?? '', obj.metadata.name as string, { ...o, preconditions: undefined });
+        items.push(d.obj);
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 404) continue;
+        throw e;
+      }
+    }
+    return { items, revision: this.kv.currentRevision() };
+  }
+}
+
+/** Whether anything outside metadata and status differs (drives metadata.generation). */
+function specChanged(a: Obj, b: Obj): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (k === 'metadata' || k === 'status' || k === 'kind' || k === 'apiVersion') continue;
+    if (!deepEqual(a[k], b[k])) return true;
+  }
+  return false;
+}
+
+/** Namespace lookups for create, straight from the store. */
+export function namespaceChecker(kv: KV): NamespaceCheck {
+  return async (namespace) => {
+    const r = await kv.range(`${NAMESPACE_PREFIX}${namespace}`);
+    const kvNs = r.kvs[0];
+    if (!kvNs) return 'missing';
+    const ns = decodeStored(kvNs);
+    const phase = (ns.status as { phase?: string } | undefined)?.phase;
+    return ns.metadata.deletionTimestamp || phase === 'Terminating' ? 'terminating' : 'active';
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * A kind, described once. Everything generic (CRUD, lists, watch, discovery, OpenAPI, tables,
+ * encodings) reads this description; a kind adds a KindDef and, where it has rules the schema
+ * cannot say, a Strategy.
+ */
+import type { Obj } from '../api/meta';
+import type { NameRule } from '../api/validation';
+import type { DefName, FieldError } from '../schema/types';
+
+export interface Column {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  /** 0: shown by default; 1: only with -o wide. */
+  priority: number;
+  /** The cell for an object (a string, number, boolean or null). */
+  cell: (o: Obj, now: number) => unknown;
+}
+
+export interface Strategy {
+  /** Set server-owned initial state on create (after defaulting, before validation). */
+  prepareForCreate?(obj: Obj): void;
+  /** Carry server-owned state over on update of the main resource. */
+  prepareForUpdate?(obj: Obj, old: Obj): void;
+  /** Kind-specific rules on create (ObjectMeta is validated generically). */
+  validate?(obj: Obj): FieldError[];
+  /** Kind-specific rules on update, e.g. immutable fields (validate() runs too). */
+  validateUpdate?(obj: Obj, old: Obj): FieldError[];
+}
+
+export interface KindDef {
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  categories: string[];
+  namespaced: boolean;
+  /** The schema definition of the kind. */
+  schema: DefName;
+  /** Subresources served (status: spec/status split as the reference's status strategies). */
+  status: boolean;
+  nameRule: NameRule;
+  /** Deletes answer with the object instead of a Status (e.g. ResourceQuota). */
+  returnDeletedObject?: boolean;
+  /** Generation counts changes outside metadata and status (kinds with a spec). */
+  generation: boolean;
+  /** Table columns after Name; empty: the default table (Name, Created At). */
+  columns: Column[];
+  /** Field selectors beyond metadata.name and metadata.namespace. */
+  selectableFields: Record<string, (o: Obj) => string>;
+  strategy: Strategy;
+}
+
+export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {
+  return k.group ? `${k.group}/${k.version}` : k.version;
+}
+
+/** The store key prefix of a kind: /registry/<group or core>/<plural>/ */
+export function keyPrefix(k: Pick<KindDef, 'group' | 'plural'>): string {
+  return `/registry/${k.group || 'core'}/${k.plural}/`;
+}
