@@ -1,0 +1,138 @@
+/**
+ * Start a real server process (src/main.ts) on a free port with a temporary data dir, for
+ * black-box tests over HTTPS. Use:
+ *
+ *   const srv = await startServer();            // extra flags: startServer({ args: ['--foo=bar'] })
+ *   const r = await srv.fetch('/api/v1/namespaces');
+ *   srv.kubectl(['get', 'ns']);                 // runs /usr/bin/kubectl with the admin kubeconfig
+ *   await srv.stop();
+ */
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dir, '../..');
+
+export interface Server {
+  url: string;
+  port: number;
+  dataDir: string;
+  kubeconfig: string;
+  token: string;
+  ca: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  /** fetch against the server with the admin token (override headers to drop/replace it). */
+  fetch(p: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
+  /** JSON request helper: returns status, headers and the parsed body. */
+  json(
+    method: string,
+    p: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; body: any }>;
+  kubectl(args: string[], input?: string): { code: number; stdout: string; stderr: string };
+  stop(signal?: NodeJS.Signals): Promise<number>;
+  /** Server stderr so far. */
+  logs(): string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+export const KUBECTL = fs.existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : 'kubectl';
+
+export async function startServer(opts: { args?: string[]; dataDir?: string } = {}): Promise<Server> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
+  const port = await freePort();
+  let stderr = '';
+  const proc = Bun.spawn(
+    [process.execPath, path.join(ROOT, 'src/main.ts'), `--port=${port}`, `--data-dir=${dataDir}`, ...(opts.args ?? [])],
+    {
+      cwd: ROOT,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  );
+  (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) stderr += dec.decode(chunk);
+  })();
+  const kubeconfig = path.join(dataDir, 'admin.kubeconfig');
+  const deadline = Date.now() + 15_000;
+  // Ready when the kubeconfig is written (after listen).
+  let out = '';
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const dec = new TextDecoder();
+  let pending = reader.read();
+  while (!out.includes('export KUBECONFIG=')) {
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`server did not start: ${stderr}${out}`);
+    const r = await Promise.race([pending, Bun.sleep(100).then(() => undefined)]);
+    if (r === undefined) continue;
+    if (r.done) throw new Error(`server exited: ${stderr}${out}`);
+    out += dec.decode(r.value);
+    pending = reader.read();
+  }
+  // Keep draining stdout so the server never blocks on a full pipe.
+  (async () => {
+    for (let r = await pending; !r.done; r = await pending) pending = reader.read();
+  })().catch(() => {});
+  const token = fs.readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim();
+  const ca = fs.readFileSync(path.join(dataDir, 'ca.crt'), 'utf8');
+  const url = `https://127.0.0.1:${port}`;
+  const srv: Server = {
+    url,
+    port,
+    dataDir,
+    kubeconfig,
+    token,
+    ca,
+    proc,
+    fetch(p, init = {}) {
+      const headers = new Headers(init.headers);
+      const t = init.token === undefined ? token : init.token;
+      if (t !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${t}`);
+      return fetch(`${url}${p}`, { ...init, headers, tls: { ca } } as RequestInit);
+    },
+    async json(method, p, body, headers = {}) {
+      const h: Record<string, string> = { ...headers };
+      if (body !== undefined && !h['content-type']) h['content-type'] = 'application/json';
+      const r = await srv.fetch(p, {
+        method,
+        headers: h,
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await r.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON
+      }
+      return { status: r.status, headers: r.headers, body: parsed };
+    },
+    kubectl(args, input) {
+      const r = Bun.spawnSync([KUBECTL, `--kubeconfig=${kubeconfig}`, ...args], {
+        stdin: input === undefined ? 'ignore' : Buffer.from(input),
+        env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dataDir },
+      });
+      return { code: r.exitCode ?? -1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+    },
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null) proc.kill(signal);
+      const code = await proc.exited;
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+    logs: () => stderr,
+  };
+  return srv;
+}
