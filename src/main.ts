@@ -12,9 +12,10 @@ import { Metrics } from './http/metrics';
 import { OpenApi } from './http/openapi';
 import { ResourceHandler } from './http/resources';
 import { buildHandler } from './http/server';
-import { WatchServer } from './http/watch';
+import { WatchHandler } from './http/watch-handler';
 import { builtinKinds } from './kinds/builtin';
 import { ApiRegistry } from './registry/api-registry';
+import type { ResourceStore } from './registry/generic';
 import type { KindDef } from './registry/kind';
 import { SchemaSet } from './schema/engine';
 import definitions from './schema/generated/definitions.json';
@@ -22,6 +23,7 @@ import { overlays } from './schema/overlays';
 import type { Definitions } from './schema/types';
 import { MvccStore } from './store/mvcc';
 import { isStoreError } from './store/types';
+import { WatchCache } from './watch/cache';
 
 const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -119,7 +121,24 @@ async function main(argv: string[]): Promise<void> {
     return { revision: s.committed, compacted: s.compacted, keys: s.keys, walFsyncs: s.walFsyncs, walRecords: s.walRecords };
   });
   const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
-  const watches = new WatchServer(store, { minRequestTimeout: cfg.minRequestTimeoutSec });
+  // One watch cache per resource, started on first use (watch, or an "Any"/"not older than" list).
+  const caches = new Map<ResourceStore, WatchCache>();
+  const cacheOf = (s: ResourceStore): WatchCache => {
+    let c = caches.get(s);
+    if (!c) {
+      c = new WatchCache(store, s.prefix, { historyMs: cfg.watchHistoryMs, log });
+      caches.set(s, c);
+      s.cache = c;
+    }
+    return c;
+  };
+  for (const s of api.stores) cacheOf(s);
+  const watches = new WatchHandler(store, cacheOf, {
+    minRequestTimeoutSec: cfg.minRequestTimeoutSec,
+    bookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
+    watchList: cfg.featureGates.WatchList === true,
+    log,
+  });
   const handler = buildHandler({
     authn: new TokenAuthenticator(users),
     health,
@@ -150,7 +169,8 @@ async function main(argv: string[]): Promise<void> {
     log(`${signal}: /readyz now failing; stopping in ${cfg.shutdownDelayMs} ms`);
     await Bun.sleep(cfg.shutdownDelayMs);
     // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
-    for (const s of watches.active) s.close();
+    for (const w of watches.open) w.end('closed');
+    for (const c of caches.values()) c.stop();
     await server.stop(false);
     await store.close();
     log('shut down cleanly');

@@ -19,6 +19,8 @@ export interface Config {
   tlsPrivateKeyFile: string;
   fsync: 'always' | 'none';
   compactionIntervalMs: number;
+  watchHistoryMs: number;
+  watchBookmarkIntervalMs: number;
 }
 
 interface FlagDef {
@@ -225,6 +227,22 @@ const FLAGS: FlagDef[] = [
       c.compactionIntervalMs = parseDuration(v);
     },
   },
+  {
+    name: 'watch-history-window',
+    default: '5m0s',
+    help: 'How long the watch cache keeps events; a watch from an older resourceVersion gets 410 Gone.',
+    apply: (c, v) => {
+      c.watchHistoryMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'watch-bookmark-interval',
+    default: '1m0s',
+    help: 'Interval of BOOKMARK events on watches that allow them.',
+    apply: (c, v) => {
+      c.watchBookmarkIntervalMs = parseDuration(v);
+    },
+  },
 ];
 
 export function helpText(): string {
@@ -254,6 +272,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     tlsPrivateKeyFile: '',
     fsync: 'always',
     compactionIntervalMs: 0,
+    watchHistoryMs: 0,
+    watchBookmarkIntervalMs: 0,
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

@@ -15,7 +15,7 @@ import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyJsonText } from './respond';
 import { partialObjectMetadata, toTable } from './table';
-import type { WatchServer } from './watch';
+import type { WatchHandler } from './watch-handler';
 
 export interface HandlerOptions {
   /** Gate APIResponseCompression. */
@@ -72,7 +72,7 @@ export class ResourceHandler {
 
   constructor(
     private readonly api: ApiRegistry,
-    private readonly watches: WatchServer,
+    private readonly watches: WatchHandler,
     private readonly opts: HandlerOptions,
   ) {
     this.clock = opts.clock ?? Date.now;
@@ -189,16 +189,15 @@ export class ResourceHandler {
     if (r.continueToken) meta.continue = r.continueToken;
     if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
     if (out.kind === 'json' && !o.pretty) {
-      // Serve stored bytes: no parse, no stringify per item.
+      // Serve stored (or cached) JSON text: no parse, no stringify per item.
       const def = store.def;
-      const parts = new Array<string>(r.items.length);
-      for (let i = 0; i < r.items.length; i++) parts[i] = storedText(r.items[i] as never);
+      const parts = r.cached ? r.cached.map((c) => c.text) : r.items.map(storedText);
       return replyJsonText(
         `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${JSON.stringify(meta)},"items":[${parts.join(',')}]}`,
         o,
       );
     }
-    return this.encodeObjects(store, r.items.map(decodeStored), meta, out, o);
+    return this.encodeObjects(store, r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored), meta, out, o);
   }
 }
 

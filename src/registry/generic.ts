@@ -27,6 +27,7 @@ import type { SchemaSet } from '../schema/engine';
 import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision } from '../store/types';
+import type { CachedObject, WatchCache } from '../watch/cache';
 import { decodeStored, encodeStored } from './encoding';
 import { apiVersionOf, type KindDef, keyPrefix } from './kind';
 
@@ -52,6 +53,8 @@ export interface ListOptions {
 export interface ListResult {
   /** The items as stored (use decodeStored / storedText). */
   items: KeyValue[];
+  /** Or, when served from the watch cache, the cached objects. */
+  cached?: CachedObject[];
   revision: Revision;
   continueToken: string;
   remainingItemCount?: number;
@@ -93,6 +96,8 @@ interface ContinueToken {
 export class ResourceStore {
   readonly target: Target;
   readonly prefix: string;
+  /** The resource's watch cache, once the server wires one (serves "Any"/"not older than" lists). */
+  cache: WatchCache | undefined;
   private readonly clock: () => number;
   private readonly futureWait: number;
   private readonly continueTtl: number;
@@ -146,6 +151,9 @@ export class ResourceStore {
     }
     if (o.resourceVersionMatch !== '' && o.continueToken) {
       throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided');
+    }
+    if (this.cache && !o.continueToken && o.limit === 0 && rvSet && o.resourceVersionMatch !== 'Exact') {
+      return this.listFromCache(this.cache, namespace, o);
     }
     let from = start;
     let revision: Revision | undefined;
@@ -207,6 +215,20 @@ export class ResourceStore {
       revision: rev ?? this.kv.currentRevision(),
       continueToken: more ? this.encodeContinue(rev as Revision, lastKey, start) : '',
     };
+  }
+
+  /** "Any" (rv=0) and "not older than" lists, served from the watch cache without a store read. */
+  private async listFromCache(cache: WatchCache, namespace: string, o: ListOptions): Promise<ListResult> {
+    const rv = o.resourceVersion === '0' ? 0 : parseResourceVersion(o.resourceVersion);
+    await cache.start();
+    if (rv > 0 && !(await cache.waitFresh(rv, this.futureWait))) throw tooLargeResourceVersion(rv, cache.revision);
+    const all = cache.list(this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : '');
+    const cached = o.hasSelectors
+      ? all.filter(
+          (c) => matchesLabels(o.labelSelector, c.obj.metadata.labels) && matchesFields(o.fieldSelector, (f) => this.fieldValue(c.obj, f)),
+        )
+      : all;
+    return { items: [], cached, revision: cache.revision, continueToken: '' };
   }
 
   private matches(kv: KeyValue, o: ListOptions): boolean {

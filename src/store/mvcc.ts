@@ -491,6 +491,8 @@ export class MvccStore implements KV {
 
 class MvccChangeStream implements ChangeStream {
   private done = false;
+  /** Where the next batch starts once the consumer comes back for it (see ChangeStream.position). */
+  private handedOut: Revision | undefined;
 
   constructor(
     private readonly store: MvccStore,
@@ -500,6 +502,10 @@ class MvccChangeStream implements ChangeStream {
   ) {}
 
   async next(): Promise<ChangeEvent[]> {
+    if (this.handedOut !== undefined) {
+      this.position = this.handedOut;
+      this.handedOut = undefined;
+    }
     for (;;) {
       if (this.done || this.store.isClosed) {
         this.done = true;
@@ -513,8 +519,11 @@ class MvccChangeStream implements ChangeStream {
           this.done = true;
           throw e;
         }
+        if (r.events.length > 0) {
+          this.handedOut = r.next;
+          return r.events;
+        }
         this.position = r.next;
-        if (r.events.length > 0) return r.events;
         continue;
       }
       await this.store.nextSignal();

@@ -104,7 +104,12 @@ export interface ChangeEvent {
  */
 export interface ChangeStream {
   next(): Promise<ChangeEvent[]>;
-  /** The revision the next batch starts at (all changes before it have been returned). */
+  /**
+   * The revision the next batch starts at: every change before it has been returned AND the
+   * consumer has come back for more (called next() again). So a consumer that applies each batch
+   * before calling next() knows its state reflects every change before `position`, even while
+   * next() waits on changes outside its key range.
+   */
   readonly position: Revision;
   close(): void;
 }

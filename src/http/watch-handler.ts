@@ -1,0 +1,198 @@
+/**
+ * Watch responses over the watch cache: a chunked stream of `{"type": ..., "object": ...}\n`
+ * events (spec 1 "Watch", "Streaming list").
+ *
+ *   resourceVersion unset  → consistent: the cache catches up with the store, synthetic ADDED
+ *                            events for the current state, then changes;
+ *   "0"                    → the same from the cache as it is (may be stale);
+ *   N                      → changes after N; N older than the history window → an ERROR event
+ *                            carrying a 410 Status, as the reference does;
+ *   sendInitialEvents=true → (resourceVersionMatch=NotOlderThan, gate WatchList) synthetic ADDED
+ *                            events, then a BOOKMARK annotated initial-events-end, then changes.
+ *
+ * allowWatchBookmarks adds BOOKMARKs periodically and before the server ends a stream. A watcher
+ * that cannot keep up (its queue overflows, or its socket does not drain) is ended with a final
+ * BOOKMARK when one is valid; its client resumes from the last resourceVersion it saw.
+ */
+import type { Obj } from '../api/meta';
+import type { ResourceRequest } from '../api/request-info';
+import { matchesFields, matchesLabels } from '../api/selectors';
+import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
+import { parseResourceVersion, type ResourceStore } from '../registry/generic';
+import { apiVersionOf } from '../registry/kind';
+import type { KV } from '../store/types';
+import { type CachedObject, TooOldError, type WatchCache, type Watcher, type WatcherEvent } from '../watch/cache';
+import type { Output } from './negotiate';
+import { listOptions } from './resources';
+import { toTable } from './table';
+
+export interface WatchHandlerOptions {
+  /** --min-request-timeout (s): watches without timeoutSeconds end after a random time in [t, 2t]. */
+  minRequestTimeoutSec: number;
+  /** Interval of periodic bookmarks (the reference sends one about every minute). */
+  bookmarkIntervalMs?: number;
+  /** Gate WatchList (streaming lists with sendInitialEvents). */
+  watchList: boolean;
+  /** How long a consistent read waits for the cache to catch up before 504. */
+  freshnessTimeoutMs?: number;
+  log?: (msg: string) => void;
+}
+
+type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const INITIAL_EVENTS_END = ['svc.io/initial-events-end', 'k8s.io/initial-events-end'];
+
+export class WatchHandler {
+  /** Streams currently open (ended on shutdown). */
+  readonly open = new Set<Watcher>();
+
+  constructor(
+    private readonly kv: KV,
+    private readonly cacheOf: (s: ResourceStore) => WatchCache,
+    private readonly opts: WatchHandlerOptions,
+  ) {}
+
+  async serve(store: ResourceStore, info: ResourceRequest, req: Request, q: URLSearchParams, out: Output): Promise<Response> {
+    const lo = listOptions(q, store);
+    const sendInitial = q.get('sendInitialEvents');
+    const initialEvents = sendInitial === 'true' || sendInitial === '1';
+    const rvParam = q.get('resourceVersion') ?? '';
+    const rvm = q.get('resourceVersionMatch') ?? '';
+    if (sendInitial !== null) {
+      if (!this.opts.watchList)
+        throw badRequest(
+          'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+        );
+      if (initialEvents && rvm !== 'NotOlderThan') {
+        throw badRequest(`resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`);
+      }
+    } else if (rvm !== '') {
+      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    }
+    const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
+    const timeoutParam = q.get('timeoutSeconds');
+    const timeoutSec = timeoutParam ? Number(timeoutParam) : this.opts.minRequestTimeoutSec * (1 + Math.random());
+    if (!Number.isFinite(timeoutSec) || timeoutSec < 0) throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}"`);
+
+    const name = info.name;
+    const match = (o: Obj): boolean =>
+      (name === '' || o.metadata.name === name) &&
+      matchesLabels(lo.labelSelector, o.metadata.labels) &&
+      matchesFields(lo.fieldSelector, (f) => store.fieldValue(o, f));
+    const keyPrefix = store.def.namespaced && info.namespace ? `${store.prefix}${info.namespace}/` : '';
+    const cache = this.cacheOf(store);
+    await cache.start();
+
+    // Where the stream starts, and whether synthetic initial events come first.
+    let from: number | 'now';
+    let waitFor = 0;
+    if (initialEvents || rvParam === '' || rvParam === '0') {
+      from = 'now';
+      if (rvParam === '') waitFor = this.kv.currentRevision();
+      else if (rvParam !== '0') waitFor = parseResourceVersion(rvParam);
+    } else {
+      from = parseResourceVersion(rvParam);
+    }
+    if (waitFor > 0 && !(await cache.waitFresh(waitFor, this.opts.freshnessTimeoutMs ?? 3000))) {
+      throw tooLargeResourceVersion(waitFor, cache.revision);
+    }
+    const def = store.def;
+    const encode = (type: EventType, text: string, obj?: Obj): string => {
+      if (out.kind === 'table' && obj && type !== 'ERROR' && type !== 'BOOKMARK') {
+        return `{"type":"${type}","object":${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}}\n`;
+      }
+      return `{"type":"${type}","object":${text}}\n`;
+    };
+    const bookmark = (rv: number, initialEnd: boolean): string => {
+      const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+      if (initialEnd) metadata.annotations = Object.fromEntries(INITIAL_EVENTS_END.map((k) => [k, 'true']));
+      return encode('BOOKMARK', JSON.stringify({ kind: def.kind, apiVersion: apiVersionOf(def), metadata }));
+    };
+
+    let reg: { watcher: Watcher; initial: CachedObject[]; revision: number } | undefined;
+    let tooOld: StatusError | undefined;
+    try {
+      reg = cache.watch({ keyPrefix, match }, from);
+    } catch (e) {
+      if (!(e instanceof TooOldError)) throw e;
+      tooOld = resourceExpired(e.message);
+    }
+    const open = this.open;
+    const bookmarkEvery = this.opts.bookmarkIntervalMs ?? 60_000;
+    const log = this.opts.log ?? (() => {});
+    const aborted = new Promise<void>((resolve) => {
+      if (req.signal.aborted) resolve();
+      req.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+
+    const body = new ReadableStream({
+      type: 'direct',
+      async pull(controller) {
+        const w = reg?.watcher;
+        // Writes resolve when the socket has taken the data; a client that stops reading makes
+        // flush() hang, so every flush races the watcher's end and the client's disconnect.
+        const flush = async (): Promise<boolean> => {
+          const r = controller.flush();
+          if (!(r instanceof Promise)) return true;
+          return Promise.race([r.then(() => true), aborted.then(() => false), (w?.done ?? aborted).then(() => false)]);
+        };
+        try {
+          if (tooOld || !reg || !w) {
+            controller.write(encode('ERROR', JSON.stringify((tooOld ?? resourceExpired('too old resource version')).body())));
+            return;
+          }
+          open.add(w);
+          for (const c of reg.initial) controller.write(encode('ADDED', c.text, c.obj));
+          if (initialEvents) controller.write(bookmark(reg.revision, true));
+          if (!(await flush())) return;
+          const deadline = Date.now() + timeoutSec * 1000;
+          let nextBookmark = Date.now() + bookmarkEvery;
+          for (;;) {
+            const now = Date.now();
+            if (now >= deadline) break;
+            const wait = Math.min(deadline - now, bookmarks ? Math.max(0, nextBookmark - now) : Number.POSITIVE_INFINITY);
+            const evs = await Promise.race([w.next(wait), aborted.then(() => undefined)]);
+            if (evs === undefined || req.signal.aborted) return;
+            if (w.ended && w.ended !== 'closed') break;
+            if (evs.length > 0) writeEvents(controller, evs, encode);
+            if (bookmarks && Date.now() >= nextBookmark && w.pending === 0) {
+              controller.write(bookmark(Math.max(w.delivered, cache.revision), false));
+              nextBookmark = Date.now() + bookmarkEvery;
+            }
+            if ((evs.length > 0 || bookmarks) && !(await flush())) break;
+            if (w.ended) break;
+          }
+          // The server ends the stream: a last bookmark tells the client where to resume.
+          if (bookmarks && w.ended !== 'slow' && w.pending === 0) controller.write(bookmark(Math.max(w.delivered, cache.revision), false));
+          else if (bookmarks && w.ended === 'slow') controller.write(bookmark(w.delivered, false));
+          await flush();
+        } catch (e) {
+          if (e instanceof StatusError) controller.write(encode('ERROR', JSON.stringify(e.body())));
+          else if (!req.signal.aborted) log(`watch ${def.plural}: ${String(e)}`);
+        } finally {
+          if (w) {
+            w.end('closed');
+            open.delete(w);
+          }
+          try {
+            controller.close();
+          } catch {
+            // the client went away first
+          }
+        }
+      },
+    });
+    return new Response(body, {
+      status: 200,
+      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },
+    });
+  }
+}
+
+function writeEvents(
+  controller: { write(s: string): unknown },
+  evs: WatcherEvent[],
+  encode: (type: EventType, text: string, obj?: Obj) => string,
+): void {
+  for (const e of evs) controller.write(encode(e.type, e.text, e.obj));
+}

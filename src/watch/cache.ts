@@ -1,0 +1,338 @@
+/**
+ * The watch cache: one per resource, fed by one store change stream over the resource's key
+ * prefix. It keeps
+ *
+ *   - the current state (key → object, in key order) at `revision`, for initial events and
+ *     resourceVersion="0" / NotOlderThan lists;
+ *   - a history window of events (default 5 minutes), so watchers resume from any resourceVersion
+ *     inside it; older ones get 410 Gone;
+ *   - the watchers, each with a bounded queue.
+ *
+ * Every store event is decoded and encoded once, here; fan-out hands the same event object (and
+ * its lazily built JSON line) to every matching watcher. Fan-out never waits: a watcher whose
+ * queue is full is terminated ('slow'), and its client resumes from its last resourceVersion.
+ *
+ *     store ──change stream──▶ WatchCache.apply ──▶ state, history ──▶ watcher queues ──▶ HTTP
+ */
+import BTree from 'sorted-btree';
+import type { Obj } from '../api/meta';
+import { decodeStored, storedText } from '../registry/encoding';
+import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
+import { isStoreError, prefixEnd } from '../store/types';
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface CachedObject {
+  key: string;
+  rv: Revision;
+  obj: Obj;
+  /** The object's JSON text (with resourceVersion). */
+  text: string;
+}
+
+/** One change of one object, as the cache saw it. */
+export interface CacheEvent {
+  /** What happened in the store; watchers may see it as another type after filtering. */
+  type: EventType;
+  rv: Revision;
+  key: string;
+  obj: Obj;
+  text: string;
+  /** The previous version (for selector transitions); undefined on create. */
+  prev: Obj | undefined;
+  /** When the cache received it (ms), for the time-based history window. */
+  at: number;
+}
+
+export interface WatchCacheOptions {
+  /** How long events are kept for resumption (default 5 minutes). */
+  historyMs?: number;
+  /** Most events kept regardless of age (bounds memory under write bursts). */
+  maxHistory?: number;
+  /** A watcher whose undelivered events exceed this is terminated as too slow. */
+  maxQueue?: number;
+  clock?: () => number;
+  log?: (msg: string) => void;
+}
+
+export class TooOldError extends Error {
+  constructor(
+    readonly requested: Revision,
+    readonly oldest: Revision,
+  ) {
+    super(`too old resource version: ${requested} (${oldest})`);
+  }
+}
+
+/** A watcher's selection: key range plus a predicate on objects. */
+export interface Selection {
+  /** Only keys starting with this (a namespace prefix), or '' for all of the resource. */
+  keyPrefix: string;
+  match: (o: Obj) => boolean;
+}
+
+export type WatcherEvent = { type: EventType; event: CacheEvent; obj: Obj; text: string };
+
+export class Watcher {
+  private queue: WatcherEvent[] = [];
+  private wake: (() => void) | undefined;
+  /** Set when the watcher ended: 'closed' (by the client or server), 'slow', 'reset' (cache relisted). */
+  ended: 'closed' | 'slow' | 'reset' | undefined;
+  /** Revision of the last event handed out (or of the start point). */
+  delivered: Revision;
+  /** Resolves when the watcher ends. */
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+
+  constructor(
+    readonly sel: Selection,
+    from: Revision,
+    private readonly maxQueue: number,
+    private readonly onEnd: (w: Watcher) => void,
+  ) {
+    this.delivered = from;
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve;
+    });
+  }
+
+  /** @internal Called by fan-out; never blocks. */
+  offer(e: CacheEvent): void {
+    if (this.ended) return;
+    if (!this.sel.keyPrefix || e.key.startsWith(this.sel.keyPrefix)) {
+      const now = this.sel.match(e.obj);
+      const before = e.prev !== undefined && e.type !== 'ADDED' ? this.sel.match(e.prev) : false;
+      let type: EventType | undefined;
+      if (e.type === 'DELETED') type = before || now ? 'DELETED' : undefined;
+      else if (now && before) type = 'MODIFIED';
+      else if (now) type = 'ADDED';
+      else if (before) type = 'DELETED';
+      if (type !== undefined) {
+        if (this.queue.length >= this.maxQueue) {
+          this.end('slow');
+          return;
+        }
+        this.queue.push({ type, event: e, obj: e.obj, text: e.text });
+      }
+    }
+    this.signal();
+  }
+
+  /** @internal The cache advanced (an event for another key, or progress). */
+  signal(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /** Events queued so far (possibly none after a progress signal); resolves when there is news. */
+  async next(timeoutMs: number): Promise<WatcherEvent[]> {
+    if (this.queue.length === 0 && !this.ended) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        if (timeoutMs < Number.POSITIVE_INFINITY) timer = setTimeout(resolve, Math.max(0, timeoutMs));
+      });
+      clearTimeout(timer);
+    }
+    const out = this.queue;
+    this.queue = [];
+    const last = out[out.length - 1];
+    if (last) this.delivered = last.event.rv;
+    return out;
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  end(reason: 'closed' | 'slow' | 'reset'): void {
+    if (this.ended) return;
+    this.ended = reason;
+    this.onEnd(this);
+    this.signal();
+    this.resolveDone();
+  }
+}
+
+export class WatchCache {
+  private readonly state = new BTree<string, CachedObject>();
+  private history: CacheEvent[] = [];
+  private historyHead = 0;
+  /** Events before this revision are not in the history (cache start or eviction). */
+  private oldest: Revision = 0;
+  private rev: Revision = 0;
+  private stream: ChangeStream | undefined;
+  private readonly watchers = new Set<Watcher>();
+  private readonly historyMs: number;
+  private readonly maxHistory: number;
+  private readonly maxQueue: number;
+  private readonly clock: () => number;
+  private readonly log: (msg: string) => void;
+  private stopped = false;
+  private ready: Promise<void> | undefined;
+  private readonly end: string;
+
+  constructor(
+    private readonly kv: KV,
+    private readonly prefix: string,
+    opts: WatchCacheOptions = {},
+  ) {
+    this.end = prefixEnd(prefix);
+    this.historyMs = opts.historyMs ?? 5 * 60_000;
+    this.maxHistory = opts.maxHistory ?? 1_000_000;
+    this.maxQueue = opts.maxQueue ?? 10_000;
+    this.clock = opts.clock ?? Date.now;
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** Load the state and start following the store. Idempotent. */
+  start(): Promise<void> {
+    this.ready ??= this.load();
+    return this.ready;
+  }
+
+  private async load(): Promise<void> {
+    const r = await this.kv.range(this.prefix, { end: this.end });
+    this.state.clear();
+    for (const kv of r.kvs) this.state.set(kv.key, cached(kv));
+    this.rev = r.revision;
+    this.oldest = r.revision;
+    this.history = [];
+    this.historyHead = 0;
+    this.stream = this.kv.watch(r.revision + 1, { key: this.prefix, end: this.end });
+    void this.follow(this.stream);
+  }
+
+  private async follow(stream: ChangeStream): Promise<void> {
+    for (;;) {
+      let batch: ChangeEvent[];
+      try {
+        batch = await stream.next();
+      } catch (e) {
+        if (this.stopped || this.stream !== stream) return;
+        if (isStoreError(e, 'compacted') || isStoreError(e, 'watch-cancelled')) {
+          // Fell behind the store's history: relist; watchers must resume (they get 410 if too old).
+          this.log(`watch cache ${this.prefix}: ${String(e)}; relisting`);
+          for (const w of [...this.watchers]) w.end('reset');
+          this.ready = this.load();
+          return;
+        }
+        this.log(`watch cache ${this.prefix}: stream ended: ${String(e)}`);
+        return;
+      }
+      const now = this.clock();
+      for (const ce of batch) this.apply(ce, now);
+      this.evict(now);
+      for (const w of this.watchers) w.signal();
+    }
+  }
+
+  private apply(ce: ChangeEvent, at: number): void {
+    const rv = ce.kv.modRevision;
+    let e: CacheEvent;
+    if (ce.type === 'delete') {
+      const prevCached = this.state.get(ce.kv.key);
+      const prev = ce.prev ? decodeStored(ce.prev) : prevCached?.obj;
+      if (!prev) return;
+      const obj: Obj = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
+      this.state.delete(ce.kv.key);
+      e = { type: 'DELETED', rv, key: ce.kv.key, obj, text: JSON.stringify(obj), prev, at };
+    } else {
+      const c = cached(ce.kv);
+      const prev = this.state.get(ce.kv.key)?.obj;
+      this.state.set(ce.kv.key, c);
+      e = { type: prev ? 'MODIFIED' : 'ADDED', rv, key: ce.kv.key, obj: c.obj, text: c.text, prev, at };
+    }
+    this.rev = rv;
+    this.history.push(e);
+    for (const w of this.watchers) w.offer(e);
+  }
+
+  private evict(now: number): void {
+    let h = this.historyHead;
+    const size = this.history.length - h;
+    let drop = Math.max(0, size - this.maxHistory);
+    while (h + drop < this.history.length && now - (this.history[h + drop] as CacheEvent).at > this.historyMs) drop++;
+    if (drop === 0) return;
+    this.oldest = (this.history[h + drop - 1] as CacheEvent).rv;
+    h += drop;
+    if (h > 4096 && h > this.history.length / 2) {
+      this.history = this.history.slice(h);
+      h = 0;
+    }
+    this.historyHead = h;
+  }
+
+  /** The revision the cache state reflects (all changes up to it are applied). */
+  get revision(): Revision {
+    const pos = this.stream ? this.stream.position - 1 : 0;
+    return Math.max(this.rev, pos);
+  }
+
+  /** Oldest resourceVersion a watch may start from (events after it are all retained). */
+  get oldestResumable(): Revision {
+    return this.oldest;
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  /** Wait until the cache reflects at least `rv` (false on timeout). */
+  async waitFresh(rv: Revision, timeoutMs: number): Promise<boolean> {
+    await this.start();
+    const deadline = this.clock() + timeoutMs;
+    while (this.revision < rv) {
+      if (this.clock() >= deadline) return false;
+      await Bun.sleep(1);
+    }
+    return true;
+  }
+
+  /** Current objects (in key order) under `keyPrefix` ('' = all), at `revision`. */
+  list(keyPrefix = ''): CachedObject[] {
+    const out: CachedObject[] = [];
+    const from = keyPrefix || this.prefix;
+    const to = prefixEnd(from);
+    this.state.forRange(from, to, false, (_k, v) => {
+      out.push(v);
+    });
+    return out;
+  }
+
+  /**
+   * Register a watcher for events after `from`. With `initial`, the current state is returned
+   * too (taken in the same tick as the registration, so nothing falls between them).
+   * Throws TooOldError if `from` is older than the history window.
+   */
+  watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
+    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.watchers.delete(x));
+    if (from === 'now') {
+      const initial = this.list(sel.keyPrefix).filter((c) => sel.match(c.obj));
+      const revision = this.revision;
+      w.delivered = revision;
+      this.watchers.add(w);
+      return { watcher: w, initial, revision };
+    }
+    if (from < this.oldest) throw new TooOldError(from, this.oldest);
+    // Replay retained events after `from`, then live ones.
+    this.watchers.add(w);
+    for (let i = this.historyHead; i < this.history.length; i++) {
+      const e = this.history[i] as CacheEvent;
+      if (e.rv > from) w.offer(e);
+    }
+    return { watcher: w, initial: [], revision: this.revision };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stream?.close();
+    for (const w of [...this.watchers]) w.end('closed');
+  }
+}
+
+function cached(kv: KeyValue): CachedObject {
+  const text = storedText(kv);
+  return { key: kv.key, rv: kv.modRevision, obj: JSON.parse(text) as Obj, text };
+}
