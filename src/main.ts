@@ -6,6 +6,8 @@ import * as path from 'node:path';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { type Config, helpText, parseFlags } from './config/flags';
+import { GarbageCollector } from './controllers/gc';
+import { NamespaceController } from './controllers/namespace';
 import { Discovery } from './http/discovery';
 import { HealthEndpoints } from './http/health';
 import { Metrics } from './http/metrics';
@@ -103,6 +105,7 @@ async function main(argv: string[]): Promise<void> {
     for (const [t, u] of parseTokenFile(fs.readFileSync(cfg.tokenAuthFile, 'utf8'), cfg.tokenAuthFile)) users.set(t, u);
 
   let shuttingDown = false;
+  let controllersStarted = false;
   const livezGraceUntil = started + cfg.livezGracePeriodMs;
   const hook = (done: () => boolean) => () => (done() || Date.now() < livezGraceUntil ? undefined : 'not finished');
   const base = [
@@ -110,6 +113,7 @@ async function main(argv: string[]): Promise<void> {
     { name: 'log', check: () => undefined },
     { name: 'etcd', check: () => (store.isClosed ? 'store closed' : undefined) },
     { name: 'poststarthook/bootstrap-namespaces', check: hook(() => bootstrapped) },
+    { name: 'poststarthook/start-controllers', check: hook(() => controllersStarted) },
   ];
   const health = new HealthEndpoints({
     livez: base,
@@ -158,6 +162,13 @@ async function main(argv: string[]): Promise<void> {
     idleTimeout: 0,
     fetch: handler,
   });
+  // Post-start: the in-process controllers (garbage collector, namespace lifecycle).
+  const gc = new GarbageCollector(api, cacheOf, { log });
+  const nsCache = nsStore ? cacheOf(nsStore) : undefined;
+  const nsController = nsCache ? new NamespaceController(api, nsCache, { log }) : undefined;
+  void Promise.all([gc.start(), nsController?.start()]).then(() => {
+    controllersStarted = true;
+  });
   const url = `https://${host}:${server.port}`;
   const kubeconfig = writeKubeconfig(dataDir, url, certs.ca, token);
   log(`svc-apiserver serving on ${url} (store revision ${store.currentRevision()}, started in ${Date.now() - started} ms)`);
@@ -169,6 +180,8 @@ async function main(argv: string[]): Promise<void> {
     log(`${signal}: /readyz now failing; stopping in ${cfg.shutdownDelayMs} ms`);
     await Bun.sleep(cfg.shutdownDelayMs);
     // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
+    gc.stop();
+    nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();
     await server.stop(false);

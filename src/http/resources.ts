@@ -84,7 +84,9 @@ export class ResourceHandler {
     const def = store.def;
     if (info.namespace && !def.namespaced && info.resource !== 'namespaces') throw pathNotFound();
     const sub = info.subresource;
-    if (sub !== '' && !(sub === 'status' && def.status)) throw pathNotFound();
+    const finalize = sub === 'finalize' && def.kind === 'Namespace' && def.group === '';
+    if (sub !== '' && !(sub === 'status' && def.status) && !finalize) throw pathNotFound();
+    if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
       throw pathNotFound();
@@ -120,7 +122,7 @@ export class ResourceHandler {
         const w = writeOptions(q);
         const body = await decodeBody(req, ['json', 'yaml']);
         const out = chooseOutput(req.headers.get('accept'), false);
-        const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' ? 'status' : '');
+        const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
         return this.encodeObject(obj, out, { ...base, warnings: w.warnings });
       }
       case 'patch':

@@ -7,6 +7,7 @@ import type { Obj } from '../api/meta';
 import type { NameRule } from '../api/validation';
 import type { KindDef, Strategy } from '../registry/kind';
 import { columnsFor } from './columns';
+import { lifecycleFor } from './lifecycle';
 import { strategyFor } from './strategies';
 
 interface Spec {
@@ -193,7 +194,7 @@ const SPECS: Spec[] = [
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';
   const schema = `io.svc.api.${s.pkg}.${version}.${s.kind}`;
-  const strategy: Strategy = strategyFor(s.kind);
+  const strategy: Strategy = { ...strategyFor(s.kind), ...lifecycleFor(s.kind) };
   return {
     group: s.group ?? '',
     version,

@@ -76,6 +76,9 @@ export interface RegistryOptions {
 }
 
 const MAX_GENERATE_ATTEMPTS = 8;
+/** Finalizers of the garbage collector (propagationPolicy Orphan / Foreground). */
+export const ORPHAN = 'orphan';
+export const FOREGROUND = 'foregroundDeletion';
 const NAMESPACE_PREFIX = '/registry/core/namespaces/';
 
 /** What a namespaced write needs to know about its namespace. */
@@ -402,7 +405,7 @@ export class ResourceStore {
    * must be current (else 409); without it the update is unconditional and retried on races.
    * An update that changes nothing writes nothing and keeps the resourceVersion.
    */
-  async update(namespace: string, name: string, body: unknown, w: WriteOptions, subresource: '' | 'status'): Promise<Obj> {
+  async update(namespace: string, name: string, body: unknown, w: WriteOptions, subresource: '' | 'status' | 'finalize'): Promise<Obj> {
     const input = this.checkTypeMeta(body);
     this.admit(input, w);
     const meta = input.metadata;
@@ -423,6 +426,11 @@ export class ResourceStore {
       if (deepEqual(next, cur)) return cur;
       if (w.dryRun) return next;
       try {
+        if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !this.def.strategy.deletePending?.(next)) {
+          // The last finalizer is gone from a Terminating object: it is removed now.
+          await storeRemove(this.kv, key, curKv.modRevision);
+          return next;
+        }
         const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
         next.metadata.resourceVersion = String(rev);
         return next;
@@ -434,9 +442,17 @@ export class ResourceStore {
   }
 
   /** The object an update stores: the input with server-owned state carried over from `cur`. */
-  private merge(input: Obj, cur: Obj, subresource: '' | 'status'): Obj {
+  private merge(input: Obj, cur: Obj, subresource: '' | 'status' | 'finalize'): Obj {
     let next: Obj;
-    if (subresource === 'status') {
+    if (subresource === 'finalize') {
+      // namespaces/finalize changes only spec.finalizers.
+      next = clone(cur);
+      const spec = { ...((next.spec as Record<string, unknown> | undefined) ?? {}) };
+      const want = (input.spec as { finalizers?: string[] } | undefined)?.finalizers;
+      if (want === undefined || want.length === 0) delete spec.finalizers;
+      else spec.finalizers = want;
+      next.spec = spec;
+    } else if (subresource === 'status') {
       // Status writes change only status.
       next = clone(cur);
       if (input.status === undefined) delete next.status;
@@ -469,6 +485,13 @@ export class ResourceStore {
     return next;
   }
 
+  /**
+   * Delete, with the reference's lifecycle: preconditions (uid, resourceVersion) → 409; the
+   * propagation policy adds the `orphan` / `foregroundDeletion` finalizer for the garbage
+   * collector; an object with finalizers (or a graceful delete pending, see
+   * Strategy.beginDelete) becomes Terminating (deletionTimestamp set) and stays until they are
+   * gone; otherwise it is removed. Deleting a Terminating object again changes nothing.
+   */
   async delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
     const key = this.key(namespace, name);
     for (;;) {
@@ -485,26 +508,59 @@ export class ResourceStore {
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
         );
       }
-      if ((cur.metadata.finalizers?.length ?? 0) > 0) {
-        // Finalizers pending: the object becomes Terminating and stays until they are removed.
-        if (cur.metadata.deletionTimestamp) return { obj: cur, deleted: false };
-        const next = clone(cur);
-        next.metadata.deletionTimestamp = now(this.clock);
-        next.metadata.deletionGracePeriodSeconds = 0;
-        if (o.dryRun) return { obj: next, deleted: false };
+      const next = clone(cur);
+      const finalizers = [...(cur.metadata.finalizers ?? [])];
+      const want = o.propagationPolicy === 'Orphan' ? ORPHAN : o.propagationPolicy === 'Foreground' ? FOREGROUND : undefined;
+      if (want && !finalizers.includes(want)) {
+        // A later delete may switch the policy: the other GC finalizer goes.
+        const other = want === ORPHAN ? FOREGROUND : ORPHAN;
+        const i = finalizers.indexOf(other);
+        if (i >= 0) finalizers.splice(i, 1);
+        finalizers.push(want);
+      }
+      let grace = 0;
+      let pending = false;
+      if (!cur.metadata.deletionTimestamp) {
+        const g = this.def.strategy.beginDelete?.(next, o.gracePeriodSeconds);
+        grace = g?.grace ?? 0;
+        pending = g?.pending ?? false;
+      } else {
+        pending = this.def.strategy.deletePending?.(next) ?? false;
+        const remaining = cur.metadata.deletionGracePeriodSeconds ?? 0;
+        // A shorter grace period (e.g. 0 to force) replaces a longer one.
+        if (o.gracePeriodSeconds !== undefined && o.gracePeriodSeconds < remaining) {
+          grace = o.gracePeriodSeconds;
+          pending = grace > 0 || pending;
+          if (grace > 0) next.metadata.deletionTimestamp = now(() => this.clock() + grace * 1000);
+          next.metadata.deletionGracePeriodSeconds = grace;
+          if (grace === 0)
+            pending =
+              this.def.strategy.deletePending?.({ ...next, metadata: { ...next.metadata, deletionGracePeriodSeconds: 0 } }) ?? false;
+        } else if (remaining > 0) {
+          pending = true;
+        }
+      }
+      if (finalizers.length === 0 && grace === 0 && !pending) {
+        if (o.dryRun) return { obj: cur, deleted: true };
         try {
-          const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
-          next.metadata.resourceVersion = String(rev);
-          return { obj: next, deleted: false };
+          await storeRemove(this.kv, key, curKv.modRevision);
+          return { obj: cur, deleted: true };
         } catch (e) {
           if (isStoreError(e, 'conflict')) continue;
           throw this.translate(e, name);
         }
       }
-      if (o.dryRun) return { obj: cur, deleted: true };
+      if (finalizers.length > 0) next.metadata.finalizers = finalizers;
+      if (!cur.metadata.deletionTimestamp) {
+        next.metadata.deletionTimestamp = now(() => this.clock() + grace * 1000);
+        next.metadata.deletionGracePeriodSeconds = grace;
+      }
+      if (deepEqual(next, cur)) return { obj: cur, deleted: false };
+      if (o.dryRun) return { obj: next, deleted: false };
       try {
-        await storeRemove(this.kv, key, curKv.modRevision);
-        return { obj: cur, deleted: true };
+        const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
+        next.metadata.resourceVersion = String(rev);
+        return { obj: next, deleted: false };
       } catch (e) {
         if (isStoreError(e, 'conflict')) continue;
         throw this.translate(e, name);

@@ -27,6 +27,14 @@ export interface Strategy {
   validate?(obj: Obj): FieldError[];
   /** Kind-specific rules on update, e.g. immutable fields (validate() runs too). */
   validateUpdate?(obj: Obj, old: Obj): FieldError[];
+  /**
+   * Graceful deletion: called on a delete of a live object (may mutate it, e.g. a namespace's
+   * phase). `grace` > 0 keeps the object Terminating that many seconds (pods bound to a node);
+   * `pending` keeps it Terminating until deletePending() turns false.
+   */
+  beginDelete?(obj: Obj, requestedGrace: number | undefined): { grace: number; pending: boolean };
+  /** Whether a Terminating object must stay although it has no finalizers left. */
+  deletePending?(obj: Obj): boolean;
 }
 
 export interface KindDef {

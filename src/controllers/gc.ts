@@ -1,0 +1,224 @@
+/**
+ * The garbage collector: deletes dependents whose owners are gone, following ownerReferences
+ * across every served kind, in the three propagation modes:
+ *
+ *   Background  the owner is removed at once; its dependents are deleted afterwards (here).
+ *   Foreground  the owner stays Terminating with the `foregroundDeletion` finalizer while its
+ *               dependents are deleted; the finalizer goes once no dependent with
+ *               blockOwnerDeletion=true is left.
+ *   Orphan      the owner stays Terminating with the `orphan` finalizer until its dependents no
+ *               longer reference it; then the finalizer goes.
+ *
+ * The graph (owner uid → dependents) is rebuilt from the watch caches at start, so work left
+ * by a restart (dangling dependents, pending finalizers) is picked up again.
+ */
+import type { Obj, OwnerReference } from '../api/meta';
+import { clone } from '../api/meta';
+import { StatusError } from '../api/status';
+import type { ApiRegistry } from '../registry/api-registry';
+import { FOREGROUND, ORPHAN, type ResourceStore } from '../registry/generic';
+import type { WatchCache } from '../watch/cache';
+
+interface Node {
+  store: ResourceStore;
+  namespace: string;
+  name: string;
+  uid: string;
+  obj: Obj;
+}
+
+const WRITE = { dryRun: false, fieldValidation: 'Ignore' as const, warnings: [] as string[] };
+
+export interface GcOptions {
+  resyncMs?: number;
+  log?: (msg: string) => void;
+}
+
+export class GarbageCollector {
+  /** Live objects by uid. */
+  private readonly live = new Map<string, Node>();
+  /** Owner uid → dependents' uids. */
+  private readonly dependents = new Map<string, Set<string>>();
+  private readonly queue = new Set<string>();
+  private running = false;
+  private synced = false;
+  private stopped = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly api: ApiRegistry,
+    private readonly cacheOf: (s: ResourceStore) => WatchCache,
+    private readonly opts: GcOptions = {},
+  ) {}
+
+  async start(): Promise<void> {
+    const loops: Promise<void>[] = [];
+    for (const store of this.api.stores) {
+      const cache = this.cacheOf(store);
+      await cache.start();
+      const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true }, 'now');
+      for (const c of initial) this.observe(store, c.obj, false);
+      loops.push(
+        (async () => {
+          while (!this.stopped && !watcher.ended) {
+            for (const e of await watcher.next(Number.POSITIVE_INFINITY)) this.observe(store, e.obj, e.type === 'DELETED');
+            this.kick();
+          }
+        })(),
+      );
+    }
+    this.synced = true;
+    // Everything is suspect once after a (re)start: dependents of owners deleted while down.
+    for (const uid of this.live.keys()) this.queue.add(uid);
+    this.kick();
+    this.timer = setInterval(() => {
+      for (const [uid, n] of this.live)
+        if (n.obj.metadata.deletionTimestamp || (n.obj.metadata.ownerReferences?.length ?? 0) > 0) this.queue.add(uid);
+      this.kick();
+    }, this.opts.resyncMs ?? 5000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  private observe(store: ResourceStore, obj: Obj, deleted: boolean): void {
+    const uid = obj.metadata.uid;
+    if (!uid) return;
+    const prev = this.live.get(uid);
+    for (const o of prev?.obj.metadata.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(uid);
+    if (deleted) {
+      this.live.delete(uid);
+      // Its dependents may now be orphans; its owners may be waiting for it (foreground).
+      for (const d of this.dependents.get(uid) ?? []) this.queue.add(d);
+      for (const o of obj.metadata.ownerReferences ?? []) this.queue.add(o.uid);
+      return;
+    }
+    this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, obj });
+    for (const o of obj.metadata.ownerReferences ?? []) {
+      let set = this.dependents.get(o.uid);
+      if (!set) {
+        set = new Set();
+        this.dependents.set(o.uid, set);
+      }
+      set.add(uid);
+      this.queue.add(uid);
+    }
+    if (obj.metadata.deletionTimestamp) this.queue.add(uid);
+  }
+
+  private kick(): void {
+    if (this.running || !this.synced || this.stopped) return;
+    this.running = true;
+    void this.drain().finally(() => {
+      this.running = false;
+      if (this.queue.size > 0) setTimeout(() => this.kick(), 10);
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.size > 0 && !this.stopped) {
+      const uid = this.queue.values().next().value as string;
+      this.queue.delete(uid);
+      const n = this.live.get(uid);
+      if (!n) continue;
+      try {
+        await this.process(n);
+      } catch (e) {
+        if (!(e instanceof StatusError && (e.code === 404 || e.code === 409)))
+          this.opts.log?.(`gc: ${n.store.def.plural} ${n.namespace}/${n.name}: ${String(e)}`);
+      }
+    }
+  }
+
+  /** Whether an owner reference points at a live object (unknown kinds count as present). */
+  private ownerPresent(dep: Node, ref: OwnerReference): boolean {
+    const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') : ['', ref.apiVersion];
+    const store = this.api.byGroupVersionKind(group as string, version as string, ref.kind);
+    if (!store) return true;
+    const owner = this.live.get(ref.uid);
+    return owner !== undefined && owner.store === store && (!store.def.namespaced || owner.namespace === dep.namespace);
+  }
+
+  private async process(n: Node): Promise<void> {
+    const meta = n.obj.metadata;
+    const fins = meta.finalizers ?? [];
+    if (meta.deletionTimestamp && fins.includes(ORPHAN)) return this.orphanDependents(n);
+    if (meta.deletionTimestamp && fins.includes(FOREGROUND)) return this.foreground(n);
+    const refs = meta.ownerReferences ?? [];
+    if (refs.length === 0) return;
+    const present = refs.filter((r) => this.ownerPresent(n, r));
+    if (present.length === refs.length) {
+      // An owner being deleted in the foreground takes its dependents along.
+      for (const r of refs) {
+        const owner = this.live.get(r.uid);
+        if (owner?.obj.metadata.deletionTimestamp && owner.obj.metadata.finalizers?.includes(FOREGROUND) && !meta.deletionTimestamp) {
+          await n.store.delete(n.namespace, n.name, { dryRun: false, propagationPolicy: 'Foreground', preconditions: { uid: n.uid } });
+          return;
+        }
+      }
+      return;
+    }
+    if (present.length === 0) {
+      // Every owner is gone: delete the dependent (its own dependents follow in the background).
+      if (!meta.deletionTimestamp)
+        await n.store.delete(n.namespace, n.name, { dryRun: false, propagationPolicy: 'Background', preconditions: { uid: n.uid } });
+      return;
+    }
+    // Some owners remain: drop the dangling references.
+    await this.rewrite(n, (o) => {
+      o.metadata.ownerReferences = present;
+    });
+  }
+
+  private async foreground(owner: Node): Promise<void> {
+    let blocking = 0;
+    for (const d of this.dependents.get(owner.uid) ?? []) {
+      const dep = this.live.get(d);
+      if (!dep) continue;
+      const ref = dep.obj.metadata.ownerReferences?.find((r) => r.uid === owner.uid);
+      if (!ref) continue;
+      if (ref.blockOwnerDeletion) blocking++;
+      if (!dep.obj.metadata.deletionTimestamp) {
+        await dep.store.delete(dep.namespace, dep.name, {
+          dryRun: false,
+          propagationPolicy: 'Foreground',
+          preconditions: { uid: dep.uid },
+        });
+      }
+    }
+    if (blocking > 0) return;
+    await this.rewrite(owner, (o) => {
+      o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== FOREGROUND);
+    });
+  }
+
+  private async orphanDependents(owner: Node): Promise<void> {
+    for (const d of [...(this.dependents.get(owner.uid) ?? [])]) {
+      const dep = this.live.get(d);
+      if (!dep) continue;
+      await this.rewrite(dep, (o) => {
+        o.metadata.ownerReferences = (o.metadata.ownerReferences ?? []).filter((r) => r.uid !== owner.uid);
+        if (o.metadata.ownerReferences.length === 0) delete o.metadata.ownerReferences;
+      });
+    }
+    await this.rewrite(owner, (o) => {
+      o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== ORPHAN);
+    });
+  }
+
+  /** Update an object from its latest cached state (conflicts are retried by the next pass). */
+  private async rewrite(n: Node, change: (o: Obj) => void): Promise<void> {
+    const latest = this.live.get(n.uid)?.obj ?? n.obj;
+    const next = clone(latest);
+    change(next);
+    try {
+      await n.store.update(n.namespace, n.name, next, WRITE, '');
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 409) this.queue.add(n.uid);
+      else throw e;
+    }
+  }
+}
