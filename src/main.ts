@@ -148,7 +148,10 @@ async function main(argv: string[]): Promise<void> {
     health,
     discovery: new Discovery(api, `${host}:${cfg.port}`),
     openapi: new OpenApi(api, schemas),
-    resources: new ResourceHandler(api, watches, { compression: cfg.featureGates.APIResponseCompression === true }),
+    resources: new ResourceHandler(api, watches, {
+      compression: cfg.featureGates.APIResponseCompression === true,
+      unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
+    }),
     metrics,
     maxInflight: cfg.maxRequestsInflight,
     maxMutatingInflight: cfg.maxMutatingRequestsInflight,

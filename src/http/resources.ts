@@ -20,6 +20,8 @@ import type { WatchHandler } from './watch-handler';
 export interface HandlerOptions {
   /** Gate APIResponseCompression. */
   compression: boolean;
+  /** Gate AllowUnsafeMalformedObjectDeletion. */
+  unsafeDelete: boolean;
   clock?: () => number;
 }
 
@@ -129,7 +131,7 @@ export class ResourceHandler {
         throw methodNotAllowed();
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
-        const o = await deleteOptions(req, q);
+        const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         const out = chooseOutput(req.headers.get('accept'), false);
         const r = await store.delete(info.namespace, info.name, o);
         if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base);
@@ -137,7 +139,7 @@ export class ResourceHandler {
       }
       case 'deletecollection': {
         if (sub !== '') throw methodNotAllowed();
-        const o = await deleteOptions(req, q);
+        const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         const lo = listOptions(q, store);
         const out = chooseOutput(req.headers.get('accept'), false);
         const r = await store.deleteCollection(info.namespace, lo, o);
@@ -204,7 +206,7 @@ export class ResourceHandler {
 }
 
 /** DeleteOptions from the body (optional) and the query. */
-async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOptions> {
+async function deleteOptions(req: Request, q: URLSearchParams, unsafeDeleteGate: boolean): Promise<DeleteOptions> {
   const w = writeOptions(q);
   let body: Record<string, unknown> = {};
   const text = await readBody(req);
@@ -221,7 +223,15 @@ async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOp
   const bodyDry = Array.isArray(body.dryRun) ? (body.dryRun as string[]) : [];
   for (const d of bodyDry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
   const pre = isObject(body.preconditions) ? (body.preconditions as DeleteOptions['preconditions']) : undefined;
+  const unsafeQ = q.get('ignoreStoreReadErrorWithClusterBreakingPotential');
+  const unsafe =
+    unsafeQ === null
+      ? body.ignoreStoreReadErrorWithClusterBreakingPotential === true
+      : unsafeQ === 'true' || unsafeQ === '1' || unsafeQ === '';
   return {
+    // Without the gate the option is dropped, as the reference drops disabled fields.
+    ignoreStoreReadError: unsafe && unsafeDeleteGate,
+    orphanDependents: typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined,
     dryRun: w.dryRun || bodyDry.length > 0,
     gracePeriodSeconds: grace === null ? undefined : Number(grace),
     propagationPolicy: policy as DeleteOptions['propagationPolicy'],

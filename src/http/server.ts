@@ -8,9 +8,10 @@
  * a request arrives; handlers receive parsed RequestInfo.
  */
 import { parseRequestInfo, type RequestInfo } from '../api/request-info';
-import { pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
+import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
 import { authorize } from '../auth/authz';
 import type { TokenAuthenticator } from '../auth/tokens';
+import { CorruptObjectError } from '../registry/encoding';
 import type { Discovery } from './discovery';
 import type { HealthEndpoints } from './health';
 import type { Metrics } from './metrics';
@@ -116,7 +117,7 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
       const i = info;
       res = await withSlot(i, () => route(i, req, url));
     } catch (e) {
-      res = replyError(e, {}, d.log);
+      res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);
     }
     if (info?.isResourceRequest) {
       d.metrics.observe(
@@ -135,4 +136,15 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     }
     return res;
   };
+}
+
+/** A stored object that cannot be decoded: a 500 naming it (delete it with ignoreStoreReadErrorWithClusterBreakingPotential). */
+function corrupt(e: CorruptObjectError): StatusError {
+  const err = internal(e.message);
+  err.details?.causes?.push({
+    reason: 'StorageReadError',
+    field: e.key,
+    message: 'the object cannot be decoded; it can be deleted with ignoreStoreReadErrorWithClusterBreakingPotential=true',
+  });
+  return err;
 }

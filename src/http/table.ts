@@ -40,12 +40,14 @@ export function toTable(
   nowMs: number,
 ): Record<string, unknown> {
   const cols = columns(def);
+  // A kind may place Name itself (Event: last, wide only); else it comes first.
+  const own = cols.some((c) => c.format === 'name');
   return {
     kind: 'Table',
     apiVersion: `${group}/v1`,
     metadata: listMeta,
     columnDefinitions: [
-      NAME_COLUMN,
+      ...(own ? [] : [NAME_COLUMN]),
       ...cols.map((c) => {
         const d: Record<string, unknown> = {
           name: c.name,
@@ -58,7 +60,7 @@ export function toTable(
       }),
     ],
     rows: objs.map((o) => ({
-      cells: [o.metadata.name ?? '', ...cols.map((c) => c.cell(o, nowMs))],
+      cells: [...(own ? [] : [o.metadata.name ?? '']), ...cols.map((c) => c.cell(o, nowMs))],
       object: partialObjectMetadata(o, group),
     })),
   };

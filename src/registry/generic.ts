@@ -28,7 +28,7 @@ import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision } from '../store/types';
 import type { CachedObject, WatchCache } from '../watch/cache';
-import { decodeStored, encodeStored } from './encoding';
+import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
 import { apiVersionOf, type KindDef, keyPrefix } from './kind';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -61,6 +61,9 @@ export interface ListResult {
 }
 
 export interface DeleteOptions {
+  /** Remove an object whose stored bytes cannot be decoded (gate AllowUnsafeMalformedObjectDeletion). */
+  ignoreStoreReadError?: boolean;
+  orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
@@ -225,7 +228,10 @@ export class ResourceStore {
     const rv = o.resourceVersion === '0' ? 0 : parseResourceVersion(o.resourceVersion);
     await cache.start();
     if (rv > 0 && !(await cache.waitFresh(rv, this.futureWait))) throw tooLargeResourceVersion(rv, cache.revision);
-    const all = cache.list(this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : '');
+    const keyPrefix = this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : '';
+    const bad = cache.corruptKeys(keyPrefix);
+    if (bad.length > 0) throw new CorruptObjectError(bad.join(', '), `${bad.length} object(s) cannot be decoded`);
+    const all = cache.list(keyPrefix);
     const cached = o.hasSelectors
       ? all.filter(
           (c) => matchesLabels(o.labelSelector, c.obj.metadata.labels) && matchesFields(o.fieldSelector, (f) => this.fieldValue(c.obj, f)),
@@ -494,6 +500,7 @@ export class ResourceStore {
    */
   async delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
     const key = this.key(namespace, name);
+    if (o.ignoreStoreReadError) return this.unsafeDelete(namespace, name, o);
     for (;;) {
       const curKv = await this.get(namespace, name);
       const cur = decodeStored(curKv);
@@ -566,6 +573,46 @@ export class ResourceStore {
         throw this.translate(e, name);
       }
     }
+  }
+
+  /**
+   * Forced deletion of an object that cannot be read (spec 1, "Forced deletion (unsafe)"): the
+   * other delete options must be unset; a readable object is refused; finalizers and
+   * preconditions are skipped. The caller checked the gate.
+   */
+  private async unsafeDelete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
+    const errs: FieldError[] = [];
+    const field = 'ignoreStoreReadErrorWithClusterBreakingPotential';
+    const set: [string, boolean][] = [
+      ['dryRun', o.dryRun],
+      ['gracePeriodSeconds', o.gracePeriodSeconds !== undefined],
+      ['orphanDependents', o.orphanDependents !== undefined],
+      ['preconditions', o.preconditions !== undefined],
+      ['propagationPolicy', o.propagationPolicy !== undefined],
+    ];
+    for (const [f, on] of set)
+      if (on) errs.push({ type: 'FieldValueInvalid', field, badValue: true, detail: `cannot be set together with .${f}` });
+    if (errs.length > 0) throw invalid('DeleteOptions', 'meta.svc.io', '', errs);
+    const key = this.key(namespace, name);
+    const r = await this.read(() => this.kv.range(key));
+    const kv = r.kvs[0];
+    if (!kv) throw notFound(this.target, name);
+    try {
+      decodeStored(kv);
+    } catch (e) {
+      if (!(e instanceof CorruptObjectError)) throw e;
+      try {
+        await storeRemove(this.kv, key, kv.modRevision);
+      } catch (err) {
+        throw this.translate(err, name);
+      }
+      const obj: Obj = { apiVersion: apiVersionOf(this.def), kind: this.def.kind, metadata: { name, uid: '' } };
+      if (this.def.namespaced) obj.metadata.namespace = namespace;
+      return { obj, deleted: true };
+    }
+    throw badRequest(
+      `the object ${name} of ${this.def.plural} is readable; ${field} is only for objects whose stored data cannot be decoded: use a normal delete`,
+    );
   }
 
   /** Delete everything a list with these options returns; answers the deleted objects. */

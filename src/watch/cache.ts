@@ -16,7 +16,7 @@
  */
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
-import { decodeStored, storedText } from '../registry/encoding';
+import { CorruptObjectError, decodeStored, storedText } from '../registry/encoding';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 
@@ -157,6 +157,7 @@ export class Watcher {
 
 export class WatchCache {
   private readonly state = new BTree<string, CachedObject>();
+  private readonly corrupt = new Set<string>();
   private history: CacheEvent[] = [];
   private historyHead = 0;
   /** Events before this revision are not in the history (cache start or eviction). */
@@ -195,7 +196,8 @@ export class WatchCache {
   private async load(): Promise<void> {
     const r = await this.kv.range(this.prefix, { end: this.end });
     this.state.clear();
-    for (const kv of r.kvs) this.state.set(kv.key, cached(kv));
+    this.corrupt.clear();
+    for (const kv of r.kvs) this.put(kv);
     this.rev = r.revision;
     this.oldest = r.revision;
     this.history = [];
@@ -228,20 +230,50 @@ export class WatchCache {
     }
   }
 
+  /** Insert an object into the state; undecodable ones are remembered as corrupt, not cached. */
+  private put(kv: KeyValue): CachedObject | undefined {
+    try {
+      const c = cached(kv);
+      this.state.set(kv.key, c);
+      this.corrupt.delete(kv.key);
+      return c;
+    } catch (e) {
+      if (!(e instanceof CorruptObjectError)) throw e;
+      this.state.delete(kv.key);
+      this.corrupt.add(kv.key);
+      this.log(`watch cache ${this.prefix}: ${e.message}`);
+      return undefined;
+    }
+  }
+
+  /** Keys under `keyPrefix` whose stored bytes cannot be decoded. */
+  corruptKeys(keyPrefix = ''): string[] {
+    const from = keyPrefix || this.prefix;
+    return [...this.corrupt].filter((k) => k.startsWith(from));
+  }
+
   private apply(ce: ChangeEvent, at: number): void {
     const rv = ce.kv.modRevision;
     let e: CacheEvent;
     if (ce.type === 'delete') {
+      this.corrupt.delete(ce.kv.key);
       const prevCached = this.state.get(ce.kv.key);
-      const prev = ce.prev ? decodeStored(ce.prev) : prevCached?.obj;
+      let prev = prevCached?.obj;
+      if (!prev && ce.prev) {
+        try {
+          prev = decodeStored(ce.prev);
+        } catch {
+          prev = undefined;
+        }
+      }
       if (!prev) return;
       const obj: Obj = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
       this.state.delete(ce.kv.key);
       e = { type: 'DELETED', rv, key: ce.kv.key, obj, text: JSON.stringify(obj), prev, at };
     } else {
-      const c = cached(ce.kv);
       const prev = this.state.get(ce.kv.key)?.obj;
-      this.state.set(ce.kv.key, c);
+      const c = this.put(ce.kv);
+      if (!c) return;
       e = { type: prev ? 'MODIFIED' : 'ADDED', rv, key: ce.kv.key, obj: c.obj, text: c.text, prev, at };
     }
     this.rev = rv;
