@@ -116,6 +116,7 @@ export class ResourceHandler {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
         const w = writeOptions(q);
         const body = await decodeBody(req, ['json', 'yaml']);
+        w.duplicates = body.duplicates;
         const out = chooseOutput(req.headers.get('accept'), false);
         const obj = await store.create(info.namespace, body.value, w);
         return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings });
@@ -123,6 +124,7 @@ export class ResourceHandler {
       case 'update': {
         const w = writeOptions(q);
         const body = await decodeBody(req, ['json', 'yaml']);
+        w.duplicates = body.duplicates;
         const out = chooseOutput(req.headers.get('accept'), false);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
         return this.encodeObject(obj, out, { ...base, warnings: w.warnings });

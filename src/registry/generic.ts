@@ -38,6 +38,8 @@ export interface WriteOptions {
   fieldValidation: FieldValidation;
   /** Warnings to send as `Warning: 299 - "..."` headers. */
   warnings: string[];
+  /** Duplicate fields the body decoder found (reported like unknown fields). */
+  duplicates?: string[];
 }
 
 export interface ListOptions {
@@ -321,11 +323,10 @@ export class ResourceStore {
         `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`,
       );
     }
-    if (r.unknown.length > 0 && w.fieldValidation !== 'Ignore') {
-      if (w.fieldValidation === 'Strict') {
-        throw badRequest(`strict decoding error: ${r.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-      }
-      for (const f of r.unknown) w.warnings.push(`unknown field "${f}"`);
+    const problems = [...(w.duplicates ?? []).map((f) => `duplicate field "${f}"`), ...r.unknown.map((f) => `unknown field "${f}"`)];
+    if (problems.length > 0 && w.fieldValidation !== 'Ignore') {
+      if (w.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+      w.warnings.push(...problems);
     }
   }
 

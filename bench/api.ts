@@ -1,0 +1,212 @@
+/**
+ * API server benchmark against the real server process (issue "API server core", bench):
+ *   - a bare Bun.serve JSON GET over the same transport (TLS) as the ceiling;
+ *   - GETs/s of one ConfigMap, creates/s of 1 KB ConfigMaps (64 keep-alive clients);
+ *   - LIST of 10k and 100k pods, full and pages of 500, with server RSS;
+ *   - patches/s (strategic merge and server-side apply) on existing objects.
+ * `bun bench/api.ts --quick` is the short run. Figures go to bench/README.md.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { servingCerts } from '../src/auth/certs';
+import { startServer } from '../test/helpers/server';
+
+const QUICK = process.argv.includes('--quick');
+const OPTS = {
+  concurrency: 64,
+  phaseMs: QUICK ? 3000 : 8000,
+  listSizes: QUICK ? [10_000] : [10_000, 100_000],
+  listRepeats: QUICK ? 3 : 5,
+};
+const ROOT = path.resolve(import.meta.dir, '..');
+
+interface LoadResult {
+  ops: number;
+  ok: number;
+  errors: number;
+  codes: Record<string, number>;
+  p50: number;
+  p99: number;
+  next: number;
+}
+
+async function load(spec: Record<string, unknown>): Promise<LoadResult> {
+  const p = Bun.spawn(
+    [
+      process.execPath,
+      path.join(ROOT, 'bench/load.ts'),
+      JSON.stringify({ concurrency: OPTS.concurrency, durationMs: OPTS.phaseMs, ...spec }),
+    ],
+    {
+      stdout: 'pipe',
+      stderr: 'inherit',
+    },
+  );
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  return JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : 0;
+}
+
+function pod(i: number): Record<string, unknown> {
+  const n = String(i).padStart(6, '0');
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `pod-${n}`, namespace: 'bench', labels: { app: `app-${i % 50}`, tier: i % 2 ? 'web' : 'db' } },
+    spec: {
+      nodeName: `node-${i % 100}`,
+      containers: [
+        {
+          name: 'main',
+          image: 'registry.example/app:1.2.3',
+          ports: [{ containerPort: 8080 }],
+          env: [{ name: 'MODE', value: 'bench' }],
+          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '200m', memory: '256Mi' } },
+        },
+      ],
+    },
+  };
+}
+
+const results: string[] = [];
+function report(line: string): void {
+  results.push(line);
+  console.log(line);
+}
+
+async function main(): Promise<void> {
+  // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
+  const certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-'));
+  const certs = await servingCerts(certDir, '127.0.0.1');
+  const doc = JSON.stringify({
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name: 'x', namespace: 'default' },
+    data: { v: 'x'.repeat(900) },
+  });
+  const bare = Bun.spawn(
+    [
+      process.execPath,
+      '-e',
+      `const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:()=>new Response(process.env.D,{headers:{'content-type':'application/json'}})});console.log(s.port)`,
+    ],
+    { env: { ...process.env, C: certs.cert, K: certs.key, D: doc }, stdout: 'pipe' },
+  );
+  const reader = (bare.stdout as ReadableStream<Uint8Array>).getReader();
+  const barePort = Number(new TextDecoder().decode((await reader.read()).value).trim());
+  const bareGet = await load({ url: `https://127.0.0.1:${barePort}/`, method: 'GET', headers: {}, ca: certs.ca });
+  bare.kill();
+  report(`bare Bun.serve TLS GET (64 clients): ${bareGet.ops} req/s p50 ${bareGet.p50} ms p99 ${bareGet.p99} ms`);
+
+  const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
+  const auth = { authorization: `Bearer ${srv.token}`, 'content-type': 'application/json' };
+  try {
+    await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+    await srv.json('POST', '/api/v1/namespaces/default/configmaps', JSON.parse(doc));
+    const get = await load({ url: `${srv.url}/api/v1/namespaces/default/configmaps/x`, method: 'GET', headers: auth, ca: srv.ca });
+    report(`server GET configmap (64 clients): ${get.ops} req/s p50 ${get.p50} ms p99 ${get.p99} ms (errors ${get.errors})`);
+    report(`GET ratio server/bare: ${(get.ops / bareGet.ops).toFixed(2)}`);
+
+    const cm = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-{{i}}' }, data: { v: 'y'.repeat(900) } });
+    const create = await load({
+      url: `${srv.url}/api/v1/namespaces/default/configmaps`,
+      method: 'POST',
+      headers: auth,
+      bodyTemplate: cm,
+      ca: srv.ca,
+    });
+    report(
+      `server create 1 KB configmap (64 clients, durable): ${create.ops} req/s p50 ${create.p50} ms p99 ${create.p99} ms (errors ${create.errors})`,
+    );
+
+    const smp = await load({
+      urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/cm-{{i}}`,
+      url: '',
+      method: 'PATCH',
+      headers: { ...auth, 'content-type': 'application/strategic-merge-patch+json' },
+      bodyTemplate: JSON.stringify({ metadata: { labels: { patched: 'yes-{{i}}' } } }),
+      start: 0,
+      ca: srv.ca,
+    });
+    report(
+      `server strategic merge patch (64 clients): ${smp.ops} req/s p50 ${smp.p50} ms p99 ${smp.p99} ms (codes ${JSON.stringify(smp.codes)})`,
+    );
+    const apply = await load({
+      urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/cm-{{i}}?fieldManager=bench&force=true`,
+      url: '',
+      method: 'PATCH',
+      headers: { ...auth, 'content-type': 'application/apply-patch+yaml' },
+      bodyTemplate: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cm-{{i}}', labels: { applied: 'x{{i}}' } },
+        data: { v: 'z' },
+      }),
+      start: 0,
+      ca: srv.ca,
+    });
+    report(
+      `server apply patch on existing objects (64 clients): ${apply.ops} req/s p50 ${apply.p50} ms p99 ${apply.p99} ms (codes ${JSON.stringify(apply.codes)})`,
+    );
+
+    // Lists of pods.
+    let created = 0;
+    for (const size of OPTS.listSizes) {
+      const t0 = performance.now();
+      while (created < size) {
+        const batch = Math.min(2000, size - created);
+        await Promise.all(
+          Array.from({ length: 64 }, async (_, w) => {
+            for (let i = w; i < batch; i += 64) {
+              const r = await srv.fetch('/api/v1/namespaces/bench/pods', {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify(pod(created + i)),
+              });
+              if (r.status !== 201) throw new Error(`create pod: ${r.status} ${await r.text()}`);
+            }
+          }),
+        );
+        created += batch;
+      }
+      report(`created ${size} pods in ${((performance.now() - t0) / 1000).toFixed(1)} s; server RSS ${rssMiB(srv.proc.pid)} MiB`);
+      const times: number[] = [];
+      let bytes = 0;
+      for (let r = 0; r < OPTS.listRepeats; r++) {
+        const t = performance.now();
+        const res = await srv.fetch('/api/v1/namespaces/bench/pods');
+        const body = await res.arrayBuffer();
+        times.push(performance.now() - t);
+        bytes = body.byteLength;
+      }
+      times.sort((a, b) => a - b);
+      report(
+        `LIST ${size} pods (full, ${(bytes / 1048576).toFixed(1)} MiB): median ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms; server RSS ${rssMiB(srv.proc.pid)} MiB`,
+      );
+      const pages: number[] = [];
+      let cont = '';
+      for (let r = 0; r < 20; r++) {
+        const t = performance.now();
+        const res = await srv.fetch(`/api/v1/namespaces/bench/pods?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+        const body = (await res.json()) as { metadata: { continue?: string } };
+        pages.push(performance.now() - t);
+        cont = body.metadata.continue ?? '';
+      }
+      pages.sort((a, b) => a - b);
+      report(
+        `LIST ${size} pods, page of 500: median ${pages[Math.floor(pages.length / 2)]?.toFixed(1)} ms, p90 ${pages[Math.floor(pages.length * 0.9)]?.toFixed(1)} ms`,
+      );
+    }
+  } finally {
+    await srv.stop();
+    fs.rmSync(certDir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,70 @@
+/**
+ * A small HTTP load generator run as its own process (so it does not share the server's event
+ * loop): `bun bench/load.ts <json spec>`; prints one JSON line of results.
+ *
+ * spec: { url, method, headers, body?, bodyTemplate? ("{{i}}" replaced by a counter),
+ *         concurrency, durationMs, ca }
+ */
+interface Spec {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  bodyTemplate?: string;
+  urlTemplate?: string;
+  concurrency: number;
+  durationMs: number;
+  ca?: string;
+  start?: number;
+}
+
+const spec = JSON.parse(process.argv[2] as string) as Spec;
+let counter = spec.start ?? 0;
+let ok = 0;
+let errors = 0;
+const codes: Record<string, number> = {};
+const latencies: number[] = [];
+const deadline = performance.now() + spec.durationMs;
+
+async function worker(): Promise<void> {
+  while (performance.now() < deadline) {
+    const i = counter++;
+    const body = spec.bodyTemplate ? spec.bodyTemplate.replaceAll('{{i}}', String(i)) : spec.body;
+    const url = spec.urlTemplate ? spec.urlTemplate.replaceAll('{{i}}', String(i)) : spec.url;
+    const t = performance.now();
+    try {
+      const r = await fetch(url, {
+        method: spec.method,
+        headers: spec.headers,
+        body,
+        tls: spec.ca ? { ca: spec.ca } : { rejectUnauthorized: false },
+      } as RequestInit);
+      await r.arrayBuffer();
+      codes[r.status] = (codes[r.status] ?? 0) + 1;
+      if (r.status < 300) ok++;
+      else errors++;
+    } catch {
+      errors++;
+    }
+    latencies.push(performance.now() - t);
+  }
+}
+
+const started = performance.now();
+await Promise.all(Array.from({ length: spec.concurrency }, worker));
+const elapsed = performance.now() - started;
+latencies.sort((a, b) => a - b);
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
+console.log(
+  JSON.stringify({
+    ops: Math.round((ok / elapsed) * 1000),
+    ok,
+    errors,
+    codes,
+    p50: +pct(0.5).toFixed(2),
+    p99: +pct(0.99).toFixed(2),
+    next: counter,
+  }),
+);
+
+export {};
