@@ -64,7 +64,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   } else {
     return nonResource;
   }
-  let parts = segs.slice(i).map(decodeURIComponent);
+  let parts = segs.slice(i).map((p) => (p.includes('%') ? decodeURIComponent(p) : p));
   if (parts.length === 0) return nonResource;
 
   let verb: Verb;

@@ -1,8 +1,10 @@
 /**
- * /metrics in the Prometheus text format (prom-client): apiserver_request_total and
+ * /metrics in the Prometheus text exposition format: apiserver_request_total and
  * apiserver_request_duration_seconds with the reference's labels, plus store figures.
+ *
+ * Written here rather than with prom-client: its per-call label hashing cost about 10% of a GET
+ * on the request path; a series here is found by one string key and updated in place.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface RequestLabels {
   verb: string;
@@ -15,52 +17,112 @@ export interface RequestLabels {
   code: string;
 }
 
-export class Metrics {
-  readonly registry = new Registry();
-  private readonly total: Counter<keyof RequestLabels>;
-  private readonly duration: Histogram<Exclude<keyof RequestLabels, 'code'>>;
-  readonly storeGauges: Record<'revision' | 'compacted' | 'keys' | 'wal_fsyncs' | 'wal_records', Gauge>;
+const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 
-  constructor(storeStats: () => { revision: number; compacted: number; keys: number; walFsyncs: number; walRecords: number }) {
-    this.total = new Counter({
-      name: 'apiserver_request_total',
-      help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'],
-      registers: [this.registry],
-    });
-    this.duration = new Histogram({
-      name: 'apiserver_request_duration_seconds',
-      help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
-      buckets: [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60],
-      registers: [this.registry],
-    });
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read());
-        },
-      });
-    this.storeGauges = {
-      revision: gauge('svc_store_revision', 'Newest durable revision of the store.', () => storeStats().revision),
-      compacted: gauge('svc_store_compacted_revision', 'Compacted revision of the store.', () => storeStats().compacted),
-      keys: gauge('svc_store_keys', 'Keys with retained history in the store.', () => storeStats().keys),
-      wal_fsyncs: gauge('svc_store_wal_fsyncs_total', 'fdatasync calls of the write-ahead log.', () => storeStats().walFsyncs),
-      wal_records: gauge('svc_store_wal_records_total', 'Records appended to the write-ahead log.', () => storeStats().walRecords),
-    };
-  }
+interface Series {
+  labels: string;
+  count: number;
+}
+
+interface HistSeries {
+  labels: string;
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+export interface StoreFigures {
+  revision: number;
+  compacted: number;
+  keys: number;
+  walFsyncs: number;
+  walRecords: number;
+}
+
+function esc(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+function labelText(pairs: [string, string][]): string {
+  return pairs.map(([k, v]) => `${k}="${esc(v)}"`).join(',');
+}
+
+export class Metrics {
+  private readonly total = new Map<string, Series>();
+  private readonly duration = new Map<string, HistSeries>();
+
+  constructor(private readonly storeFigures: () => StoreFigures) {}
 
   observe(l: RequestLabels, seconds: number): void {
-    this.total.inc(l);
-    const { code: _code, ...rest } = l;
+    const key = `${l.verb}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}|${l.code}`;
+    let t = this.total.get(key);
+    if (!t) {
+      t = {
+        labels: labelText([
+          ['code', l.code],
+          ['component', l.component],
+          ['group', l.group],
+          ['resource', l.resource],
+          ['scope', l.scope],
+          ['subresource', l.subresource],
+          ['verb', l.verb],
+          ['version', l.version],
+        ]),
+        count: 0,
+      };
+      this.total.set(key, t);
+    }
+    t.count++;
     // Watches are long-running; the reference leaves them out of the latency histogram.
-    if (l.verb !== 'WATCH') this.duration.observe(rest, seconds);
+    if (l.verb === 'WATCH') return;
+    const hkey = `${l.verb}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
+    let h = this.duration.get(hkey);
+    if (!h) {
+      h = {
+        labels: labelText([
+          ['component', l.component],
+          ['group', l.group],
+          ['resource', l.resource],
+          ['scope', l.scope],
+          ['subresource', l.subresource],
+          ['verb', l.verb],
+          ['version', l.version],
+        ]),
+        buckets: new Array(BUCKETS.length).fill(0),
+        sum: 0,
+        count: 0,
+      };
+      this.duration.set(hkey, h);
+    }
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= (BUCKETS[i] as number)) h.buckets[i] = (h.buckets[i] as number) + 1;
+    h.sum += seconds;
+    h.count++;
   }
 
-  async text(): Promise<string> {
-    return this.registry.metrics();
+  text(): string {
+    const out: string[] = [
+      '# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+      '# TYPE apiserver_request_total counter',
+    ];
+    for (const s of this.total.values()) out.push(`apiserver_request_total{${s.labels}} ${s.count}`);
+    out.push(
+      '# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+      '# TYPE apiserver_request_duration_seconds histogram',
+    );
+    for (const h of this.duration.values()) {
+      BUCKETS.forEach((b, i) => out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${b}"} ${h.buckets[i]}`));
+      out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
+      out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
+      out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);
+    }
+    const s = this.storeFigures();
+    const gauge = (name: string, help: string, type: string, v: number) =>
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${v}`);
+    gauge('svc_store_revision', 'Newest durable revision of the store.', 'gauge', s.revision);
+    gauge('svc_store_compacted_revision', 'Compacted revision of the store.', 'gauge', s.compacted);
+    gauge('svc_store_keys', 'Keys with retained history in the store.', 'gauge', s.keys);
+    gauge('svc_store_wal_fsyncs_total', 'fdatasync calls of the write-ahead log.', 'counter', s.walFsyncs);
+    gauge('svc_store_wal_records_total', 'Records appended to the write-ahead log.', 'counter', s.walRecords);
+    return `${out.join('\n')}\n`;
   }
 }

@@ -61,7 +61,25 @@ const META_GROUPS = new Set(['meta.svc.io', 'meta.k8s.io']);
  * Choose the response encoding. `allowTransform`: Table/metadata conversions make sense here
  * (get/list/watch of resources, not of Status or discovery).
  */
+const outputCache = new Map<string, Output | Error>();
+
 export function chooseOutput(accept: string | null, allowTransform: boolean): Output {
+  // Clients send the same few Accept headers over and over: remember the answers.
+  const key = `${allowTransform ? 't' : 'f'}${accept ?? ''}`;
+  let hit = outputCache.get(key);
+  if (hit === undefined) {
+    try {
+      hit = chooseOutputUncached(accept, allowTransform);
+    } catch (e) {
+      hit = e as Error;
+    }
+    if (outputCache.size < 256) outputCache.set(key, hit);
+  }
+  if (hit instanceof Error) throw hit;
+  return hit;
+}
+
+function chooseOutputUncached(accept: string | null, allowTransform: boolean): Output {
   const ranges = parseAccept(accept);
   if (ranges.length === 0) return { kind: 'json' };
   for (const r of ranges) {

@@ -17,18 +17,21 @@ export interface ReplyOptions {
   headers?: Record<string, string>;
 }
 
-function headersFor(contentType: string, o: ReplyOptions): Headers {
-  const h = new Headers({ 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
-  for (const w of o.warnings ?? []) h.append('Warning', `299 - ${JSON.stringify(w)}`);
-  for (const [k, v] of Object.entries(o.headers ?? {})) h.set(k, v);
+/** Header pairs (a plain array is much cheaper for Response than a Headers object). */
+function headersFor(contentType: string, o: ReplyOptions): [string, string][] {
+  const h: [string, string][] = [
+    ['Content-Type', contentType],
+    ['Cache-Control', 'no-cache, private'],
+  ];
+  if (o.warnings) for (const w of o.warnings) h.push(['Warning', `299 - ${JSON.stringify(w)}`]);
+  if (o.headers) for (const k in o.headers) h.push([k, o.headers[k] as string]);
   return h;
 }
 
 function finish(body: string, contentType: string, o: ReplyOptions): Response {
   const h = headersFor(contentType, o);
   if (o.gzip && body.length >= GZIP_THRESHOLD) {
-    h.set('Content-Encoding', 'gzip');
-    h.set('Vary', 'Accept-Encoding');
+    h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
     return new Response(Bun.gzipSync(body), { status: o.status ?? 200, headers: h });
   }
   return new Response(body, { status: o.status ?? 200, headers: h });
@@ -36,7 +39,9 @@ function finish(body: string, contentType: string, o: ReplyOptions): Response {
 
 /** An object (or list, Status, discovery document) in the chosen encoding. */
 export function reply(obj: unknown, o: ReplyOptions = {}): Response {
-  if (o.yaml) return finish(YAML.stringify(obj), 'application/yaml', o);
+  // YAML 1.1 scalar rules, as the reference's go-yaml: strings such as "on", "yes", "y" or an
+  // RFC 3339 time are quoted, so YAML 1.1 readers (kubectl, client-go) keep them strings.
+  if (o.yaml) return finish(YAML.stringify(obj, { version: '1.1' }), 'application/yaml', o);
   return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), 'application/json', o);
 }
 

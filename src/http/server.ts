@@ -51,9 +51,26 @@ function isLongRunning(info: RequestInfo): boolean {
   return info.isResourceRequest && info.verb === 'watch';
 }
 
+interface Deadline {
+  at: number;
+  reject: (e: unknown) => void;
+}
+
 export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> {
   let inflight = 0;
   let mutatingInflight = 0;
+  // One sweeper for all request deadlines instead of a timer per request.
+  const deadlines = new Set<Deadline>();
+  setInterval(() => {
+    const now = Date.now();
+    for (const x of deadlines) {
+      if (now < x.at) continue;
+      deadlines.delete(x);
+      x.reject(
+        new StatusError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', {}),
+      );
+    }
+  }, 200).unref();
 
   async function route(info: RequestInfo, req: Request, url: URL): Promise<Response> {
     if (info.isResourceRequest) return d.resources.handle(info, req, url);
@@ -79,21 +96,18 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     if (mutating) mutatingInflight++;
     else inflight++;
     try {
-      if (d.requestTimeoutMs <= 0) return await f();
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      // Reads are served from memory with bounded waits (resourceVersion waits end in 504 after
+      // 3 s), so only writes, which wait on the disk, get a deadline.
+      if (!mutating || d.requestTimeoutMs <= 0) return await f();
+      let deadline: Deadline | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new StatusError(504, 'Timeout', 'Timeout: request did not complete within requested timeout - context deadline exceeded', {}),
-            ),
-          d.requestTimeoutMs,
-        );
+        deadline = { at: Date.now() + d.requestTimeoutMs, reject };
+        deadlines.add(deadline);
       });
       try {
         return await Promise.race([f(), timeout]);
       } finally {
-        clearTimeout(timer);
+        if (deadline) deadlines.delete(deadline);
       }
     } finally {
       if (mutating) mutatingInflight--;
@@ -107,8 +121,11 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     let info: RequestInfo | undefined;
     let res: Response;
     try {
-      const health = await d.health.handle(url.pathname, url.searchParams);
-      if (health) return health;
+      const p = url.pathname;
+      if (p.startsWith('/livez') || p.startsWith('/readyz') || p.startsWith('/healthz')) {
+        const health = await d.health.handle(p, url.searchParams);
+        if (health) return health;
+      }
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       const user = d.authn.authenticate(req);
       if (!user) throw unauthorized();
