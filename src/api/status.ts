@@ -43,7 +43,7 @@ export interface StatusDetails {
 export interface StatusBody {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  metadata: { continue?: string };
   status: 'Failure' | 'Success';
   message?: string;
   reason?: StatusReason;
@@ -64,6 +64,8 @@ function qualified(t: Target): string {
 export class StatusError extends Error {
   /** Extra response headers (Retry-After). */
   headers?: Record<string, string>;
+  /** List metadata of the Status (the reference's ListMeta: a continue token on 410 Expired). */
+  listMeta?: { continue?: string };
 
   constructor(
     readonly code: number,
@@ -79,7 +81,7 @@ export class StatusError extends Error {
     const b: StatusBody = {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.listMeta ? { ...this.listMeta } : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -90,10 +92,11 @@ export class StatusError extends Error {
   }
 }
 
+/** Details as the reference serializes them: empty fields are omitted. */
 function details(t: Target | undefined, name: string | undefined): StatusDetails | undefined {
   if (!t) return name ? { name } : undefined;
   const d: StatusDetails = {};
-  if (name !== undefined) d.name = name;
+  if (name) d.name = name;
   if (t.group) d.group = t.group;
   d.kind = t.resource;
   return d;
@@ -125,12 +128,30 @@ export const STALE_OBJECT = 'the object has been modified; please apply your cha
 /** 410 for a resourceVersion older than the retained history. */
 export const resourceExpired = (message: string): StatusError => new StatusError(410, 'Expired', message);
 
+/** 410 for a list whose exact version was compacted (etcd3 store's interpretListError). */
+export const LIST_EXPIRED = 'The resourceVersion for the provided list is too old.';
+
+/** 410 for an expired continue token without a way to resume. */
+export const CONTINUE_EXPIRED_NO_TOKEN =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
+
+/**
+ * 410 for an expired continue token, carrying a fresh token in the Status's list metadata that
+ * resumes after the same key at the newest version (CONTINUE_EXPIRED says so).
+ */
+export function continueExpired(resumeToken: string): StatusError {
+  const e = new StatusError(410, 'Expired', CONTINUE_EXPIRED);
+  e.listMeta = { continue: resumeToken };
+  return e;
+}
+
 export const CONTINUE_EXPIRED =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** 504 for a resourceVersion the server has not reached in time. */
 export function tooLargeResourceVersion(requested: number, current: number): StatusError {
-  const e = new StatusError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+  // errors.NewTimeoutError prefixes "Timeout: ".
+  const e = new StatusError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
     retryAfterSeconds: 1,
   });
@@ -149,13 +170,13 @@ export function fieldErrorText(e: FieldError): string {
     case 'FieldValueNotSupported':
       return `Unsupported value: ${bad}${e.detail ? `: ${e.detail}` : ''}`;
     case 'FieldValueDuplicate':
-      return `Duplicate value: ${bad}`;
+      return `Duplicate value: ${bad}${e.detail ? `: ${e.detail}` : ''}`;
     case 'FieldValueForbidden':
       return e.detail ? `Forbidden: ${e.detail}` : 'Forbidden';
     case 'FieldValueTooLong':
       return `Too long: ${e.detail}`;
     case 'FieldValueTooMany':
-      return `Too many: ${e.detail}`;
+      return e.badValue === undefined ? `Too many: ${e.detail}` : `Too many: ${bad}: ${e.detail}`;
     case 'FieldValueTypeInvalid':
       return `Invalid value: ${bad}: ${e.detail}`;
     case 'InternalError':
@@ -163,22 +184,37 @@ export function fieldErrorText(e: FieldError): string {
   }
 }
 
+/** Validators may attach the Go rendering of a value (`map[string]string{"app":"web"}`) under this symbol. */
+export const GO_SYNTAX = Symbol.for('svc.validation.goSyntax');
+
 function renderBadValue(v: unknown): string {
+  const go = typeof v === 'object' && v !== null ? (v as Record<symbol, unknown>)[GO_SYNTAX] : undefined;
+  if (typeof go === 'string') return go;
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (v === null) return 'null';
   return JSON.stringify(v);
 }
 
-/** 422 Invalid listing one cause per field error: `Kind "name" is invalid: [a: ..., b: ...]`. */
+/**
+ * 422 Invalid listing one cause per field error, as errors.NewInvalid: the kind qualified with its
+ * group and the name always quoted (`Deployment.apps "x" is invalid: ...`, `ConfigMap "" is
+ * invalid: ...`); one error alone, several as `[a: ..., b: ...]`.
+ */
 export function invalid(kind: string, group: string, name: string, errs: FieldError[]): StatusError {
-  const texts = errs.map((e) => `${e.field}: ${fieldErrorText(e)}`);
+  const texts = [...new Set(errs.map((e) => `${e.field}: ${fieldErrorText(e)}`))];
   const summary = texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
-  const d: StatusDetails = { name };
+  const d: StatusDetails = {};
+  if (name) d.name = name;
   if (group) d.group = group;
   d.kind = kind;
   d.causes = errs.map((e) => ({ reason: e.type, message: fieldErrorText(e), field: e.field }));
-  return new StatusError(422, 'Invalid', `${kind}${name ? ` "${name}"` : ''} is invalid: ${summary}`, d);
+  const qualifiedKind = group ? `${kind}.${group}` : kind;
+  const message =
+    texts.length === 0
+      ? `${qualifiedKind} ${JSON.stringify(name)} is invalid`
+      : `${qualifiedKind} ${JSON.stringify(name)} is invalid: ${summary}`;
+  return new StatusError(422, 'Invalid', message, d);
 }
 
 export const methodNotAllowed = (): StatusError =>

@@ -1,9 +1,19 @@
 /**
  * Per-kind strategies: server-owned state on create/update and the validation rules the schema
- * cannot express. Kinds without an entry use the generic behaviour only.
+ * cannot express (src/kinds/validation/<group>.ts). Kinds without an entry use the generic
+ * behaviour only.
  */
 import type { Obj } from '../api/meta';
 import type { Strategy } from '../registry/kind';
+import { validatingAdmissionPolicy, validatingAdmissionPolicyBinding } from './validation/admissionregistration';
+import { deployment, replicaSet } from './validation/apps';
+import { lease } from './validation/coordination';
+import { configMap, event, namespaceValidation, node, secret, service } from './validation/core';
+import { pod } from './validation/core-pod';
+import { limitRange, resourceQuota } from './validation/core-quota';
+import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol';
+import { networkPolicy } from './validation/networking';
+import { podDisruptionBudget } from './validation/policy';
 
 type Resources = { limits?: Record<string, string>; requests?: Record<string, string> };
 type Container = { resources?: Resources };
@@ -60,16 +70,55 @@ const withStatus = new Set([
   'Service',
 ]);
 
+/** The validation rules (and the preparation they need, e.g. Secret stringData) per kind. */
+const VALIDATION: Record<string, Strategy> = {
+  ConfigMap: configMap,
+  Secret: secret,
+  Pod: pod,
+  Service: service,
+  Namespace: namespaceValidation,
+  Node: node,
+  Event: event,
+  LimitRange: limitRange,
+  ResourceQuota: resourceQuota,
+  Lease: lease,
+  Deployment: deployment,
+  ReplicaSet: replicaSet,
+  FlowSchema: flowSchema,
+  PriorityLevelConfiguration: priorityLevelConfiguration,
+  NetworkPolicy: networkPolicy,
+  PodDisruptionBudget: podDisruptionBudget,
+  ValidatingAdmissionPolicy: validatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding: validatingAdmissionPolicyBinding,
+};
+
+/** Run two preparation steps in order (either may be absent). */
+function both<A extends unknown[]>(a?: (...args: A) => void, b?: (...args: A) => void): ((...args: A) => void) | undefined {
+  if (!a || !b) return a ?? b;
+  return (...args) => {
+    a(...args);
+    b(...args);
+  };
+}
+
 export function strategyFor(kind: string): Strategy {
-  const s = STRATEGIES[kind];
-  if (s) return s;
+  let base: Strategy = STRATEGIES[kind] ?? {};
   // Kinds whose status is a plain struct in the reference show `status: {}` from creation on.
-  if (withStatus.has(kind)) {
-    return {
+  if (!STRATEGIES[kind] && withStatus.has(kind)) {
+    base = {
       prepareForCreate: (o) => {
         o.status = {};
       },
     };
   }
-  return {};
+  const v = VALIDATION[kind];
+  if (!v) return base;
+  const s: Strategy = { ...base };
+  const create = both(v.prepareForCreate, base.prepareForCreate);
+  const update = both(v.prepareForUpdate, base.prepareForUpdate);
+  if (create) s.prepareForCreate = create;
+  if (update) s.prepareForUpdate = update;
+  if (v.validate) s.validate = v.validate;
+  if (v.validateUpdate) s.validateUpdate = v.validateUpdate;
+  return s;
 }

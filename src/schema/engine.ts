@@ -84,7 +84,7 @@ const INT32_MAX = 2147483647;
 /** Go's int64 range, as far as a double can tell. */
 const INT64_LIMIT = 2 ** 63;
 
-const QUANTITY_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[mkMGTPE]|[eE][+-]?\d+)?$/;
+const QUANTITY_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
 const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

@@ -1,0 +1,306 @@
+/**
+ * Shared pieces of the per-group validation rules (src/kinds/validation/<group>.ts): reading decoded
+ * JSON safely, the reference's generic value checks (ports, percents, DNS-1035 labels, config keys,
+ * label selectors) and the Go `%#v` text the reference prints for structs, slices and maps.
+ *
+ * Every rule returns FieldErrors with the reference's path, type and detail; the registry turns them
+ * into one 422 Invalid (src/api/status.ts). Objects reach the rules after the schema pass, so a field
+ * that is present has its declared JSON type; absent fields (and nulls, which the schema drops) read
+ * as Go zero values.
+ */
+import { isObject, type Obj } from '../../api/meta';
+import { forbiddenField, invalidValue, labelValue, qualifiedName, required } from '../../api/validation';
+import type { FieldError } from '../../schema/types';
+
+export type J = Record<string, unknown>;
+export type Errs = FieldError[];
+
+/** The object at `v`, or undefined (Go: a nil pointer to a struct). */
+export const obj = (v: unknown): J | undefined => (isObject(v) ? v : undefined);
+/** The list at `v`, or an empty list (Go: a nil slice). */
+export const list = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
+/** The map at `v`, or an empty map. */
+export const map = <T = unknown>(v: unknown): Record<string, T> => (isObject(v) ? (v as Record<string, T>) : {});
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+export const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+export const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort();
+
+// ---- bad values as the reference prints them -------------------------------------------
+
+/**
+ * The symbol under which a bad value carries the text Go's `%#v` prints for it (the reference
+ * renders structs, slices and maps that way: `[]string{"*", "get"}`, `map[string]string{"a":"b"}`).
+ * status.ts prints that text when present; otherwise JSON (what `toJSON` returns).
+ */
+export const GO_SYNTAX = Symbol.for('svc.validation.goSyntax');
+
+export class GoValue {
+  readonly [GO_SYNTAX]: string;
+  constructor(
+    syntax: string,
+    private readonly json: unknown,
+  ) {
+    this[GO_SYNTAX] = syntax;
+  }
+  toJSON(): unknown {
+    return this.json;
+  }
+  toString(): string {
+    return this[GO_SYNTAX];
+  }
+}
+
+/** Go's %q for the strings the API carries (JSON escaping agrees for printable text). */
+export const goQuote = (s: string): string => JSON.stringify(s);
+
+/** `[]T{"a", "b"}`; `[]T(nil)` when absent. */
+export function goStrings(v: unknown, type = '[]string'): string {
+  if (!Array.isArray(v)) return `${type}(nil)`;
+  return `${type}{${v.map((s) => goQuote(String(s))).join(', ')}}`;
+}
+
+/** `map[string]string{"a":"b"}` with sorted keys; `map[string]string(nil)` when absent. */
+export function goStringMap(v: unknown): string {
+  if (!isObject(v)) return 'map[string]string(nil)';
+  return `map[string]string{${sortedKeys(v)
+    .map((k) => `${goQuote(k)}:${goQuote(String(v[k]))}`)
+    .join(', ')}}`;
+}
+
+export const stringsValue = (v: unknown, type = '[]string'): GoValue => new GoValue(goStrings(v, type), v ?? null);
+export const stringMapValue = (v: unknown): GoValue => new GoValue(goStringMap(v), v ?? null);
+
+/** A metav1.LabelSelector as `v1.LabelSelector{MatchLabels:..., MatchExpressions:...}`. */
+export function goLabelSelector(sel: J): string {
+  const exprs = sel.matchExpressions;
+  const e = Array.isArray(exprs)
+    ? `[]v1.LabelSelectorRequirement{${exprs
+        .map(
+          (r: J) =>
+            `v1.LabelSelectorRequirement{Key:${goQuote(str(r.key))}, Operator:${goQuote(str(r.operator))}, Values:${goStrings(r.values)}}`,
+        )
+        .join(', ')}}`
+    : '[]v1.LabelSelectorRequirement(nil)';
+  return `v1.LabelSelector{MatchLabels:${goStringMap(sel.matchLabels)}, MatchExpressions:${e}}`;
+}
+
+export const selectorValue = (sel: J): GoValue => new GoValue(goLabelSelector(sel), sel);
+
+/** An intstr.IntOrString as Go prints it (Type 0 int, 1 string). */
+export function intOrStringValue(v: number | string): GoValue {
+  const syntax =
+    typeof v === 'number'
+      ? `intstr.IntOrString{Type:0, IntVal:${v}, StrVal:""}`
+      : `intstr.IntOrString{Type:1, IntVal:0, StrVal:${goQuote(v)}}`;
+  return new GoValue(syntax, v);
+}
+
+// ---- generic value checks (apimachinery util/validation) --------------------------------
+
+export const FIELD_IMMUTABLE = 'field is immutable';
+export const IS_NEGATIVE = 'must be greater than or equal to 0';
+
+export function regexError(msg: string, fmt: string, ...examples: string[]): string {
+  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
+}
+
+export const maxLenError = (n: number): string => `must be no more than ${n} characters`;
+
+export function isValidPortNum(port: number): string[] {
+  return port >= 1 && port <= 65535 ? [] : ['must be between 1 and 65535, inclusive'];
+}
+
+export function isValidPortName(port: string): string[] {
+  const errs: string[] = [];
+  if (port.length > 15) errs.push(maxLenError(15));
+  if (!/^[-a-z0-9]+$/.test(port)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  else if (!/[a-z]/.test(port)) errs.push('must contain at least one letter (a-z)');
+  if (port.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (port.length > 0 && (port.startsWith('-') || port.endsWith('-'))) errs.push('must not begin or end with a hyphen');
+  return errs;
+}
+
+const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+export function dns1035Label(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push(maxLenError(63));
+  if (!DNS1035.test(v)) {
+    errs.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        '[a-z]([-a-z0-9]*[a-z0-9])?',
+        'my-name',
+        'abc-123',
+      ),
+    );
+  }
+  return errs;
+}
+
+/** A key of ConfigMap/Secret data (IsConfigMapKey). */
+export function configMapKey(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 253) errs.push(maxLenError(253));
+  if (!/^[-._a-zA-Z0-9]+$/.test(v)) {
+    errs.push(
+      regexError(
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+        '[-._a-zA-Z0-9]+',
+        'key.name',
+        'KEY_NAME',
+        'key-name',
+      ),
+    );
+  }
+  if (v === '.') errs.push("must not be '.'");
+  else if (v === '..') errs.push("must not be '..'");
+  else if (v.startsWith('..')) errs.push("must not start with '..'");
+  return errs;
+}
+
+export function isValidPercent(v: string): string[] {
+  return /^[0-9]+%$/.test(v)
+    ? []
+    : [regexError("a valid percent string must be a numeric string followed by an ending '%'", '[0-9]+%', '1%', '93%')];
+}
+
+/** ValidateNonnegativeField. */
+export function nonNegative(v: number, path: string): Errs {
+  return v < 0 ? [invalidValue(path, v, IS_NEGATIVE)] : [];
+}
+
+/** ValidateDNS1123Label / ValidateQualifiedName style: one Invalid per message. */
+export function each(path: string, value: unknown, msgs: string[]): Errs {
+  return msgs.map((m) => invalidValue(path, value, m));
+}
+
+/** apps ValidatePositiveIntOrPercent: a non-negative int or a `N%` string. */
+export function positiveIntOrPercent(v: number | string, path: string): Errs {
+  if (typeof v === 'string') return each(path, intOrStringValue(v), isValidPercent(v));
+  return nonNegative(v, path);
+}
+
+/** apps IsNotMoreThan100Percent. */
+export function notMoreThan100Percent(v: number | string, path: string): Errs {
+  if (typeof v !== 'string' || isValidPercent(v).length > 0) return [];
+  return Number(v.slice(0, -1)) <= 100 ? [] : [invalidValue(path, intOrStringValue(v), 'must not be greater than 100%')];
+}
+
+/** Semantic equality: absent, null, empty list and empty map are equal (apiequality.Semantic). */
+export function semanticEqual(a: unknown, b: unknown): boolean {
+  const empty = (v: unknown) =>
+    v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
+  if (empty(a) && empty(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
+    return true;
+  }
+  return a === b;
+}
+
+/** ValidateImmutableField. */
+export function immutable(next: unknown, old: unknown, path: string, bad: unknown = next): Errs {
+  return semanticEqual(next, old) ? [] : [invalidValue(path, bad, FIELD_IMMUTABLE)];
+}
+
+// ---- label selectors (apimachinery meta/v1/validation) ----------------------------------
+
+/** ValidateLabels: keys are qualified names, values label values; errors on the map's own path. */
+export function validateLabels(labels: unknown, path: string): Errs {
+  const errs: Errs = [];
+  const m = map<string>(labels);
+  for (const k of sortedKeys(m)) {
+    errs.push(...each(path, k, qualifiedName(k)));
+    errs.push(...each(path, m[k], labelValue(String(m[k]))));
+  }
+  return errs;
+}
+
+/** ValidateLabelSelector (strict: label values in expressions must be valid). */
+export function validateLabelSelector(sel: unknown, path: string): Errs {
+  const s = obj(sel);
+  if (!s) return [];
+  const errs = validateLabels(s.matchLabels, `${path}.matchLabels`);
+  list<J>(s.matchExpressions).forEach((r, i) => {
+    const p = `${path}.matchExpressions[${i}]`;
+    const values = list<string>(r.values);
+    switch (r.operator) {
+      case 'In':
+      case 'NotIn':
+        if (values.length === 0) errs.push(required(`${p}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+        break;
+      case 'Exists':
+      case 'DoesNotExist':
+        if (values.length > 0)
+          errs.push(forbiddenField(`${p}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        break;
+      default:
+        errs.push(invalidValue(`${p}.operator`, str(r.operator), 'not a valid selector operator'));
+    }
+    errs.push(...each(`${p}.key`, str(r.key), qualifiedName(str(r.key))));
+    values.forEach((v, j) => {
+      errs.push(...each(`${p}.values[${j}]`, v, labelValue(v)));
+    });
+  });
+  return errs;
+}
+
+/**
+ * metav1.LabelSelectorAsSelector then Matches: `undefined` when the selector cannot be converted
+ * (the reference then reports "invalid label selector"). A nil selector selects nothing; `{}`
+ * selects everything (and is `empty`).
+ */
+export function selectorMatcher(sel: unknown): { empty: boolean; matches: (labels: Record<string, string>) => boolean } | undefined {
+  const s = obj(sel);
+  if (!s) return { empty: false, matches: () => false };
+  const ml = map<string>(s.matchLabels);
+  const exprs = list<J>(s.matchExpressions);
+  if (Object.keys(ml).length + exprs.length === 0) return { empty: true, matches: () => true };
+  for (const [k, v] of Object.entries(ml)) if (qualifiedName(k).length > 0 || labelValue(String(v)).length > 0) return undefined;
+  for (const r of exprs) {
+    const values = list<string>(r.values);
+    if (qualifiedName(str(r.key)).length > 0) return undefined;
+    if (values.some((v) => labelValue(v).length > 0)) return undefined;
+    if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0) return undefined;
+    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && values.length > 0) return undefined;
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(str(r.operator))) return undefined;
+  }
+  return {
+    empty: false,
+    matches: (labels) => {
+      for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
+      for (const r of exprs) {
+        const key = str(r.key);
+        const has = Object.hasOwn(labels, key);
+        const values = list<string>(r.values);
+        switch (r.operator) {
+          case 'In':
+            if (!has || !values.includes(labels[key] as string)) return false;
+            break;
+          case 'NotIn':
+            if (has && values.includes(labels[key] as string)) return false;
+            break;
+          case 'Exists':
+            if (!has) return false;
+            break;
+          case 'DoesNotExist':
+            if (has) return false;
+            break;
+        }
+      }
+      return true;
+    },
+  };
+}
+
+/**
+ * Whether validate() sees an update: the registry validates the merged object on update, which
+ * carries the stored resourceVersion; an object being created has none.
+ */
+export const isUpdate = (o: Obj): boolean => !!o.metadata.resourceVersion;
+
+/** A list contains `*` (the reference's hasWildcard). */
+export const hasWildcard = (v: unknown[]): boolean => v.includes('*');

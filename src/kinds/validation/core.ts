@@ -1,0 +1,289 @@
+/**
+ * core/v1: ConfigMap, Secret, Service, Namespace, Node and Event (the reference's
+ * pkg/apis/core/validation). Pods are in core-pod.ts, LimitRange and ResourceQuota in core-quota.ts.
+ */
+import type { Obj } from '../../api/meta';
+import {
+  dns1123Label,
+  dns1123Subdomain,
+  duplicate,
+  forbiddenField,
+  invalidValue,
+  labelValue,
+  notSupported,
+  qualifiedName,
+  required,
+} from '../../api/validation';
+import type { Strategy } from '../../registry/kind';
+import type { FieldError } from '../../schema/types';
+import {
+  configMapKey,
+  type Errs,
+  each,
+  immutable,
+  isValidPortName,
+  isValidPortNum,
+  type J,
+  list,
+  map,
+  obj,
+  semanticEqual,
+  sortedKeys,
+  str,
+  stringsValue,
+  validateLabels,
+} from './common';
+import { parseCidr, validateCidr } from './net';
+
+/** core.MaxSecretSize: the total data of a ConfigMap or Secret. */
+export const MAX_DATA_SIZE = 1024 * 1024;
+const IMMUTABLE_SET = 'field is immutable when `immutable` is set';
+
+const tooLong = (field: string, max: number): FieldError => ({
+  type: 'FieldValueTooLong',
+  field,
+  detail: `may not be more than ${max} bytes`,
+});
+
+/** Bytes a base64 text decodes to. */
+const base64Length = (s: string): number => Math.floor((s.length * 3) / 4) - (s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0);
+const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+// ---- ConfigMap ----------------------------------------------------------------------------
+
+export function validateConfigMap(o: Obj): Errs {
+  const errs: Errs = [];
+  const data = map<string>(o.data);
+  const binary = map<string>(o.binaryData);
+  let size = 0;
+  for (const k of sortedKeys(data)) {
+    errs.push(...each(`data[${k}]`, k, configMapKey(k)));
+    if (Object.hasOwn(binary, k)) errs.push(invalidValue(`data[${k}]`, k, 'duplicate of key present in binaryData'));
+    size += utf8Length(str(data[k]));
+  }
+  for (const k of sortedKeys(binary)) {
+    errs.push(...each(`binaryData[${k}]`, k, configMapKey(k)));
+    size += base64Length(str(binary[k]));
+  }
+  // The reference reports the whole object here, with an empty path (printed "[]").
+  if (size > MAX_DATA_SIZE) errs.push(tooLong('[]', MAX_DATA_SIZE));
+  return errs;
+}
+
+function immutableData(o: Obj, old: Obj, fields: string[]): Errs {
+  if (old.immutable !== true) return [];
+  const errs: Errs = [];
+  if (o.immutable !== true) errs.push(forbiddenField('immutable', IMMUTABLE_SET));
+  for (const f of fields) if (!semanticEqual(o[f], old[f])) errs.push(forbiddenField(f, IMMUTABLE_SET));
+  return errs;
+}
+
+export const configMap: Strategy = {
+  validate: validateConfigMap,
+  validateUpdate: (o, old) => immutableData(o, old, ['data', 'binaryData']),
+};
+
+// ---- Secret -------------------------------------------------------------------------------
+
+const SA_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
+
+/** Secret type → the data keys it requires (one of them for basic-auth). */
+function validateSecretType(o: Obj, data: Record<string, string>): Errs {
+  const has = (k: string) => Object.hasOwn(data, k);
+  const need = (k: string) => (has(k) ? [] : [required(`data[${k}]`)]);
+  const json = (k: string) => {
+    if (!has(k)) return [required(`data[${k}]`)];
+    try {
+      JSON.parse(Buffer.from(str(data[k]), 'base64').toString('utf8'));
+      return [];
+    } catch (e) {
+      return [invalidValue(`data[${k}]`, '<secret contents redacted>', (e as Error).message)];
+    }
+  };
+  switch (o.type) {
+    case 'kubernetes.io/service-account-token':
+      return o.metadata.annotations?.[SA_NAME_ANNOTATION] ? [] : [required(`metadata.annotations[${SA_NAME_ANNOTATION}]`)];
+    case 'kubernetes.io/dockercfg':
+      return json('.dockercfg');
+    case 'kubernetes.io/dockerconfigjson':
+      return json('.dockerconfigjson');
+    case 'kubernetes.io/basic-auth':
+      return has('username') || has('password') ? [] : [required('data[username]'), required('data[password]')];
+    case 'kubernetes.io/ssh-auth':
+      return str(data['ssh-privatekey']) === '' ? [required('data[ssh-privatekey]')] : [];
+    case 'kubernetes.io/tls':
+      return [...need('tls.crt'), ...need('tls.key')];
+    default:
+      return [];
+  }
+}
+
+export function validateSecret(o: Obj): Errs {
+  const errs: Errs = [];
+  const data = map<string>(o.data);
+  let size = 0;
+  for (const k of sortedKeys(data)) {
+    errs.push(...each(`data[${k}]`, k, configMapKey(k)));
+    size += base64Length(str(data[k]));
+  }
+  if (size > MAX_DATA_SIZE) errs.push(tooLong('data', MAX_DATA_SIZE));
+  errs.push(...validateSecretType(o, data));
+  return errs;
+}
+
+/** The reference merges stringData into data (base64) before validation and storage. */
+export function mergeStringData(o: Obj): void {
+  const sd = obj(o.stringData);
+  if (!sd) return;
+  const data = { ...map<string>(o.data) };
+  for (const [k, v] of Object.entries(sd)) data[k] = Buffer.from(str(v), 'utf8').toString('base64');
+  o.data = data;
+  delete o.stringData;
+}
+
+export const secret: Strategy = {
+  prepareForCreate: mergeStringData,
+  prepareForUpdate: mergeStringData,
+  validate: validateSecret,
+  validateUpdate: (o, old) => [...immutable(o.type, old.type, 'type'), ...immutableData(o, old, ['data'])],
+};
+
+// ---- Service ------------------------------------------------------------------------------
+
+const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+
+function validateServicePort(p: J, requireName: boolean, names: Set<string>, path: string): Errs {
+  const errs: Errs = [];
+  const name = str(p.name);
+  if (requireName && name === '') errs.push(required(`${path}.name`));
+  else if (name !== '') {
+    errs.push(...each(`${path}.name`, name, dns1123Label(name)));
+    if (names.has(name)) errs.push(duplicate(`${path}.name`, name));
+    else names.add(name);
+  }
+  const port = typeof p.port === 'number' ? p.port : 0;
+  errs.push(...each(`${path}.port`, port, isValidPortNum(port)));
+  const protocol = str(p.protocol);
+  if (protocol === '') errs.push(required(`${path}.protocol`));
+  else if (!PROTOCOLS.includes(protocol)) errs.push(notSupported(`${path}.protocol`, protocol, PROTOCOLS));
+  if (typeof p.targetPort === 'number' && p.targetPort !== 0)
+    errs.push(...each(`${path}.targetPort`, p.targetPort, isValidPortNum(p.targetPort)));
+  else if (typeof p.targetPort === 'string' && p.targetPort !== '')
+    errs.push(...each(`${path}.targetPort`, p.targetPort, isValidPortName(p.targetPort)));
+  if (typeof p.appProtocol === 'string') errs.push(...each(`${path}.appProtocol`, p.appProtocol, qualifiedName(p.appProtocol)));
+  return errs;
+}
+
+export function validateService(o: Obj): Errs {
+  const errs: Errs = [];
+  const spec = obj(o.spec) ?? {};
+  const type = str(spec.type);
+  const ports = list<J>(spec.ports);
+  const headless = spec.clusterIP === 'None';
+  if (ports.length === 0 && !headless && type !== 'ExternalName') errs.push(required('spec.ports'));
+  if (type === 'ExternalName') {
+    const cname = str(spec.externalName).replace(/\.$/, '');
+    if (cname === '') errs.push(required('spec.externalName'));
+    else errs.push(...each('spec.externalName', cname, dns1123Subdomain(cname)));
+  }
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    errs.push(...validateServicePort(p, ports.length > 1, names, `spec.ports[${i}]`));
+  });
+  errs.push(...validateLabels(spec.selector, 'spec.selector'));
+  if (!SERVICE_TYPES.includes(type)) errs.push(notSupported('spec.type', type, SERVICE_TYPES));
+  if (type === 'ClusterIP') {
+    ports.forEach((p, i) => {
+      if (typeof p.nodePort === 'number' && p.nodePort !== 0)
+        errs.push(forbiddenField(`spec.ports[${i}].nodePort`, "may not be used when `type` is 'ClusterIP'"));
+    });
+  }
+  return errs;
+}
+
+export const service: Strategy = { validate: validateService };
+
+// ---- Namespace ----------------------------------------------------------------------------
+
+const STANDARD_FINALIZERS = ['kubernetes', 'orphan', 'foregroundDeletion'];
+
+/** validateFinalizerName: a qualified name; without a prefix, a standard finalizer. */
+export function validateFinalizerName(name: string, path: string): Errs {
+  const errs = each(path, name, qualifiedName(name));
+  if (!name.includes('/') && !STANDARD_FINALIZERS.includes(name))
+    errs.push(invalidValue(path, name, 'name is neither a standard finalizer name nor is it fully qualified'));
+  return errs;
+}
+
+export const namespaceValidation: Strategy = {
+  // The reference reports every finalizer on the list's own path (no index).
+  validate: (o) => list<string>(obj(o.spec)?.finalizers).flatMap((f) => validateFinalizerName(f, 'spec.finalizers')),
+};
+
+// ---- Node ---------------------------------------------------------------------------------
+
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+export function validateNode(o: Obj): Errs {
+  const errs: Errs = [];
+  const spec = obj(o.spec) ?? {};
+  const cidrs = list<string>(spec.podCIDRs);
+  cidrs.forEach((c, i) => {
+    errs.push(...validateCidr(`spec.podCIDRs[${i}]`, c));
+  });
+  if (cidrs.length > 1) {
+    const families = cidrs.map((c) => parseCidr(c)?.net.length);
+    const dualStack = families.length === 2 && families.includes(4) && families.includes(16);
+    if (!dualStack) errs.push(invalidValue('spec.podCIDRs', stringsValue(cidrs), 'may specify no more than one CIDR for each IP family'));
+  }
+  const seen = new Set<string>();
+  list<J>(spec.taints).forEach((t, i) => {
+    const p = `spec.taints[${i}]`;
+    const key = str(t.key);
+    errs.push(...each(`${p}.key`, key, qualifiedName(key)));
+    const value = str(t.value);
+    const vm = labelValue(value);
+    if (vm.length > 0) errs.push(invalidValue(`${p}.value`, value, vm.join(';')));
+    const effect = str(t.effect);
+    if (effect === '') errs.push(required(`${p}.effect`));
+    else if (!TAINT_EFFECTS.includes(effect)) errs.push(notSupported(`${p}.effect`, effect, TAINT_EFFECTS));
+    const id = `${effect}\0${key}`;
+    if (seen.has(id)) errs.push({ ...duplicate(p, t), detail: 'taints must be unique by key and effect pair' });
+    seen.add(id);
+  });
+  return errs;
+}
+
+export const node: Strategy = { validate: validateNode };
+
+// ---- Event --------------------------------------------------------------------------------
+
+const LIMITS = { reportingInstance: 128, action: 128, reason: 128, message: 1024 } as const;
+
+export function validateEvent(o: Obj): Errs {
+  const errs: Errs = [];
+  const ns = o.metadata.namespace ?? '';
+  const involvedNs = str(obj(o.involvedObject)?.namespace);
+  const mismatch = () => errs.push(invalidValue('involvedObject.namespace', involvedNs, 'does not match event.namespace'));
+  if (!o.eventTime) {
+    if (involvedNs === '') {
+      if (ns !== '' && ns !== 'default') mismatch();
+    } else if (ns !== involvedNs) mismatch();
+  } else {
+    // "New" events (eventTime set) carry the reporting fields.
+    if (involvedNs === '' && ns !== 'default' && ns !== 'kube-system') mismatch();
+    const controller = str(o.reportingComponent);
+    if (controller === '') errs.push(required('reportingComponent'));
+    errs.push(...each('reportingComponent', controller, qualifiedName(controller)));
+    for (const f of ['reportingInstance', 'action', 'reason', 'message'] as const) {
+      const v = str(o[f]);
+      if (v === '' && f !== 'message') errs.push(required(f));
+      if (v.length > LIMITS[f]) errs.push(invalidValue(f, '', `can have at most ${LIMITS[f]} characters`));
+    }
+  }
+  errs.push(...each('namespace', ns, dns1123Subdomain(ns)));
+  return errs;
+}
+
+export const event: Strategy = { validate: validateEvent };

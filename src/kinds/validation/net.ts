@@ -1,0 +1,108 @@
+/**
+ * IP and CIDR parsing for validation, as the reference's netutils.ParseCIDRSloppy (IPv4 octets may
+ * carry leading zeros) plus the strict checks of IsValidCIDRForLegacyField (StrictIPCIDRValidation
+ * on): no leading zeros, no IPv4-mapped IPv6, no bits set beyond the prefix length.
+ */
+import { invalidValue } from '../../api/validation';
+import type { Errs } from './common';
+
+export interface Cidr {
+  /** 4 or 16 bytes, masked to the prefix. */
+  net: number[];
+  /** The address as written (unmasked). */
+  ip: number[];
+  bits: number;
+  /** Leading zeros somewhere (IPv4 octet or prefix length). */
+  leadingZeros: boolean;
+}
+
+function parseIPv4(s: string): { bytes: number[]; leadingZeros: boolean } | undefined {
+  const parts = s.split('.');
+  if (parts.length !== 4) return undefined;
+  const bytes: number[] = [];
+  let leadingZeros = false;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p)) return undefined;
+    const n = Number(p);
+    if (n > 255) return undefined;
+    if (p.length > 1 && p.startsWith('0')) leadingZeros = true;
+    bytes.push(n);
+  }
+  return { bytes, leadingZeros };
+}
+
+function parseIPv6(s: string): { bytes: number[]; leadingZeros: boolean } | undefined {
+  let leadingZeros = false;
+  let tail: number[] = [];
+  let text = s;
+  const lastColon = text.lastIndexOf(':');
+  if (text.slice(lastColon + 1).includes('.')) {
+    const v4 = parseIPv4(text.slice(lastColon + 1));
+    if (!v4) return undefined;
+    leadingZeros = v4.leadingZeros;
+    tail = v4.bytes;
+    text = `${text.slice(0, lastColon + 1)}0:0`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const groups = (h: string) => (h === '' ? [] : h.split(':'));
+  const head = groups(halves[0] as string);
+  const rest = halves.length === 2 ? groups(halves[1] as string) : [];
+  const all = [...head, ...rest];
+  if (all.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return undefined;
+  const missing = 8 - all.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const words = [
+    ...head.map((g) => parseInt(g, 16)),
+    ...new Array(halves.length === 2 ? missing : 0).fill(0),
+    ...rest.map((g) => parseInt(g, 16)),
+  ];
+  const bytes = words.flatMap((w) => [w >> 8, w & 0xff]);
+  if (tail.length === 4) bytes.splice(12, 4, ...tail);
+  return { bytes, leadingZeros };
+}
+
+export function parseIP(s: string): { bytes: number[]; leadingZeros: boolean } | undefined {
+  return s.includes(':') ? parseIPv6(s) : parseIPv4(s);
+}
+
+export function parseCidr(s: string): Cidr | undefined {
+  const slash = s.indexOf('/');
+  if (slash < 0 || s.indexOf('/', slash + 1) >= 0) return undefined;
+  const ipText = s.slice(0, slash);
+  const prefix = s.slice(slash + 1);
+  if (!/^\d+$/.test(prefix)) return undefined;
+  const ip = parseIP(ipText);
+  if (!ip) return undefined;
+  const bits = Number(prefix);
+  if (bits > ip.bytes.length * 8) return undefined;
+  const net = ip.bytes.map((b, i) => {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    return b & ((0xff << (8 - keep)) & 0xff);
+  });
+  return { net, ip: ip.bytes, bits, leadingZeros: ip.leadingZeros || (prefix.length > 1 && prefix.startsWith('0')) };
+}
+
+const isV4Mapped = (b: number[]): boolean => b.length === 16 && b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
+
+/** IsValidCIDRForLegacyField with strict validation; values in `allowed` are not checked again. */
+export function validateCidr(path: string, value: string, allowed: readonly string[] = []): Errs {
+  if (allowed.includes(value)) return [];
+  const c = parseCidr(value);
+  if (!c) return [invalidValue(path, value, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')];
+  if (c.leadingZeros) return [invalidValue(path, value, 'must not have leading 0s in IP or prefix length')];
+  if (isV4Mapped(c.ip)) return [invalidValue(path, value, 'must not have an IPv4-mapped IPv6 address')];
+  if (c.ip.some((b, i) => b !== c.net[i])) return [invalidValue(path, value, 'must not have bits set beyond the prefix length')];
+  return [];
+}
+
+/** Whether `inner` lies inside `outer` and is strictly smaller (NetworkPolicy ipBlock.except). */
+export function strictSubset(outer: Cidr, inner: Cidr): boolean {
+  if (outer.net.length !== inner.net.length) return false;
+  const contains = outer.net.every((b, i) => {
+    const keep = Math.max(0, Math.min(8, outer.bits - i * 8));
+    const mask = (0xff << (8 - keep)) & 0xff;
+    return ((inner.net[i] as number) & mask) === b;
+  });
+  return contains && outer.bits < inner.bits;
+}

@@ -1,0 +1,115 @@
+/**
+ * resource.Quantity arithmetic for validation: exact comparison, the rounded-up Value/MilliValue,
+ * and the canonical text the reference prints in messages ("1500m", "1Gi", "2").
+ *
+ * A quantity is kept exactly as mantissa × 10^exp (binary suffixes multiply the mantissa by
+ * 1024^n). Parsing follows the reference grammar: `<sign><digits>[.<digits>]<suffix>` with suffix
+ * one of Ki Mi Gi Ti Pi Ei, n u m "" k M G T P E, or e/E<exponent>; precision below nano rounds up.
+ */
+
+export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
+
+export interface Quantity {
+  /** value = mant × 10^exp */
+  mant: bigint;
+  exp: number;
+  format: QuantityFormat;
+}
+
+const BINARY: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
+const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const DECIMAL_SUFFIX: Record<number, string> = Object.fromEntries(Object.entries(DECIMAL).map(([s, e]) => [e, s]));
+const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
+
+/** Parse a quantity string (or a JSON number); undefined when it does not parse. */
+export function parseQuantity(v: unknown): Quantity | undefined {
+  const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : undefined;
+  if (s === undefined) return undefined;
+  const m = QUANTITY.exec(s);
+  if (!m) return undefined;
+  const [, sign, whole = '', frac = '', suffix = ''] = m;
+  if (whole === '' && frac === '') return undefined;
+  let mant = BigInt(`${whole}${frac}` || '0');
+  let exp = -frac.length;
+  let format: QuantityFormat = 'DecimalSI';
+  if (suffix in BINARY) {
+    mant *= 1024n ** BigInt(BINARY[suffix] as number);
+    format = 'BinarySI';
+  } else if (suffix.startsWith('e') || suffix.startsWith('E')) {
+    exp += Number(suffix.slice(1));
+    format = 'DecimalExponent';
+  } else {
+    exp += DECIMAL[suffix] as number;
+  }
+  if (sign === '-') mant = -mant;
+  // The reference keeps at most nano precision, rounding up (away from zero for positives).
+  if (exp < -9) {
+    const d = 10n ** BigInt(-9 - exp);
+    const q = mant / d;
+    mant = mant % d === 0n ? q : mant > 0n ? q + 1n : q;
+    exp = -9;
+  }
+  return { mant, exp, format };
+}
+
+function align(a: Quantity, b: Quantity): [bigint, bigint] {
+  const e = Math.min(a.exp, b.exp);
+  return [a.mant * 10n ** BigInt(a.exp - e), b.mant * 10n ** BigInt(b.exp - e)];
+}
+
+/** -1, 0 or 1. */
+export function cmpQuantity(a: Quantity, b: Quantity): number {
+  const [x, y] = align(a, b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The value scaled to 10^scale, rounded up (ceiling), as the reference's ScaledValue. */
+function scaled(q: Quantity, scale: number): bigint {
+  const shift = q.exp - scale;
+  if (shift >= 0) return q.mant * 10n ** BigInt(shift);
+  const d = 10n ** BigInt(-shift);
+  const r = q.mant / d;
+  return q.mant % d !== 0n && q.mant > 0n ? r + 1n : r;
+}
+
+export const quantityValue = (q: Quantity): bigint => scaled(q, 0);
+export const quantityMilliValue = (q: Quantity): bigint => scaled(q, -3);
+export const isNegative = (q: Quantity): boolean => q.mant < 0n;
+
+/** The canonical text (Quantity.String()). */
+export function formatQuantity(q: Quantity): string {
+  if (q.mant === 0n) return '0';
+  let format = q.format;
+  if (format === 'BinarySI') {
+    const abs = q.mant < 0n ? -q.mant : q.mant;
+    const exact = q.exp >= 0 || abs % 10n ** BigInt(-q.exp) === 0n;
+    if (cmpQuantity(q, { mant: 1024n, exp: 0, format }) < 0 && cmpQuantity(q, { mant: -1024n, exp: 0, format }) > 0) format = 'DecimalSI';
+    else if (!exact) format = 'DecimalSI';
+  }
+  if (format === 'BinarySI') {
+    let n = scaled(q, 0);
+    let e = 0;
+    while (n % 1024n === 0n && e < 6) {
+      n /= 1024n;
+      e++;
+    }
+    return `${n}${Object.keys(BINARY)[e - 1] ?? ''}`;
+  }
+  let mant = q.mant;
+  let exp = q.exp;
+  while (mant % 10n === 0n) {
+    mant /= 10n;
+    exp++;
+  }
+  const r = ((exp % 3) + 3) % 3;
+  if (r === 1) {
+    mant *= 10n;
+    exp -= 1;
+  } else if (r === 2) {
+    mant *= 100n;
+    exp -= 2;
+  }
+  if (exp === 0) return `${mant}`;
+  if (format === 'DecimalSI' && exp in DECIMAL_SUFFIX) return `${mant}${DECIMAL_SUFFIX[exp]}`;
+  return `${mant}e${exp}`;
+}
