@@ -9,7 +9,7 @@ import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, methodNotAllowed, pathNotFound, success } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored, storedText } from '../registry/encoding';
-import type { DeleteOptions, FieldValidation, ListOptions, ListResult, ResourceStore, WriteOptions } from '../registry/generic';
+import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
 import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
@@ -30,6 +30,17 @@ const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'] as const;
 function queryBool(q: URLSearchParams, name: string): boolean {
   const v = q.get(name);
   return v === 'true' || v === '1' || v === '';
+}
+
+/** The field manager: `fieldManager`, else the User-Agent up to its first '/' (as the reference). */
+function fieldManager(q: URLSearchParams, req: Request): string | undefined {
+  const m = q.get('fieldManager');
+  if (m !== null) {
+    if (m.length > 128) throw badRequest(`fieldManager: Too long: may not be more than 128 bytes`);
+    return m;
+  }
+  const ua = req.headers.get('user-agent');
+  return ua ? (ua.split('/')[0] as string).slice(0, 128) : undefined;
 }
 
 export function writeOptions(q: URLSearchParams): WriteOptions {
@@ -117,6 +128,7 @@ export class ResourceHandler {
         const w = writeOptions(q);
         const body = await decodeBody(req, ['json', 'yaml']);
         w.duplicates = body.duplicates;
+        w.fieldManager = fieldManager(q, req);
         const out = chooseOutput(req.headers.get('accept'), false);
         const obj = await store.create(info.namespace, body.value, w);
         return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings });
@@ -125,12 +137,32 @@ export class ResourceHandler {
         const w = writeOptions(q);
         const body = await decodeBody(req, ['json', 'yaml']);
         w.duplicates = body.duplicates;
+        w.fieldManager = fieldManager(q, req);
         const out = chooseOutput(req.headers.get('accept'), false);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
         return this.encodeObject(obj, out, { ...base, warnings: w.warnings });
       }
-      case 'patch':
-        throw methodNotAllowed();
+      case 'patch': {
+        if (sub !== '' && sub !== 'status') throw methodNotAllowed();
+        const w = writeOptions(q);
+        const body = await decodeBody(req, ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch']);
+        w.duplicates = body.duplicates;
+        w.fieldManager = fieldManager(q, req);
+        const forceRaw = q.get('force');
+        if (forceRaw !== null && body.type !== 'apply-patch')
+          throw badRequest('force: Forbidden: may not be specified for non-apply patch');
+        const out = chooseOutput(req.headers.get('accept'), false);
+        const r = await store.patch(
+          info.namespace,
+          info.name,
+          body.type as PatchType,
+          body.value,
+          w,
+          sub,
+          forceRaw === 'true' || forceRaw === '1' || forceRaw === '',
+        );
+        return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings });
+      }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);

@@ -28,8 +28,18 @@ import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision } from '../store/types';
 import type { CachedObject, WatchCache } from '../watch/cache';
+import {
+  ApplyConflictError,
+  apply as applyObject,
+  checkApplyManagedFields,
+  conflictStatus,
+  FieldSet,
+  fieldPE,
+  recordUpdate,
+} from './apply';
 import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
 import { apiVersionOf, type KindDef, keyPrefix } from './kind';
+import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -40,7 +50,19 @@ export interface WriteOptions {
   warnings: string[];
   /** Duplicate fields the body decoder found (reported like unknown fields). */
   duplicates?: string[];
+  /** The field manager recorded in managedFields (`fieldManager`, else the user-agent prefix). */
+  fieldManager?: string;
 }
+
+export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+
+const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH | typeof MERGE_PATCH | typeof STRATEGIC_MERGE_PATCH> = {
+  'json-patch': JSON_PATCH,
+  'merge-patch': MERGE_PATCH,
+  'strategic-merge-patch': STRATEGIC_MERGE_PATCH,
+};
+
+type Subresource = '' | 'status' | 'finalize';
 
 export interface ListOptions {
   labelSelector: LabelSelector;
@@ -357,7 +379,8 @@ export class ResourceStore {
     if (errs.length > 0) throw invalid(this.def.kind, this.def.group, obj.metadata.name ?? '', errs);
   }
 
-  async create(namespace: string, body: unknown, w: WriteOptions): Promise<Obj> {
+  /** Create; `managed`: managedFields were computed by the caller (server-side apply). */
+  async create(namespace: string, body: unknown, w: WriteOptions, managed = false): Promise<Obj> {
     const obj = this.checkTypeMeta(body);
     this.admit(obj, w);
     const meta = obj.metadata;
@@ -382,6 +405,7 @@ export class ResourceStore {
     if (this.def.status) delete obj.status;
     this.def.strategy.prepareForCreate?.(obj);
     this.validateCreate(obj);
+    if (!managed) this.recordManaged(undefined, obj, w, '');
     if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
     if (w.dryRun) return obj;
     for (let attempt = 0; ; attempt++) {
@@ -412,7 +436,7 @@ export class ResourceStore {
    * must be current (else 409); without it the update is unconditional and retried on races.
    * An update that changes nothing writes nothing and keeps the resourceVersion.
    */
-  async update(namespace: string, name: string, body: unknown, w: WriteOptions, subresource: '' | 'status' | 'finalize'): Promise<Obj> {
+  async update(namespace: string, name: string, body: unknown, w: WriteOptions, subresource: Subresource): Promise<Obj> {
     const input = this.checkTypeMeta(body);
     this.admit(input, w);
     const meta = input.metadata;
@@ -421,26 +445,147 @@ export class ResourceStore {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     const wantRv = meta.resourceVersion ? parseResourceVersion(meta.resourceVersion, 'resourceVersion') : 0;
+    return (await this.guaranteedUpdate(namespace, name, w, subresource, wantRv, () => ({ input, managed: false }))).obj;
+  }
+
+  /**
+   * PATCH: the patch is applied to the current object and the result goes through the update
+   * path; after a write race the patch is applied again to the newer object (unless it carried
+   * a resourceVersion, which makes it conditional: 409). Server-side apply creates the object
+   * when it is absent, and computes managedFields itself.
+   */
+  async patch(
+    namespace: string,
+    name: string,
+    type: PatchType,
+    body: unknown,
+    w: WriteOptions,
+    subresource: Subresource,
+    force: boolean,
+  ): Promise<{ obj: Obj; created: boolean }> {
+    if (type === 'apply-patch') {
+      if (!w.fieldManager) {
+        throw invalid('PatchOptions', 'meta.svc.io', '', [
+          { type: 'FieldValueRequired', field: 'fieldManager', detail: 'is required for apply patch' },
+        ]);
+      }
+      if (!isObject(body)) throw badRequest('error decoding YAML: the apply patch must be an object');
+      checkApplyManagedFields(body);
+      const applied = this.checkTypeMeta(clone(body));
+      this.admit(applied, w);
+      if (applied.metadata.name !== undefined && applied.metadata.name !== name) {
+        throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`);
+      }
+      applied.metadata.name = name;
+      const exists = await this.kv.range(this.key(namespace, name));
+      if (exists.kvs.length === 0) {
+        if (subresource !== '') throw notFound(this.target, name);
+        const r = this.runApply(undefined, applied, w, subresource, force);
+        return { obj: await this.create(namespace, r, w, true), created: true };
+      }
+    }
+    const r = await this.guaranteedUpdate(namespace, name, w, subresource, 0, (cur) => {
+      if (type === 'apply-patch') {
+        const applied = this.checkTypeMeta(clone(body));
+        this.admit(applied, { ...w, warnings: [] });
+        applied.metadata.name = name;
+        return { input: this.runApply(cur, applied, w, subresource, force), managed: true };
+      }
+      let patched: unknown;
+      try {
+        patched = applyPatch(PATCH_MEDIA[type], cur, body, {
+          fieldValidation: w.fieldValidation,
+          schemas: this.schemas,
+          defName: this.def.schema,
+        });
+      } catch (e) {
+        if (e instanceof PatchError) throw e.toStatusError();
+        throw e;
+      }
+      const input = this.checkTypeMeta(patched);
+      this.admit(input, { ...w, warnings: w.warnings });
+      if (input.metadata.name !== name)
+        throw badRequest(`the name of the object (${input.metadata.name ?? ''}) does not match the name on the URL (${name})`);
+      const rv = input.metadata.resourceVersion;
+      if (rv !== undefined && rv !== cur.metadata.resourceVersion) throw conflict(this.target, name, STALE_OBJECT);
+      return { input, managed: false };
+    });
+    return { obj: r.obj, created: false };
+  }
+
+  /** Server-side apply of `applied` over `live` (undefined: create); conflicts become 409. */
+  private runApply(live: Obj | undefined, applied: Obj, w: WriteOptions, subresource: Subresource, force: boolean): Obj {
+    try {
+      return applyObject(live, applied, {
+        manager: w.fieldManager as string,
+        force,
+        apiVersion: apiVersionOf(this.def),
+        now: now(this.clock),
+        schemas: this.schemas,
+        defName: this.def.schema,
+        subresource: subresource || undefined,
+        ignoredFields: this.ignoredFields(subresource),
+      }).obj;
+    } catch (e) {
+      if (e instanceof ApplyConflictError) throw conflictStatus(e, this.target, applied.metadata.name);
+      throw e;
+    }
+  }
+
+  /** Fields a write through `subresource` cannot set (the strategy resets them): never owned. */
+  private ignoredFields(subresource: Subresource): FieldSet | undefined {
+    if (!this.def.status) return undefined;
+    return FieldSet.of([subresource === 'status' ? fieldPE('spec') : fieldPE('status')]);
+  }
+
+  /** Record the write's field ownership in next.metadata.managedFields (non-apply writes). */
+  private recordManaged(old: Obj | undefined, next: Obj, w: WriteOptions, subresource: Subresource): void {
+    recordUpdate(old, next, {
+      manager: w.fieldManager ?? '',
+      apiVersion: apiVersionOf(this.def),
+      now: now(this.clock),
+      schemas: this.schemas,
+      defName: this.def.schema,
+      subresource: subresource || undefined,
+      ignoredFields: this.ignoredFields(subresource),
+    });
+  }
+
+  /**
+   * The update loop (the reference's GuaranteedUpdate): read the current object, compute the
+   * input from it, carry server-owned state over, record ownership, validate, and write if
+   * anything changed, retrying on a write race unless the caller pinned a resourceVersion.
+   */
+  private async guaranteedUpdate(
+    namespace: string,
+    name: string,
+    w: WriteOptions,
+    subresource: Subresource,
+    wantRv: number,
+    tryUpdate: (cur: Obj) => { input: Obj; managed: boolean },
+  ): Promise<{ obj: Obj }> {
     const key = this.key(namespace, name);
     for (;;) {
       const curKv = await this.get(namespace, name);
       if (wantRv && wantRv !== curKv.modRevision) throw conflict(this.target, name, STALE_OBJECT);
       const cur = decodeStored(curKv);
+      const { input, managed } = tryUpdate(clone(cur));
       const next = this.merge(input, cur, subresource);
+      if (!managed) this.recordManaged(cur, next, w, subresource);
       const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
       errs.push(...(this.def.strategy.validate?.(next) ?? []), ...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
       if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
-      if (deepEqual(next, cur)) return cur;
-      if (w.dryRun) return next;
+      if (deepEqual(next, cur)) return { obj: cur };
+      if (w.dryRun) return { obj: next };
       try {
         if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !this.def.strategy.deletePending?.(next)) {
           // The last finalizer is gone from a Terminating object: it is removed now.
           await storeRemove(this.kv, key, curKv.modRevision);
-          return next;
+          return { obj: next };
         }
         const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
         next.metadata.resourceVersion = String(rev);
-        return next;
+        return { obj: next };
       } catch (e) {
         if (isStoreError(e, 'conflict') && !wantRv) continue;
         throw this.translate(e, name);
@@ -449,7 +594,7 @@ export class ResourceStore {
   }
 
   /** The object an update stores: the input with server-owned state carried over from `cur`. */
-  private merge(input: Obj, cur: Obj, subresource: '' | 'status' | 'finalize'): Obj {
+  private merge(input: Obj, cur: Obj, subresource: Subresource): Obj {
     let next: Obj;
     if (subresource === 'finalize') {
       // namespaces/finalize changes only spec.finalizers.
