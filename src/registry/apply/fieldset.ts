@@ -298,10 +298,13 @@ export class FieldSet {
     return this.children.get(serializePE(pe))?.set ?? new FieldSet();
   }
 
+  /**
+   * O(1): a subtree is attached only when non-empty (put, setChild) or when a member is inserted
+   * into it right away (insert), and nothing removes from a set in place, so a set with any
+   * child is non-empty.
+   */
   empty(): boolean {
-    if (this.members.size > 0) return false;
-    for (const c of this.children.values()) if (!c.set.empty()) return false;
-    return true;
+    return this.members.size === 0 && this.children.size === 0;
   }
 
   /** Number of member paths. */
@@ -351,7 +354,10 @@ export class FieldSet {
   }
 
   clone(): FieldSet {
-    return this.union(new FieldSet());
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) out.members.set(k, pe);
+    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set.clone() });
+    return out;
   }
 
   union(o: FieldSet): FieldSet {
