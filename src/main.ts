@@ -101,8 +101,16 @@ async function main(argv: string[]): Promise<void> {
   const certs = await servingCerts(dataDir, cfg.bindAddress, cfg.tlsCertFile || undefined, cfg.tlsPrivateKeyFile || undefined);
   const token = adminToken(dataDir);
   const users = new Map<string, UserInfo>([[token, { name: 'admin', uid: 'admin', groups: [MASTERS] }]]);
-  if (cfg.tokenAuthFile)
-    for (const [t, u] of parseTokenFile(fs.readFileSync(cfg.tokenAuthFile, 'utf8'), cfg.tokenAuthFile)) users.set(t, u);
+  if (cfg.tokenAuthFile) {
+    let tokens: Map<string, UserInfo>;
+    try {
+      tokens = parseTokenFile(fs.readFileSync(cfg.tokenAuthFile, 'utf8'), cfg.tokenAuthFile);
+    } catch (e) {
+      process.stderr.write(`Error: --token-auth-file: ${(e as Error).message}\n`);
+      process.exit(1);
+    }
+    for (const [t, u] of tokens) users.set(t, u);
+  }
 
   let shuttingDown = false;
   let controllersStarted = false;
@@ -187,7 +195,14 @@ async function main(argv: string[]): Promise<void> {
     nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();
-    await server.stop(false);
+    // Graceful: in-flight requests may finish, bounded like the reference's shutdown timeout (a
+    // client that never reads its response must not keep the process alive).
+    const bound = Math.max(cfg.requestTimeoutMs, 1000);
+    const stopped = await Promise.race([server.stop(false).then(() => true), Bun.sleep(bound).then(() => false)]);
+    if (!stopped) {
+      log(`requests still in flight after ${bound} ms; closing their connections`);
+      await server.stop(true);
+    }
     await store.close();
     log('shut down cleanly');
     process.exit(0);

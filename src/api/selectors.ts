@@ -26,16 +26,16 @@ function checkKey(key: string): string {
   const name = key.includes('/') ? key.slice(key.indexOf('/') + 1) : key;
   if (!QUALIFIED_NAME.test(key) || name.length > 63 || key.length > 253 + 64) {
     throw selectorError(
-      `<nil>: Invalid value: "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+      `key: Invalid value: "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
     );
   }
   return key;
 }
 
-function checkValue(v: string): string {
+function checkValue(v: string, key: string, index = 0): string {
   if (v.length > 63 || !LABEL_VALUE.test(v)) {
     throw selectorError(
-      `values[0][${v}]: Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+      `values[${index}][${key}]: Invalid value: "${v}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
     );
   }
   return v;
@@ -65,15 +65,20 @@ const TERMS: [RegExp, (m: string[]) => Requirement][] = [
   [
     /^([^\s!=<>(),]+)\s+(in|notin)\s*\(([^()]*)\)$/,
     ([, key, op, list]) => {
-      const values = (list as string).split(',').map((v) => v.trim());
-      if (values.length === 1 && values[0] === '') throw selectorError(`for 'in', 'notin' operators, values set can't be empty`);
-      for (const v of values) checkValue(v);
-      return { key: checkKey(key as string), op: op as 'in' | 'notin', values };
+      // As the reference's parser: `()` is the set {""}; values are a sorted set.
+      const values = [...new Set((list as string).split(',').map((v) => v.trim()))].sort();
+      checkKey(key as string);
+      for (let i = 0; i < values.length; i++) checkValue(values[i] as string, key as string, i);
+      return { key: key as string, op: op as 'in' | 'notin', values };
     },
   ],
   [
     /^([^\s!=<>(),]+)\s*(==|=|!=)\s*([^\s!=<>(),]*)$/,
-    ([, key, op, value]) => ({ key: checkKey(key as string), op: op === '!=' ? 'neq' : 'eq', value: checkValue(value as string) }),
+    ([, key, op, value]) => ({
+      key: checkKey(key as string),
+      op: op === '!=' ? 'neq' : 'eq',
+      value: checkValue(value as string, key as string),
+    }),
   ],
   [
     /^([^\s!=<>(),]+)\s*(<|>)\s*([^\s!=<>(),]+)$/,

@@ -147,3 +147,29 @@ export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, rule: 
     errs.push(invalidValue('metadata.ownerReferences', meta.ownerReferences, 'Only one reference can have Controller set to true'));
   return errs;
 }
+
+/** A Go `%#v` of a []string, as the reference prints lists in messages: []string{"a", "b"}. */
+function goStrings(list: string[]): string {
+  return `[]string{${list.map((s) => JSON.stringify(s)).join(', ')}}`;
+}
+
+/**
+ * The update-only ObjectMeta rules (ValidateObjectMetaUpdate) beyond what the registry carries over
+ * from the stored object: no new finalizers once the object is being deleted.
+ */
+export function validateObjectMetaUpdate(meta: ObjectMeta, old: ObjectMeta): FieldError[] {
+  const errs: FieldError[] = [];
+  if (old.deletionTimestamp) {
+    const had = new Set(old.finalizers ?? []);
+    const extra = [...new Set((meta.finalizers ?? []).filter((f) => !had.has(f)))].sort();
+    if (extra.length > 0) {
+      errs.push(
+        forbiddenField(
+          'metadata.finalizers',
+          `no new finalizers can be added if the object is being deleted, found new finalizers ${goStrings(extra)}`,
+        ),
+      );
+    }
+  }
+  return errs;
+}

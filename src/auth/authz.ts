@@ -1,13 +1,27 @@
 /**
  * Authorization until RBAC exists: members of system:masters may do everything; every other
- * authenticated user is forbidden, with the reference's Forbidden message.
+ * authenticated user may read discovery documents (as the reference's default discovery roles
+ * allow) and is otherwise forbidden, with the reference's Forbidden message.
  */
 import type { RequestInfo } from '../api/request-info';
 import { forbidden, StatusError } from '../api/status';
 import { MASTERS, type UserInfo } from './tokens';
 
+/**
+ * Non-resource paths every authenticated user may GET: the reference's default cluster roles
+ * system:discovery and system:public-info-viewer (bound to system:authenticated).
+ */
+const DISCOVERY_EXACT = new Set(['/api', '/apis', '/healthz', '/livez', '/readyz', '/version', '/version/', '/openapi']);
+const DISCOVERY_PREFIX = ['/api/', '/apis/', '/openapi/'];
+
+function discoveryAllowed(info: RequestInfo): boolean {
+  if (info.isResourceRequest || (info.verb !== 'get' && info.verb !== 'head')) return false;
+  return DISCOVERY_EXACT.has(info.path) || DISCOVERY_PREFIX.some((p) => info.path.startsWith(p));
+}
+
 export function authorize(user: UserInfo, info: RequestInfo): StatusError | undefined {
   if (user.groups.includes(MASTERS)) return undefined;
+  if (discoveryAllowed(info)) return undefined;
   if (!info.isResourceRequest) {
     return new StatusError(403, 'Forbidden', `forbidden: User "${user.name}" cannot ${info.verb} path "${info.path}"`, {});
   }

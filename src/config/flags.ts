@@ -288,7 +288,13 @@ export function parseFlags(argv: string[]): Config | undefined {
       v = argv[++i];
       if (v === undefined) throw new Error(`flag needs an argument: --${f.name}`);
     }
-    f.apply(c, v);
+    try {
+      f.apply(c, v);
+    } catch (e) {
+      // As pflag: name the flag and the argument.
+      const why = (e as Error).message.replace(new RegExp(`^--${f.name}:? `), '');
+      throw new Error(`invalid argument ${JSON.stringify(v)} for "--${f.name}" flag: ${why}`);
+    }
   }
   return c;
 }

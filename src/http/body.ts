@@ -11,7 +11,14 @@ export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<string> {
   const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > limit) throw tooLarge(limit);
+  if (declared > limit) {
+    // Discard the unread body: a request whose body is never consumed stays in flight and would
+    // hold up a graceful shutdown.
+    await req.body?.cancel().catch(() => {});
+    const e = tooLarge(limit);
+    e.headers = { Connection: 'close' };
+    throw e;
+  }
   const buf = await req.arrayBuffer();
   if (buf.byteLength > limit) throw tooLarge(limit);
   return new TextDecoder().decode(buf);

@@ -6,11 +6,13 @@
 import { isObject, type Obj } from '../api/meta';
 import type { ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
-import { badRequest, methodNotAllowed, pathNotFound, success } from '../api/status';
+import { badRequest, forbidden, invalid, methodNotAllowed, pathNotFound, success } from '../api/status';
+import { forbiddenField, notSupported } from '../api/validation';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored, storedText } from '../registry/encoding';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
+import type { FieldError } from '../schema/types';
 import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyJsonText } from './respond';
@@ -54,6 +56,28 @@ export function writeOptions(q: URLSearchParams): WriteOptions {
   }
   return { dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
 }
+
+/**
+ * The reference's ValidateListOptions for list and deletecollection: resourceVersionMatch needs a
+ * resourceVersion, no continue, a known value, and "Exact" not with "0". 422 Invalid
+ * `ListOptions.meta.svc.io ""` listing every problem.
+ */
+export function validateListOptions(q: URLSearchParams): void {
+  const match = q.get('resourceVersionMatch') ?? '';
+  if (match === '') return;
+  const rv = q.get('resourceVersion') ?? '';
+  const errs: FieldError[] = [];
+  if (rv === '') errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+  if ((q.get('continue') ?? '') !== '')
+    errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  if (match !== 'Exact' && match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+  if (match === 'Exact' && rv === '0')
+    errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  if (errs.length > 0) throw invalid('ListOptions', 'meta.svc.io', '', errs);
+}
+
+/** Namespaces the reference's NamespaceLifecycle admission never lets go. */
+const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
 export function listOptions(q: URLSearchParams, store: ResourceStore): ListOptions {
   const limitRaw = q.get('limit');
@@ -116,6 +140,7 @@ export class ResourceHandler {
       }
       case 'list': {
         const out = chooseOutput(req.headers.get('accept'), true);
+        validateListOptions(q);
         const r = await store.list(info.namespace, listOptions(q, store));
         return this.encodeList(store, r, out, { ...base, gzip: acceptsGzip });
       }
@@ -165,6 +190,9 @@ export class ResourceHandler {
       }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
+        if (def.group === '' && def.plural === 'namespaces' && IMMORTAL_NAMESPACES.has(info.name)) {
+          throw forbidden(store.target, info.name, 'this namespace may not be deleted');
+        }
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         const out = chooseOutput(req.headers.get('accept'), false);
         const r = await store.delete(info.namespace, info.name, o);
@@ -172,8 +200,10 @@ export class ResourceHandler {
         return reply(success(store.target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
       }
       case 'deletecollection': {
-        if (sub !== '') throw methodNotAllowed();
+        // Namespaces are not a collection deleter in the reference.
+        if (sub !== '' || (def.group === '' && def.plural === 'namespaces')) throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
+        validateListOptions(q);
         const lo = listOptions(q, store);
         const out = chooseOutput(req.headers.get('accept'), false);
         const r = await store.deleteCollection(info.namespace, lo, o);

@@ -144,7 +144,7 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
           version: info.version,
           resource: info.resource,
           subresource: info.subresource,
-          scope: info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster',
+          scope: info.name || info.verb === 'create' ? 'resource' : info.namespace ? 'namespace' : 'cluster',
           component: 'apiserver',
           code: String(res.status),
         },

@@ -10,11 +10,12 @@ import { type FieldRequirement, type LabelSelector, matchesFields, matchesLabels
 import {
   alreadyExists,
   badRequest,
-  CONTINUE_EXPIRED,
   conflict,
+  continueExpired,
   forbidden,
   internal,
   invalid,
+  LIST_EXPIRED,
   notFound,
   resourceExpired,
   STALE_OBJECT,
@@ -22,7 +23,7 @@ import {
   type Target,
   tooLargeResourceVersion,
 } from '../api/status';
-import { validateObjectMeta } from '../api/validation';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
 import type { SchemaSet } from '../schema/engine';
 import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
@@ -172,16 +173,8 @@ export class ResourceStore {
 
   async list(namespace: string, o: ListOptions): Promise<ListResult> {
     const [start, end] = this.range(namespace);
+    // resourceVersionMatch combinations are checked by the handler (validateListOptions: 422).
     const rvSet = o.resourceVersion !== '';
-    if (o.resourceVersionMatch !== '' && !rvSet) {
-      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');
-    }
-    if (o.resourceVersionMatch === 'Exact' && o.resourceVersion === '0') {
-      throw badRequest(`resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`);
-    }
-    if (o.resourceVersionMatch !== '' && o.continueToken) {
-      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided');
-    }
     if (this.cache && !o.continueToken && o.limit === 0 && rvSet && o.resourceVersionMatch !== 'Exact') {
       return this.listFromCache(this.cache, namespace, o);
     }
@@ -192,15 +185,18 @@ export class ResourceStore {
         throw badRequest('specifying resource version is not allowed when using continue');
       }
       const tok = this.decodeContinue(o.continueToken);
-      if (tok.rv < this.kv.compactedRevision() || this.clock() - tok.t > this.continueTtl) throw resourceExpired(CONTINUE_EXPIRED);
+      // rv -1: resume after the key at the newest version (the token a 410 hands out).
+      if (tok.rv !== -1 && (tok.rv < this.kv.compactedRevision() || this.clock() - tok.t > this.continueTtl)) {
+        throw continueExpired(this.encodeContinueToken(-1, tok.start));
+      }
       from = start + tok.start;
-      revision = tok.rv;
+      revision = tok.rv === -1 ? undefined : tok.rv;
     } else if (rvSet && o.resourceVersion !== '0') {
       const rv = parseResourceVersion(o.resourceVersion);
       await this.waitFor(rv);
       const exact = o.resourceVersionMatch === 'Exact' || (o.resourceVersionMatch === '' && o.limit > 0);
       if (exact) {
-        if (rv < this.kv.compactedRevision()) throw resourceExpired(`too old resource version: ${rv} (${this.kv.compactedRevision()})`);
+        if (rv < this.kv.compactedRevision()) throw resourceExpired(LIST_EXPIRED);
         revision = rv;
       }
     }
@@ -281,7 +277,11 @@ export class ResourceStore {
   }
 
   private encodeContinue(rv: Revision, lastKey: string, start: string): string {
-    const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: `${lastKey.slice(start.length)}\0`, t: this.clock() };
+    return this.encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`);
+  }
+
+  private encodeContinueToken(rv: Revision, startKey: string): string {
+    const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: startKey, t: this.clock() };
     return Buffer.from(JSON.stringify(tok)).toString('base64');
   }
 
@@ -292,7 +292,9 @@ export class ResourceStore {
         throw new Error('bad');
       return tok;
     } catch {
-      throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.svc.io/v1)');
+      throw badRequest(
+        'invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.svc.io/v1)',
+      );
     }
   }
 
@@ -573,6 +575,7 @@ export class ResourceStore {
       const next = this.merge(input, cur, subresource);
       if (!managed) this.recordManaged(cur, next, w, subresource);
       const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
+      errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
       errs.push(...(this.def.strategy.validate?.(next) ?? []), ...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
       if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
       if (deepEqual(next, cur)) return { obj: cur };
@@ -707,6 +710,8 @@ export class ResourceStore {
       if (!cur.metadata.deletionTimestamp) {
         next.metadata.deletionTimestamp = now(() => this.clock() + grace * 1000);
         next.metadata.deletionGracePeriodSeconds = grace;
+        // As the reference's BeforeDelete: the first delete bumps the generation.
+        if ((cur.metadata.generation ?? 0) > 0) next.metadata.generation = (cur.metadata.generation as number) + 1;
       }
       if (deepEqual(next, cur)) return { obj: cur, deleted: false };
       if (o.dryRun) return { obj: next, deleted: false };
