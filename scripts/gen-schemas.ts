@@ -15,7 +15,9 @@
  *  - flowcontrol is served as v1 but taken from the swagger's v1beta3 definitions (renamed v1);
  *    admissionregistration ValidatingAdmissionPolicy(Binding) is absent from the swagger and is
  *    derived from the v1 .proto messages;
- *  - attaches `protoTag` to each property from the .proto message of the same name, adds the
+ *  - attaches `protoTag`, `protoType` and `protoMessage` to each property from the .proto message
+ *    of the same name (and `protoMessage` to each definition that has one), `keepZero` to the
+ *    scalar fields listed in KEEP_ZERO, adds the
  *    fields that the (newer) .proto messages have and the swagger lacks, and orders properties as
  *    the Go struct declares them (the .proto lists fields in struct order): `kind`, `apiVersion`
  *    first for kinds, then the proto order, then swagger-only properties. This is the order Go's
@@ -23,8 +25,9 @@
  *
  * Inlined Go structs (`json:",inline"`, e.g. EphemeralContainer.EphemeralContainerCommon,
  * Volume.VolumeSource, Probe.ProbeHandler) are flattened in JSON but nested in protobuf; their
- * fields get no protoTag (the model cannot express a nested proto path). They are listed with
- * --verbose.
+ * fields get no protoTag but a `protoPath`: the field numbers from the parent message down
+ * (Probe.exec: [1, 1], NamedRuleWithOperations.apiGroups: [2, 2, 1]). They are listed with
+ * --verbose, as are the fields whose JSON and protobuf shapes differ (Duration, Verbs, ...).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -164,6 +167,187 @@ const PROTO_GVK: Record<string, { group: string; version: string; kind: string }
   },
   [`${META}.PartialObjectMetadata`]: { group: 'meta.svc.io', version: 'v1', kind: 'PartialObjectMetadata' },
   [`${META}.PartialObjectMetadataList`]: { group: 'meta.svc.io', version: 'v1', kind: 'PartialObjectMetadataList' },
+};
+
+/**
+ * Scalar fields whose zero value is a set value (`keepZero`), by definition (internal naming):
+ * Go pointer fields (`*int32`, `*bool`, `*string`, pointers to string enums) and value fields
+ * without `omitempty` that the OpenAPI does not list as required. Neither the OpenAPI nor the
+ * .proto files tell a Go pointer from a value field; these facts are from the Go type
+ * definitions (k8s.io/api, k8s.io/apimachinery). Fields that only the (newer) .proto files have
+ * and whose Go form is not known here are listed too: keeping a zero is the safe side. Go's
+ * protobuf encoding writes every value field, set or not; a decoder drops a zero scalar of a
+ * field not listed here (and not required), as Go's JSON encoding omits it.
+ */
+const KEEP_ZERO: Record<string, string[]> = {
+  'io.k8s.api.admissionregistration.v1.MatchResources': ['matchPolicy'],
+  'io.k8s.api.admissionregistration.v1.NamedRuleWithOperations': ['scope'],
+  'io.k8s.api.admissionregistration.v1.ParamRef': ['parameterNotFoundAction'],
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec': ['failurePolicy'],
+  'io.k8s.api.admissionregistration.v1.Validation': ['reason'],
+  'io.k8s.api.apps.v1.DaemonSetSpec': ['revisionHistoryLimit'],
+  'io.k8s.api.apps.v1.DaemonSetStatus': ['collisionCount'],
+  'io.k8s.api.apps.v1.DeploymentSpec': ['replicas', 'revisionHistoryLimit', 'progressDeadlineSeconds'],
+  'io.k8s.api.apps.v1.DeploymentStatus': ['terminatingReplicas', 'collisionCount'],
+  'io.k8s.api.apps.v1.ReplicaSetSpec': ['replicas'],
+  'io.k8s.api.apps.v1.ReplicaSetStatus': ['terminatingReplicas'],
+  'io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy': ['partition'],
+  'io.k8s.api.apps.v1.StatefulSetSpec': ['replicas', 'revisionHistoryLimit'],
+  'io.k8s.api.apps.v1.StatefulSetStatus': ['collisionCount', 'availableReplicas'],
+  'io.k8s.api.batch.v1.CronJobSpec': [
+    'timeZone',
+    'startingDeadlineSeconds',
+    'suspend',
+    'successfulJobsHistoryLimit',
+    'failedJobsHistoryLimit',
+  ],
+  'io.k8s.api.batch.v1.JobSpec': [
+    'parallelism',
+    'completions',
+    'activeDeadlineSeconds',
+    'backoffLimit',
+    'backoffLimitPerIndex',
+    'maxFailedIndexes',
+    'manualSelector',
+    'ttlSecondsAfterFinished',
+    'completionMode',
+    'suspend',
+    'podReplacementPolicy',
+    'managedBy',
+  ],
+  'io.k8s.api.batch.v1.JobStatus': ['terminating', 'failedIndexes', 'ready'],
+  'io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement': ['containerName'],
+  'io.k8s.api.batch.v1.SuccessPolicyRule': ['succeededIndexes', 'succeededCount'],
+  'io.k8s.api.coordination.v1.LeaseSpec': ['holderIdentity', 'leaseDurationSeconds', 'leaseTransitions', 'strategy', 'preferredHolder'],
+  'io.k8s.api.core.v1.AppArmorProfile': ['localhostProfile'],
+  'io.k8s.api.core.v1.AzureDiskVolumeSource': ['cachingMode', 'fsType', 'readOnly', 'kind'],
+  'io.k8s.api.core.v1.AzureFilePersistentVolumeSource': ['secretNamespace'],
+  'io.k8s.api.core.v1.CSIVolumeSource': ['readOnly', 'fsType'],
+  'io.k8s.api.core.v1.ClientIPConfig': ['timeoutSeconds'],
+  'io.k8s.api.core.v1.ClusterTrustBundleProjection': ['name', 'signerName', 'optional', 'path', 'user'],
+  'io.k8s.api.core.v1.ConfigMap': ['immutable'],
+  'io.k8s.api.core.v1.ConfigMapEnvSource': ['optional'],
+  'io.k8s.api.core.v1.ConfigMapKeySelector': ['optional'],
+  'io.k8s.api.core.v1.ConfigMapProjection': ['optional'],
+  'io.k8s.api.core.v1.ConfigMapVolumeSource': ['defaultMode', 'optional', 'defaultUser'],
+  'io.k8s.api.core.v1.Container': ['restartPolicy'],
+  'io.k8s.api.core.v1.ContainerExtendedResourceRequest': ['containerName', 'resourceName', 'requestName'],
+  'io.k8s.api.core.v1.ContainerStatus': ['started', 'stopSignal'],
+  'io.k8s.api.core.v1.DownwardAPIVolumeFile': ['mode', 'user'],
+  'io.k8s.api.core.v1.DownwardAPIVolumeSource': ['defaultMode', 'defaultUser'],
+  'io.k8s.api.core.v1.EmptyDirVolumeSource': ['mode'],
+  'io.k8s.api.core.v1.EndpointAddress': ['nodeName'],
+  'io.k8s.api.core.v1.EndpointPort': ['appProtocol'],
+  'io.k8s.api.core.v1.EphemeralContainer': ['restartPolicy'],
+  'io.k8s.api.core.v1.Event': ['reportingComponent', 'reportingInstance'],
+  'io.k8s.api.core.v1.FCVolumeSource': ['lun'],
+  'io.k8s.api.core.v1.FileKeySelector': ['optional'],
+  'io.k8s.api.core.v1.GRPCAction': ['service', 'mode'],
+  'io.k8s.api.core.v1.GlusterfsPersistentVolumeSource': ['endpointsNamespace'],
+  'io.k8s.api.core.v1.HTTPGetAction': ['protocol'],
+  'io.k8s.api.core.v1.HostAlias': ['ip'],
+  'io.k8s.api.core.v1.HostIP': ['ip'],
+  'io.k8s.api.core.v1.HostPathVolumeSource': ['type'],
+  'io.k8s.api.core.v1.ISCSIPersistentVolumeSource': ['initiatorName'],
+  'io.k8s.api.core.v1.ISCSIVolumeSource': ['initiatorName'],
+  'io.k8s.api.core.v1.KeyToPath': ['mode', 'user'],
+  'io.k8s.api.core.v1.Lifecycle': ['stopSignal'],
+  'io.k8s.api.core.v1.LinuxContainerUser': ['uid', 'gid'],
+  'io.k8s.api.core.v1.LoadBalancerIngress': ['ipMode'],
+  'io.k8s.api.core.v1.LocalVolumeSource': ['fsType'],
+  'io.k8s.api.core.v1.ModifyVolumeStatus': ['status'],
+  'io.k8s.api.core.v1.NodeFeatures': ['supplementalGroupsPolicy'],
+  'io.k8s.api.core.v1.NodeRuntimeHandler': ['name'],
+  'io.k8s.api.core.v1.NodeRuntimeHandlerFeatures': ['recursiveReadOnlyMounts', 'userNamespaces'],
+  'io.k8s.api.core.v1.NodeSwapStatus': ['capacity'],
+  'io.k8s.api.core.v1.PersistentVolumeClaimSpec': ['storageClassName', 'volumeMode', 'volumeAttributesClassName'],
+  'io.k8s.api.core.v1.PersistentVolumeClaimStatus': ['currentVolumeAttributesClassName'],
+  'io.k8s.api.core.v1.PersistentVolumeSpec': ['volumeMode', 'volumeAttributesClassName'],
+  'io.k8s.api.core.v1.PodCertificateProjection': ['maxExpirationSeconds', 'user'],
+  'io.k8s.api.core.v1.PodDNSConfigOption': ['value'],
+  'io.k8s.api.core.v1.PodExtendedResourceClaimStatus': ['resourceClaimName'],
+  'io.k8s.api.core.v1.PodIP': ['ip'],
+  'io.k8s.api.core.v1.PodResourceClaim': ['resourceClaimName', 'resourceClaimTemplateName'],
+  'io.k8s.api.core.v1.PodResourceClaimStatus': ['resourceClaimName'],
+  'io.k8s.api.core.v1.PodSchedulingGroup': ['podGroupName'],
+  'io.k8s.api.core.v1.PodSecurityContext': [
+    'runAsUser',
+    'runAsGroup',
+    'runAsNonRoot',
+    'supplementalGroupsPolicy',
+    'fsGroup',
+    'fsGroupChangePolicy',
+    'seLinuxChangePolicy',
+  ],
+  'io.k8s.api.core.v1.PodSpec': [
+    'terminationGracePeriodSeconds',
+    'activeDeadlineSeconds',
+    'automountServiceAccountToken',
+    'shareProcessNamespace',
+    'priority',
+    'runtimeClassName',
+    'enableServiceLinks',
+    'preemptionPolicy',
+    'setHostnameAsFQDN',
+    'hostUsers',
+    'hostnameOverride',
+  ],
+  'io.k8s.api.core.v1.PortStatus': ['error'],
+  'io.k8s.api.core.v1.Probe': ['terminationGracePeriodSeconds'],
+  'io.k8s.api.core.v1.ProjectedVolumeSource': ['defaultMode', 'defaultUser'],
+  'io.k8s.api.core.v1.ReplicationControllerSpec': ['replicas'],
+  'io.k8s.api.core.v1.ResourceHealth': ['resourceID', 'message'],
+  'io.k8s.api.core.v1.SeccompProfile': ['localhostProfile'],
+  'io.k8s.api.core.v1.Secret': ['immutable'],
+  'io.k8s.api.core.v1.SecretEnvSource': ['optional'],
+  'io.k8s.api.core.v1.SecretKeySelector': ['optional'],
+  'io.k8s.api.core.v1.SecretProjection': ['optional'],
+  'io.k8s.api.core.v1.SecretVolumeSource': ['defaultMode', 'optional', 'defaultUser'],
+  'io.k8s.api.core.v1.SecurityContext': [
+    'privileged',
+    'runAsUser',
+    'runAsGroup',
+    'runAsNonRoot',
+    'readOnlyRootFilesystem',
+    'allowPrivilegeEscalation',
+    'procMount',
+  ],
+  'io.k8s.api.core.v1.ServiceAccount': ['automountServiceAccountToken'],
+  'io.k8s.api.core.v1.ServiceAccountTokenProjection': ['expirationSeconds', 'user'],
+  'io.k8s.api.core.v1.ServicePort': ['appProtocol'],
+  'io.k8s.api.core.v1.ServiceSpec': [
+    'ipFamilyPolicy',
+    'allocateLoadBalancerNodePorts',
+    'loadBalancerClass',
+    'internalTrafficPolicy',
+    'trafficDistribution',
+  ],
+  'io.k8s.api.core.v1.SleepAction': ['seconds'],
+  'io.k8s.api.core.v1.Toleration': ['tolerationSeconds'],
+  'io.k8s.api.core.v1.TopologySpreadConstraint': ['minDomains', 'nodeAffinityPolicy', 'nodeTaintsPolicy'],
+  'io.k8s.api.core.v1.TypedLocalObjectReference': ['apiGroup'],
+  'io.k8s.api.core.v1.TypedObjectReference': ['apiGroup', 'namespace'],
+  'io.k8s.api.core.v1.VolumeHealthCondition': ['message'],
+  'io.k8s.api.core.v1.VolumeMount': ['recursiveReadOnly', 'mountPropagation'],
+  'io.k8s.api.core.v1.VolumeMountStatus': ['name', 'mountPath', 'recursiveReadOnly'],
+  'io.k8s.api.core.v1.WindowsSecurityContextOptions': ['gmsaCredentialSpecName', 'gmsaCredentialSpec', 'runAsUserName', 'hostProcess'],
+  'io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration': ['nominalConcurrencyShares', 'lendablePercent'],
+  'io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration': ['nominalConcurrencyShares', 'lendablePercent', 'borrowingLimitPercent'],
+  'io.k8s.api.networking.v1.IngressClassParametersReference': ['apiGroup', 'scope', 'namespace'],
+  'io.k8s.api.networking.v1.IngressPortStatus': ['error'],
+  'io.k8s.api.networking.v1.IngressSpec': ['ingressClassName'],
+  'io.k8s.api.networking.v1.NetworkPolicyPort': ['protocol', 'endPort'],
+  'io.k8s.api.policy.v1.PodDisruptionBudgetSpec': ['unhealthyPodEvictionPolicy'],
+  [`${META}.DeleteOptions`]: [
+    'gracePeriodSeconds',
+    'orphanDependents',
+    'propagationPolicy',
+    'ignoreStoreReadErrorWithClusterBreakingPotential',
+  ],
+  [`${META}.ListMeta`]: ['remainingItemCount'],
+  [`${META}.ObjectMeta`]: ['deletionGracePeriodSeconds'],
+  [`${META}.OwnerReference`]: ['controller', 'blockOwnerDeletion'],
+  [`${META}.Preconditions`]: ['uid', 'resourceVersion'],
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -441,6 +625,40 @@ function available(type: string): boolean {
   return !!SPECIAL[type] || !!swagger[swaggerName(type)] || !!protoMessage(type);
 }
 
+/** `protoType` and `protoMessage` of a proto field: the type of its value (of each item, of each map value). */
+function protoFacts(f: ProtoField): { protoType: string; protoMessage?: string } {
+  const t = f.label === 'map' ? f.mapValue! : f.type;
+  if (PROTO_SCALARS.has(t)) return { protoType: t };
+  return { protoType: 'message', protoMessage: rebrandDef(t) };
+}
+
+/** Notes a field whose JSON schema does not have the plain shape of its proto type. */
+function checkShape(f: ProtoField, s: Schema, where: string): void {
+  const item =
+    s.type === 'array' && f.label === 'repeated' ? s.items : s.type === 'object' && f.label === 'map' ? s.additionalProperties! : s;
+  const shapeOk =
+    f.label === 'optional' ? s.type !== 'array' && !(s.type === 'object' && !s.properties && s.additionalProperties) : item !== s;
+  const t = f.label === 'map' ? f.mapValue! : f.type;
+  let typeOk: boolean;
+  switch (item.type) {
+    case 'string':
+      typeOk = item.format === 'byte' ? t === 'bytes' : t === 'string';
+      break;
+    case 'integer':
+      typeOk = /int(32|64)$/.test(t);
+      break;
+    case 'number':
+      typeOk = t === 'double' || t === 'float';
+      break;
+    case 'boolean':
+      typeOk = t === 'bool';
+      break;
+    default:
+      typeOk = !PROTO_SCALARS.has(t);
+  }
+  if (!shapeOk || !typeOk) notes.push(`${where}: JSON ${JSON.stringify(s).slice(0, 80)} vs proto ${f.label} ${t}`);
+}
+
 function protoFieldSchema(f: ProtoField, where: string): Schema {
   const m = f.markers;
   let s: Raw;
@@ -466,6 +684,7 @@ function protoFieldSchema(f: ProtoField, where: string): Schema {
     if (mt) s.mapType = mt;
   }
   s.protoTag = f.tag;
+  Object.assign(s, protoFacts(f));
   return s as Schema;
 }
 
@@ -490,7 +709,13 @@ interface Placed {
  * JSON name; a proto field matches one by exact or case-insensitive name. A message-typed field
  * without a match whose message's fields are mostly swagger properties is an inlined struct.
  */
-function placeProto(msg: ProtoMessage, known: Map<string, Schema> | null, where: string, inlineDepth: number): Placed[] {
+function placeProto(
+  msg: ProtoMessage,
+  known: Map<string, Schema> | null,
+  where: string,
+  inlineDepth: number,
+  pathPrefix: number[] = [],
+): Placed[] {
   const placed: Placed[] = [];
   const lower = new Map<string, string>();
   if (known) for (const k of known.keys()) lower.set(k.toLowerCase(), k);
@@ -499,6 +724,9 @@ function placeProto(msg: ProtoMessage, known: Map<string, Schema> | null, where:
     if (match !== undefined) {
       const s = known!.get(match)!;
       if (inlineDepth === 0) (s as Raw).protoTag = f.tag;
+      else (s as Raw).protoPath = [...pathPrefix, f.tag];
+      Object.assign(s, protoFacts(f));
+      checkShape(f, s, `${where}.${match}`);
       placed.push({ name: match, schema: s });
       continue;
     }
@@ -514,8 +742,8 @@ function placeProto(msg: ProtoMessage, known: Map<string, Schema> | null, where:
       }
     }
     if (inline && inner) {
-      notes.push(`${where}: inlined ${f.name} (${inner.name}, proto field ${f.tag}); its fields carry no protoTag`);
-      placed.push(...placeProto(inner, known, `${where}.${f.name}`, inlineDepth + 1));
+      notes.push(`${where}: inlined ${f.name} (${inner.name}, proto field ${f.tag}); its fields carry a protoPath`);
+      placed.push(...placeProto(inner, known, `${where}.${f.name}`, inlineDepth + 1, [...pathPrefix, f.tag]));
       continue;
     }
     const missing = [f.type, f.mapValue].find((t) => t && t !== 'map' && !PROTO_SCALARS.has(t) && !available(t));
@@ -524,7 +752,10 @@ function placeProto(msg: ProtoMessage, known: Map<string, Schema> | null, where:
       continue;
     }
     const s = protoFieldSchema(f, `${where}.${f.name}`);
-    if (inlineDepth > 0) delete (s as Raw).protoTag;
+    if (inlineDepth > 0) {
+      delete (s as Raw).protoTag;
+      (s as Raw).protoPath = [...pathPrefix, f.tag];
+    }
     const jsonName = lowerFirst(f.name);
     if (known) notes.push(`${where}: added ${jsonName} from proto (field ${f.tag})`);
     placed.push({ name: jsonName, schema: s });
@@ -552,6 +783,7 @@ function convert(name: string): Schema {
     }
     const known = new Map<string, Schema>(Object.entries(s.properties));
     const placed = placeProto(msg, known, name, 0);
+    s.protoMessage = rebrandDef(name);
     const props: Record<string, Schema> = {};
     for (const k of ['kind', 'apiVersion']) if (known.has(k) && s.gvk) props[k] = known.get(k)!;
     for (const p of placed) if (!(p.name in props)) props[p.name] = p.schema;
@@ -571,6 +803,7 @@ function convert(name: string): Schema {
   if (required.length > 0) o.required = required;
   if (marker(msg.markers, 'structType') === 'atomic' || marker(msg.markers, 'mapType') === 'atomic') o.mapType = 'atomic';
   if (PROTO_GVK[name]) o.gvk = [PROTO_GVK[name]];
+  o.protoMessage = rebrandDef(name);
   notes.push(`${name}: derived from proto (not in the swagger)`);
   return o as Schema;
 }
@@ -589,6 +822,17 @@ while (queue.length > 0) {
   const name = queue.shift()!;
   if (out.has(name)) continue;
   out.set(name, convert(name));
+}
+
+for (const [def, fields] of Object.entries(KEEP_ZERO)) {
+  const d = out.get(def);
+  if (d?.type !== 'object' || !d.properties) throw new Error(`KEEP_ZERO: no struct ${def}`);
+  for (const f of fields) {
+    const p = d.properties[f];
+    if (!p) throw new Error(`KEEP_ZERO: ${def} has no field ${f}`);
+    if (!p.protoType || p.protoType === 'message') throw new Error(`KEEP_ZERO: ${def}.${f} is not a scalar`);
+    p.keepZero = true;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,21 @@
 /** A definition name, e.g. `io.svc.api.core.v1.Pod`. */
 export type DefName = string;
 
+/** Scalar protobuf types, or 'message'. */
+export type ProtoType =
+  | 'string'
+  | 'bytes'
+  | 'bool'
+  | 'int32'
+  | 'int64'
+  | 'uint32'
+  | 'uint64'
+  | 'sint32'
+  | 'sint64'
+  | 'double'
+  | 'float'
+  | 'message';
+
 interface Base {
   /** `x-svc-preserve-unknown-fields`: keep fields not in `properties` (CRDs, RawExtension). */
   preserveUnknown?: boolean;
@@ -22,6 +37,31 @@ interface Base {
   enum?: unknown[];
   /** Protobuf field number within the parent message (from the reference .proto files). */
   protoTag?: number;
+  /**
+   * Field of a Go-inlined struct (flat in JSON, nested in protobuf): the field numbers from the
+   * parent message down, e.g. Probe.exec `[1, 1]` (ProbeHandler handler = 1, exec = 1). Such
+   * fields have no `protoTag`.
+   */
+  protoPath?: number[];
+  /**
+   * Protobuf type of the field's value (of each item when repeated, of each value when a map);
+   * repeated scalars are unpacked, as Kubernetes' gogo proto2 encoding writes them.
+   */
+  protoType?: ProtoType;
+  /**
+   * On a property whose protoType is 'message': the message of its value (rebranded name, e.g.
+   * `io.svc.apimachinery.pkg.apis.meta.v1.Time`; also messages without a definition here, such
+   * as meta v1 Duration and Verbs). On a definition: the message it is encoded as (present only
+   * when a reference .proto declares one).
+   */
+  protoMessage?: DefName;
+  /**
+   * A scalar field whose zero value is a set value: a Go pointer field (or a value field without
+   * `omitempty`). Go's protobuf encoding writes every value field, set or not; a zero read from
+   * protobuf for a scalar field without keepZero (and not required) is left out of the JSON
+   * object, as Go's JSON encoding omits it.
+   */
+  keepZero?: boolean;
   nullable?: boolean;
   /** `x-svc-patch-strategy` where it sits on a ref or struct (e.g. DeploymentSpec.strategy: retainKeys). */
   patchStrategy?: string;
