@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
+import { ProtobufCodec } from './codec/protobuf';
 import { type Config, helpText, parseFlags } from './config/flags';
 import { GarbageCollector } from './controllers/gc';
 import { NamespaceController } from './controllers/namespace';
@@ -159,6 +160,7 @@ async function main(argv: string[]): Promise<void> {
     resources: new ResourceHandler(api, watches, {
       compression: cfg.featureGates.APIResponseCompression === true,
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
+      protobuf: new ProtobufCodec(schemas),
     }),
     metrics,
     maxInflight: cfg.maxRequestsInflight,

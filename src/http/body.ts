@@ -10,6 +10,10 @@ import { type BodyType, bodyType } from './negotiate';
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  return new TextDecoder().decode(await readBodyBytes(req, limit));
+}
+
+export async function readBodyBytes(req: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(req.headers.get('content-length') ?? '0');
   if (declared > limit) {
     // Discard the unread body: a request whose body is never consumed stays in flight and would
@@ -21,7 +25,7 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<st
   }
   const buf = await req.arrayBuffer();
   if (buf.byteLength > limit) throw tooLarge(limit);
-  return new TextDecoder().decode(buf);
+  return new Uint8Array(buf);
 }
 
 export function decodeText(text: string, type: BodyType, duplicates?: string[]): unknown {
@@ -55,13 +59,24 @@ export function decodeText(text: string, type: BodyType, duplicates?: string[]):
   return v;
 }
 
-/** Read and decode a request body whose media type must be one of `allowed`; duplicate fields are collected. */
+/**
+ * Read and decode a request body whose media type must be one of `allowed`; duplicate fields
+ * are collected. Protobuf bodies need `protobuf`, the kind's decoder.
+ */
 export async function decodeBody(
   req: Request,
   allowed: readonly BodyType[],
+  protobuf?: (bytes: Uint8Array) => unknown,
 ): Promise<{ type: BodyType; value: unknown; duplicates: string[] }> {
-  const type = bodyType(req.headers.get('content-type'), allowed);
-  const text = await readBody(req);
+  const type = bodyType(req.headers.get('content-type'), protobuf ? allowed : allowed.filter((t) => t !== 'protobuf'));
+  const bytes = await readBodyBytes(req);
   const duplicates: string[] = [];
-  return { type, value: decodeText(text, type, duplicates), duplicates };
+  if (type === 'protobuf') {
+    try {
+      return { type, value: (protobuf as (b: Uint8Array) => unknown)(bytes), duplicates };
+    } catch (e) {
+      throw badRequest(`the body of the request could not be decoded: ${(e as Error).message}`);
+    }
+  }
+  return { type, value: decodeText(new TextDecoder().decode(bytes), type, duplicates), duplicates };
 }

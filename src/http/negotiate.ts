@@ -15,11 +15,15 @@ export interface MediaRange {
 
 export type Output =
   | { kind: 'json' }
+  | { kind: 'protobuf'; mediaType: string }
   | { kind: 'yaml' }
   | { kind: 'table'; group: string; version: string }
   | { kind: 'metadata'; group: string; version: string };
 
-export const SERVED_TYPES = ['application/json', 'application/yaml'];
+export const SERVED_TYPES = ['application/json', 'application/yaml', 'application/vnd.svc.protobuf'];
+
+/** Both brands of the protobuf media type (spec 1 "Protobuf envelope"). */
+export const PROTOBUF_TYPES = new Set(['application/vnd.svc.protobuf', 'application/vnd.kubernetes.protobuf']);
 
 export function parseMediaType(s: string): MediaRange | undefined {
   const parts = s.split(';').map((p) => p.trim());
@@ -57,19 +61,20 @@ export function parseAccept(header: string | null): MediaRange[] {
 
 const META_GROUPS = new Set(['meta.svc.io', 'meta.k8s.io']);
 
-/**
- * Choose the response encoding. `allowTransform`: Table/metadata conversions make sense here
- * (get/list/watch of resources, not of Status or discovery).
- */
 const outputCache = new Map<string, Output | Error>();
 
-export function chooseOutput(accept: string | null, allowTransform: boolean): Output {
+/**
+ * Choose the response encoding. `allowTransform`: Table/metadata conversions make sense here
+ * (get/list/watch of resources, not of Status or discovery). `protobuf`: the kind has a protobuf
+ * encoding (built-in kinds, not custom resources); otherwise the next acceptable type is used.
+ */
+export function chooseOutput(accept: string | null, allowTransform: boolean, protobuf = false): Output {
   // Clients send the same few Accept headers over and over: remember the answers.
-  const key = `${allowTransform ? 't' : 'f'}${accept ?? ''}`;
+  const key = `${allowTransform ? 't' : 'f'}${protobuf ? 'p' : 'n'}${accept ?? ''}`;
   let hit = outputCache.get(key);
   if (hit === undefined) {
     try {
-      hit = chooseOutputUncached(accept, allowTransform);
+      hit = chooseOutputUncached(accept, allowTransform, protobuf);
     } catch (e) {
       hit = e as Error;
     }
@@ -79,7 +84,7 @@ export function chooseOutput(accept: string | null, allowTransform: boolean): Ou
   return hit;
 }
 
-function chooseOutputUncached(accept: string | null, allowTransform: boolean): Output {
+function chooseOutputUncached(accept: string | null, allowTransform: boolean, protobuf: boolean): Output {
   const ranges = parseAccept(accept);
   if (ranges.length === 0) return { kind: 'json' };
   for (const r of ranges) {
@@ -95,14 +100,18 @@ function chooseOutputUncached(accept: string | null, allowTransform: boolean): O
     }
     if (r.type === '*' || (r.type === 'application' && (r.subtype === '*' || r.subtype === 'json'))) return { kind: 'json' };
     if (r.type === 'application' && r.subtype === 'yaml') return { kind: 'yaml' };
+    if (protobuf && r.type === 'application' && PROTOBUF_TYPES.has(`application/${r.subtype}`))
+      return { kind: 'protobuf', mediaType: `application/${r.subtype}` };
   }
   throw notAcceptable(SERVED_TYPES);
 }
 
-export type BodyType = 'json' | 'yaml' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+export type BodyType = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
+  'application/vnd.svc.protobuf': 'protobuf',
+  'application/vnd.kubernetes.protobuf': 'protobuf',
   'application/yaml': 'yaml',
   'application/json-patch+json': 'json-patch',
   'application/merge-patch+json': 'merge-patch',

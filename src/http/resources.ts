@@ -8,6 +8,7 @@ import type { ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, forbidden, invalid, methodNotAllowed, pathNotFound, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
+import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored, storedText } from '../registry/encoding';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
@@ -15,7 +16,7 @@ import { apiVersionOf } from '../registry/kind';
 import type { FieldError } from '../schema/types';
 import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
-import { type ReplyOptions, reply, replyJsonText } from './respond';
+import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
 import { partialObjectMetadata, toTable } from './table';
 import type { WatchHandler } from './watch-handler';
 
@@ -24,6 +25,8 @@ export interface HandlerOptions {
   compression: boolean;
   /** Gate AllowUnsafeMalformedObjectDeletion. */
   unsafeDelete: boolean;
+  /** Protobuf encoding of the kinds that have one. */
+  protobuf: ProtobufCodec;
   clock?: () => number;
 }
 
@@ -129,43 +132,46 @@ export class ResourceHandler {
       throw pathNotFound();
     }
     const q = url.searchParams;
+    const pb = this.opts.protobuf.supports(def.schema);
+    const accept = req.headers.get('accept');
+    const pbDecode = pb ? (b: Uint8Array) => this.opts.protobuf.decode(b, def.schema) : undefined;
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
     const base: ReplyOptions = { pretty: queryBool(q, 'pretty') && q.get('pretty') !== 'false' };
     switch (info.verb) {
       case 'get': {
-        const out = chooseOutput(req.headers.get('accept'), true);
+        const out = chooseOutput(accept, true, pb);
         const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '');
         if (out.kind === 'json') return replyJsonText(storedText(kv), { ...base, gzip: acceptsGzip });
         return this.encodeObjects(store, [decodeStored(kv)], undefined, out, { ...base, gzip: acceptsGzip });
       }
       case 'list': {
-        const out = chooseOutput(req.headers.get('accept'), true);
+        const out = chooseOutput(accept, true, pb);
         validateListOptions(q);
         const r = await store.list(info.namespace, listOptions(q, store));
         return this.encodeList(store, r, out, { ...base, gzip: acceptsGzip });
       }
       case 'watch': {
-        const out = chooseOutput(req.headers.get('accept'), true);
+        const out = chooseOutput(accept, true, false);
         return this.watches.serve(store, info, req, q, out);
       }
       case 'create': {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json', 'yaml']);
+        const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], pbDecode);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
-        const out = chooseOutput(req.headers.get('accept'), false);
+        const out = chooseOutput(accept, false, pb);
         const obj = await store.create(info.namespace, body.value, w);
-        return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings });
+        return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, def);
       }
       case 'update': {
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json', 'yaml']);
+        const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], pbDecode);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
-        const out = chooseOutput(req.headers.get('accept'), false);
+        const out = chooseOutput(accept, false, pb);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
-        return this.encodeObject(obj, out, { ...base, warnings: w.warnings });
+        return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, def);
       }
       case 'patch': {
         if (sub !== '' && sub !== 'status') throw methodNotAllowed();
@@ -176,7 +182,7 @@ export class ResourceHandler {
         const forceRaw = q.get('force');
         if (forceRaw !== null && body.type !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
-        const out = chooseOutput(req.headers.get('accept'), false);
+        const out = chooseOutput(accept, false, pb);
         const r = await store.patch(
           info.namespace,
           info.name,
@@ -186,7 +192,7 @@ export class ResourceHandler {
           sub,
           forceRaw === 'true' || forceRaw === '1' || forceRaw === '',
         );
-        return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings });
+        return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, def);
       }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
@@ -194,9 +200,9 @@ export class ResourceHandler {
           throw forbidden(store.target, info.name, 'this namespace may not be deleted');
         }
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
-        const out = chooseOutput(req.headers.get('accept'), false);
+        const out = chooseOutput(accept, false, pb);
         const r = await store.delete(info.namespace, info.name, o);
-        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base);
+        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base, def);
         return reply(success(store.target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
       }
       case 'deletecollection': {
@@ -205,7 +211,7 @@ export class ResourceHandler {
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         validateListOptions(q);
         const lo = listOptions(q, store);
-        const out = chooseOutput(req.headers.get('accept'), false);
+        const out = chooseOutput(accept, false, pb);
         const r = await store.deleteCollection(info.namespace, lo, o);
         return reply(
           { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(r.revision) }, items: r.items },
@@ -217,7 +223,8 @@ export class ResourceHandler {
     }
   }
 
-  private encodeObject(obj: Obj, out: Output, o: ReplyOptions): Response {
+  private encodeObject(obj: Obj, out: Output, o: ReplyOptions, def?: ResourceStore['def']): Response {
+    if (out.kind === 'protobuf' && def) return replyBytes(this.opts.protobuf.encode(obj, def.schema), out.mediaType, o);
     return reply(obj, { ...o, yaml: out.kind === 'yaml' });
   }
 
@@ -249,6 +256,16 @@ export class ResourceHandler {
       case 'json':
         if (listMeta === undefined) return reply(objs[0], o);
         return reply({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs }, o);
+      case 'protobuf':
+        if (listMeta === undefined) return replyBytes(this.opts.protobuf.encode(objs[0] as Obj, def.schema), out.mediaType, o);
+        return replyBytes(
+          this.opts.protobuf.encode(
+            { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs },
+            `${def.schema}List`,
+          ),
+          out.mediaType,
+          o,
+        );
     }
   }
 

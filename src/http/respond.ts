@@ -45,6 +45,17 @@ export function reply(obj: unknown, o: ReplyOptions = {}): Response {
   return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), 'application/json', o);
 }
 
+/** Binary bodies (protobuf). */
+export function replyBytes(body: Uint8Array, contentType: string, o: ReplyOptions = {}): Response {
+  const h = headersFor(contentType, o);
+  const bytes = body as Uint8Array<ArrayBuffer>;
+  if (o.gzip && body.length >= GZIP_THRESHOLD) {
+    h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
+    return new Response(Bun.gzipSync(bytes), { status: o.status ?? 200, headers: h });
+  }
+  return new Response(bytes, { status: o.status ?? 200, headers: h });
+}
+
 /** Pre-encoded JSON text (stored objects served without parsing). */
 export function replyJsonText(text: string, o: ReplyOptions = {}): Response {
   if (o.pretty || o.yaml) return reply(JSON.parse(text), o);
