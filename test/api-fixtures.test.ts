@@ -31,7 +31,9 @@ const KINDS: Record<string, string> = {
 };
 
 /** Server-owned metadata is not round-tripped; the name is made valid. */
-function sanitize(o: Record<string, any>, name: string, namespaced: boolean): Record<string, any> {
+type Json = Record<string, any>;
+
+function sanitize(o: Json, name: string, namespaced: boolean): Json {
   const m = o.metadata;
   for (const k of [
     'uid',

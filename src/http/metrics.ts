@@ -110,7 +110,8 @@ export class Metrics {
       '# TYPE apiserver_request_duration_seconds histogram',
     );
     for (const h of this.duration.values()) {
-      BUCKETS.forEach((b, i) => out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${b}"} ${h.buckets[i]}`));
+      for (let i = 0; i < BUCKETS.length; i++)
+        out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${BUCKETS[i]}"} ${h.buckets[i]}`);
       out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
       out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
       out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);
