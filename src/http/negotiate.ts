@@ -110,9 +110,9 @@ export type BodyType = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patc
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
+  'application/yaml': 'yaml',
   'application/vnd.svc.protobuf': 'protobuf',
   'application/vnd.kubernetes.protobuf': 'protobuf',
-  'application/yaml': 'yaml',
   'application/json-patch+json': 'json-patch',
   'application/merge-patch+json': 'merge-patch',
   'application/strategic-merge-patch+json': 'strategic-merge-patch',
