@@ -178,7 +178,8 @@ export class ResourceHandler {
         const w = writeOptions(q);
         const body = await decodeBody(req, ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch']);
         w.duplicates = body.duplicates;
-        w.fieldManager = fieldManager(q, req);
+        // Apply needs an explicit fieldManager; other patches fall back to the User-Agent.
+        w.fieldManager = body.type === 'apply-patch' ? (q.get('fieldManager') ?? undefined) : fieldManager(q, req);
         const forceRaw = q.get('force');
         if (forceRaw !== null && body.type !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');

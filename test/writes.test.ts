@@ -1,0 +1,255 @@
+/**
+ * Writes end to end (issue "Writes"): patch types, server-side apply with managedFields and
+ * conflicts, field validation, dry run — over HTTPS and with kubectl as users run it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type Server, startServer } from './helpers/server';
+
+let srv: Server;
+beforeAll(async () => {
+  srv = await startServer();
+}, 30_000);
+afterAll(async () => {
+  await srv.stop();
+});
+
+const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
+
+function deployment(name: string, replicas: number, image: string): Record<string, unknown> {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels: { app: name } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } },
+    },
+  };
+}
+
+function writeFile(name: string, text: string): string {
+  const f = path.join(srv.dataDir, name);
+  fs.writeFileSync(f, text);
+  return f;
+}
+
+describe('kubectl', () => {
+  test('client-side apply twice with changes (strategic merge patch on the second)', () => {
+    const f = writeFile('csa.json', JSON.stringify(deployment('csa', 1, 'nginx:1.25')));
+    expect(srv.kubectl(['apply', '-f', f]).stdout.trim()).toBe('deployment.apps/csa created');
+    writeFile('csa.json', JSON.stringify(deployment('csa', 3, 'nginx:1.26')));
+    const r = srv.kubectl(['apply', '-f', f]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('deployment.apps/csa configured');
+    const got = srv.kubectl([
+      'get',
+      'deploy',
+      'csa',
+      '-o',
+      'jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.generation}',
+    ]);
+    expect(got.stdout).toBe('3 nginx:1.26 2');
+  });
+
+  test('apply --server-side, a conflict between two field managers, and --force-conflicts', () => {
+    const f = writeFile('ssa.json', JSON.stringify(deployment('ssa', 2, 'nginx:1.25')));
+    expect(srv.kubectl(['apply', '--server-side', '-f', f]).stdout.trim()).toBe('deployment.apps/ssa serverside-applied');
+    const other = writeFile('ssa-other.yaml', 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ssa\nspec:\n  replicas: 5\n');
+    const c = srv.kubectl(['apply', '--server-side', '--field-manager=autoscaler', '-f', other]);
+    expect(c.code).not.toBe(0);
+    // An applier is named without its apiVersion (updaters get "using <apiVersion>").
+    expect(c.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas');
+    const forced = srv.kubectl(['apply', '--server-side', '--field-manager=autoscaler', '--force-conflicts', '-f', other]);
+    expect(forced.code).toBe(0);
+    const mf = JSON.parse(srv.kubectl(['get', 'deploy', 'ssa', '-o', 'json', '--show-managed-fields']).stdout);
+    expect(mf.spec.replicas).toBe(5);
+    const managers = mf.metadata.managedFields.map((m: { manager: string; operation: string }) => `${m.manager}/${m.operation}`).sort();
+    expect(managers).toEqual(['autoscaler/Apply', 'kubectl/Apply']);
+    const kubectlEntry = mf.metadata.managedFields.find((m: { manager: string }) => m.manager === 'kubectl');
+    expect(kubectlEntry.fieldsV1['f:spec']['f:replicas']).toBeUndefined();
+    expect(kubectlEntry.fieldsV1['f:spec']['f:template']).toBeDefined();
+  });
+
+  test('patch --type json | merge | strategic', () => {
+    srv.kubectl(['create', '-f', writeFile('p.json', JSON.stringify(deployment('pt', 1, 'busybox')))]);
+    expect(srv.kubectl(['patch', 'deploy', 'pt', '--type=json', '-p', '[{"op":"replace","path":"/spec/replicas","value":2}]']).code).toBe(
+      0,
+    );
+    expect(srv.kubectl(['patch', 'deploy', 'pt', '--type=merge', '-p', '{"metadata":{"labels":{"m":"x"}}}']).code).toBe(0);
+    // A strategic merge patch merges containers by name instead of replacing the list.
+    expect(
+      srv.kubectl([
+        'patch',
+        'deploy',
+        'pt',
+        '--type=strategic',
+        '-p',
+        '{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"pause"}]}}}}',
+      ]).code,
+    ).toBe(0);
+    const d = JSON.parse(srv.kubectl(['get', 'deploy', 'pt', '-o', 'json']).stdout);
+    expect(d.spec.replicas).toBe(2);
+    expect(d.metadata.labels.m).toBe('x');
+    expect(d.spec.template.spec.containers.map((c: { name: string }) => c.name).sort()).toEqual(['main', 'side']);
+    const bad = srv.kubectl(['patch', 'deploy', 'pt', '--type=json', '-p', '[{"op":"test","path":"/spec/replicas","value":9}]']);
+    expect(bad.code).not.toBe(0);
+  });
+
+  test('edit-style PUT (kubectl replace) and --dry-run=server', () => {
+    srv.kubectl(['create', '-f', writeFile('r.json', JSON.stringify(deployment('rp', 1, 'busybox')))]);
+    const cur = JSON.parse(srv.kubectl(['get', 'deploy', 'rp', '-o', 'json']).stdout);
+    cur.spec.replicas = 4;
+    const r = srv.kubectl(['replace', '-f', writeFile('r2.json', JSON.stringify(cur))]);
+    expect(r.stdout.trim()).toBe('deployment.apps/rp replaced');
+    const d1 = srv.kubectl(['create', '-f', writeFile('dry.json', JSON.stringify(deployment('dry', 1, 'busybox'))), '--dry-run=server']);
+    expect(d1.stdout.trim()).toBe('deployment.apps/dry created (server dry run)');
+    expect(srv.kubectl(['get', 'deploy', 'dry']).code).not.toBe(0);
+    const d2 = srv.kubectl(['delete', 'deploy', 'rp', '--dry-run=server']);
+    expect(d2.stdout.trim()).toBe('deployment.apps "rp" deleted (server dry run)');
+    expect(srv.kubectl(['get', 'deploy', 'rp', '-o', 'jsonpath={.spec.replicas}']).stdout).toBe('4');
+  });
+
+  test('create --validate=strict with an unknown field is refused by the server', () => {
+    const f = writeFile('strict.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: strict\nbogus: 1\n');
+    const r = srv.kubectl(['create', '--validate=strict', '-f', f]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('strict decoding error: unknown field "bogus"');
+  });
+});
+
+describe('HTTP', () => {
+  test('apply creates when absent (201), needs fieldManager (422 PatchOptions), refuses managedFields in the body', async () => {
+    const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\ndata:\n  a: "1"\n';
+    const h = { 'content-type': 'application/apply-patch+yaml' };
+    const noMgr = await srv.json('PATCH', '/api/v1/namespaces/default/configmaps/ap', yaml, h);
+    expect(noMgr.status).toBe(422);
+    expect(noMgr.body.message).toContain('fieldManager: Required value: is required for apply patch');
+    const c = await srv.json('PATCH', '/api/v1/namespaces/default/configmaps/ap?fieldManager=m1', yaml, h);
+    expect(c.status).toBe(201);
+    expect(c.body.metadata.managedFields[0]).toMatchObject({ manager: 'm1', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1' });
+    const withMf = await srv.json('PATCH', '/api/v1/namespaces/default/configmaps/ap?fieldManager=m1', { ...c.body }, h);
+    expect(withMf.status).toBe(400);
+    expect(withMf.body.message).toContain('metadata.managedFields must be nil');
+  });
+
+  test('fields an applier stops sending are removed unless another manager owns them', async () => {
+    const h = { 'content-type': 'application/apply-patch+yaml' };
+    const p = '/api/v1/namespaces/default/configmaps/own';
+    await srv.json(
+      'PATCH',
+      `${p}?fieldManager=a`,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'own' }, data: { x: '1', y: '2' } },
+      h,
+    );
+    await srv.json('PATCH', `${p}?fieldManager=b`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'own' }, data: { y: '2' } }, h);
+    const r = await srv.json(
+      'PATCH',
+      `${p}?fieldManager=a`,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'own' }, data: {} },
+      h,
+    );
+    expect(r.status).toBe(200);
+    // x (owned by a only) is gone; y (shared with b) stays.
+    expect(r.body.data).toEqual({ y: '2' });
+  });
+
+  test('managedFields reset with [{}] (merge patch), not with []', async () => {
+    const p = '/api/v1/namespaces/default/configmaps/reset';
+    await srv.json('POST', '/api/v1/namespaces/default/configmaps?fieldManager=creator', { metadata: { name: 'reset' }, data: { a: '1' } });
+    const keep = await srv.json('PATCH', p, { metadata: { managedFields: [] } }, { 'content-type': 'application/merge-patch+json' });
+    expect(keep.body.metadata.managedFields.map((m: { manager: string }) => m.manager)).toEqual(['creator']);
+    const reset = await srv.json('PATCH', p, { metadata: { managedFields: [{}] } }, { 'content-type': 'application/merge-patch+json' });
+    expect(reset.status).toBe(200);
+    expect((reset.body.metadata.managedFields ?? []).map((m: { manager: string }) => m.manager)).not.toContain('creator');
+  });
+
+  test('a patch conditional on resourceVersion conflicts when stale (409); unsupported patch type 415', async () => {
+    const c = await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'cond' }, data: { a: '1' } });
+    await srv.json(
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/cond',
+      { data: { a: '2' } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    const stale = await srv.json(
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/cond',
+      { metadata: { resourceVersion: c.body.metadata.resourceVersion }, data: { a: '3' } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.body.reason).toBe('Conflict');
+    const u = await srv.json('PATCH', '/api/v1/namespaces/default/configmaps/cond', '{}', { 'content-type': 'text/plain' });
+    expect(u.status).toBe(415);
+  });
+
+  test('a failed JSON patch test operation is 422 and changes nothing', async () => {
+    await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'jt' }, data: { a: '1' } });
+    const r = await srv.json(
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/jt',
+      [
+        { op: 'test', path: '/data/a', value: '2' },
+        { op: 'replace', path: '/data/a', value: '3' },
+      ],
+      {
+        'content-type': 'application/json-patch+json',
+      },
+    );
+    expect(r.status).toBe(422);
+    expect((await srv.json('GET', '/api/v1/namespaces/default/configmaps/jt')).body.data.a).toBe('1');
+  });
+
+  test('field validation: Warn adds one Warning header per unknown or duplicate field; Strict lists them all; Ignore is silent', async () => {
+    const body = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv","name":"fv"},"data":{"a":"1"},"foo":1,"bar":{"x":1}}';
+    const warn = await srv.fetch('/api/v1/namespaces/default/configmaps', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(warn.status).toBe(201);
+    const warnings = (warn.headers.get('warning') ?? '').split(/,\s*(?=299)/);
+    // Duplicates first, then unknown fields in document order.
+    expect(warnings).toEqual([
+      '299 - "duplicate field \\"metadata.name\\""',
+      '299 - "unknown field \\"foo\\""',
+      '299 - "unknown field \\"bar\\""',
+    ]);
+    const strict = await srv.json('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', body.replace('"fv"', '"fv2"'));
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe('strict decoding error: duplicate field "metadata.name", unknown field "foo", unknown field "bar"');
+    const ignore = await srv.fetch('/api/v1/namespaces/default/configmaps?fieldValidation=Ignore', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body.replaceAll('"fv"', '"fv3"'),
+    });
+    expect(ignore.status).toBe(201);
+    expect(ignore.headers.get('warning')).toBeNull();
+    // A type error is fatal at every level and reported alone.
+    const typeErr = await srv.json('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', {
+      metadata: { name: 'te' },
+      data: { a: 1 },
+      foo: 1,
+    });
+    expect(typeErr.status).toBe(400);
+    expect(typeErr.body.message).not.toContain('unknown field');
+  });
+
+  test('dry run: same answer, nothing persisted, no watch event; a bad dryRun value is 400', async () => {
+    const w = await srv.fetch('/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&timeoutSeconds=2');
+    const c = await srv.json('POST', '/api/v1/namespaces/default/configmaps?dryRun=All', {
+      metadata: { name: 'dry-cm' },
+      data: { a: '1' },
+    });
+    expect(c.status).toBe(201);
+    expect(c.body.metadata.name).toBe('dry-cm');
+    expect((await srv.json('GET', '/api/v1/namespaces/default/configmaps/dry-cm')).status).toBe(404);
+    const stream = await w.text();
+    expect(stream).not.toContain('dry-cm');
+    const bad = await srv.json('POST', '/api/v1/namespaces/default/configmaps?dryRun=Some', { metadata: { name: 'x' } });
+    expect(bad.status).toBe(400);
+  });
+});
