@@ -313,7 +313,12 @@ async function deleteOptions(req: Request, q: URLSearchParams, unsafeDeleteGate:
   return {
     // Without the gate the option is dropped, as the reference drops disabled fields.
     ignoreStoreReadError: unsafe && unsafeDeleteGate,
-    orphanDependents: typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined,
+    orphanDependents:
+      q.get('orphanDependents') !== null
+        ? queryBool(q, 'orphanDependents')
+        : typeof body.orphanDependents === 'boolean'
+          ? body.orphanDependents
+          : undefined,
     dryRun: w.dryRun || bodyDry.length > 0,
     gracePeriodSeconds: grace === null ? undefined : Number(grace),
     propagationPolicy: policy as DeleteOptions['propagationPolicy'],

@@ -21,7 +21,7 @@ import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } fro
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
 import type { KV } from '../store/types';
-import { type CachedObject, TooOldError, type WatchCache, type Watcher, type WatcherEvent } from '../watch/cache';
+import { type CachedObject, TooOldError, type WatchCache, type Watcher } from '../watch/cache';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';
 import { toTable } from './table';
@@ -35,6 +35,8 @@ export interface WatchHandlerOptions {
   watchList: boolean;
   /** How long a consistent read waits for the cache to catch up before 504. */
   freshnessTimeoutMs?: number;
+  /** A watch whose client has not read for this long while events wait for it is ended (default 5 s). */
+  slowWatcherMs?: number;
   log?: (msg: string) => void;
 }
 
@@ -125,16 +127,47 @@ export class WatchHandler {
       req.signal.addEventListener('abort', () => resolve(), { once: true });
     });
 
+    const slowMs = this.opts.slowWatcherMs ?? 5000;
     const body = new ReadableStream({
       type: 'direct',
       async pull(controller) {
         const w = reg?.watcher;
-        // Writes resolve when the socket has taken the data; a client that stops reading makes
-        // flush() hang, so every flush races the watcher's end and the client's disconnect.
+        // Resource version of the last event actually written: what a bookmark may claim.
+        let sentRv = reg?.revision ?? 0;
+        if (w && from !== 'now') sentRv = from;
+        /**
+         * Wait for the socket to take what was written. Bun's sink signals backpressure by
+         * returning a Promise from write()/flush() (flush alone returns a number even when the
+         * socket is full). A client that stops reading keeps it pending: once it has been blocked
+         * for slowMs while events wait in its queue, the watcher is ended as too slow (the client
+         * resumes from the last resourceVersion it got); the server never buffers more than one
+         * event per stalled watcher.
+         */
+        const drained = async (p: Promise<unknown>): Promise<boolean> => {
+          const since = Date.now();
+          const took = p.then(
+            () => true,
+            () => false,
+          );
+          const gone = Promise.race([aborted, w?.done ?? aborted]).then(() => false);
+          for (;;) {
+            const poll = Math.max(10, Math.min(1000, since + slowMs - Date.now()));
+            const r = await Promise.race([took, gone, Bun.sleep(poll).then(() => undefined)]);
+            if (r !== undefined) return r;
+            if (Date.now() - since >= slowMs && (w?.pending ?? 0) > 0) {
+              log(`watch ${def.plural}: client stopped reading for ${slowMs} ms with ${w?.pending} events waiting; ending the watch`);
+              w?.end('slow');
+              return false;
+            }
+          }
+        };
+        const write = async (s: string): Promise<boolean> => {
+          const r = controller.write(s);
+          return r instanceof Promise ? drained(r) : true;
+        };
         const flush = async (): Promise<boolean> => {
           const r = controller.flush();
-          if (!(r instanceof Promise)) return true;
-          return Promise.race([r.then(() => true), aborted.then(() => false), (w?.done ?? aborted).then(() => false)]);
+          return r instanceof Promise ? drained(r) : true;
         };
         try {
           if (tooOld || !reg || !w) {
@@ -142,30 +175,45 @@ export class WatchHandler {
             return;
           }
           open.add(w);
-          for (const c of reg.initial) controller.write(encode('ADDED', c.text, c.obj));
-          if (initialEvents) controller.write(bookmark(reg.revision, true));
+          for (const c of reg.initial) if (!(await write(encode('ADDED', c.text, c.obj)))) return;
+          if (initialEvents && bookmarks && !(await write(bookmark(reg.revision, true)))) return;
+          if (reg.initial.length === 0 && !(initialEvents && bookmarks) && w.pending === 0) {
+            // Bun sends the end of the header block only with the first body bytes, so a quiet
+            // watch would leave the client waiting for its response headers (a client that opens
+            // a watch and then writes would wait forever). One byte of JSON whitespace, which
+            // every watch decoder skips, commits the headers now as the reference's flush does.
+            if (!(await write(' '))) return;
+          }
           if (!(await flush())) return;
           const deadline = Date.now() + timeoutSec * 1000;
           let nextBookmark = Date.now() + bookmarkEvery;
-          for (;;) {
+          stream: for (;;) {
             const now = Date.now();
             if (now >= deadline) break;
             const wait = Math.min(deadline - now, bookmarks ? Math.max(0, nextBookmark - now) : Number.POSITIVE_INFINITY);
             const evs = await Promise.race([w.next(wait), aborted.then(() => undefined)]);
             if (evs === undefined || req.signal.aborted) return;
             if (w.ended && w.ended !== 'closed') break;
-            if (evs.length > 0) writeEvents(controller, evs, encode);
+            for (const e of evs) {
+              if (!(await write(encode(e.type, e.text, e.obj)))) break stream;
+              sentRv = e.event.rv;
+            }
             if (bookmarks && Date.now() >= nextBookmark && w.pending === 0) {
-              controller.write(bookmark(Math.max(w.delivered, cache.revision), false));
+              const rv = Math.max(sentRv, cache.revision);
+              if (!(await write(bookmark(rv, false)))) break;
+              sentRv = rv;
               nextBookmark = Date.now() + bookmarkEvery;
             }
             if ((evs.length > 0 || bookmarks) && !(await flush())) break;
             if (w.ended) break;
           }
-          // The server ends the stream: a last bookmark tells the client where to resume.
-          if (bookmarks && w.ended !== 'slow' && w.pending === 0) controller.write(bookmark(Math.max(w.delivered, cache.revision), false));
-          else if (bookmarks && w.ended === 'slow') controller.write(bookmark(w.delivered, false));
-          await flush();
+          if (req.signal.aborted) return;
+          // The server ends the stream: a last bookmark tells the client where to resume (never
+          // past an event it did not get).
+          if (bookmarks && w.ended !== 'slow') {
+            controller.write(bookmark(w.pending === 0 ? Math.max(sentRv, cache.revision) : sentRv, false));
+          }
+          if (w.ended !== 'slow') await flush();
         } catch (e) {
           if (e instanceof StatusError) controller.write(encode('ERROR', JSON.stringify(e.body())));
           else if (!req.signal.aborted) log(`watch ${def.plural}: ${String(e)}`);
@@ -187,12 +235,4 @@ export class WatchHandler {
       headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },
     });
   }
-}
-
-function writeEvents(
-  controller: { write(s: string): unknown },
-  evs: WatcherEvent[],
-  encode: (type: EventType, text: string, obj?: Obj) => string,
-): void {
-  for (const e of evs) controller.write(encode(e.type, e.text, e.obj));
 }

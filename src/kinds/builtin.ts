@@ -61,6 +61,7 @@ const SPECS: Spec[] = [
     namespaced: true,
     status: true,
     pkg: 'core',
+    returnDeletedObject: true,
     fields: {
       'spec.nodeName': str(at('spec', 'nodeName')),
       'spec.restartPolicy': str(at('spec', 'restartPolicy')),

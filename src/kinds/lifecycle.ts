@@ -18,7 +18,8 @@ const LIFECYCLE: Record<string, Lifecycle> = {
       const phase = (o.status as { phase?: string } | undefined)?.phase;
       if (!spec.nodeName || phase === 'Succeeded' || phase === 'Failed') return { grace: 0, pending: false };
       const grace = requested ?? spec.terminationGracePeriodSeconds ?? 30;
-      return { grace: Math.max(0, grace), pending: false };
+      // As the reference's delete path: a negative grace period means 1 s.
+      return { grace: grace < 0 ? 1 : grace, pending: false };
     },
     deletePending: (o) => (o.metadata.deletionGracePeriodSeconds ?? 0) > 0,
   },

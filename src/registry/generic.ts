@@ -650,6 +650,16 @@ export class ResourceStore {
   async delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
     const key = this.key(namespace, name);
     if (o.ignoreStoreReadError) return this.unsafeDelete(namespace, name, o);
+    if (o.orphanDependents !== undefined && o.propagationPolicy !== undefined) {
+      throw invalid('DeleteOptions', 'meta.svc.io', '', [
+        {
+          type: 'FieldValueInvalid',
+          field: 'propagationPolicy',
+          badValue: o.propagationPolicy,
+          detail: 'orphanDependents and deletionPropagation cannot be both set',
+        },
+      ]);
+    }
     for (;;) {
       const curKv = await this.get(namespace, name);
       const cur = decodeStored(curKv);
@@ -666,7 +676,9 @@ export class ResourceStore {
       }
       const next = clone(cur);
       const finalizers = [...(cur.metadata.finalizers ?? [])];
-      const want = o.propagationPolicy === 'Orphan' ? ORPHAN : o.propagationPolicy === 'Foreground' ? FOREGROUND : undefined;
+      // orphanDependents (deprecated) is the older spelling of Orphan (true) / Background (false).
+      const policy = o.propagationPolicy ?? (o.orphanDependents === undefined ? undefined : o.orphanDependents ? 'Orphan' : 'Background');
+      const want = policy === 'Orphan' ? ORPHAN : policy === 'Foreground' ? FOREGROUND : undefined;
       if (want && !finalizers.includes(want)) {
         // A later delete may switch the policy: the other GC finalizer goes.
         const other = want === ORPHAN ? FOREGROUND : ORPHAN;

@@ -112,7 +112,13 @@ export class Watcher {
           this.end('slow');
           return;
         }
-        this.queue.push({ type, event: e, obj: e.obj, text: e.text });
+        if (type === 'DELETED' && e.type !== 'DELETED') {
+          // Moved out of the selection: as the reference, the previous content at this event's version.
+          const gone = exitedSelection(e);
+          this.queue.push({ type, event: e, obj: gone.obj, text: gone.text });
+        } else {
+          this.queue.push({ type, event: e, obj: e.obj, text: e.text });
+        }
       }
     }
     this.signal();
@@ -367,4 +373,17 @@ export class WatchCache {
 function cached(kv: KeyValue): CachedObject {
   const text = storedText(kv);
   return { key: kv.key, rv: kv.modRevision, obj: JSON.parse(text) as Obj, text };
+}
+
+/** The DELETED form of an update that moved an object out of a selection (built once per event). */
+const exits = new WeakMap<CacheEvent, { obj: Obj; text: string }>();
+function exitedSelection(e: CacheEvent): { obj: Obj; text: string } {
+  let x = exits.get(e);
+  if (!x) {
+    const prev = e.prev as Obj;
+    const obj: Obj = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(e.rv) } };
+    x = { obj, text: JSON.stringify(obj) };
+    exits.set(e, x);
+  }
+  return x;
 }
