@@ -21,7 +21,7 @@ import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } fro
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
 import type { KV } from '../store/types';
-import { type CachedObject, TooOldError, type WatchCache, type Watcher } from '../watch/cache';
+import { type CachedObject, TooOldError, type WatchCache, type Watcher, type WatcherEvent } from '../watch/cache';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';
 import { toTable } from './table';
@@ -104,6 +104,18 @@ export class WatchHandler {
         return `{"type":"${type}","object":${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}}\n`;
       }
       return `{"type":"${type}","object":${text}}\n`;
+    };
+    // A JSON event line is the same bytes for every watcher that gets it: built once per event
+    // and type, then shared (fan-out copies no object text per watcher).
+    const line = (e: WatcherEvent): string => {
+      if (out.kind !== 'json' || e.text !== e.event.text) return encode(e.type, e.text, e.obj);
+      const lines = (e.event.lines ??= {});
+      let l = lines[e.type];
+      if (l === undefined) {
+        l = encode(e.type, e.text);
+        lines[e.type] = l;
+      }
+      return l;
     };
     const bookmark = (rv: number, initialEnd: boolean): string => {
       const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
@@ -195,7 +207,7 @@ export class WatchHandler {
             if (evs === undefined || req.signal.aborted) return;
             if (w.ended && w.ended !== 'closed') break;
             for (const e of evs) {
-              if (!(await write(encode(e.type, e.text, e.obj)))) break stream;
+              if (!(await write(line(e)))) break stream;
               sentRv = e.event.rv;
             }
             if (bookmarks && Date.now() >= nextBookmark && w.pending === 0) {

@@ -42,6 +42,8 @@ export interface CacheEvent {
   prev: Obj | undefined;
   /** When the cache received it (ms), for the time-based history window. */
   at: number;
+  /** Encoded watch lines by event type, built once and shared by every watcher (see watch-handler). */
+  lines?: Partial<Record<EventType, string>>;
 }
 
 export interface WatchCacheOptions {
