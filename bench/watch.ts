@@ -60,25 +60,35 @@ async function run(srv: Awaited<ReturnType<typeof startServer>>, watchers: numbe
   const total = OPTS.writesPerSec * seconds;
   const start = clock();
   const pending: Promise<void>[] = [];
+  let clientRetries = 0;
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / OPTS.writesPerSec;
     const wait = due - clock();
     if (wait > 0) await Bun.sleep(wait);
     const t = clock();
+    const body = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `w-${stalled}-${i}` },
+      data: { i: String(i), pad: 'x'.repeat(800) },
+    };
+    // The client side (Bun's fetch) sometimes drops a keep-alive connection under this load; retry.
+    const post = async (tries: number): Promise<{ status: number; body: { metadata: { resourceVersion: string } } }> => {
+      try {
+        return await srv.json('POST', '/api/v1/namespaces/default/configmaps', body);
+      } catch (e) {
+        if (tries <= 0) throw e;
+        clientRetries++;
+        return post(tries - 1);
+      }
+    };
     pending.push(
-      srv
-        .json('POST', '/api/v1/namespaces/default/configmaps', {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: `w-${stalled}-${i}` },
-          data: { i: String(i), pad: 'x'.repeat(800) },
-        })
-        .then((r) => {
-          const done = clock();
-          if (r.status !== 201) throw new Error(`write ${i}: ${r.status} ${JSON.stringify(r.body)}`);
-          acks.set(Number(r.body.metadata.resourceVersion), done);
-          latencies.push(done - t);
-        }),
+      post(3).then((r) => {
+        const done = clock();
+        if (r.status !== 201) throw new Error(`write ${i}: ${r.status} ${JSON.stringify(r.body)}`);
+        acks.set(Number(r.body.metadata.resourceVersion), done);
+        latencies.push(done - t);
+      }),
     );
   }
   await Promise.all(pending);
@@ -103,7 +113,7 @@ async function run(srv: Awaited<ReturnType<typeof startServer>>, watchers: numbe
     }
     delivery.push(e[0] - ack, e[1] - ack);
   }
-  return { res, delivery, lost, latencies, elapsed, rss, writes: total };
+  return { res, delivery, lost, latencies, elapsed, rss, writes: total, clientRetries };
 }
 
 async function main(): Promise<void> {
@@ -129,6 +139,9 @@ async function main(): Promise<void> {
     console.log(
       `with ${OPTS.stalled} stalled watchers: write latency p50 ${pct(b.latencies, 0.5).toFixed(1)} ms, p99 ${pct(b.latencies, 0.99).toFixed(1)} ms; server RSS ${b.rss} MiB; lost ${b.lost}`,
     );
+  } catch (e) {
+    console.error(`server log tail:\n${srv.logs().slice(-3000)}`);
+    throw e;
   } finally {
     await srv.stop();
   }

@@ -123,7 +123,8 @@ export class Watcher {
         }
       }
     }
-    this.signal();
+    // No wake-up here: the cache signals every watcher once per store batch (follow), so a
+    // watcher takes all of a batch's events in one go.
   }
 
   /** @internal The cache advanced (an event for another key, or progress). */
