@@ -122,6 +122,8 @@ interface ContinueToken {
   rv: number;
   start: string;
   t: number;
+  /** Items after `start` at `rv` (so later pages need no count scan); absent: unknown. */
+  left?: number;
 }
 
 export class ResourceStore {
@@ -180,11 +182,12 @@ export class ResourceStore {
     }
     let from = start;
     let revision: Revision | undefined;
+    let tok: ContinueToken | undefined;
     if (o.continueToken) {
       if (rvSet && o.resourceVersion !== '0') {
         throw badRequest('specifying resource version is not allowed when using continue');
       }
-      const tok = this.decodeContinue(o.continueToken);
+      tok = this.decodeContinue(o.continueToken);
       // rv -1: resume after the key at the newest version (the token a 410 hands out).
       if (tok.rv !== -1 && (tok.rv < this.kv.compactedRevision() || this.clock() - tok.t > this.continueTtl)) {
         throw continueExpired(this.encodeContinueToken(-1, tok.start));
@@ -201,14 +204,21 @@ export class ResourceStore {
       }
     }
     if (!o.hasSelectors) {
-      const r = await this.read(() => this.kv.range(from, { end, revision, limit: o.limit }));
+      // remainingItemCount without scanning the whole range: a continuation knows how many were
+      // left from its token; a first page at the newest revision takes the total from the watch
+      // cache when the cache is at exactly that revision. Otherwise the store counts.
+      const known = tok?.left ?? (revision === undefined && from === start ? this.cachedCount(start) : undefined);
+      const r = await this.read(() =>
+        this.kv.range(from, { end, revision, limit: o.limit, skipCount: known !== undefined && o.limit > 0 }),
+      );
       const last = r.kvs[r.kvs.length - 1];
       const more = r.more && last !== undefined;
+      const left = (known ?? r.count) - r.kvs.length;
       return {
         items: r.kvs,
         revision: r.revision,
-        continueToken: more ? this.encodeContinue(r.revision, last.key, start) : '',
-        remainingItemCount: more ? r.count - r.kvs.length : undefined,
+        continueToken: more ? this.encodeContinue(r.revision, last.key, start, left) : '',
+        remainingItemCount: more ? left : undefined,
       };
     }
     // With selectors, read pages until `limit` matches are found (as the reference does).
@@ -276,13 +286,21 @@ export class ResourceStore {
     return new Set(['metadata.name', 'metadata.namespace', ...Object.keys(this.def.selectableFields)]);
   }
 
-  private encodeContinue(rv: Revision, lastKey: string, start: string): string {
-    return this.encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`);
+  private encodeContinue(rv: Revision, lastKey: string, start: string, left?: number): string {
+    return this.encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`, left);
   }
 
-  private encodeContinueToken(rv: Revision, startKey: string): string {
+  private encodeContinueToken(rv: Revision, startKey: string, left?: number): string {
     const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: startKey, t: this.clock() };
+    if (left !== undefined) tok.left = left;
     return Buffer.from(JSON.stringify(tok)).toString('base64');
+  }
+
+  /** Objects in a list range from the watch cache, if it is at the store's newest revision. */
+  private cachedCount(start: string): number | undefined {
+    const c = this.cache;
+    if (!c || c.revision !== this.kv.currentRevision()) return undefined;
+    return c.size(start);
   }
 
   private decodeContinue(s: string): ContinueToken {
@@ -808,12 +826,19 @@ function specChanged(a: Obj, b: Obj): boolean {
 
 /** Namespace lookups for create, straight from the store. */
 export function namespaceChecker(kv: KV): NamespaceCheck {
+  // The state of a namespace only changes with its modRevision: decode each version once.
+  const seen = new Map<string, { rev: Revision; state: 'active' | 'terminating' }>();
   return async (namespace) => {
     const r = await kv.range(`${NAMESPACE_PREFIX}${namespace}`);
     const kvNs = r.kvs[0];
     if (!kvNs) return 'missing';
+    const hit = seen.get(namespace);
+    if (hit && hit.rev === kvNs.modRevision) return hit.state;
     const ns = decodeStored(kvNs);
     const phase = (ns.status as { phase?: string } | undefined)?.phase;
-    return ns.metadata.deletionTimestamp || phase === 'Terminating' ? 'terminating' : 'active';
+    const state = ns.metadata.deletionTimestamp || phase === 'Terminating' ? 'terminating' : 'active';
+    if (seen.size > 10_000) seen.clear();
+    seen.set(namespace, { rev: kvNs.modRevision, state });
+    return state;
   };
 }

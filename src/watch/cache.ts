@@ -166,6 +166,8 @@ export class Watcher {
 
 export class WatchCache {
   private readonly state = new BTree<string, CachedObject>();
+  /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
+  private readonly counts = new Map<string, number>();
   private readonly corrupt = new Set<string>();
   private history: CacheEvent[] = [];
   private historyHead = 0;
@@ -205,6 +207,7 @@ export class WatchCache {
   private async load(): Promise<void> {
     const r = await this.kv.range(this.prefix, { end: this.end });
     this.state.clear();
+    this.counts.clear();
     this.corrupt.clear();
     for (const kv of r.kvs) this.put(kv);
     this.rev = r.revision;
@@ -243,16 +246,32 @@ export class WatchCache {
   private put(kv: KeyValue): CachedObject | undefined {
     try {
       const c = cached(kv);
+      if (!this.state.has(kv.key)) this.count(kv.key, 1);
       this.state.set(kv.key, c);
       this.corrupt.delete(kv.key);
       return c;
     } catch (e) {
       if (!(e instanceof CorruptObjectError)) throw e;
-      this.state.delete(kv.key);
+      if (this.state.delete(kv.key)) this.count(kv.key, -1);
       this.corrupt.add(kv.key);
       this.log(`watch cache ${this.prefix}: ${e.message}`);
       return undefined;
     }
+  }
+
+  private count(key: string, delta: number): void {
+    this.counts.set('', (this.counts.get('') ?? 0) + delta);
+    // For namespaced resources the key is <prefix><namespace>/<name>.
+    const slash = key.indexOf('/', this.prefix.length);
+    if (slash > 0) {
+      const ns = key.slice(0, slash + 1);
+      this.counts.set(ns, (this.counts.get(ns) ?? 0) + delta);
+    }
+  }
+
+  /** Objects under `keyPrefix` ('' = the whole resource) at `revision`, without a scan. */
+  size(keyPrefix = ''): number {
+    return this.counts.get(keyPrefix === this.prefix ? '' : keyPrefix) ?? 0;
   }
 
   /** Keys under `keyPrefix` whose stored bytes cannot be decoded. */
@@ -277,7 +296,7 @@ export class WatchCache {
       }
       if (!prev) return;
       const obj: Obj = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
-      this.state.delete(ce.kv.key);
+      if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
       e = { type: 'DELETED', rv, key: ce.kv.key, obj, text: JSON.stringify(obj), prev, at };
     } else {
       const prev = this.state.get(ce.kv.key)?.obj;
