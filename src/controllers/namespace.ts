@@ -11,7 +11,7 @@ import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored } from '../registry/encoding';
-import type { ListOptions, ResourceStore } from '../registry/generic';
+import { type ListOptions, listedObjects, type ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 
 const ALL: ListOptions = {
@@ -81,11 +81,12 @@ export class NamespaceController {
       if (!store.def.namespaced) continue;
       await this.deleteAll(store, name);
       const left = await store.list(name, ALL);
-      if (left.items.length === 0) continue;
+      const objs = listedObjects(left);
+      if (objs.length === 0) continue;
       const label = store.def.group ? `${store.def.plural}.${store.def.group}` : store.def.plural;
-      remaining.set(label, left.items.length);
-      for (const kv of left.items) {
-        for (const f of decodeStored(kv).metadata.finalizers ?? []) withFinalizers.set(f, (withFinalizers.get(f) ?? 0) + 1);
+      remaining.set(label, objs.length);
+      for (const o of objs) {
+        for (const f of o.metadata.finalizers ?? []) withFinalizers.set(f, (withFinalizers.get(f) ?? 0) + 1);
       }
     }
     const nsStore = this.api.lookup('', 'v1', 'namespaces') as ResourceStore;

@@ -180,6 +180,12 @@ export class ResourceStore {
     if (this.cache && !o.continueToken && o.limit === 0 && rvSet && o.resourceVersionMatch !== 'Exact') {
       return this.listFromCache(this.cache, namespace, o);
     }
+    // "Most recent" without paging: when the watch cache is exactly at the store's newest
+    // revision its state IS the newest state, so it serves the list (its objects are decoded
+    // and encoded already); otherwise the store does.
+    if (this.cache && !rvSet && !o.continueToken && o.limit === 0 && this.cache.revision === this.kv.currentRevision()) {
+      return this.listFromCache(this.cache, namespace, o);
+    }
     let from = start;
     let revision: Revision | undefined;
     let tok: ContinueToken | undefined;
@@ -255,7 +261,7 @@ export class ResourceStore {
 
   /** "Any" (rv=0) and "not older than" lists, served from the watch cache without a store read. */
   private async listFromCache(cache: WatchCache, namespace: string, o: ListOptions): Promise<ListResult> {
-    const rv = o.resourceVersion === '0' ? 0 : parseResourceVersion(o.resourceVersion);
+    const rv = o.resourceVersion === '0' || o.resourceVersion === '' ? 0 : parseResourceVersion(o.resourceVersion);
     await cache.start();
     if (rv > 0 && !(await cache.waitFresh(rv, this.futureWait))) throw tooLargeResourceVersion(rv, cache.revision);
     const keyPrefix = this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : '';
@@ -800,8 +806,7 @@ export class ResourceStore {
   async deleteCollection(namespace: string, lo: ListOptions, o: DeleteOptions): Promise<{ items: Obj[]; revision: Revision }> {
     const r = await this.list(namespace, { ...lo, limit: 0, continueToken: '' });
     const items: Obj[] = [];
-    for (const kv of r.items) {
-      const obj = decodeStored(kv);
+    for (const obj of listedObjects(r)) {
       try {
         const d = await this.delete(obj.metadata.namespace ?? '', obj.metadata.name as string, { ...o, preconditions: undefined });
         items.push(d.obj);
@@ -812,6 +817,11 @@ export class ResourceStore {
     }
     return { items, revision: this.kv.currentRevision() };
   }
+}
+
+/** The objects of a list result, whether it came from the store or the watch cache. */
+export function listedObjects(r: ListResult): Obj[] {
+  return r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored);
 }
 
 /** Whether anything outside metadata and status differs (drives metadata.generation). */
