@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MvccStore } from '../src/store/mvcc';
 import { type ChangeEvent, isStoreError, type KV, prefixEnd, type TxnOp } from '../src/store/types';
+import { rng } from './helpers/rng';
 
 interface MKey {
   value: string;
@@ -17,18 +18,6 @@ interface MKey {
   version: number;
 }
 type State = Map<string, MKey>;
-
-/** mulberry32: a small seeded PRNG. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -77,7 +77,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ak = Object.keys(a as JsonObject);
   const bk = Object.keys(b as JsonObject);
   if (ak.length !== bk.length) return false;
-  for (const k of ak) if (!deepEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false;
+  for (const k of ak) if (!Object.hasOwn(b as JsonObject, k) || !deepEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false;
   return true;
 }
 

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { rng } from '../../test/helpers/rng';
 import { MvccStore } from './mvcc';
 import { SnapshotCorruptError } from './snapshot';
 import { type KeyValue, prefixEnd, type StoreError } from './types';
@@ -24,18 +25,6 @@ function tempDir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'wal-test-'));
   dirs.push(d);
   return d;
-}
-
-/** mulberry32: a small seeded PRNG. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** `n` random bytes, none of them zero. */

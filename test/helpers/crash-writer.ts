@@ -27,6 +27,9 @@ import { crc32c } from '@node-rs/crc32';
 import { MvccStore } from '../../src/store/mvcc';
 import * as ops from '../../src/store/ops';
 import { type KeyValue, prefixEnd } from '../../src/store/types';
+import { rng } from './rng';
+
+export { rng };
 
 export const WRITERS = 32;
 export const SLOTS = 8;
@@ -73,18 +76,6 @@ export function baseOf(key: string): string {
 export function ownerOf(key: string): number {
   const m = /^\/[kut]\/w(\d+)\//.exec(key);
   return m ? Number(m[1]) : -1;
-}
-
-/** mulberry32: a small seeded PRNG. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function fnv1a(s: string): number {

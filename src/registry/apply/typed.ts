@@ -16,9 +16,12 @@
  *    objects granular, arrays atomic, scalars leaves (the reference's `__untyped_deduced_`).
  */
 
+import { deepEqual } from '../../api/meta';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
 import { FieldSet, fieldPE, keyPE, type PathElement, pathString, peString, valuePE } from './fieldset';
+
+export { deepEqual };
 
 type Json = unknown;
 type JsonObject = Record<string, unknown>;
@@ -295,22 +298,6 @@ function mismatched(l: Json, r: Json): boolean {
 
 function clone<T>(v: T): T {
   return v === undefined ? v : structuredClone(v);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ak = Object.keys(a as JsonObject);
-  const bk = Object.keys(b as JsonObject);
-  if (ak.length !== bk.length) return false;
-  for (const k of ak) if (!Object.hasOwn(b as JsonObject, k) || !deepEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false;
-  return true;
 }
 
 /** A list's items with their path elements; later duplicates of an element are set aside. */

@@ -33,22 +33,7 @@ export function cloneJson(v: unknown): unknown {
 }
 
 /** Structural equality of JSON values (member order does not matter; array order does). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !deepEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false;
-  }
-  return true;
-}
+export { deepEqual } from '../../api/meta';
 
 /** The JSON type name Go's decoder uses in its errors: object, array, string, number, bool, null. */
 export function goJsonType(v: unknown): string {
