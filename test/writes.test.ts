@@ -15,8 +15,6 @@ afterAll(async () => {
   await srv.stop();
 });
 
-const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
-
 function deployment(name: string, replicas: number, image: string): Record<string, unknown> {
   return {
     apiVersion: 'apps/v1',

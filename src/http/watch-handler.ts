@@ -109,7 +109,8 @@ export class WatchHandler {
     // and type, then shared (fan-out copies no object text per watcher).
     const line = (e: WatcherEvent): string => {
       if (out.kind !== 'json' || e.text !== e.event.text) return encode(e.type, e.text, e.obj);
-      const lines = (e.event.lines ??= {});
+      if (e.event.lines === undefined) e.event.lines = {};
+      const lines = e.event.lines;
       let l = lines[e.type];
       if (l === undefined) {
         l = encode(e.type, e.text);
