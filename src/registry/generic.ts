@@ -542,16 +542,7 @@ export class ResourceStore {
   /** Server-side apply of `applied` over `live` (undefined: create); conflicts become 409. */
   private runApply(live: Obj | undefined, applied: Obj, w: WriteOptions, subresource: Subresource, force: boolean): Obj {
     try {
-      return applyObject(live, applied, {
-        manager: w.fieldManager as string,
-        force,
-        apiVersion: apiVersionOf(this.def),
-        now: now(this.clock),
-        schemas: this.schemas,
-        defName: this.def.schema,
-        subresource: subresource || undefined,
-        ignoredFields: this.ignoredFields(subresource),
-      }).obj;
+      return applyObject(live, applied, { ...this.ownership(w, subresource), force }).obj;
     } catch (e) {
       if (e instanceof ApplyConflictError) throw conflictStatus(e, this.target, applied.metadata.name);
       throw e;
@@ -566,7 +557,12 @@ export class ResourceStore {
 
   /** Record the write's field ownership in next.metadata.managedFields (non-apply writes). */
   private recordManaged(old: Obj | undefined, next: Obj, w: WriteOptions, subresource: Subresource): void {
-    recordUpdate(old, next, {
+    recordUpdate(old, next, this.ownership(w, subresource));
+  }
+
+  /** The managedFields options of a write: manager, version, time, schema, subresource. */
+  private ownership(w: WriteOptions, subresource: Subresource) {
+    return {
       manager: w.fieldManager ?? '',
       apiVersion: apiVersionOf(this.def),
       now: now(this.clock),
@@ -574,7 +570,7 @@ export class ResourceStore {
       defName: this.def.schema,
       subresource: subresource || undefined,
       ignoredFields: this.ignoredFields(subresource),
-    });
+    };
   }
 
   /**

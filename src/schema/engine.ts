@@ -5,6 +5,7 @@
  * and static defaulting — in place, in one walk.
  */
 
+import { cloneJson } from '../api/meta';
 import type { Overlay } from './overlays';
 import type { Definitions, DefName, ObjectSchema, Schema } from './types';
 
@@ -97,19 +98,6 @@ function jsonType(v: unknown): string {
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Deep copy of a JSON value. */
-function cloneJson(v: unknown): unknown {
-  if (typeof v !== 'object' || v === null) return v;
-  if (Array.isArray(v)) {
-    const a = new Array(v.length);
-    for (let i = 0; i < v.length; i++) a[i] = cloneJson(v[i]);
-    return a;
-  }
-  const o: JsonObject = {};
-  for (const k in v as JsonObject) o[k] = cloneJson((v as JsonObject)[k]);
-  return o;
 }
 
 /**

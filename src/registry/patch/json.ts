@@ -19,21 +19,8 @@ export function setOwn(o: JsonObject, k: string, v: unknown): void {
   else o[k] = v;
 }
 
-/** Deep copy of a JSON value. */
-export function cloneJson(v: unknown): unknown {
-  if (typeof v !== 'object' || v === null) return v;
-  if (Array.isArray(v)) {
-    const a = new Array(v.length);
-    for (let i = 0; i < v.length; i++) a[i] = cloneJson(v[i]);
-    return a;
-  }
-  const o: JsonObject = {};
-  for (const k of Object.keys(v)) setOwn(o, k, cloneJson((v as JsonObject)[k]));
-  return o;
-}
-
 /** Structural equality of JSON values (member order does not matter; array order does). */
-export { deepEqual } from '../../api/meta';
+export { cloneJson, deepEqual } from '../../api/meta';
 
 /** The JSON type name Go's decoder uses in its errors: object, array, string, number, bool, null. */
 export function goJsonType(v: unknown): string {
