@@ -118,6 +118,38 @@ describe('kubectl', () => {
   });
 });
 
+describe('scale subresource', () => {
+  test('kubectl scale (with --current-replicas) and the autoscaling/v1 Scale over HTTP', async () => {
+    srv.kubectl(['create', '-f', writeFile('sc.json', JSON.stringify(deployment('sc', 2, 'busybox')))]);
+    expect(srv.kubectl(['scale', 'deploy', 'sc', '--replicas=4']).stdout.trim()).toBe('deployment.apps/sc scaled');
+    expect(srv.kubectl(['scale', 'deploy', 'sc', '--current-replicas=4', '--replicas=6']).code).toBe(0);
+    const stale = srv.kubectl(['scale', 'deploy', 'sc', '--current-replicas=4', '--replicas=7']);
+    expect(stale.stderr).toContain('Expected replicas to be 4, was 6');
+    const p = '/apis/apps/v1/namespaces/default/deployments/sc/scale';
+    const g = await srv.json('GET', p);
+    expect(g.body).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 6 },
+      status: { replicas: 0, selector: 'app=sc' },
+    });
+    const neg = await srv.json('PUT', p, { ...g.body, spec: { replicas: -1 } });
+    expect(neg.status).toBe(422);
+    expect(neg.body.details.causes[0]).toMatchObject({ field: 'spec.replicas', reason: 'FieldValueInvalid' });
+    const old = await srv.json('PUT', p, { ...g.body, metadata: { ...g.body.metadata, resourceVersion: '1' }, spec: { replicas: 2 } });
+    expect(old.status).toBe(409);
+    const disc = await srv.json('GET', '/apis/apps/v1');
+    expect(disc.body.resources.find((r: { name: string }) => r.name === 'deployments/scale')).toMatchObject({
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+    });
+    const d = await srv.json('GET', '/apis/apps/v1/namespaces/default/deployments/sc');
+    expect(d.body.spec.replicas).toBe(6);
+    expect(d.body.metadata.generation).toBe(3);
+  });
+});
+
 describe('HTTP', () => {
   test('apply creates when absent (201), needs fieldManager (422 PatchOptions), refuses managedFields in the body', async () => {
     const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\ndata:\n  a: "1"\n';

@@ -43,6 +43,17 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
   if (isCoreNamespace(s)) out.push({ name: `${d.plural}/finalize`, singularName: '', namespaced: false, kind: d.kind, verbs: ['update'] });
   if (d.status)
     out.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
+  if (d.scale) {
+    out.push({
+      name: `${d.plural}/scale`,
+      singularName: '',
+      namespaced: d.namespaced,
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: ['get', 'patch', 'update'],
+    });
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@ import type { FieldError } from '../schema/types';
 import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
+import { handleScale } from './scale';
 import { partialObjectMetadata, toTable } from './table';
 import type { WatchHandler } from './watch-handler';
 
@@ -125,7 +126,8 @@ export class ResourceHandler {
     if (info.namespace && !def.namespaced && info.resource !== 'namespaces') throw pathNotFound();
     const sub = info.subresource;
     const finalize = sub === 'finalize' && def.kind === 'Namespace' && def.group === '';
-    if (sub !== '' && !(sub === 'status' && def.status) && !finalize) throw pathNotFound();
+    const scale = sub === 'scale' && def.scale === true;
+    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale) throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
@@ -137,6 +139,12 @@ export class ResourceHandler {
     const pbDecode = pb ? (b: Uint8Array) => this.opts.protobuf.decode(b, def.schema) : undefined;
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
     const base: ReplyOptions = { pretty: queryBool(q, 'pretty') && q.get('pretty') !== 'false' };
+    if (scale) {
+      const w = writeOptions(q);
+      w.fieldManager = fieldManager(q, req);
+      const out = chooseOutput(accept, false);
+      return this.encodeObject(await handleScale(store, info, req, w), out, { ...base, warnings: w.warnings });
+    }
     switch (info.verb) {
       case 'get': {
         const out = chooseOutput(accept, true, pb);

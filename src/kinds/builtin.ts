@@ -19,6 +19,7 @@ interface Spec {
   categories?: string[];
   namespaced: boolean;
   status?: boolean;
+  scale?: boolean;
   nameRule?: NameRule;
   returnDeletedObject?: boolean;
   generation?: boolean;
@@ -134,6 +135,7 @@ const SPECS: Spec[] = [
     categories: ['all'],
     namespaced: true,
     status: true,
+    scale: true,
     pkg: 'apps',
   },
   {
@@ -144,6 +146,7 @@ const SPECS: Spec[] = [
     categories: ['all'],
     namespaced: true,
     status: true,
+    scale: true,
     pkg: 'apps',
     fields: { 'status.replicas': (o) => String(at('status', 'replicas')(o) ?? 0) },
   },
@@ -208,6 +211,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     namespaced: s.namespaced,
     schema,
     status: s.status ?? false,
+    scale: s.scale ?? false,
     nameRule: s.nameRule ?? 'subdomain',
     returnDeletedObject: s.returnDeletedObject,
     generation: s.generation ?? hasSpec(schema),

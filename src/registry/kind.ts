@@ -51,6 +51,8 @@ export interface KindDef {
   schema: DefName;
   /** Subresources served (status: spec/status split as the reference's status strategies). */
   status: boolean;
+  /** The scale subresource (autoscaling/v1 Scale over spec.replicas). */
+  scale?: boolean;
   nameRule: NameRule;
   /** Deletes answer with the object instead of a Status (e.g. ResourceQuota). */
   returnDeletedObject?: boolean;

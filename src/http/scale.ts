@@ -1,0 +1,90 @@
+/**
+ * The scale subresource (`<resource>/{name}/scale`, autoscaling/v1 Scale) of kinds with
+ * spec.replicas (Deployment, ReplicaSet): what `kubectl scale` and autoscalers use. The Scale is
+ * a view: reads build it from the object; writes change only spec.replicas of the object, through
+ * the normal update path (validation, managedFields, watch events).
+ */
+import { isObject, type Obj } from '../api/meta';
+import type { ResourceRequest } from '../api/request-info';
+import { badRequest, conflict, invalid, methodNotAllowed, STALE_OBJECT } from '../api/status';
+import { labelSelectorString } from '../kinds/columns';
+import { decodeStored } from '../registry/encoding';
+import type { ResourceStore, WriteOptions } from '../registry/generic';
+import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError } from '../registry/patch';
+import { decodeBody } from './body';
+
+/** The autoscaling/v1 Scale of an object. */
+export function scaleOf(o: Obj): Obj {
+  const spec = (o.spec ?? {}) as { replicas?: number; selector?: unknown };
+  const status = (o.status ?? {}) as { replicas?: number };
+  const meta = o.metadata;
+  const s: Obj = {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: meta.name,
+      namespace: meta.namespace,
+      uid: meta.uid,
+      resourceVersion: meta.resourceVersion,
+      creationTimestamp: meta.creationTimestamp,
+    },
+    spec: { replicas: spec.replicas ?? 0 },
+    status: { replicas: status.replicas ?? 0, selector: labelSelectorString(spec.selector) ?? '' },
+  };
+  return s;
+}
+
+function replicasOf(scale: unknown, name: string): { replicas: number; resourceVersion?: string } {
+  if (!isObject(scale)) throw badRequest('Scale in version "v1" cannot be handled as a Scale: the body must be an object');
+  const r = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+  if (typeof r !== 'number' || !Number.isInteger(r)) {
+    throw badRequest(
+      `Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal ${typeof r} into Go struct field ScaleSpec.spec.replicas of type int32`,
+    );
+  }
+  if (r < 0) {
+    throw invalid('Scale', 'autoscaling', name, [
+      { type: 'FieldValueInvalid', field: 'spec.replicas', badValue: r, detail: 'must be greater than or equal to 0' },
+    ]);
+  }
+  const rv = (scale.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+  return { replicas: r, resourceVersion: typeof rv === 'string' && rv !== '' ? rv : undefined };
+}
+
+/** GET/PUT/PATCH of `<name>/scale`; answers the Scale. */
+export async function handleScale(store: ResourceStore, info: ResourceRequest, req: Request, w: WriteOptions): Promise<Obj> {
+  const { namespace, name } = info;
+  if (info.verb === 'get') return scaleOf(decodeStored(await store.get(namespace, name)));
+  if (info.verb !== 'update' && info.verb !== 'patch') throw methodNotAllowed();
+  const body = await decodeBody(req, info.verb === 'update' ? ['json', 'yaml'] : ['json-patch', 'merge-patch', 'strategic-merge-patch']);
+  for (;;) {
+    const cur = decodeStored(await store.get(namespace, name));
+    let wanted: unknown = body.value;
+    if (info.verb === 'patch') {
+      // A Scale has no lists, so a strategic merge patch of it is a merge patch.
+      try {
+        wanted = applyPatch(body.type === 'json-patch' ? JSON_PATCH : MERGE_PATCH, scaleOf(cur), body.value, {
+          fieldValidation: w.fieldValidation,
+        });
+      } catch (e) {
+        if (e instanceof PatchError) throw e.toStatusError();
+        throw e;
+      }
+    }
+    const want = replicasOf(wanted, name);
+    if (want.resourceVersion !== undefined && want.resourceVersion !== cur.metadata.resourceVersion) {
+      if (info.verb === 'update') throw conflict(store.target, name, STALE_OBJECT);
+      // A patch keeps the current resourceVersion unless it changed it.
+      if (want.resourceVersion !== scaleOf(cur).metadata.resourceVersion) throw conflict(store.target, name, STALE_OBJECT);
+    }
+    const next: Obj = { ...cur, spec: { ...((cur.spec as object) ?? {}), replicas: want.replicas } };
+    try {
+      return scaleOf(await store.update(namespace, name, next, w, ''));
+    } catch (e) {
+      // Raced with another writer between the read and the write: read again (the update pins
+      // the version it read through metadata.resourceVersion).
+      if (e instanceof Error && 'code' in e && (e as { code: number }).code === 409 && want.resourceVersion === undefined) continue;
+      throw e;
+    }
+  }
+}
