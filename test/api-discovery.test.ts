@@ -282,7 +282,7 @@ describe('metrics', () => {
     const total = parse(text, 'apiserver_request_total');
     const find = (want: Record<string, string>) => total.find((s) => Object.entries(want).every(([k, v]) => s.labels[k] === v));
     for (const s of total) {
-      for (const k of ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'])
+      for (const k of ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'])
         expect(k in s.labels).toBe(true);
     }
     expect(
@@ -298,6 +298,10 @@ describe('metrics', () => {
       })?.value,
     ).toBeGreaterThanOrEqual(1);
     expect(find({ verb: 'LIST', resource: 'configmaps', scope: 'namespace', code: '200' })?.value).toBeGreaterThanOrEqual(1);
+    // A dry-run create is counted with dry_run="All".
+    await srv.json('POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { metadata: { name: 'metrics-dry' } });
+    const after = parse(await (await srv.fetch('/metrics')).text(), 'apiserver_request_total');
+    expect(after.find((x) => x.labels.verb === 'POST' && x.labels.dry_run === 'All' && x.labels.code === '201')?.value).toBe(1);
     expect(find({ verb: 'LIST', resource: 'nodes', scope: 'cluster', code: '200' })?.value).toBeGreaterThanOrEqual(1);
     expect(
       find({ verb: 'GET', group: 'apps', resource: 'deployments', subresource: 'status', scope: 'resource', code: '200' }),

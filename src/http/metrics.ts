@@ -8,6 +8,8 @@
 
 export interface RequestLabels {
   verb: string;
+  /** 'All' for dry-run requests, else ''. */
+  dryRun: string;
   group: string;
   version: string;
   resource: string;
@@ -54,13 +56,14 @@ export class Metrics {
   constructor(private readonly storeFigures: () => StoreFigures) {}
 
   observe(l: RequestLabels, seconds: number): void {
-    const key = `${l.verb}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}|${l.code}`;
+    const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}|${l.code}`;
     let t = this.total.get(key);
     if (!t) {
       t = {
         labels: labelText([
           ['code', l.code],
           ['component', l.component],
+          ['dry_run', l.dryRun],
           ['group', l.group],
           ['resource', l.resource],
           ['scope', l.scope],
@@ -75,12 +78,13 @@ export class Metrics {
     t.count++;
     // Watches are long-running; the reference leaves them out of the latency histogram.
     if (l.verb === 'WATCH') return;
-    const hkey = `${l.verb}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
+    const hkey = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
     let h = this.duration.get(hkey);
     if (!h) {
       h = {
         labels: labelText([
           ['component', l.component],
+          ['dry_run', l.dryRun],
           ['group', l.group],
           ['resource', l.resource],
           ['scope', l.scope],

@@ -140,6 +140,7 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
       d.metrics.observe(
         {
           verb: METRIC_VERB[info.verb] ?? req.method,
+          dryRun: url.searchParams.has('dryRun') ? 'All' : '',
           group: info.group,
           version: info.version,
           resource: info.resource,
