@@ -151,11 +151,12 @@ describe('scale subresource', () => {
 });
 
 describe('HTTP', () => {
-  test('apply creates when absent (201), needs fieldManager (422 PatchOptions), refuses managedFields in the body', async () => {
+  test('apply creates when absent (201), needs fieldManager (400), refuses managedFields in the body', async () => {
     const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\ndata:\n  a: "1"\n';
     const h = { 'content-type': 'application/apply-patch+yaml' };
     const noMgr = await srv.json('PATCH', '/api/v1/namespaces/default/configmaps/ap', yaml, h);
-    expect(noMgr.status).toBe(422);
+    expect(noMgr.status).toBe(400);
+    expect(noMgr.body.reason).toBe('BadRequest');
     expect(noMgr.body.message).toContain('fieldManager: Required value: is required for apply patch');
     const c = await srv.json('PATCH', '/api/v1/namespaces/default/configmaps/ap?fieldManager=m1', yaml, h);
     expect(c.status).toBe(201);
