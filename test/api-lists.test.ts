@@ -141,17 +141,19 @@ describe('resourceVersion semantics (list)', () => {
     await srv.json('DELETE', `${P}/exact-later2`);
   });
 
-  test('resourceVersionMatch without resourceVersion: 422 Invalid ListOptions', async () => {
+  test('resourceVersionMatch without resourceVersion: 400 (issue 3) with the ListOptions causes', async () => {
     for (const m of ['Exact', 'NotOlderThan']) {
       const r = await srv.json('GET', `${P}${q({ resourceVersionMatch: m })}`);
-      expect(r.status).toBe(422);
-      expect(r.body).toEqual(
-        invalidListOptions(
+      expect(r.status).toBe(400);
+      expect(r.body).toEqual({
+        ...invalidListOptions(
           'resourceVersionMatch',
           'FieldValueForbidden',
           'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
         ),
-      );
+        reason: 'BadRequest',
+        code: 400,
+      });
     }
   });
 

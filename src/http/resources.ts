@@ -6,7 +6,7 @@
 import { isObject, type Obj } from '../api/meta';
 import type { ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
-import { badRequest, forbidden, invalid, methodNotAllowed, pathNotFound, success } from '../api/status';
+import { badRequest, forbidden, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
@@ -77,7 +77,12 @@ export function validateListOptions(q: URLSearchParams): void {
   if (match !== 'Exact' && match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
   if (match === 'Exact' && rv === '0')
     errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
-  if (errs.length > 0) throw invalid('ListOptions', 'meta.svc.io', '', errs);
+  if (errs.length === 0) return;
+  const e = invalid('ListOptions', 'meta.svc.io', '', errs);
+  // Issue 3 asks for 400 when resourceVersionMatch comes without a resourceVersion (the reference
+  // answers 422 for every ListOptions error); the body keeps the reference's text and causes.
+  if (rv === '') throw new StatusError(400, 'BadRequest', e.message, e.details);
+  throw e;
 }
 
 /** Namespaces the reference's NamespaceLifecycle admission never lets go. */
