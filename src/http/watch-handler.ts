@@ -48,11 +48,42 @@ export class WatchHandler {
   /** Streams currently open (ended on shutdown). */
   readonly open = new Set<Watcher>();
 
+  /** Watchers whose socket is blocked, with when it blocked (see drained() in serve). */
+  private readonly blocked = new Map<Watcher, { since: number; what: string }>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+
   constructor(
     private readonly kv: KV,
     private readonly cacheOf: (s: ResourceStore) => WatchCache,
     private readonly opts: WatchHandlerOptions,
   ) {}
+
+  /**
+   * One sweeper for all blocked watchers (instead of a timer per write): a watcher whose socket
+   * has been blocked for slowWatcherMs while events wait in its queue is ended as too slow.
+   */
+  private watchBlocked(w: Watcher, what: string): void {
+    this.blocked.set(w, { since: Date.now(), what });
+    if (this.sweeper) return;
+    const slowMs = this.opts.slowWatcherMs ?? 5000;
+    this.sweeper = setInterval(
+      () => {
+        const now = Date.now();
+        for (const [x, b] of this.blocked) {
+          if (now - b.since < slowMs || x.pending === 0) continue;
+          this.blocked.delete(x);
+          this.opts.log?.(`watch ${b.what}: client stopped reading for ${slowMs} ms with ${x.pending} events waiting; ending the watch`);
+          x.end('slow');
+        }
+        if (this.blocked.size === 0) {
+          clearInterval(this.sweeper);
+          this.sweeper = undefined;
+        }
+      },
+      Math.max(10, Math.min(250, slowMs / 4)),
+    );
+    this.sweeper.unref();
+  }
 
   async serve(store: ResourceStore, info: ResourceRequest, req: Request, q: URLSearchParams, out: Output): Promise<Response> {
     const lo = listOptions(q, store);
@@ -140,7 +171,8 @@ export class WatchHandler {
       req.signal.addEventListener('abort', () => resolve(), { once: true });
     });
 
-    const slowMs = this.opts.slowWatcherMs ?? 5000;
+    const blocked = this.blocked;
+    const watchBlocked = (x: Watcher) => this.watchBlocked(x, def.plural);
     const body = new ReadableStream({
       type: 'direct',
       async pull(controller) {
@@ -156,23 +188,16 @@ export class WatchHandler {
          * resumes from the last resourceVersion it got); the server never buffers more than one
          * event per stalled watcher.
          */
+        const gone = Promise.race([aborted, w?.done ?? aborted]).then(() => false);
         const drained = async (p: Promise<unknown>): Promise<boolean> => {
-          const since = Date.now();
+          if (w) watchBlocked(w);
           const took = p.then(
             () => true,
             () => false,
           );
-          const gone = Promise.race([aborted, w?.done ?? aborted]).then(() => false);
-          for (;;) {
-            const poll = Math.max(10, Math.min(1000, since + slowMs - Date.now()));
-            const r = await Promise.race([took, gone, Bun.sleep(poll).then(() => undefined)]);
-            if (r !== undefined) return r;
-            if (Date.now() - since >= slowMs && (w?.pending ?? 0) > 0) {
-              log(`watch ${def.plural}: client stopped reading for ${slowMs} ms with ${w?.pending} events waiting; ending the watch`);
-              w?.end('slow');
-              return false;
-            }
-          }
+          const r = await Promise.race([took, gone]);
+          if (w) blocked.delete(w);
+          return r;
         };
         const write = async (s: string): Promise<boolean> => {
           const r = controller.write(s);
