@@ -16,6 +16,7 @@ import type { Obj, OwnerReference } from '../api/meta';
 import { clone } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
+import { decodeStored } from '../registry/encoding';
 import { FOREGROUND, ORPHAN, type ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 
@@ -142,6 +143,25 @@ export class GarbageCollector {
     return owner !== undefined && owner.store === store && (!store.def.namespaced || owner.namespace === dep.namespace);
   }
 
+  /**
+   * An owner the graph has not seen may simply not have reached it yet (its kind's cache is
+   * behind the dependent's: a controller creating an owner and then its dependents). Before a
+   * dependent is treated as orphaned, each missing owner is looked up in the store, as the
+   * reference's collector does.
+   */
+  private async ownerInStore(dep: Node, ref: OwnerReference): Promise<boolean> {
+    const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') : ['', ref.apiVersion];
+    const store = this.api.byGroupVersionKind(group as string, version as string, ref.kind);
+    if (!store) return true;
+    try {
+      const kv = await store.get(store.def.namespaced ? dep.namespace : '', ref.name);
+      return decodeStored(kv).metadata.uid === ref.uid;
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return false;
+      throw e;
+    }
+  }
+
   private async process(n: Node): Promise<void> {
     const meta = n.obj.metadata;
     const fins = meta.finalizers ?? [];
@@ -149,7 +169,8 @@ export class GarbageCollector {
     if (meta.deletionTimestamp && fins.includes(FOREGROUND)) return this.foreground(n);
     const refs = meta.ownerReferences ?? [];
     if (refs.length === 0) return;
-    const present = refs.filter((r) => this.ownerPresent(n, r));
+    const present: OwnerReference[] = [];
+    for (const r of refs) if (this.ownerPresent(n, r) || (await this.ownerInStore(n, r))) present.push(r);
     if (present.length === refs.length) {
       // An owner being deleted in the foreground takes its dependents along.
       for (const r of refs) {
