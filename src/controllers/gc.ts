@@ -216,10 +216,29 @@ export class GarbageCollector {
     });
   }
 
+  /**
+   * Orphan: every dependent loses its reference to the owner, then the owner's finalizer goes.
+   * Dependents are taken from the caches themselves once each is at least at the owner's
+   * revision, not only from the graph: a dependent created just before the orphaning delete may
+   * not have reached the graph yet, and would otherwise be collected once the owner is gone.
+   */
   private async orphanDependents(owner: Node): Promise<void> {
-    for (const d of [...(this.dependents.get(owner.uid) ?? [])]) {
+    const deps = new Map<string, Node>();
+    for (const d of this.dependents.get(owner.uid) ?? []) {
       const dep = this.live.get(d);
-      if (!dep) continue;
+      if (dep) deps.set(d, dep);
+    }
+    const rv = Number(owner.obj.metadata.resourceVersion ?? 0);
+    for (const store of this.api.stores) {
+      const cache = this.cacheOf(store);
+      await cache.waitFresh(rv, 5000);
+      for (const c of cache.list()) {
+        const m = c.obj.metadata;
+        if (!m.uid || deps.has(m.uid) || !m.ownerReferences?.some((r) => r.uid === owner.uid)) continue;
+        deps.set(m.uid, { store, namespace: m.namespace ?? '', name: m.name as string, uid: m.uid, obj: c.obj });
+      }
+    }
+    for (const dep of deps.values()) {
       await this.rewrite(dep, (o) => {
         o.metadata.ownerReferences = (o.metadata.ownerReferences ?? []).filter((r) => r.uid !== owner.uid);
         if (o.metadata.ownerReferences.length === 0) delete o.metadata.ownerReferences;
