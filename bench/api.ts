@@ -31,7 +31,72 @@ interface LoadResult {
   next: number;
 }
 
+const WRK = !process.argv.includes('--bun-client') && fs.existsSync('/usr/bin/wrk') ? '/usr/bin/wrk' : undefined;
+
+function wrkDuration(v: string, unit: string): number {
+  const n = Number(v);
+  return unit === 'us' ? n / 1000 : unit === 's' ? n * 1000 : unit === 'm' ? n * 60_000 : n;
+}
+
+/**
+ * The load generator: Debian's wrk (C, far cheaper per request than a JS client, so more of the 2
+ * cores is left to the server) when installed, with a Lua script for per-request URLs and bodies;
+ * else bench/load.ts (Bun's fetch). `--bun-client` forces the latter.
+ */
+async function loadWrk(spec: Record<string, unknown>): Promise<LoadResult> {
+  const url = new URL((spec.urlTemplate as string | undefined)?.replaceAll('{{i}}', '0') || (spec.url as string));
+  const lua = (v: unknown) => (v === undefined ? 'nil' : `[==[${String(v)}]==]`);
+  const pathOf = (u: string | undefined) => (u === undefined ? undefined : u.slice(u.indexOf('/', 'https://'.length)));
+  const headers = Object.entries((spec.headers as Record<string, string>) ?? {})
+    .map(([k, v]) => `[ ${lua(k)} ] = ${lua(v)}`)
+    .join(', ');
+  const script = `local n = ${Number(spec.start ?? 0)}
+local urlt = ${lua(pathOf(spec.urlTemplate as string | undefined))}
+local path = ${lua(url.pathname + url.search)}
+local bodyt = ${lua(spec.bodyTemplate)}
+local body = ${lua(spec.body)}
+local headers = { ${headers} }
+request = function()
+  local i = tostring(n)
+  n = n + 1
+  local p = urlt and urlt:gsub("{{i}}", i) or path
+  local b = bodyt and bodyt:gsub("{{i}}", i) or body
+  return wrk.format(${lua(spec.method)}, p, headers, b)
+end
+`;
+  const file = path.join(os.tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
+  fs.writeFileSync(file, script);
+  try {
+    const secs = Math.max(1, Math.round(OPTS.phaseMs / 1000));
+    const p = Bun.spawn(
+      [WRK as string, '-t1', `-c${OPTS.concurrency}`, `-d${secs}s`, '--latency', '-s', file, `${url.protocol}//${url.host}/`],
+      { stdout: 'pipe', stderr: 'inherit' },
+    );
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    const total = Number(/(\d+) requests in ([\d.]+)s/.exec(out)?.[1] ?? 0);
+    const elapsed = Number(/requests in ([\d.]+)s/.exec(out)?.[1] ?? secs);
+    const bad = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+    const lat = (q: string) => {
+      const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
+      return m ? +wrkDuration(m[1] as string, m[2] as string).toFixed(2) : 0;
+    };
+    return {
+      ops: Math.round((total - bad) / elapsed),
+      ok: total - bad,
+      errors: bad,
+      codes: bad ? { 'non-2xx': bad } : {},
+      p50: lat('50'),
+      p99: lat('99'),
+      next: 0,
+    };
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
 async function load(spec: Record<string, unknown>): Promise<LoadResult> {
+  if (WRK) return loadWrk(spec);
   const p = Bun.spawn(
     [
       process.execPath,
@@ -75,6 +140,7 @@ function pod(i: number): Record<string, unknown> {
 }
 
 const results: string[] = [];
+console.log(`load generator: ${WRK ? 'wrk (-t1)' : 'bench/load.ts (Bun fetch)'}, ${OPTS.concurrency} connections`);
 function report(line: string): void {
   results.push(line);
   console.log(line);
