@@ -22,6 +22,10 @@ interface Spec {
   scale?: boolean;
   nameRule?: NameRule;
   returnDeletedObject?: boolean;
+  /**
+   * metadata.generation: by default kinds with a spec have it; the reference does not set it for
+   * Namespace, Pod, Node, Service, LimitRange, ResourceQuota and Lease, which say false here.
+   */
   generation?: boolean;
   /** Schema package: io.svc.api.<pkg>.<version>.<Kind>. */
   pkg: string;
@@ -44,6 +48,7 @@ const str = (p: Path) => (o: Obj) => {
 const SPECS: Spec[] = [
   {
     kind: 'Namespace',
+    generation: false,
     plural: 'namespaces',
     shortNames: ['ns'],
     namespaced: false,
@@ -56,6 +61,7 @@ const SPECS: Spec[] = [
   { kind: 'Secret', plural: 'secrets', namespaced: true, pkg: 'core', fields: { type: str(at('type')) } },
   {
     kind: 'Pod',
+    generation: false,
     plural: 'pods',
     shortNames: ['po'],
     categories: ['all'],
@@ -76,6 +82,7 @@ const SPECS: Spec[] = [
   },
   {
     kind: 'Node',
+    generation: false,
     plural: 'nodes',
     shortNames: ['no'],
     namespaced: false,
@@ -85,6 +92,7 @@ const SPECS: Spec[] = [
   },
   {
     kind: 'Service',
+    generation: false,
     plural: 'services',
     shortNames: ['svc'],
     categories: ['all'],
@@ -116,9 +124,10 @@ const SPECS: Spec[] = [
     },
   },
   { kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'], namespaced: true, pkg: 'core' },
-  { kind: 'LimitRange', plural: 'limitranges', shortNames: ['limits'], namespaced: true, pkg: 'core' },
+  { kind: 'LimitRange', generation: false, plural: 'limitranges', shortNames: ['limits'], namespaced: true, pkg: 'core' },
   {
     kind: 'ResourceQuota',
+    generation: false,
     plural: 'resourcequotas',
     shortNames: ['quota'],
     namespaced: true,
@@ -126,7 +135,7 @@ const SPECS: Spec[] = [
     pkg: 'core',
     returnDeletedObject: true,
   },
-  { group: 'coordination.svc.io', kind: 'Lease', plural: 'leases', namespaced: true, pkg: 'coordination' },
+  { group: 'coordination.svc.io', kind: 'Lease', generation: false, plural: 'leases', namespaced: true, pkg: 'coordination' },
   {
     group: 'apps',
     kind: 'Deployment',
