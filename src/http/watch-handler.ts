@@ -189,6 +189,7 @@ export class WatchHandler {
          * event per stalled watcher.
          */
         const gone = Promise.race([aborted, w?.done ?? aborted]).then(() => false);
+        const abortedNothing = aborted.then(() => undefined);
         const drained = async (p: Promise<unknown>): Promise<boolean> => {
           if (w) watchBlocked(w);
           const took = p.then(
@@ -199,11 +200,13 @@ export class WatchHandler {
           if (w) blocked.delete(w);
           return r;
         };
-        const write = async (s: string): Promise<boolean> => {
+        // Not async: when the socket takes the data at once (the common case) no promise and no
+        // microtask hop is made; callers await only what can block.
+        const write = (s: string): boolean | Promise<boolean> => {
           const r = controller.write(s);
           return r instanceof Promise ? drained(r) : true;
         };
-        const flush = async (): Promise<boolean> => {
+        const flush = (): boolean | Promise<boolean> => {
           const r = controller.flush();
           return r instanceof Promise ? drained(r) : true;
         };
@@ -229,17 +232,19 @@ export class WatchHandler {
             const now = Date.now();
             if (now >= deadline) break;
             const wait = Math.min(deadline - now, bookmarks ? Math.max(0, nextBookmark - now) : Number.POSITIVE_INFINITY);
-            const evs = await Promise.race([w.next(wait), aborted.then(() => undefined)]);
+            const evs = await Promise.race([w.next(wait), abortedNothing]);
             if (evs === undefined || req.signal.aborted) return;
             if (w.ended && w.ended !== 'closed') break;
             if (evs.length === 1) {
-              if (!(await write(line(evs[0] as WatcherEvent)))) break;
+              const ok = write(line(evs[0] as WatcherEvent));
+              if (ok !== true && !(await ok)) break;
             } else if (evs.length > 1) {
               // Everything queued since the last wake-up goes out as one write (one TLS record,
               // one syscall): under load batches grow and the per-event cost falls.
               let chunk = '';
               for (const e of evs) chunk += line(e);
-              if (!(await write(chunk))) break;
+              const ok = write(chunk);
+              if (ok !== true && !(await ok)) break;
             }
             if (evs.length > 0) sentRv = (evs[evs.length - 1] as WatcherEvent).event.rv;
             if (bookmarks && Date.now() >= nextBookmark && w.pending === 0) {
@@ -248,7 +253,10 @@ export class WatchHandler {
               sentRv = rv;
               nextBookmark = Date.now() + bookmarkEvery;
             }
-            if ((evs.length > 0 || bookmarks) && !(await flush())) break;
+            if (evs.length > 0 || bookmarks) {
+              const ok = flush();
+              if (ok !== true && !(await ok)) break;
+            }
             if (w.ended) break;
           }
           if (req.signal.aborted) return;

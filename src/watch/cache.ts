@@ -137,18 +137,38 @@ export class Watcher {
   /** Events queued so far (possibly none after a progress signal); resolves when there is news. */
   async next(timeoutMs: number): Promise<WatcherEvent[]> {
     if (this.queue.length === 0 && !this.ended) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      if (timeoutMs < Number.POSITIVE_INFINITY) this.armTimer(Date.now() + Math.max(0, timeoutMs));
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        if (timeoutMs < Number.POSITIVE_INFINITY) timer = setTimeout(resolve, Math.max(0, timeoutMs));
       });
-      clearTimeout(timer);
     }
     const out = this.queue;
     this.queue = [];
     const last = out[out.length - 1];
     if (last) this.delivered = last.event.rv;
     return out;
+  }
+
+  /**
+   * One timer per watcher, kept across next() calls and moved only when an earlier wake-up is
+   * needed: with many watchers and frequent events, a timer per next() call (set, then cleared
+   * on the event) was a measurable share of fan-out. A timer that fires early just causes a
+   * wake-up with no events, which callers handle.
+   */
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = 0;
+
+  private armTimer(at: number): void {
+    if (this.timer !== undefined && this.timerAt <= at) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.signal();
+      },
+      Math.max(0, at - Date.now()),
+    );
   }
 
   get pending(): number {
@@ -158,6 +178,7 @@ export class Watcher {
   end(reason: 'closed' | 'slow' | 'reset'): void {
     if (this.ended) return;
     this.ended = reason;
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.onEnd(this);
     this.signal();
     this.resolveDone();
