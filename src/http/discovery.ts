@@ -20,11 +20,6 @@ export const VERSION_INFO = {
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-/** The namespace object of the core group: no deletecollection; a finalize subresource. */
-function isCoreNamespace(s: ResourceStore): boolean {
-  return s.def.group === '' && s.def.plural === 'namespaces';
-}
-
 function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
   const d = s.def;
   const main: Record<string, unknown> = {
@@ -32,7 +27,7 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
     singularName: d.singular,
     namespaced: d.namespaced,
     kind: d.kind,
-    verbs: isCoreNamespace(s) ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS,
+    verbs: d.deleteCollection ? ALL_VERBS : ALL_VERBS.filter((v) => v !== 'deletecollection'),
   };
   if (d.shortNames.length > 0) main.shortNames = d.shortNames;
   if (d.categories.length > 0) main.categories = d.categories;
@@ -40,7 +35,7 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
     .subarray(0, 8)
     .toString('base64');
   const out = [main];
-  if (isCoreNamespace(s)) out.push({ name: `${d.plural}/finalize`, singularName: '', namespaced: false, kind: d.kind, verbs: ['update'] });
+  if (d.finalize) out.push({ name: `${d.plural}/finalize`, singularName: '', namespaced: false, kind: d.kind, verbs: ['update'] });
   if (d.status)
     out.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
   if (d.scale) {

@@ -6,7 +6,7 @@
 import { isObject, type Obj } from '../api/meta';
 import type { ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
-import { badRequest, forbidden, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
+import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
@@ -85,9 +85,6 @@ export function validateListOptions(q: URLSearchParams): void {
   throw e;
 }
 
-/** Namespaces the reference's NamespaceLifecycle admission never lets go. */
-const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
-
 export function listOptions(q: URLSearchParams, store: ResourceStore): ListOptions {
   const limitRaw = q.get('limit');
   let limit = 0;
@@ -128,9 +125,9 @@ export class ResourceHandler {
     const store = this.api.lookup(info.group, info.version, info.resource);
     if (!store) throw pathNotFound();
     const def = store.def;
-    if (info.namespace && !def.namespaced && info.resource !== 'namespaces') throw pathNotFound();
+    if (info.namespace && !def.namespaced) throw pathNotFound();
     const sub = info.subresource;
-    const finalize = sub === 'finalize' && def.kind === 'Namespace' && def.group === '';
+    const finalize = sub === 'finalize' && def.finalize === true;
     const scale = sub === 'scale' && def.scale === true;
     if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale) throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
@@ -210,9 +207,6 @@ export class ResourceHandler {
       }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
-        if (def.group === '' && def.plural === 'namespaces' && IMMORTAL_NAMESPACES.has(info.name)) {
-          throw forbidden(store.target, info.name, 'this namespace may not be deleted');
-        }
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         const out = chooseOutput(accept, false, pb);
         const r = await store.delete(info.namespace, info.name, o);
@@ -220,8 +214,7 @@ export class ResourceHandler {
         return reply(success(store.target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
       }
       case 'deletecollection': {
-        // Namespaces are not a collection deleter in the reference.
-        if (sub !== '' || (def.group === '' && def.plural === 'namespaces')) throw methodNotAllowed();
+        if (sub !== '' || !def.deleteCollection) throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         validateListOptions(q);
         const lo = listOptions(q, store);

@@ -20,6 +20,8 @@ interface Spec {
   namespaced: boolean;
   status?: boolean;
   scale?: boolean;
+  finalize?: boolean;
+  deleteCollection?: boolean;
   nameRule?: NameRule;
   returnDeletedObject?: boolean;
   /**
@@ -48,6 +50,8 @@ const str = (p: Path) => (o: Obj) => {
 const SPECS: Spec[] = [
   {
     kind: 'Namespace',
+    finalize: true,
+    deleteCollection: false,
     generation: false,
     plural: 'namespaces',
     shortNames: ['ns'],
@@ -221,6 +225,8 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     schema,
     status: s.status ?? false,
     scale: s.scale ?? false,
+    finalize: s.finalize ?? false,
+    deleteCollection: s.deleteCollection ?? true,
     nameRule: s.nameRule ?? 'subdomain',
     returnDeletedObject: s.returnDeletedObject,
     generation: s.generation ?? hasSpec(schema),

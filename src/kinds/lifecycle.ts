@@ -9,7 +9,10 @@
 import type { Obj } from '../api/meta';
 import type { Strategy } from '../registry/kind';
 
-type Lifecycle = Pick<Strategy, 'beginDelete' | 'deletePending'>;
+type Lifecycle = Pick<Strategy, 'beginDelete' | 'deletePending' | 'deleteForbidden'>;
+
+/** Namespaces the reference's NamespaceLifecycle admission never lets go. */
+const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
 const LIFECYCLE: Record<string, Lifecycle> = {
   Pod: {
@@ -30,6 +33,7 @@ const LIFECYCLE: Record<string, Lifecycle> = {
       return { grace: 0, pending };
     },
     deletePending: (o) => namespaceFinalizers(o).length > 0,
+    deleteForbidden: (name) => (IMMORTAL_NAMESPACES.has(name) ? 'this namespace may not be deleted' : undefined),
   },
 };
 

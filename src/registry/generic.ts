@@ -668,6 +668,8 @@ export class ResourceStore {
    */
   async delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
     const key = this.key(namespace, name);
+    const why = this.def.strategy.deleteForbidden?.(name);
+    if (why) throw forbidden(this.target, name, why);
     if (o.ignoreStoreReadError) return this.unsafeDelete(namespace, name, o);
     if (o.orphanDependents !== undefined && o.propagationPolicy !== undefined) {
       throw invalid('DeleteOptions', 'meta.svc.io', '', [

@@ -35,6 +35,8 @@ export interface Strategy {
   beginDelete?(obj: Obj, requestedGrace: number | undefined): { grace: number; pending: boolean };
   /** Whether a Terminating object must stay although it has no finalizers left. */
   deletePending?(obj: Obj): boolean;
+  /** Why an object may never be deleted (a reason for 403 Forbidden), or undefined. */
+  deleteForbidden?(name: string): string | undefined;
 }
 
 export interface KindDef {
@@ -53,6 +55,10 @@ export interface KindDef {
   status: boolean;
   /** The scale subresource (autoscaling/v1 Scale over spec.replicas). */
   scale?: boolean;
+  /** The finalize subresource (namespaces): PUT changes only spec.finalizers. */
+  finalize?: boolean;
+  /** deletecollection is served (all kinds but namespaces). */
+  deleteCollection: boolean;
   nameRule: NameRule;
   /** Deletes answer with the object instead of a Status (e.g. ResourceQuota). */
   returnDeletedObject?: boolean;
