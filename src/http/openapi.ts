@@ -328,14 +328,18 @@ export function kindPaths(k: KindDef): PathItem[] {
           body: { def: k.schema, required: true },
           responses: [...written, ['202', k.schema]],
         }),
-        op({
-          method: 'delete',
-          operationId: `delete${p}Collection${scope}${k.kind}`,
-          action: 'deletecollection',
-          params: DELETECOLLECTION_QUERY,
-          body: { def: DELETE_OPTIONS, required: false },
-          responses: [['200', STATUS]],
-        }),
+        ...(k.deleteCollection
+          ? [
+              op({
+                method: 'delete',
+                operationId: `delete${p}Collection${scope}${k.kind}`,
+                action: 'deletecollection',
+                params: DELETECOLLECTION_QUERY,
+                body: { def: DELETE_OPTIONS, required: false },
+                responses: [['200', STATUS]],
+              }),
+            ]
+          : []),
       ],
     },
     {
