@@ -131,10 +131,6 @@ export const resourceExpired = (message: string): StatusError => new StatusError
 /** 410 for a list whose exact version was compacted (etcd3 store's interpretListError). */
 export const LIST_EXPIRED = 'The resourceVersion for the provided list is too old.';
 
-/** 410 for an expired continue token without a way to resume. */
-export const CONTINUE_EXPIRED_NO_TOKEN =
-  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
-
 /**
  * 410 for an expired continue token, carrying a fresh token in the Status's list metadata that
  * resumes after the same key at the newest version (CONTINUE_EXPIRED says so).
@@ -242,8 +238,6 @@ export function tooManyRequests(retryAfter: number): StatusError {
 
 export const internal = (message: string): StatusError =>
   new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
-
-export const serviceUnavailable = (message: string): StatusError => new StatusError(503, 'ServiceUnavailable', message);
 
 /** The Success Status returned by deletes of kinds that do not return the object. */
 export function success(t: Target, name: string, uid: string): Record<string, unknown> {

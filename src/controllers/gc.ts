@@ -134,25 +134,24 @@ export class GarbageCollector {
     }
   }
 
-  /** Whether an owner reference points at a live object (unknown kinds count as present). */
-  private ownerPresent(dep: Node, ref: OwnerReference): boolean {
+  /** The store of an owner reference's kind, or undefined for kinds this server does not serve. */
+  private ownerStore(ref: OwnerReference): ResourceStore | undefined {
     const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') : ['', ref.apiVersion];
-    const store = this.api.byGroupVersionKind(group as string, version as string, ref.kind);
-    if (!store) return true;
-    const owner = this.live.get(ref.uid);
-    return owner !== undefined && owner.store === store && (!store.def.namespaced || owner.namespace === dep.namespace);
+    return this.api.byGroupVersionKind(group as string, version as string, ref.kind);
   }
 
   /**
-   * An owner the graph has not seen may simply not have reached it yet (its kind's cache is
-   * behind the dependent's: a controller creating an owner and then its dependents). Before a
-   * dependent is treated as orphaned, each missing owner is looked up in the store, as the
-   * reference's collector does.
+   * Whether an owner reference points at a live object; owners of kinds not served count as
+   * present. An owner the graph has not seen may simply not have reached it yet (its kind's cache
+   * is behind the dependent's: a controller creating an owner and then its dependents), so before
+   * a dependent is treated as orphaned the owner is looked up in the store, as the reference's
+   * collector does.
    */
-  private async ownerInStore(dep: Node, ref: OwnerReference): Promise<boolean> {
-    const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') : ['', ref.apiVersion];
-    const store = this.api.byGroupVersionKind(group as string, version as string, ref.kind);
+  private async ownerPresent(dep: Node, ref: OwnerReference): Promise<boolean> {
+    const store = this.ownerStore(ref);
     if (!store) return true;
+    const owner = this.live.get(ref.uid);
+    if (owner !== undefined && owner.store === store && (!store.def.namespaced || owner.namespace === dep.namespace)) return true;
     try {
       const kv = await store.get(store.def.namespaced ? dep.namespace : '', ref.name);
       return decodeStored(kv).metadata.uid === ref.uid;
@@ -170,7 +169,7 @@ export class GarbageCollector {
     const refs = meta.ownerReferences ?? [];
     if (refs.length === 0) return;
     const present: OwnerReference[] = [];
-    for (const r of refs) if (this.ownerPresent(n, r) || (await this.ownerInStore(n, r))) present.push(r);
+    for (const r of refs) if (await this.ownerPresent(n, r)) present.push(r);
     if (present.length === refs.length) {
       // An owner being deleted in the foreground takes its dependents along.
       for (const r of refs) {

@@ -49,6 +49,20 @@ function labelText(pairs: [string, string][]): string {
   return pairs.map(([k, v]) => `${k}="${esc(v)}"`).join(',');
 }
 
+/** The labels both request series share (apiserver_request_total adds `code`), sorted. */
+function seriesLabels(l: RequestLabels): [string, string][] {
+  return [
+    ['component', l.component],
+    ['dry_run', l.dryRun],
+    ['group', l.group],
+    ['resource', l.resource],
+    ['scope', l.scope],
+    ['subresource', l.subresource],
+    ['verb', l.verb],
+    ['version', l.version],
+  ];
+}
+
 export class Metrics {
   private readonly total = new Map<string, Series>();
   private readonly duration = new Map<string, HistSeries>();
@@ -59,20 +73,7 @@ export class Metrics {
     const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}|${l.code}`;
     let t = this.total.get(key);
     if (!t) {
-      t = {
-        labels: labelText([
-          ['code', l.code],
-          ['component', l.component],
-          ['dry_run', l.dryRun],
-          ['group', l.group],
-          ['resource', l.resource],
-          ['scope', l.scope],
-          ['subresource', l.subresource],
-          ['verb', l.verb],
-          ['version', l.version],
-        ]),
-        count: 0,
-      };
+      t = { labels: labelText([['code', l.code], ...seriesLabels(l)]), count: 0 };
       this.total.set(key, t);
     }
     t.count++;
@@ -81,21 +82,7 @@ export class Metrics {
     const hkey = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
     let h = this.duration.get(hkey);
     if (!h) {
-      h = {
-        labels: labelText([
-          ['component', l.component],
-          ['dry_run', l.dryRun],
-          ['group', l.group],
-          ['resource', l.resource],
-          ['scope', l.scope],
-          ['subresource', l.subresource],
-          ['verb', l.verb],
-          ['version', l.version],
-        ]),
-        buckets: new Array(BUCKETS.length).fill(0),
-        sum: 0,
-        count: 0,
-      };
+      h = { labels: labelText(seriesLabels(l)), buckets: new Array(BUCKETS.length).fill(0), sum: 0, count: 0 };
       this.duration.set(hkey, h);
     }
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= (BUCKETS[i] as number)) h.buckets[i] = (h.buckets[i] as number) + 1;

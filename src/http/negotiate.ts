@@ -5,6 +5,7 @@
  * echoes the brand the client asked for.
  */
 import { notAcceptable, unsupportedMediaType } from '../api/status';
+import { PROTOBUF_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE_UPSTREAM } from '../codec/protobuf';
 
 export interface MediaRange {
   type: string;
@@ -20,10 +21,10 @@ export type Output =
   | { kind: 'table'; group: string; version: string }
   | { kind: 'metadata'; group: string; version: string };
 
-export const SERVED_TYPES = ['application/json', 'application/yaml', 'application/vnd.svc.protobuf'];
+export const SERVED_TYPES = ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE];
 
 /** Both brands of the protobuf media type (spec 1 "Protobuf envelope"). */
-export const PROTOBUF_TYPES = new Set(['application/vnd.svc.protobuf', 'application/vnd.kubernetes.protobuf']);
+const PROTOBUF_TYPES = new Set([PROTOBUF_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE_UPSTREAM]);
 
 export function parseMediaType(s: string): MediaRange | undefined {
   const parts = s.split(';').map((p) => p.trim());
@@ -111,8 +112,8 @@ export type BodyType = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patc
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
   'application/yaml': 'yaml',
-  'application/vnd.svc.protobuf': 'protobuf',
-  'application/vnd.kubernetes.protobuf': 'protobuf',
+  [PROTOBUF_MEDIA_TYPE]: 'protobuf',
+  [PROTOBUF_MEDIA_TYPE_UPSTREAM]: 'protobuf',
   'application/json-patch+json': 'json-patch',
   'application/merge-patch+json': 'merge-patch',
   'application/strategic-merge-patch+json': 'strategic-merge-patch',

@@ -28,7 +28,7 @@ function headersFor(contentType: string, o: ReplyOptions): [string, string][] {
   return h;
 }
 
-function finish(body: string, contentType: string, o: ReplyOptions): Response {
+function finish(body: string | Uint8Array<ArrayBuffer>, contentType: string, o: ReplyOptions): Response {
   const h = headersFor(contentType, o);
   if (o.gzip && body.length >= GZIP_THRESHOLD) {
     h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
@@ -47,13 +47,7 @@ export function reply(obj: unknown, o: ReplyOptions = {}): Response {
 
 /** Binary bodies (protobuf). */
 export function replyBytes(body: Uint8Array, contentType: string, o: ReplyOptions = {}): Response {
-  const h = headersFor(contentType, o);
-  const bytes = body as Uint8Array<ArrayBuffer>;
-  if (o.gzip && body.length >= GZIP_THRESHOLD) {
-    h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
-    return new Response(Bun.gzipSync(bytes), { status: o.status ?? 200, headers: h });
-  }
-  return new Response(bytes, { status: o.status ?? 200, headers: h });
+  return finish(body as Uint8Array<ArrayBuffer>, contentType, o);
 }
 
 /** Pre-encoded JSON text (stored objects served without parsing). */
