@@ -189,7 +189,6 @@ export class WatchHandler {
          * event per stalled watcher.
          */
         const gone = Promise.race([aborted, w?.done ?? aborted]).then(() => false);
-        const abortedNothing = aborted.then(() => undefined);
         const drained = async (p: Promise<unknown>): Promise<boolean> => {
           if (w) watchBlocked(w);
           const took = p.then(
@@ -228,37 +227,70 @@ export class WatchHandler {
           if (!(await flush())) return;
           const deadline = Date.now() + timeoutSec * 1000;
           let nextBookmark = Date.now() + bookmarkEvery;
-          for (;;) {
-            const now = Date.now();
-            if (now >= deadline) break;
-            const wait = Math.min(deadline - now, bookmarks ? Math.max(0, nextBookmark - now) : Number.POSITIVE_INFINITY);
-            const evs = await Promise.race([w.next(wait), abortedNothing]);
-            if (evs === undefined || req.signal.aborted) return;
-            if (w.ended && w.ended !== 'closed') break;
-            if (evs.length === 1) {
-              const ok = write(line(evs[0] as WatcherEvent));
-              if (ok !== true && !(await ok)) break;
-            } else if (evs.length > 1) {
-              // Everything queued since the last wake-up goes out as one write (one TLS record,
-              // one syscall): under load batches grow and the per-event cost falls.
-              let chunk = '';
-              for (const e of evs) chunk += line(e);
-              const ok = write(chunk);
-              if (ok !== true && !(await ok)) break;
-            }
-            if (evs.length > 0) sentRv = (evs[evs.length - 1] as WatcherEvent).event.rv;
-            if (bookmarks && Date.now() >= nextBookmark && w.pending === 0) {
-              const rv = Math.max(sentRv, cache.revision);
-              if (!(await write(bookmark(rv, false)))) break;
-              sentRv = rv;
-              nextBookmark = Date.now() + bookmarkEvery;
-            }
-            if (evs.length > 0 || bookmarks) {
-              const ok = flush();
-              if (ok !== true && !(await ok)) break;
-            }
-            if (w.ended) break;
-          }
+          // Push mode: the cache's fan-out calls pump() synchronously once per store batch (and
+          // on this watcher's timer). Events go to the socket at once, as one write per wake-up
+          // (one TLS record, one syscall); only a socket that does not take them makes pump
+          // wait for its drain. No promise or async resumption per watcher and event.
+          await new Promise<void>((finish) => {
+            let stopped = false;
+            let waiting = false;
+            const stop = (): void => {
+              if (stopped) return;
+              stopped = true;
+              w.onSignal = undefined;
+              req.signal.removeEventListener('abort', stop);
+              finish();
+            };
+            /** false when the socket did not take it: pump resumes when it drains. */
+            const took = (r: number | Promise<number>): boolean => {
+              if (!(r instanceof Promise)) return true;
+              waiting = true;
+              watchBlocked(w);
+              r.then(
+                () => {
+                  blocked.delete(w);
+                  waiting = false;
+                  pump();
+                },
+                () => {
+                  blocked.delete(w);
+                  stop();
+                },
+              );
+              return false;
+            };
+            const pump = (): void => {
+              if (stopped) return;
+              if (req.signal.aborted || (w.ended && w.ended !== 'closed')) return stop();
+              if (waiting) return;
+              const evs = w.take();
+              if (evs.length > 0) {
+                let chunk: string;
+                if (evs.length === 1) chunk = line(evs[0] as WatcherEvent);
+                else {
+                  chunk = '';
+                  for (const e of evs) chunk += line(e);
+                }
+                sentRv = (evs[evs.length - 1] as WatcherEvent).event.rv;
+                if (!took(controller.write(chunk) as number | Promise<number>)) return;
+              }
+              const now = Date.now();
+              let wrote = evs.length > 0;
+              if (bookmarks && now >= nextBookmark && w.pending === 0) {
+                const rv = Math.max(sentRv, cache.revision);
+                sentRv = rv;
+                nextBookmark = now + bookmarkEvery;
+                wrote = true;
+                if (!took(controller.write(bookmark(rv, false)) as number | Promise<number>)) return;
+              }
+              if (wrote && !took(controller.flush() as number | Promise<number>)) return;
+              if (w.ended || now >= deadline) return stop();
+              w.wakeAt(bookmarks ? Math.min(deadline, nextBookmark) : deadline);
+            };
+            req.signal.addEventListener('abort', stop, { once: true });
+            w.onSignal = pump;
+            pump();
+          });
           if (req.signal.aborted) return;
           // The server ends the stream: a last bookmark tells the client where to resume (never
           // past an event it did not get).

@@ -127,11 +127,42 @@ export class Watcher {
     // watcher takes all of a batch's events in one go.
   }
 
+  /**
+   * Push mode: called synchronously on every signal (events queued, progress, timer, end)
+   * instead of resolving a next() promise. A consumer that can write without waiting (a watch
+   * stream) takes its events in the fan-out itself: no promise, no async resumption per watcher
+   * and event. Errors it throws are its own; fan-out goes on.
+   */
+  onSignal: (() => void) | undefined;
+
   /** @internal The cache advanced (an event for another key, or progress). */
   signal(): void {
+    const push = this.onSignal;
+    if (push) {
+      try {
+        push();
+      } catch {
+        // the consumer's failure ends only its own stream (it handles that itself)
+      }
+      return;
+    }
     const w = this.wake;
     this.wake = undefined;
     w?.();
+  }
+
+  /** Events queued so far, without waiting (push mode). */
+  take(): WatcherEvent[] {
+    const out = this.queue;
+    if (out.length === 0) return out;
+    this.queue = [];
+    this.delivered = (out[out.length - 1] as WatcherEvent).event.rv;
+    return out;
+  }
+
+  /** Sets (or moves earlier) this watcher's one timer: a signal at `at` (ms since epoch). */
+  wakeAt(at: number): void {
+    this.armTimer(at);
   }
 
   /** Events queued so far (possibly none after a progress signal); resolves when there is news. */
