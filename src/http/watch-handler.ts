@@ -136,15 +136,16 @@ export class WatchHandler {
       }
       return `{"type":"${type}","object":${text}}\n`;
     };
-    // A JSON event line is the same bytes for every watcher that gets it: built once per event
-    // and type, then shared (fan-out copies no object text per watcher).
-    const line = (e: WatcherEvent): string => {
+    // A JSON event line is the same bytes for every watcher that gets it: built and UTF-8
+    // encoded once per event and type, then shared (fan-out neither copies nor encodes object
+    // text per watcher).
+    const line = (e: WatcherEvent): string | Uint8Array => {
       if (out.kind !== 'json' || e.text !== e.event.text) return encode(e.type, e.text, e.obj);
       if (e.event.lines === undefined) e.event.lines = {};
       const lines = e.event.lines;
       let l = lines[e.type];
       if (l === undefined) {
-        l = encode(e.type, e.text);
+        l = Buffer.from(encode(e.type, e.text));
         lines[e.type] = l;
       }
       return l;
@@ -265,14 +266,11 @@ export class WatchHandler {
               if (waiting) return;
               const evs = w.take();
               if (evs.length > 0) {
-                let chunk: string;
-                if (evs.length === 1) chunk = line(evs[0] as WatcherEvent);
-                else {
-                  chunk = '';
-                  for (const e of evs) chunk += line(e);
-                }
-                sentRv = (evs[evs.length - 1] as WatcherEvent).event.rv;
-                if (!took(controller.write(chunk) as number | Promise<number>)) return;
+                // The sink buffers writes until flush: one TLS record and send per wake-up.
+                const last = evs.length - 1;
+                for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatcherEvent));
+                sentRv = (evs[last] as WatcherEvent).event.rv;
+                if (!took(controller.write(line(evs[last] as WatcherEvent)) as number | Promise<number>)) return;
               }
               const now = Date.now();
               let wrote = evs.length > 0;

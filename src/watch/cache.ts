@@ -43,7 +43,7 @@ export interface CacheEvent {
   /** When the cache received it (ms), for the time-based history window. */
   at: number;
   /** Encoded watch lines by event type, built once and shared by every watcher (see watch-handler). */
-  lines?: Partial<Record<EventType, string>>;
+  lines?: Partial<Record<EventType, Uint8Array>>;
 }
 
 export interface WatchCacheOptions {

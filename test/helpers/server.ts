@@ -55,7 +55,8 @@ export async function startServer(opts: { args?: string[]; dataDir?: string } = 
   const port = await freePort();
   let stderr = '';
   const proc = Bun.spawn(
-    [process.execPath, path.join(ROOT, 'src/main.ts'), `--port=${port}`, `--data-dir=${dataDir}`, ...(opts.args ?? [])],
+    // SVC_SERVER_BUN_ARGS: extra runtime flags for the server process (e.g. --cpu-prof in benches).
+    [process.execPath, ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []), path.join(ROOT, 'src/main.ts'), `--port=${port}`, `--data-dir=${dataDir}`, ...(opts.args ?? [])],
     {
       cwd: ROOT,
       stdout: 'pipe',
