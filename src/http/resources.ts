@@ -10,7 +10,7 @@ import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, succe
 import { forbiddenField, notSupported } from '../api/validation';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored, storedText } from '../registry/encoding';
+import { decodeStored, storedText, writtenText } from '../registry/encoding';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
 import type { FieldError } from '../schema/types';
@@ -261,7 +261,11 @@ export class ResourceHandler {
         if (listMeta === undefined) return reply(objs[0], { ...o, yaml: true });
         return reply({ apiVersion: apiVersionOf(def), items: objs, kind: def.listKind, metadata: listMeta }, { ...o, yaml: true });
       case 'json':
-        if (listMeta === undefined) return reply(objs[0], o);
+        if (listMeta === undefined) {
+          // A write's result: the text just stored, with its resourceVersion (no second stringify).
+          const text = writtenText(objs[0] as Obj);
+          return text !== undefined ? replyJsonText(text, o) : reply(objs[0], o);
+        }
         return reply({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs }, o);
       case 'protobuf':
         if (listMeta === undefined) return replyBytes(this.opts.protobuf.encode(objs[0] as Obj, def.schema), out.mediaType, o);

@@ -24,15 +24,62 @@ export class CorruptObjectError extends Error {
   }
 }
 
+/**
+ * Our own recent writes: stored bytes → the text they encode and the object it came from. The
+ * watch cache, which reads every write back from the store's change feed, takes the object and
+ * text from here instead of decoding and parsing the bytes again (a written object is not
+ * changed after its write, except that its resourceVersion is set to the revision of that same
+ * write). Identity of the bytes proves the content; bytes from elsewhere (another process, a
+ * restart) are decoded. Two generations of at most HINTS entries bound the memory; an entry
+ * lives for at least HINTS writes.
+ */
+const HINTS = 8192;
+let hints = new Map<Uint8Array, { text: string; obj: Obj }>();
+let olderHints = new Map<Uint8Array, { text: string; obj: Obj }>();
+/** The stored text of an object just written (for the write's response), by object. */
+const textOfWritten = new WeakMap<Obj, string>();
+
 export function encodeStored(obj: Obj): Uint8Array {
   const { kind, apiVersion, metadata, ...rest } = obj;
   const { resourceVersion: _rv, ...meta } = metadata;
-  return enc.encode(JSON.stringify({ kind, apiVersion, metadata: meta, ...rest }));
+  const text = JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+  const bytes = enc.encode(text);
+  if (hints.size >= HINTS) {
+    olderHints = hints;
+    hints = new Map();
+  }
+  hints.set(bytes, { text, obj });
+  textOfWritten.set(obj, text);
+  return bytes;
+}
+
+/**
+ * The object and text of stored bytes this process wrote recently, or undefined. The object
+ * is shared with the writer: treat it as read-only (the cache keeps a copy of its metadata).
+ */
+export function writtenHint(value: Uint8Array): { text: string; obj: Obj } | undefined {
+  return hints.get(value) ?? olderHints.get(value);
+}
+
+/**
+ * The JSON text of `obj` as just written (resourceVersion spliced in), when it was encoded by
+ * encodeStored and has a resourceVersion: a write's response without stringifying it again.
+ */
+export function writtenText(obj: Obj): string | undefined {
+  const text = textOfWritten.get(obj);
+  const rv = obj.metadata?.resourceVersion;
+  return text === undefined || typeof rv !== 'string' ? undefined : withResourceVersion(text, rv);
+}
+
+function withResourceVersion(text: string, rv: string): string {
+  const i = text.indexOf(META) + META.length;
+  const field = `"resourceVersion":${JSON.stringify(rv)}`;
+  return text.charCodeAt(i) === 125 /* } */ ? `${text.slice(0, i)}${field}${text.slice(i)}` : `${text.slice(0, i)}${field},${text.slice(i)}`;
 }
 
 /** The stored JSON text of `kv` with metadata.resourceVersion set to its modRevision. */
 export function storedText(kv: KeyValue): string {
-  const text = dec.decode(kv.value);
+  const text = writtenHint(kv.value)?.text ?? dec.decode(kv.value);
   const at = text.indexOf(META);
   // A cheap structural check on the fast path (no parse): our own writes always pass it.
   if (at < 0 || text.charCodeAt(0) !== 123 || text.charCodeAt(text.length - 1) !== 125)

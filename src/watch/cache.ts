@@ -16,7 +16,7 @@
  */
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
-import { CorruptObjectError, decodeStored, storedText } from '../registry/encoding';
+import { CorruptObjectError, decodeStored, storedText, writtenHint } from '../registry/encoding';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 
@@ -446,6 +446,13 @@ export class WatchCache {
 
 function cached(kv: KeyValue): CachedObject {
   const text = storedText(kv);
+  const hint = writtenHint(kv.value);
+  if (hint) {
+    // Our own write: its object, with a metadata of the cache's own carrying the revision.
+    const o = hint.obj;
+    const obj = { ...o, metadata: { ...o.metadata, resourceVersion: String(kv.modRevision) } } as Obj;
+    return { key: kv.key, rv: kv.modRevision, obj, text };
+  }
   return { key: kv.key, rv: kv.modRevision, obj: JSON.parse(text) as Obj, text };
 }
 

@@ -14,6 +14,7 @@ import {
   FieldSet,
   fieldPE,
   recordUpdate,
+  recordUpdateSlow,
 } from './index';
 
 // biome-ignore lint/suspicious/noExplicitAny: test data
@@ -673,5 +674,57 @@ describe('conflict Status', () => {
       message: 'conflict with "zeta"',
       field: '.spec.template.spec.containers[name="nginx"].args',
     });
+  });
+});
+
+describe('managedFields of creates reused by shape', () => {
+  const REF = `${import.meta.dir}/../../../../shared/reference/fixtures`;
+  const fixtures: [string, string, Any][] = [];
+  if (require('node:fs').existsSync(REF)) {
+    for (const f of require('node:fs').readdirSync(REF) as string[]) {
+      if (!f.endsWith('.json')) continue;
+      const def = `io.svc.api.${f.slice(0, -5)}`;
+      if (!schemas.get(def)) continue;
+      const obj = JSON.parse(require('node:fs').readFileSync(`${REF}/${f}`, 'utf8')) as Any;
+      const [g, v] = f.split('.');
+      fixtures.push([def, g === 'core' ? (v as string) : `${g}/${v}`, obj]);
+    }
+  } else console.warn(`apply tests: reference fixtures not found at ${REF}; fixture shapes skipped`);
+  const own: [string, string, Any][] = [
+    [CONFIGMAP, 'v1', configMap({ a: '1', b: '2' }, { labels: { x: 'y' } })],
+    [CONFIGMAP, 'v1', configMap({})],
+    [DEPLOYMENT, 'apps/v1', deployment({ replicas: 3 }, { labels: { app: 'a' } }, { ports: [{ containerPort: 80, protocol: 'TCP' }] })],
+    [DEPLOYMENT, 'apps/v1', deployment({ replicas: 0, paused: false }, {}, { env: [{ name: 'A', value: '1' }, { name: 'B' }] })],
+  ];
+  test('a second create of the same shape gets what the general computation gives', () => {
+    const cases = [...fixtures, ...own];
+    expect(cases.length).toBeGreaterThan(3);
+    for (const [def, apiVersion, obj] of cases) {
+      for (const withStatus of [false, true]) {
+        const base = structuredClone(obj) as Any;
+        delete base.metadata.managedFields;
+        if (!withStatus) delete base.status;
+        const opts = { apiVersion, schemas, defName: def, manager: 'm', now: at(1), ignoredFields: undefined };
+        // Same shape, other values: names, a label's value, a scalar leaf.
+        const first = structuredClone(base) as Any;
+        first.metadata.name = 'first';
+        recordUpdate(undefined, first, opts);
+        const second = structuredClone(base) as Any;
+        second.metadata.name = 'second';
+        const viaCache = structuredClone(second) as Any;
+        recordUpdate(undefined, viaCache, { ...opts, now: at(2) });
+        recordUpdateSlow(undefined, second, { ...opts, now: at(2) });
+        expect({ def, mf: viaCache.metadata.managedFields }).toEqual({ def, mf: second.metadata.managedFields });
+      }
+    }
+  });
+  test('a different shape is not served from another shape', () => {
+    const a = configMap({ a: '1' });
+    recordUpdate(undefined, a, { apiVersion: 'v1', schemas, defName: CONFIGMAP, manager: 'm', now: at(1) });
+    const b = configMap({ a: '1', b: '2' });
+    recordUpdate(undefined, b, { apiVersion: 'v1', schemas, defName: CONFIGMAP, manager: 'm', now: at(1) });
+    expect(ownersOf(b, '.data.b')).toEqual(['m/Update']);
+    expect(ownersOf(a, '.data.b')).toEqual([]);
+    expect(ownersOf(a, '.data.a')).toEqual(['m/Update']);
   });
 });

@@ -399,6 +399,60 @@ function decodeOrEmpty(list: unknown): Managed {
  */
 export function recordUpdate(old: Obj | undefined, next: Obj, opts: WriteOptions): void {
   if (typeof next.metadata !== 'object' || next.metadata === null) next.metadata = {};
+  if (old === undefined && !opts.subresource && next.metadata.managedFields === undefined) {
+    createdManaged(next, opts);
+    return;
+  }
+  recordUpdateSlow(old, next, opts);
+}
+
+/**
+ * Creates without managedFields in the request (nearly all of them): the writer's one Update
+ * entry holds every field of the object, which depends only on the object's shape (its keys,
+ * the kinds of its values and its lists, which carry the items' keys), the definition, the
+ * manager and the version. Computed once per shape and reused with the write's time; the
+ * computation is the general one (recordUpdateSlow), so both agree by construction.
+ */
+const createdByShape = new Map<string, JsonObject[] | null>();
+const MAX_SHAPES = 4096;
+
+function createdManaged(next: Obj, opts: WriteOptions): void {
+  const key = `${opts.defName}\u0000${opts.manager}\u0000${opts.apiVersion}\u0000${opts.ignoredFields ? pathsKey(opts.ignoredFields) : ''}\u0000${shapeOf(next)}`;
+  let list = createdByShape.get(key);
+  if (list === undefined) {
+    recordUpdateSlow(undefined, next, opts);
+    const got = next.metadata.managedFields as JsonObject[] | undefined;
+    list = got ? got.map((e) => ({ ...e })) : null;
+    if (createdByShape.size >= MAX_SHAPES) createdByShape.clear();
+    createdByShape.set(key, list);
+    return;
+  }
+  if (list === null) delete next.metadata.managedFields;
+  else next.metadata.managedFields = list.map((e) => ({ ...e, time: opts.now }));
+}
+
+function pathsKey(s: FieldSet): string {
+  return s
+    .paths()
+    .map((p) => pathString(p))
+    .join('|');
+}
+
+/**
+ * A value's shape for createdManaged: keys and the kind of every value (null, scalar, empty or
+ * not), with arrays in full (their items' keys or values are part of the field set).
+ */
+function shapeOf(v: unknown): string {
+  if (v === null) return 'n';
+  if (typeof v !== 'object') return v === undefined ? 'u' : 's';
+  if (Array.isArray(v)) return JSON.stringify(v);
+  let out = '{';
+  for (const k in v) out += `${k.length}:${k}${shapeOf((v as Record<string, unknown>)[k])},`;
+  return `${out}}`;
+}
+
+/** recordUpdate without the per-shape reuse for creates (@internal: exported for tests). */
+export function recordUpdateSlow(old: Obj | undefined, next: Obj, opts: WriteOptions): void {
   const liveList = old?.metadata?.managedFields;
   const requested = next.metadata.managedFields;
   let managed: Managed;

@@ -14,6 +14,7 @@ export {
   conflictStatus,
   fieldSetOf,
   recordUpdate,
+  recordUpdateSlow,
   type WriteOptions,
 } from './apply';
 export {
