@@ -262,7 +262,10 @@ export class WatchHandler {
             };
             const pump = (): void => {
               if (stopped) return;
-              if (req.signal.aborted || (w.ended && w.ended !== 'closed')) return stop();
+              if (req.signal.aborted || (w.ended && w.ended !== 'closed')) {
+                stop();
+                return;
+              }
               if (waiting) return;
               const evs = w.take();
               if (evs.length > 0) {
@@ -282,7 +285,10 @@ export class WatchHandler {
                 if (!took(controller.write(bookmark(rv, false)) as number | Promise<number>)) return;
               }
               if (wrote && !took(controller.flush() as number | Promise<number>)) return;
-              if (w.ended || now >= deadline) return stop();
+              if (w.ended || now >= deadline) {
+                stop();
+                return;
+              }
               w.wakeAt(bookmarks ? Math.min(deadline, nextBookmark) : deadline);
             };
             req.signal.addEventListener('abort', stop, { once: true });

@@ -74,7 +74,9 @@ export function writtenText(obj: Obj): string | undefined {
 function withResourceVersion(text: string, rv: string): string {
   const i = text.indexOf(META) + META.length;
   const field = `"resourceVersion":${JSON.stringify(rv)}`;
-  return text.charCodeAt(i) === 125 /* } */ ? `${text.slice(0, i)}${field}${text.slice(i)}` : `${text.slice(0, i)}${field},${text.slice(i)}`;
+  return text.charCodeAt(i) === 125 /* } */
+    ? `${text.slice(0, i)}${field}${text.slice(i)}`
+    : `${text.slice(0, i)}${field},${text.slice(i)}`;
 }
 
 /** The stored JSON text of `kv` with metadata.resourceVersion set to its modRevision. */

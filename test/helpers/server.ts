@@ -56,7 +56,14 @@ export async function startServer(opts: { args?: string[]; dataDir?: string } = 
   let stderr = '';
   const proc = Bun.spawn(
     // SVC_SERVER_BUN_ARGS: extra runtime flags for the server process (e.g. --cpu-prof in benches).
-    [process.execPath, ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []), path.join(ROOT, 'src/main.ts'), `--port=${port}`, `--data-dir=${dataDir}`, ...(opts.args ?? [])],
+    [
+      process.execPath,
+      ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []),
+      path.join(ROOT, 'src/main.ts'),
+      `--port=${port}`,
+      `--data-dir=${dataDir}`,
+      ...(opts.args ?? []),
+    ],
     {
       cwd: ROOT,
       stdout: 'pipe',
