@@ -313,6 +313,10 @@ describe('metrics', () => {
     expect(lb.length).toBeGreaterThan(5);
     expect(lb.find((b) => b.labels.le === '+Inf')?.value).toBeGreaterThanOrEqual(1);
     expect(lb[0]?.labels).toMatchObject({ component: 'apiserver', group: '', version: 'v1', scope: 'namespace', subresource: '' });
+    // Cumulative buckets: each le counts every request at or below it, +Inf all of them.
+    const series = lb.filter((b) => b.labels.scope === lb[0]?.labels.scope && b.labels.dry_run === lb[0]?.labels.dry_run);
+    for (let i = 1; i < series.length; i++) expect(series[i]?.value).toBeGreaterThanOrEqual(series[i - 1]?.value as number);
+    expect(series.find((b) => b.labels.le === '60')?.value).toBe(series.find((b) => b.labels.le === '+Inf')?.value);
     expect(parse(text, 'apiserver_request_duration_seconds_count').some((s) => s.labels.verb === 'POST')).toBe(true);
   });
 

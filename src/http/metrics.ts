@@ -64,28 +64,30 @@ function seriesLabels(l: RequestLabels): [string, string][] {
 }
 
 export class Metrics {
-  private readonly total = new Map<string, Series>();
-  private readonly duration = new Map<string, HistSeries>();
+  /** One entry per label set without `code`: its histogram and its counters by code. */
+  private readonly series = new Map<string, HistSeries & { codes: Map<string, Series> }>();
 
   constructor(private readonly storeFigures: () => StoreFigures) {}
 
   observe(l: RequestLabels, seconds: number): void {
-    const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}|${l.code}`;
-    let t = this.total.get(key);
+    const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
+    let h = this.series.get(key);
+    if (!h) {
+      h = { labels: labelText(seriesLabels(l)), buckets: new Array(BUCKETS.length).fill(0), sum: 0, count: 0, codes: new Map() };
+      this.series.set(key, h);
+    }
+    let t = h.codes.get(l.code);
     if (!t) {
       t = { labels: labelText([['code', l.code], ...seriesLabels(l)]), count: 0 };
-      this.total.set(key, t);
+      h.codes.set(l.code, t);
     }
     t.count++;
     // Watches are long-running; the reference leaves them out of the latency histogram.
     if (l.verb === 'WATCH') return;
-    const hkey = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
-    let h = this.duration.get(hkey);
-    if (!h) {
-      h = { labels: labelText(seriesLabels(l)), buckets: new Array(BUCKETS.length).fill(0), sum: 0, count: 0 };
-      this.duration.set(hkey, h);
-    }
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= (BUCKETS[i] as number)) h.buckets[i] = (h.buckets[i] as number) + 1;
+    // Counted in the first bucket that holds it; cumulated when the text is written.
+    let i = 0;
+    while (i < BUCKETS.length && seconds > (BUCKETS[i] as number)) i++;
+    if (i < BUCKETS.length) h.buckets[i] = (h.buckets[i] as number) + 1;
     h.sum += seconds;
     h.count++;
   }
@@ -95,14 +97,18 @@ export class Metrics {
       '# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
       '# TYPE apiserver_request_total counter',
     ];
-    for (const s of this.total.values()) out.push(`apiserver_request_total{${s.labels}} ${s.count}`);
+    for (const h of this.series.values()) for (const c of h.codes.values()) out.push(`apiserver_request_total{${c.labels}} ${c.count}`);
     out.push(
       '# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
       '# TYPE apiserver_request_duration_seconds histogram',
     );
-    for (const h of this.duration.values()) {
-      for (let i = 0; i < BUCKETS.length; i++)
-        out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${BUCKETS[i]}"} ${h.buckets[i]}`);
+    for (const h of this.series.values()) {
+      if (h.count === 0) continue;
+      let cum = 0;
+      for (let i = 0; i < BUCKETS.length; i++) {
+        cum += h.buckets[i] as number;
+        out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${BUCKETS[i]}"} ${cum}`);
+      }
       out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
       out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
       out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);

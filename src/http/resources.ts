@@ -232,6 +232,11 @@ export class ResourceHandler {
 
   private encodeObject(obj: Obj, out: Output, o: ReplyOptions, def?: ResourceStore['def']): Response {
     if (out.kind === 'protobuf' && def) return replyBytes(this.opts.protobuf.encode(obj, def.schema), out.mediaType, o);
+    if (out.kind === 'json') {
+      // A write's result: the text just stored, with its resourceVersion (no second stringify).
+      const text = writtenText(obj);
+      if (text !== undefined) return replyJsonText(text, o);
+    }
     return reply(obj, { ...o, yaml: out.kind === 'yaml' });
   }
 
@@ -261,11 +266,7 @@ export class ResourceHandler {
         if (listMeta === undefined) return reply(objs[0], { ...o, yaml: true });
         return reply({ apiVersion: apiVersionOf(def), items: objs, kind: def.listKind, metadata: listMeta }, { ...o, yaml: true });
       case 'json':
-        if (listMeta === undefined) {
-          // A write's result: the text just stored, with its resourceVersion (no second stringify).
-          const text = writtenText(objs[0] as Obj);
-          return text !== undefined ? replyJsonText(text, o) : reply(objs[0], o);
-        }
+        if (listMeta === undefined) return reply(objs[0], o);
         return reply({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs }, o);
       case 'protobuf':
         if (listMeta === undefined) return replyBytes(this.opts.protobuf.encode(objs[0] as Obj, def.schema), out.mediaType, o);
