@@ -47,8 +47,16 @@ export function isObject(v: unknown): v is JsonObject {
 
 /** RFC 3339 with second precision, as metav1.Time serialises. */
 export function now(clock: () => number = Date.now): string {
-  return new Date(clock()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const sec = Math.floor(clock() / 1000);
+  if (sec !== lastSec) {
+    lastSec = sec;
+    lastText = new Date(sec * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return lastText;
 }
+// The text changes once a second: writes within one second share it.
+let lastSec = Number.NaN;
+let lastText = '';
 
 export function newUid(): string {
   return crypto.randomUUID();

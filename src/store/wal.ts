@@ -334,7 +334,9 @@ export class Wal {
         await this.ensureRoom(b);
         const data = b.buf.subarray(0, b.len);
         let done = 0;
-        while (done < data.length) done += fs.writeSync(this.fd, data, done, data.length - done, this.offset + done);
+        // Written off the main thread (libuv's pool), as the fdatasync: the event loop goes on
+        // serving requests meanwhile; appends join the next batch.
+        while (done < data.length) done += await writeAsync(this.fd, data.subarray(done), this.offset + done);
         this.offset += b.len;
         this.bytesSinceRelease += b.len;
         this.stats.bytes += b.len;
