@@ -26,6 +26,7 @@ import {
   type KeyValue,
   type KV,
   type OpResponse,
+  prefixEnd,
   type RangeOptions,
   type RangeResult,
   type Revision,
@@ -285,9 +286,11 @@ export class MvccStore implements KV {
     if (from < this.logStart) throw new StoreError('compacted', `mvcc: required revision ${from} has been compacted`);
     const to = Math.min(this.committed, from + (this.opts.watchBatchRevisions ?? 1000) - 1);
     const events: ChangeEvent[] = [];
+    // A prefix range (every watch cache's) is one startsWith per event.
+    const prefix = key !== undefined && key !== '' && key.charCodeAt(key.length - 1) !== 0xffff && end === prefixEnd(key) ? key : undefined;
     for (let r = from; r <= to; r++) {
       for (const e of this.log[r - this.logStart] as ChangeEvent[]) {
-        if (key === undefined || inRange(e.kv.key, key, end)) events.push(e);
+        if (key === undefined || (prefix !== undefined ? e.kv.key.startsWith(prefix) : inRange(e.kv.key, key, end))) events.push(e);
       }
     }
     return { events, next: Math.max(from, to + 1) };

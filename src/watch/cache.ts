@@ -217,7 +217,9 @@ export class Watcher {
 }
 
 export class WatchCache {
-  private readonly state = new BTree<string, CachedObject>();
+  // Keys are strings: a plain comparison (the library's default comparator handles mixed types
+  // and was a measurable share of a create).
+  private readonly state = new BTree<string, CachedObject>(undefined, (a, b) => (a < b ? -1 : a > b ? 1 : 0), 64);
   /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
   private readonly counts = new Map<string, number>();
   private readonly corrupt = new Set<string>();
