@@ -9,8 +9,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Etcd3 } from 'etcd3';
 import { servingCerts } from '../src/auth/certs';
 import { startServer } from '../test/helpers/server';
+import { startEtcd } from './etcd';
 
 const QUICK = process.argv.includes('--quick');
 const OPTS = {
@@ -146,7 +148,44 @@ function report(line: string): void {
   console.log(line);
 }
 
+/**
+ * The create target's baseline, measured in the same run: durable 1 KB puts/s of a real etcd
+ * (Debian's etcd-server, default settings) from `writers` concurrent loops over one etcd3 client,
+ * as bench/store.ts drives it. Undefined without /usr/bin/etcd.
+ */
+async function etcdPuts(writerCounts: number[]): Promise<Map<number, number> | undefined> {
+  const server = await startEtcd();
+  if (!server) {
+    console.log('etcd not installed (apt-get install etcd-server): no create ratio');
+    return undefined;
+  }
+  const client = new Etcd3({ hosts: server.endpoint });
+  const out = new Map<number, number>();
+  try {
+    const value = Buffer.alloc(1024, 'v');
+    for (const writers of writerCounts) {
+      let done = 0;
+      const end = performance.now() + OPTS.phaseMs;
+      await Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          for (let i = 0; performance.now() < end; i++) {
+            await client.put(`/bench/api/${writers}/${w}/${i}`).value(value);
+            done++;
+          }
+        }),
+      );
+      out.set(writers, Math.round(done / (OPTS.phaseMs / 1000)));
+      report(`etcd ${server.version} durable 1 KB puts (${writers} writers): ${out.get(writers)} ops/s`);
+    }
+  } finally {
+    client.close();
+    await server.stop();
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
+  const etcd = await etcdPuts([64, 256]);
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
   const certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-'));
   const certs = await servingCerts(certDir, '127.0.0.1');
@@ -190,6 +229,8 @@ async function main(): Promise<void> {
     report(
       `server create 1 KB configmap (64 clients, durable): ${create.ops} req/s p50 ${create.p50} ms p99 ${create.p99} ms (errors ${create.errors})`,
     );
+    for (const [writers, ops] of etcd ?? [])
+      report(`create ratio server/etcd puts (${writers} writers): ${(create.ops / ops).toFixed(2)} (target 3)`);
 
     const smp = await load({
       urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/cm-{{i}}`,
