@@ -28,7 +28,22 @@ function headersFor(contentType: string, o: ReplyOptions): [string, string][] {
   return h;
 }
 
+/**
+ * The common case (no warnings, no extra headers, no gzip): one Headers object per content type,
+ * shared by every response (Response copies it; building headers from pairs per response cost
+ * about twice as much).
+ */
+const plainHeaders = new Map<string, Headers>();
+
 function finish(body: string | Uint8Array<ArrayBuffer>, contentType: string, o: ReplyOptions): Response {
+  if (!o.warnings?.length && !o.headers && !(o.gzip && body.length >= GZIP_THRESHOLD)) {
+    let shared = plainHeaders.get(contentType);
+    if (!shared) {
+      shared = new Headers(headersFor(contentType, {}));
+      plainHeaders.set(contentType, shared);
+    }
+    return new Response(body, { status: o.status ?? 200, headers: shared });
+  }
   const h = headersFor(contentType, o);
   if (o.gzip && body.length >= GZIP_THRESHOLD) {
     h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
