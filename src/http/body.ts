@@ -9,8 +9,10 @@ import { type BodyType, bodyType } from './negotiate';
 /** The reference's limit on request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+const utf8 = new TextDecoder();
+
 export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<string> {
-  return new TextDecoder().decode(await readBodyBytes(req, limit));
+  return utf8.decode(await readBodyBytes(req, limit));
 }
 
 export async function readBodyBytes(req: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
@@ -69,8 +71,16 @@ export async function decodeBody(
   protobuf?: (bytes: Uint8Array) => unknown,
 ): Promise<{ type: BodyType; value: unknown; duplicates: string[] }> {
   const type = bodyType(req.headers.get('content-type'), protobuf ? allowed : allowed.filter((t) => t !== 'protobuf'));
-  const bytes = await readBodyBytes(req);
   const duplicates: string[] = [];
+  if (type !== 'protobuf') {
+    // A declared length within the limit is the body's length (the HTTP layer holds it to it):
+    // read it as text in one native step. Without one (chunked), count the bytes first.
+    const declared = req.headers.get('content-length');
+    if (declared !== null && Number(declared) <= MAX_BODY_BYTES) {
+      return { type, value: decodeText(await req.text(), type, duplicates), duplicates };
+    }
+  }
+  const bytes = await readBodyBytes(req);
   if (type === 'protobuf') {
     try {
       return { type, value: (protobuf as (b: Uint8Array) => unknown)(bytes), duplicates };
@@ -78,5 +88,5 @@ export async function decodeBody(
       throw badRequest(`the body of the request could not be decoded: ${(e as Error).message}`);
     }
   }
-  return { type, value: decodeText(new TextDecoder().decode(bytes), type, duplicates), duplicates };
+  return { type, value: decodeText(utf8.decode(bytes), type, duplicates), duplicates };
 }

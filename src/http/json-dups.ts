@@ -10,6 +10,14 @@ export function findDuplicateKeys(text: string): string[] {
   const dups: string[] = [];
   let i = 0;
   const n = text.length;
+  // The path to the current value as segments (`name`, `[0]`), joined only when a duplicate is
+  // reported: no string is built per member.
+  const path: string[] = [];
+  const pathWith = (key: string): string => {
+    let out = '';
+    for (const seg of path) out = out === '' || seg.charCodeAt(0) === 91 ? `${out}${seg}` : `${out}.${seg}`;
+    return out === '' ? key : `${out}.${key}`;
+  };
 
   const ws = () => {
     while (i < n) {
@@ -19,24 +27,29 @@ export function findDuplicateKeys(text: string): string[] {
     }
   };
 
-  const readString = (): string => {
-    // at opening quote
-    i++;
-    const start = i;
-    let escaped = false;
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 92) {
-        escaped = true;
-        i += 2;
-        continue;
+  /** At an opening quote: moves past the closing one (a native search, long values included). */
+  const skipString = (): number => {
+    const start = i + 1;
+    let q = text.indexOf('"', start);
+    for (;;) {
+      if (q < 0) {
+        i = n;
+        return n;
       }
-      if (c === 34) break;
-      i++;
+      let b = q - 1;
+      while (b >= start && text.charCodeAt(b) === 92) b--;
+      if ((q - 1 - b) % 2 === 0) break; // not escaped
+      q = text.indexOf('"', q + 1);
     }
-    const raw = text.slice(start, i);
-    i++; // closing quote
-    if (!escaped) return raw;
+    i = q + 1;
+    return q;
+  };
+
+  const readString = (): string => {
+    const start = i + 1;
+    const end = skipString();
+    const raw = text.slice(start, end);
+    if (raw.indexOf('\\') < 0) return raw;
     try {
       return JSON.parse(`"${raw}"`) as string;
     } catch {
@@ -44,29 +57,34 @@ export function findDuplicateKeys(text: string): string[] {
     }
   };
 
-  const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
-
-  const value = (path: string): void => {
+  const value = (): void => {
     ws();
     const c = text.charCodeAt(i);
     if (c === 123) {
       i++;
-      const seen = new Set<string>();
       ws();
       if (text.charCodeAt(i) === 125) {
         i++;
         return;
       }
+      let seen: Set<string> | undefined;
+      let first: string | undefined;
       while (i < n) {
         ws();
         if (text.charCodeAt(i) !== 34) return; // malformed: JSON.parse reports it
         const key = readString();
-        const p = join(path, key);
-        if (seen.has(key)) dups.push(p);
-        else seen.add(key);
+        // Objects with one member (common) need no set.
+        if (first === undefined) first = key;
+        else {
+          if (!seen) seen = new Set([first]);
+          if (seen.has(key)) dups.push(pathWith(key));
+          else seen.add(key);
+        }
         ws();
         i++; // ':'
-        value(p);
+        path.push(key);
+        value();
+        path.pop();
         ws();
         const d = text.charCodeAt(i);
         i++;
@@ -81,7 +99,9 @@ export function findDuplicateKeys(text: string): string[] {
         return;
       }
       for (let idx = 0; i < n; idx++) {
-        value(`${path}[${idx}]`);
+        path.push(`[${idx}]`);
+        value();
+        path.pop();
         ws();
         const d = text.charCodeAt(i);
         i++;
@@ -89,7 +109,7 @@ export function findDuplicateKeys(text: string): string[] {
         if (d !== 44) return;
       }
     } else if (c === 34) {
-      readString();
+      skipString();
     } else {
       // number, true, false, null
       while (i < n) {
@@ -100,6 +120,6 @@ export function findDuplicateKeys(text: string): string[] {
     }
   };
 
-  value('');
+  value();
   return dups;
 }

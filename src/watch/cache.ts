@@ -300,8 +300,7 @@ export class WatchCache {
   private put(kv: KeyValue): CachedObject | undefined {
     try {
       const c = cached(kv);
-      if (!this.state.has(kv.key)) this.count(kv.key, 1);
-      this.state.set(kv.key, c);
+      if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       this.corrupt.delete(kv.key);
       return c;
     } catch (e) {
@@ -353,7 +352,8 @@ export class WatchCache {
       if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
       e = { type: 'DELETED', rv, key: ce.kv.key, obj, text: JSON.stringify(obj), prev, at };
     } else {
-      const prev = this.state.get(ce.kv.key)?.obj;
+      // Version 1 is the first put of the key (a create): no previous version to look up.
+      const prev = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key)?.obj;
       const c = this.put(ce.kv);
       if (!c) return;
       e = { type: prev ? 'MODIFIED' : 'ADDED', rv, key: ce.kv.key, obj: c.obj, text: c.text, prev, at };
