@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MvccStore } from '../src/store/mvcc';
-import { type ChangeEvent, isStoreError, type KV, prefixEnd, type TxnOp } from '../src/store/types';
+import { type ChangeEvent, type ChangeStream, isStoreError, type KV, prefixEnd, type TxnOp } from '../src/store/types';
 import { rng } from './helpers/rng';
 
 interface MKey {
@@ -62,6 +62,27 @@ async function run(seed: number, kvIn: KV, steps: number, reopen?: () => Promise
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
   const keys = Array.from({ length: 12 }, (_, i) => `/m/${String.fromCharCode(97 + (i % 6))}/${i}`);
   const m = new Model();
+  // Standing change streams (as the watch caches hold them), one per range, read now and then:
+  // every event of their range since they opened, none of any other, in order.
+  const RANGES = ['/m/a/', '/m/b/', '/m/', '/m/a', ''];
+  const fmt = (e: ChangeEvent) => [e.kv.modRevision, e.type, e.kv.key, e.type === 'put' ? dec.decode(e.kv.value) : undefined];
+  const openStanding = (from: number) =>
+    RANGES.map((prefix) => ({
+      prefix,
+      from,
+      seen: 0,
+      stream: kv.watch(from, prefix ? { key: prefix, end: prefixEnd(prefix) } : {}) as ChangeStream,
+    }));
+  let standing = openStanding(1);
+  const drainStanding = async (ctx: string) => {
+    for (const s of standing) {
+      const want = m.events.filter((e) => e.rev >= s.from && e.key.startsWith(s.prefix));
+      const got: ChangeEvent[] = [];
+      while (s.seen + got.length < want.length) got.push(...(await s.stream.next()));
+      expect(got.map(fmt), `${ctx} range ${s.prefix}`).toEqual(want.slice(s.seen).map((e) => [e.rev, e.type, e.key, e.value]));
+      s.seen = want.length;
+    }
+  };
   for (let step = 0; step < steps; step++) {
     const what = r();
     const ctx = `seed ${seed} step ${step}`;
@@ -119,10 +140,12 @@ async function run(seed: number, kvIn: KV, steps: number, reopen?: () => Promise
       const lo = kv.compactedRevision() + 1;
       if (m.rev >= lo) {
         const at = lo + Math.floor(r() * (m.rev - lo + 1));
+        await drainStanding(ctx);
         await kv.compact(at);
         expect(kv.compactedRevision(), ctx).toBe(at);
       }
     } else if (what < 0.97) {
+      await drainStanding(ctx);
       // Watch from a random retained revision: exactly the model's events, in order.
       const from = Math.max(kv.compactedRevision(), 1) + Math.floor(r() * 5);
       if (from <= m.rev) {
@@ -144,10 +167,15 @@ async function run(seed: number, kvIn: KV, steps: number, reopen?: () => Promise
         ).toEqual(want.map((e) => [e.rev, e.type, e.key, e.value]));
       }
     } else if (reopen) {
+      await drainStanding(ctx);
+      for (const st of standing) st.stream.close();
       kv = await reopen();
       expect(kv.currentRevision(), ctx).toBe(m.rev);
+      standing = openStanding(m.rev + 1);
     }
   }
+  await drainStanding(`seed ${seed} end`);
+  for (const st of standing) st.stream.close();
   expect(kv.currentRevision()).toBe(m.rev);
 }
 

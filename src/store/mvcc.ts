@@ -93,6 +93,9 @@ function inRange(k: string, key: string, end: string | undefined): boolean {
 
 export class MvccStore implements KV {
   private readonly index = new KeyIndex();
+  /** Open change streams, by prefix range (see watch) and the rest. */
+  private readonly prefixStreams = new Map<string, Set<MvccChangeStream>>();
+  private readonly otherStreams = new Set<MvccChangeStream>();
   /** log[i] holds the events of revision logStart + i. */
   private log: ChangeEvent[][] = [];
   private logStart: Revision = 1;
@@ -157,7 +160,7 @@ export class MvccStore implements KV {
       }
     }
     this.rev = this.committed = rev;
-    this.log.push(events);
+    this.appendLog(rev, events);
   }
 
   currentRevision(): Revision {
@@ -233,7 +236,7 @@ export class MvccStore implements KV {
       }
     }
     this.rev = rev;
-    this.log.push(events);
+    this.appendLog(rev, events);
     await this.persist(rev, (w) => encodeTxnBody(w, logged));
     return { succeeded, revision: rev, responses };
   }
@@ -247,7 +250,44 @@ export class MvccStore implements KV {
   }
 
   watch(fromRevision: Revision, opts: WatchOptions = {}): ChangeStream {
-    return new MvccChangeStream(this, Math.max(1, fromRevision), opts.key, opts.end);
+    const s = new MvccChangeStream(this, Math.max(1, fromRevision), opts.key, opts.end);
+    // A stream over keys under a prefix ending in '/' (every watch cache's) is found from an
+    // event's key by the key's own '/'-prefixes; any other range is checked on every event.
+    const prefix = opts.key !== undefined && opts.key.endsWith('/') && opts.end === prefixEnd(opts.key) ? opts.key : undefined;
+    if (prefix !== undefined) {
+      let set = this.prefixStreams.get(prefix);
+      if (!set) {
+        set = new Set();
+        this.prefixStreams.set(prefix, set);
+      }
+      set.add(s);
+    } else this.otherStreams.add(s);
+    return s;
+  }
+
+  /** @internal A stream is closed: no more marking. */
+  unregister(s: MvccChangeStream): void {
+    this.otherStreams.delete(s);
+    for (const [p, set] of this.prefixStreams) if (set.delete(s) && set.size === 0) this.prefixStreams.delete(p);
+  }
+
+  /**
+   * The events of a revision go to the log, and each open stream whose range holds one of them
+   * learns that revision (matched): a stream scans the log only from the first revision that
+   * may hold one of its events, and skips ahead when none can (with a cache per resource, most
+   * streams match no event of a write).
+   */
+  private appendLog(rev: Revision, events: ChangeEvent[]): void {
+    this.log.push(events);
+    for (const e of events) {
+      const key = e.kv.key;
+      for (const s of this.otherStreams) if (s.covers(key)) s.matched(rev);
+      if (this.prefixStreams.size === 0) continue;
+      for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) {
+        const set = this.prefixStreams.get(key.slice(0, i + 1));
+        if (set) for (const st of set) st.matched(rev);
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -309,6 +349,11 @@ export class MvccStore implements KV {
   /** @internal */
   get committedRevision(): Revision {
     return this.committed;
+  }
+
+  /** @internal Newest applied revision (durable or not). */
+  get appliedRevision(): Revision {
+    return this.rev;
   }
 
   // ---- internals ------------------------------------------------------------------------
@@ -494,6 +539,14 @@ export class MvccStore implements KV {
 
 class MvccChangeStream implements ChangeStream {
   private done = false;
+  /** Newest revision applied with an event in this stream's range, as far as known. */
+  private lastMatch: Revision;
+  /**
+   * First revision that may hold an event of this stream not scanned yet (undefined: none).
+   * Revisions before it hold none: the stream neither scans them nor fails when they are
+   * compacted away.
+   */
+  private firstPending: Revision | undefined;
   /** Where the next batch starts once the consumer comes back for it (see ChangeStream.position). */
   private handedOut: Revision | undefined;
 
@@ -502,7 +555,22 @@ class MvccChangeStream implements ChangeStream {
     public position: Revision,
     private readonly key: string | undefined,
     private readonly end: string | undefined,
-  ) {}
+  ) {
+    // History from before the stream opened is unknown here: scan it.
+    this.lastMatch = store.appliedRevision;
+    this.firstPending = this.lastMatch >= position ? position : undefined;
+  }
+
+  /** @internal Whether `key` is in this stream's range. */
+  covers(key: string): boolean {
+    return this.key === undefined || inRange(key, this.key, this.end);
+  }
+
+  /** @internal The store applied revision `rev` with an event in this stream's range. */
+  matched(rev: Revision): void {
+    this.lastMatch = rev;
+    if (this.firstPending === undefined) this.firstPending = rev;
+  }
 
   async next(): Promise<ChangeEvent[]> {
     if (this.handedOut !== undefined) {
@@ -511,17 +579,23 @@ class MvccChangeStream implements ChangeStream {
     }
     for (;;) {
       if (this.done || this.store.isClosed) {
-        this.done = true;
+        this.close();
         throw new StoreError('closed', 'change stream is closed');
       }
-      if (this.store.committedRevision >= this.position) {
+      const committed = this.store.committedRevision;
+      // Revisions before the first that may hold our events are skipped unscanned.
+      const skipTo = Math.min(this.firstPending ?? Number.POSITIVE_INFINITY, committed + 1);
+      if (skipTo > this.position) this.position = skipTo;
+      if (committed >= this.position) {
         let r: ReturnType<MvccStore['eventsBetween']>;
         try {
           r = this.store.eventsBetween(this.position, this.key, this.end);
         } catch (e) {
-          this.done = true;
+          this.close();
           throw e;
         }
+        // Scanned up to r.next - 1: what may remain starts after it.
+        this.firstPending = this.lastMatch >= r.next ? r.next : undefined;
         if (r.events.length > 0) {
           this.handedOut = r.next;
           return r.events;
@@ -535,6 +609,7 @@ class MvccChangeStream implements ChangeStream {
 
   close(): void {
     this.done = true;
+    this.store.unregister(this);
   }
 }
 
