@@ -43,7 +43,8 @@ function isWatch(query: URLSearchParams): boolean {
 
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const m = method.toUpperCase();
-  const segs = path.split('/').filter((s, i) => i > 0 || s !== '');
+  const segs = path.split('/');
+  if (segs[0] === '') segs.shift();
   // Drop one trailing empty segment ("/api/v1/pods/" → same as without slash).
   if (segs.length > 0 && segs[segs.length - 1] === '') segs.pop();
   const nonResource: NonResourceRequest = { isResourceRequest: false, verb: m.toLowerCase(), path };
@@ -64,7 +65,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   } else {
     return nonResource;
   }
-  let parts = segs.slice(i).map((p) => (p.includes('%') ? decodeURIComponent(p) : p));
+  let parts = segs.slice(i);
+  if (path.includes('%')) parts = parts.map((p) => (p.includes('%') ? decodeURIComponent(p) : p));
   if (parts.length === 0) return nonResource;
 
   let verb: Verb;
@@ -106,4 +108,32 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   // The namespace object: /api/v1/namespaces/{name} is cluster-scoped.
   if (resource === 'namespaces') namespace = '';
   return { isResourceRequest: true, verb, group, version, resource, subresource, namespace, name, parts };
+}
+
+/** What the request chain reads of a request's URL. */
+export interface RequestUrl {
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+/** Paths that URL parsing would leave as they are: plain ASCII, no escapes, no dot segments. */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-_~:@!$&'()*+,;=/.]*$/;
+
+/**
+ * The path and query of a request URL. Plain paths are cut out of the string directly (a full
+ * URL parse was ~10% of a GET); anything else goes through URL, which normalises it.
+ */
+export function requestUrl(raw: string): RequestUrl {
+  const scheme = raw.indexOf('//');
+  const p = scheme < 0 ? -1 : raw.indexOf('/', scheme + 2);
+  if (p >= 0) {
+    const q = raw.indexOf('?', p);
+    const hash = raw.indexOf('#', p);
+    const pathEnd = q >= 0 ? q : hash >= 0 ? hash : raw.length;
+    const pathname = raw.slice(p, pathEnd);
+    if (PLAIN_PATH.test(pathname) && !pathname.includes('/.') && hash < 0) {
+      return { pathname, searchParams: new URLSearchParams(q >= 0 ? raw.slice(q + 1) : '') };
+    }
+  }
+  return new URL(raw);
 }

@@ -4,7 +4,7 @@
  */
 
 import { isObject, type Obj } from '../api/meta';
-import type { ResourceRequest } from '../api/request-info';
+import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
@@ -121,7 +121,7 @@ export class ResourceHandler {
     this.clock = opts.clock ?? Date.now;
   }
 
-  async handle(info: ResourceRequest, req: Request, url: URL): Promise<Response> {
+  async handle(info: ResourceRequest, req: Request, url: RequestUrl): Promise<Response> {
     const store = this.api.lookup(info.group, info.version, info.resource);
     if (!store) throw pathNotFound();
     const def = store.def;

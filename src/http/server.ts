@@ -7,7 +7,7 @@
  * plus metrics and the one error renderer around it all. This is the only file that knows how
  * a request arrives; handlers receive parsed RequestInfo.
  */
-import { parseRequestInfo, type RequestInfo } from '../api/request-info';
+import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
 import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
 import { authorize } from '../auth/authz';
 import type { TokenAuthenticator } from '../auth/tokens';
@@ -72,7 +72,7 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     }
   }, 200).unref();
 
-  async function route(info: RequestInfo, req: Request, url: URL): Promise<Response> {
+  async function route(info: RequestInfo, req: Request, url: RequestUrl): Promise<Response> {
     if (info.isResourceRequest) return d.resources.handle(info, req, url);
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
@@ -117,7 +117,7 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
 
   return async function handle(req: Request): Promise<Response> {
     const started = performance.now();
-    const url = new URL(req.url);
+    const url = requestUrl(req.url);
     let info: RequestInfo | undefined;
     let res: Response;
     try {

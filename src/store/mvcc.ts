@@ -253,7 +253,7 @@ export class MvccStore implements KV {
     const s = new MvccChangeStream(this, Math.max(1, fromRevision), opts.key, opts.end);
     // A stream over keys under a prefix ending in '/' (every watch cache's) is found from an
     // event's key by the key's own '/'-prefixes; any other range is checked on every event.
-    const prefix = opts.key !== undefined && opts.key.endsWith('/') && opts.end === prefixEnd(opts.key) ? opts.key : undefined;
+    const prefix = opts.key?.endsWith('/') && opts.end === prefixEnd(opts.key) ? opts.key : undefined;
     if (prefix !== undefined) {
       let set = this.prefixStreams.get(prefix);
       if (!set) {

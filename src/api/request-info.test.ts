@@ -1,0 +1,59 @@
+import { describe, expect, test } from 'bun:test';
+import { parseRequestInfo, requestUrl } from './request-info';
+
+describe('requestUrl', () => {
+  // Whatever the shortcut takes, it must read a URL exactly as URL parsing does.
+  const urls = [
+    'https://127.0.0.1:6443/api/v1/namespaces/default/configmaps',
+    'https://127.0.0.1:6443/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0',
+    'https://h/apis/apps/v1/deployments?labelSelector=a%3Db,c&limit=500',
+    'https://h/api/v1/namespaces/a%2Fb/pods',
+    'https://h/api/v1/namespaces/default/configmaps/../secrets',
+    'https://h/api/v1/namespaces/default/./configmaps',
+    'https://h/api/v1/pods#frag',
+    'https://h/api/v1/pods?x=1#frag',
+    'https://h/api/v1/namespaces/défaut/pods',
+    'https://h/api/v1/namespaces/a b/pods',
+    'https://h/',
+    'https://h/version?',
+    'https://h/openapi/v3/apis/apps/v1?hash=ABC',
+    'https://h/api/v1/namespaces/default/configmaps/.dot',
+  ];
+  for (const u of urls) {
+    test(u, () => {
+      const got = requestUrl(u);
+      const want = new URL(u);
+      expect(got.pathname).toBe(want.pathname);
+      expect([...got.searchParams]).toEqual([...want.searchParams]);
+    });
+  }
+});
+
+describe('parseRequestInfo', () => {
+  const q = new URLSearchParams();
+  test('namespaced object, leading and trailing slashes', () => {
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/ns/pods/p/', q)).toMatchObject({
+      verb: 'get',
+      namespace: 'ns',
+      resource: 'pods',
+      name: 'p',
+    });
+  });
+  test('escaped segments are decoded', () => {
+    expect(parseRequestInfo('GET', '/apis/apps/v1/namespaces/a%3Ab/deployments/x%20y', q)).toMatchObject({
+      group: 'apps',
+      namespace: 'a:b',
+      name: 'x y',
+    });
+  });
+  test('create in a collection, deletecollection, watch', () => {
+    expect(parseRequestInfo('POST', '/api/v1/namespaces/ns/configmaps', q)).toMatchObject({ verb: 'create', name: '' });
+    expect(parseRequestInfo('DELETE', '/api/v1/namespaces/ns/configmaps', q)).toMatchObject({ verb: 'deletecollection' });
+    expect(parseRequestInfo('GET', '/api/v1/watch/namespaces/ns/configmaps', q)).toMatchObject({ verb: 'watch' });
+    expect(parseRequestInfo('GET', '/api/v1/pods', new URLSearchParams('watch=true'))).toMatchObject({ verb: 'watch' });
+  });
+  test('non-resource paths', () => {
+    expect(parseRequestInfo('GET', '/version', q)).toMatchObject({ isResourceRequest: false, path: '/version' });
+    expect(parseRequestInfo('GET', '/api', q)).toMatchObject({ isResourceRequest: false });
+  });
+});
