@@ -201,6 +201,36 @@ describe('selectors', () => {
     }
   }, 30_000);
 
+  test('watches sharing a selector and watches with other selectors each get their own events (one match per selection and event)', async () => {
+    const ns = 'w-shared';
+    await namespace(A, ns);
+    const rv = await listRv(A, cms(ns));
+    const open = (sel: string) =>
+      openWatch(A, `${cms(ns)}?watch=1&resourceVersion=${rv}${sel ? `&labelSelector=${encodeURIComponent(sel)}` : ''}`);
+    const web1 = await open('app=web');
+    const web2 = await open('app=web');
+    const db = await open('app=db');
+    const all = await open('');
+    const other = await openWatch(A, `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&labelSelector=app%3Dweb`);
+    try {
+      const a = await ok(A.json('POST', cms(ns), cm('a', { k: '1' }, { app: 'web' })));
+      const b = await ok(A.json('POST', cms(ns), cm('b', { k: '1' }, { app: 'db' })));
+      await ok(A.json('PUT', `${cms(ns)}/a`, { ...a, metadata: { ...a.metadata, labels: { app: 'db' } } }));
+      await ok(A.json('PUT', `${cms(ns)}/b`, { ...b, metadata: { ...b.metadata, labels: { app: 'web' } } }));
+      expect((await A.json('DELETE', `${cms(ns)}/b`)).status).toBe(200);
+      const names = async (w: Awaited<ReturnType<typeof open>>, n: number) =>
+        (await w.take(n, 5000)).map((e) => `${e.type} ${e.object.metadata.name}`);
+      const web = ['ADDED a', 'DELETED a', 'ADDED b', 'DELETED b'];
+      expect(await names(web1, 4)).toEqual(web);
+      expect(await names(web2, 4)).toEqual(web);
+      expect(await names(db, 3)).toEqual(['ADDED b', 'ADDED a', 'DELETED b']);
+      expect(await names(all, 5)).toEqual(['ADDED a', 'ADDED b', 'MODIFIED a', 'MODIFIED b', 'DELETED b']);
+      for (const w of [web1, web2, db, all, other]) expect(await w.drain(200)).toEqual([]);
+    } finally {
+      for (const w of [web1, web2, db, all, other]) await w.close();
+    }
+  }, 30_000);
+
   test('field selector (pods status.phase): status changes move pods in and out', async () => {
     const ns = 'w-fields';
     await namespace(A, ns);

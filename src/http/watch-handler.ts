@@ -159,7 +159,9 @@ export class WatchHandler {
     let reg: { watcher: Watcher; initial: CachedObject[]; revision: number } | undefined;
     let tooOld: StatusError | undefined;
     try {
-      reg = cache.watch({ keyPrefix, match }, from);
+      // Watches with the same namespace, name and selector strings share one match per event.
+      const key = `${keyPrefix}\u0000${name}\u0000${q.get('labelSelector') ?? ''}\u0000${q.get('fieldSelector') ?? ''}`;
+      reg = cache.watch({ keyPrefix, match, key }, from);
     } catch (e) {
       if (!(e instanceof TooOldError)) throw e;
       tooOld = resourceExpired(e.message);

@@ -71,7 +71,17 @@ export interface Selection {
   /** Only keys starting with this (a namespace prefix), or '' for all of the resource. */
   keyPrefix: string;
   match: (o: Obj) => boolean;
+  /**
+   * Watchers whose selections have the same key select the same objects: an event is matched
+   * once for all of them (fan-out evaluates each distinct selection once per event).
+   */
+  key?: string;
 }
+
+/** Per event during fan-out: the match results of each selection key seen so far. */
+export type SelectionMemo = Map<string, number>;
+const NOW = 1;
+const BEFORE = 2;
 
 export type WatcherEvent = { type: EventType; event: CacheEvent; obj: Obj; text: string };
 
@@ -99,11 +109,17 @@ export class Watcher {
   }
 
   /** @internal Called by fan-out; never blocks. */
-  offer(e: CacheEvent): void {
+  offer(e: CacheEvent, memo?: SelectionMemo): void {
     if (this.ended) return;
     if (!this.sel.keyPrefix || e.key.startsWith(this.sel.keyPrefix)) {
-      const now = this.sel.match(e.obj);
-      const before = e.prev !== undefined && e.type !== 'ADDED' ? this.sel.match(e.prev) : false;
+      const k = this.sel.key;
+      let m = memo && k !== undefined ? memo.get(k) : undefined;
+      if (m === undefined) {
+        m = (this.sel.match(e.obj) ? NOW : 0) | (e.prev !== undefined && e.type !== 'ADDED' && this.sel.match(e.prev) ? BEFORE : 0);
+        if (memo && k !== undefined) memo.set(k, m);
+      }
+      const now = (m & NOW) !== 0;
+      const before = (m & BEFORE) !== 0;
       let type: EventType | undefined;
       if (e.type === 'DELETED') type = before || now ? 'DELETED' : undefined;
       else if (now && before) type = 'MODIFIED';
@@ -360,7 +376,8 @@ export class WatchCache {
     }
     this.rev = rv;
     this.history.push(e);
-    for (const w of this.watchers) w.offer(e);
+    const memo: SelectionMemo | undefined = this.watchers.size > 1 ? new Map() : undefined;
+    for (const w of this.watchers) w.offer(e, memo);
   }
 
   private evict(now: number): void {
