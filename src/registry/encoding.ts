@@ -34,10 +34,17 @@ export class CorruptObjectError extends Error {
  * lives for at least HINTS writes.
  */
 const HINTS = 8192;
-let hints = new Map<Uint8Array, { text: string; obj: Obj }>();
-let olderHints = new Map<Uint8Array, { text: string; obj: Obj }>();
-/** The stored text of an object just written (for the write's response), by object. */
-const textOfWritten = new WeakMap<Obj, string>();
+interface Hint {
+  text: string;
+  obj: Obj;
+  /** The text with `rv` spliced in, built once for the cache and the write's response. */
+  rv?: string;
+  withRv?: string;
+}
+let hints = new Map<Uint8Array, Hint>();
+let olderHints = new Map<Uint8Array, Hint>();
+/** The hint of an object just written (for the write's response), by object. */
+const hintOfWritten = new WeakMap<Obj, Hint>();
 
 export function encodeStored(obj: Obj): Uint8Array {
   const { kind, apiVersion, metadata, ...rest } = obj;
@@ -48,8 +55,9 @@ export function encodeStored(obj: Obj): Uint8Array {
     olderHints = hints;
     hints = new Map();
   }
-  hints.set(bytes, { text, obj });
-  textOfWritten.set(obj, text);
+  const hint: Hint = { text, obj };
+  hints.set(bytes, hint);
+  hintOfWritten.set(obj, hint);
   return bytes;
 }
 
@@ -57,7 +65,7 @@ export function encodeStored(obj: Obj): Uint8Array {
  * The object and text of stored bytes this process wrote recently, or undefined. The object
  * is shared with the writer: treat it as read-only (the cache keeps a copy of its metadata).
  */
-export function writtenHint(value: Uint8Array): { text: string; obj: Obj } | undefined {
+export function writtenHint(value: Uint8Array): Hint | undefined {
   return hints.get(value) ?? olderHints.get(value);
 }
 
@@ -66,9 +74,17 @@ export function writtenHint(value: Uint8Array): { text: string; obj: Obj } | und
  * encodeStored and has a resourceVersion: a write's response without stringifying it again.
  */
 export function writtenText(obj: Obj): string | undefined {
-  const text = textOfWritten.get(obj);
+  const hint = hintOfWritten.get(obj);
   const rv = obj.metadata?.resourceVersion;
-  return text === undefined || typeof rv !== 'string' ? undefined : withResourceVersion(text, rv);
+  return hint === undefined || typeof rv !== 'string' ? undefined : hintText(hint, rv);
+}
+
+function hintText(hint: Hint, rv: string): string {
+  if (hint.rv !== rv || hint.withRv === undefined) {
+    hint.rv = rv;
+    hint.withRv = withResourceVersion(hint.text, rv);
+  }
+  return hint.withRv;
 }
 
 function withResourceVersion(text: string, rv: string): string {
@@ -81,7 +97,9 @@ function withResourceVersion(text: string, rv: string): string {
 
 /** The stored JSON text of `kv` with metadata.resourceVersion set to its modRevision. */
 export function storedText(kv: KeyValue): string {
-  const text = writtenHint(kv.value)?.text ?? dec.decode(kv.value);
+  const hint = writtenHint(kv.value);
+  if (hint) return hintText(hint, String(kv.modRevision));
+  const text = dec.decode(kv.value);
   const at = text.indexOf(META);
   // A cheap structural check on the fast path (no parse): our own writes always pass it.
   if (at < 0 || text.charCodeAt(0) !== 123 || text.charCodeAt(text.length - 1) !== 125)
