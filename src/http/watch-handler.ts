@@ -237,6 +237,9 @@ export class WatchHandler {
           await new Promise<void>((finish) => {
             let stopped = false;
             let waiting = false;
+            // Written but not flushed yet (a write the socket did not take at once is flushed
+            // once it drains, even when no new event comes).
+            let unflushed = false;
             const stop = (): void => {
               if (stopped) return;
               stopped = true;
@@ -275,18 +278,21 @@ export class WatchHandler {
                 const last = evs.length - 1;
                 for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatcherEvent));
                 sentRv = (evs[last] as WatcherEvent).event.rv;
+                unflushed = true;
                 if (!took(controller.write(line(evs[last] as WatcherEvent)) as number | Promise<number>)) return;
               }
               const now = Date.now();
-              let wrote = evs.length > 0;
               if (bookmarks && now >= nextBookmark && w.pending === 0) {
                 const rv = Math.max(sentRv, cache.revision);
                 sentRv = rv;
                 nextBookmark = now + bookmarkEvery;
-                wrote = true;
+                unflushed = true;
                 if (!took(controller.write(bookmark(rv, false)) as number | Promise<number>)) return;
               }
-              if (wrote && !took(controller.flush() as number | Promise<number>)) return;
+              if (unflushed) {
+                unflushed = false;
+                if (!took(controller.flush() as number | Promise<number>)) return;
+              }
               if (w.ended || now >= deadline) {
                 stop();
                 return;
