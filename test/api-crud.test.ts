@@ -64,6 +64,48 @@ describe('create', () => {
     expect(g.body.metadata).toEqual(m);
   });
 
+  test('the answers of create, update, get, list and watch carry the same object, byte for byte where the text is served', async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    const text = async (p: string, init?: RequestInit) => {
+      const r = await srv.fetch(p, init);
+      return { status: r.status, body: await r.text() };
+    };
+    const w = await srv.fetch(`${path}?watch=1&fieldSelector=metadata.name%3Dc-same&resourceVersion=0`);
+    const reader = (w.body as ReadableStream<Uint8Array>).getReader();
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c-same', labels: { a: 'b' } }, data: { k: 'v', 'x.y': 'ü €' } };
+    const created = await text(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(created.status).toBe(201);
+    const got = await text(`${path}/c-same`);
+    expect(got.body).toBe(created.body);
+    const obj = JSON.parse(created.body);
+    const updated = await text(`${path}/c-same`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...obj, data: { k: 'w' } }),
+    });
+    expect(updated.status).toBe(200);
+    expect(JSON.parse(updated.body).metadata.resourceVersion).not.toBe(obj.metadata.resourceVersion);
+    expect((await text(`${path}/c-same`)).body).toBe(updated.body);
+    const list = JSON.parse((await text(`${path}?fieldSelector=metadata.name%3Dc-same`)).body);
+    expect(list.items).toEqual([JSON.parse(updated.body)]);
+    // The watch saw both versions, as answered.
+    let lines = '';
+    const dec = new TextDecoder();
+    const deadline = Date.now() + 5000;
+    while (lines.split('\n').filter((l) => l.trim()).length < 2 && Date.now() < deadline) {
+      const r = await Promise.race([reader.read(), Bun.sleep(500).then(() => undefined)]);
+      if (r?.value) lines += dec.decode(r.value, { stream: true });
+    }
+    await reader.cancel();
+    const events = lines
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED']);
+    expect(events[0].object).toEqual(obj);
+    expect(events[1].object).toEqual(JSON.parse(updated.body));
+  });
+
   test('kinds with a spec start at metadata.generation 1', async () => {
     const r = await srv.json('POST', DEPLOY, deployment('d-gen1'));
     expect(r.status).toBe(201);
