@@ -256,7 +256,7 @@ export class WatchHandler {
                 () => {
                   blocked.delete(w);
                   waiting = false;
-                  pump();
+                  safePump();
                 },
                 () => {
                   blocked.delete(w);
@@ -299,9 +299,18 @@ export class WatchHandler {
               }
               w.wakeAt(bookmarks ? Math.min(deadline, nextBookmark) : deadline);
             };
+            // A sink that throws (the stream went away under us) ends this watch, not the fan-out.
+            const safePump = (): void => {
+              try {
+                pump();
+              } catch (e) {
+                if (!req.signal.aborted) log(`watch ${def.plural}: ${String(e)}`);
+                stop();
+              }
+            };
             req.signal.addEventListener('abort', stop, { once: true });
-            w.onSignal = pump;
-            pump();
+            w.onSignal = safePump;
+            safePump();
           });
           if (req.signal.aborted) return;
           // The server ends the stream: a last bookmark tells the client where to resume (never
