@@ -213,4 +213,9 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+// As the reference recovers a handler that panics: a stray failure outside any request's own
+// error handling is logged and the server goes on (Bun would otherwise exit on it).
+process.on('unhandledRejection', (e) => log(`unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
+process.on('uncaughtException', (e) => log(`uncaught exception: ${e.stack ?? e.message}`));
+
 await main(process.argv.slice(2));

@@ -80,3 +80,35 @@ test('SIGTERM: /readyz fails at once, requests are still served, exit 0, data pe
   expect(Number(n.body.metadata.resourceVersion)).toBeGreaterThan(Number(w.body.metadata.resourceVersion));
   expect(await r.stop()).toBe(0);
 }, 45_000);
+
+test('a stray failure outside any request (an unhandled rejection, an uncaught exception) is logged and the server goes on', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-stray-'));
+  const preload = path.join(dir, 'stray.ts');
+  // Loaded before src/main.ts: fails twice once the server is up.
+  fs.writeFileSync(
+    preload,
+    `setTimeout(() => { Promise.reject(new Error('stray rejection')); }, 1500);
+setTimeout(() => { throw new Error('stray exception'); }, 1700);
+`,
+  );
+  const before = process.env.SVC_SERVER_BUN_ARGS;
+  process.env.SVC_SERVER_BUN_ARGS = `--preload ${preload}`;
+  let s: Server | undefined;
+  try {
+    s = await startServer({ dataDir: path.join(dir, 'data') });
+    await Bun.sleep(2200);
+    expect((await s.fetch('/livez')).status).toBe(200);
+    expect(
+      (await s.json('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' } }))
+        .status,
+    ).toBe(201);
+    expect(s.logs()).toContain('unhandled rejection: Error: stray rejection');
+    expect(s.logs()).toContain('uncaught exception: Error: stray exception');
+    expect(s.proc.exitCode).toBeNull();
+  } finally {
+    if (before === undefined) delete process.env.SVC_SERVER_BUN_ARGS;
+    else process.env.SVC_SERVER_BUN_ARGS = before;
+    await s?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, 30_000);
