@@ -321,7 +321,7 @@ describe('the v3 documents', () => {
 describe('serving', () => {
   const oa = new OpenApi(api, schemas);
   const get = (path: string, headers: Record<string, string> = {}) =>
-    oa.handle(path.split('?')[0]!, new Request(`https://x${path}`, { headers }));
+    oa.handle(path.split('?')[0]!, new URL(`https://x${path}`).searchParams, new Request(`https://x${path}`, { headers }));
 
   test('v2 with ETag and If-None-Match', async () => {
     const r = get('/openapi/v2');

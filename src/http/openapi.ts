@@ -778,7 +778,7 @@ export class OpenApi {
     return this.v3Docs;
   }
 
-  handle(path: string, req: Request): Response {
+  handle(path: string, query: URLSearchParams, req: Request): Response {
     if (path === '/openapi/v2') {
       const v2 = this.v2();
       if (chooseEncoding(req.headers.get('accept'), true) === 'json') return this.serve(v2.json, req, false);
@@ -794,7 +794,7 @@ export class OpenApi {
       const doc = this.v3().docs.get(key);
       if (!doc) throw pathNotFound();
       chooseEncoding(req.headers.get('accept'), false);
-      const hash = new URL(req.url).searchParams.get('hash');
+      const hash = query.get('hash');
       if (hash !== null && hash !== '' && hash !== doc.hash) {
         // As the reference: an outdated hash redirects to the current one.
         return new Response(null, { status: 301, headers: { Location: `/openapi/v3/${key}?hash=${doc.hash}` } });

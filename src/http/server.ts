@@ -78,7 +78,7 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
     const path = url.pathname;
     if (path === '/metrics') return replyText(await d.metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8');
-    if (path.startsWith('/openapi/')) return d.openapi.handle(path, req);
+    if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req);
     const doc = d.discovery.get(path);
     if (doc === undefined) throw pathNotFound();
     chooseOutput(req.headers.get('accept'), false);

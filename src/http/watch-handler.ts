@@ -169,77 +169,49 @@ export class WatchHandler {
     const open = this.open;
     const bookmarkEvery = this.opts.bookmarkIntervalMs ?? 60_000;
     const log = this.opts.log ?? (() => {});
-    const aborted = new Promise<void>((resolve) => {
-      if (req.signal.aborted) resolve();
-      req.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-
     const blocked = this.blocked;
     const watchBlocked = (x: Watcher) => this.watchBlocked(x, def.plural);
     const body = new ReadableStream({
       type: 'direct',
       async pull(controller) {
-        const w = reg?.watcher;
-        // Resource version of the last event actually written: what a bookmark may claim.
-        let sentRv = reg?.revision ?? 0;
-        if (w && from !== 'now') sentRv = from;
-        /**
-         * Wait for the socket to take what was written. Bun's sink signals backpressure by
-         * returning a Promise from write()/flush() (flush alone returns a number even when the
-         * socket is full). A client that stops reading keeps it pending: once it has been blocked
-         * for slowMs while events wait in its queue, the watcher is ended as too slow (the client
-         * resumes from the last resourceVersion it got); the server never buffers more than one
-         * event per stalled watcher.
-         */
-        const gone = Promise.race([aborted, w?.done ?? aborted]).then(() => false);
-        const drained = async (p: Promise<unknown>): Promise<boolean> => {
-          if (w) watchBlocked(w);
-          const took = p.then(
-            () => true,
-            () => false,
-          );
-          const r = await Promise.race([took, gone]);
-          if (w) blocked.delete(w);
-          return r;
-        };
-        // Not async: when the socket takes the data at once (the common case) no promise and no
-        // microtask hop is made; callers await only what can block.
-        const write = (s: string): boolean | Promise<boolean> => {
-          const r = controller.write(s);
-          return r instanceof Promise ? drained(r) : true;
-        };
-        const flush = (): boolean | Promise<boolean> => {
-          const r = controller.flush();
-          return r instanceof Promise ? drained(r) : true;
-        };
+        if (tooOld || !reg) {
+          controller.write(encode('ERROR', JSON.stringify((tooOld ?? resourceExpired('too old resource version')).body())));
+          controller.close();
+          return;
+        }
+        const { watcher: w, initial, revision } = reg;
+        open.add(w);
         try {
-          if (tooOld || !reg || !w) {
-            controller.write(encode('ERROR', JSON.stringify((tooOld ?? resourceExpired('too old resource version')).body())));
-            return;
-          }
-          open.add(w);
-          for (const c of reg.initial) if (!(await write(encode('ADDED', c.text, c.obj)))) return;
-          if (initialEvents && bookmarks && !(await write(bookmark(reg.revision, true)))) return;
-          if (reg.initial.length === 0 && !(initialEvents && bookmarks) && w.pending === 0) {
-            // Bun sends the end of the header block only with the first body bytes, so a quiet
-            // watch would leave the client waiting for its response headers (a client that opens
-            // a watch and then writes would wait forever). One byte of JSON whitespace, which
-            // every watch decoder skips, commits the headers now as the reference's flush does.
-            if (!(await write(' '))) return;
-          }
-          if (!(await flush())) return;
+          // What goes out before live events: synthetic ADDED events, the initial-events-end
+          // bookmark; or, when nothing would, one byte of JSON whitespace (which every watch
+          // decoder skips): Bun sends the end of the header block only with the first body
+          // bytes, so a quiet watch would leave its client waiting for the response headers.
+          const head: string[] = initial.map((c) => encode('ADDED', c.text, c.obj));
+          if (initialEvents && bookmarks) head.push(bookmark(revision, true));
+          if (head.length === 0 && w.pending === 0) head.push(' ');
+          // Resource version of the last event actually written: what a bookmark may claim.
+          let sentRv = from === 'now' ? revision : from;
           const deadline = Date.now() + timeoutSec * 1000;
           let nextBookmark = Date.now() + bookmarkEvery;
-          // Push mode: the cache's fan-out calls pump() synchronously once per store batch (and
-          // on this watcher's timer). Events go to the socket at once, as one write per wake-up
-          // (one TLS record, one syscall); only a socket that does not take them makes pump
-          // wait for its drain. No promise or async resumption per watcher and event.
+          /**
+           * One pump writes the whole stream: the head, then live events (the cache's fan-out
+           * calls it synchronously once per store batch, and on this watcher's timer), then a
+           * last bookmark. What is queued since the last call goes out as one write and one
+           * flush (one TLS record, one send); no promise or async resumption per watcher and
+           * event. Bun's sink signals backpressure by returning a Promise from write()/flush():
+           * then the pump waits for the drain. A client that stops reading while events wait in
+           * its queue for slowWatcherMs is ended as too slow (the sweeper), so the server never
+           * buffers more than a queue per stalled watcher.
+           */
           await new Promise<void>((finish) => {
             let stopped = false;
             let waiting = false;
             // Written but not flushed yet (a write the socket did not take at once is flushed
-            // once it drains, even when no new event comes).
+            // once it drains, even when nothing new comes).
             let unflushed = false;
+            let headAt = 0;
+            let closing = false;
+            let lastBookmarkSent = false;
             const stop = (): void => {
               if (stopped) return;
               stopped = true;
@@ -247,7 +219,7 @@ export class WatchHandler {
               req.signal.removeEventListener('abort', stop);
               finish();
             };
-            /** false when the socket did not take it: pump resumes when it drains. */
+            /** false when the socket did not take it: the pump resumes when it drains. */
             const took = (r: number | Promise<number>): boolean => {
               if (!(r instanceof Promise)) return true;
               waiting = true;
@@ -265,39 +237,54 @@ export class WatchHandler {
               );
               return false;
             };
+            const send = (chunk: string | Uint8Array): boolean => {
+              unflushed = true;
+              return took(controller.write(chunk) as number | Promise<number>);
+            };
             const pump = (): void => {
               if (stopped) return;
-              if (req.signal.aborted || (w.ended && w.ended !== 'closed')) {
+              if (req.signal.aborted || w.ended === 'slow') {
                 stop();
                 return;
               }
               if (waiting) return;
-              const evs = w.take();
-              if (evs.length > 0) {
-                // The sink buffers writes until flush: one TLS record and send per wake-up.
-                const last = evs.length - 1;
-                for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatcherEvent));
-                sentRv = (evs[last] as WatcherEvent).event.rv;
-                unflushed = true;
-                if (!took(controller.write(line(evs[last] as WatcherEvent)) as number | Promise<number>)) return;
-              }
+              while (headAt < head.length) if (!send(head[headAt++] as string)) return;
               const now = Date.now();
-              if (bookmarks && now >= nextBookmark && w.pending === 0) {
-                const rv = Math.max(sentRv, cache.revision);
-                sentRv = rv;
-                nextBookmark = now + bookmarkEvery;
-                unflushed = true;
-                if (!took(controller.write(bookmark(rv, false)) as number | Promise<number>)) return;
+              if (!closing && (w.ended === 'reset' || now >= deadline)) closing = true;
+              if (!closing) {
+                const evs = w.take();
+                if (evs.length > 0) {
+                  const last = evs.length - 1;
+                  for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatcherEvent));
+                  sentRv = (evs[last] as WatcherEvent).event.rv;
+                  if (!send(line(evs[last] as WatcherEvent))) return;
+                }
+                if (bookmarks && now >= nextBookmark && w.pending === 0) {
+                  sentRv = Math.max(sentRv, cache.revision);
+                  nextBookmark = now + bookmarkEvery;
+                  if (!send(bookmark(sentRv, false))) return;
+                }
+                if (w.ended) closing = true;
+                else {
+                  if (unflushed) {
+                    unflushed = false;
+                    if (!took(controller.flush() as number | Promise<number>)) return;
+                  }
+                  w.wakeAt(bookmarks ? Math.min(deadline, nextBookmark) : deadline);
+                  return;
+                }
+              }
+              // The server ends the stream: a last bookmark tells the client where to resume
+              // (never past an event it did not get); stop once it is flushed.
+              if (bookmarks && !lastBookmarkSent) {
+                lastBookmarkSent = true;
+                if (!send(bookmark(w.pending === 0 ? Math.max(sentRv, cache.revision) : sentRv, false))) return;
               }
               if (unflushed) {
                 unflushed = false;
                 if (!took(controller.flush() as number | Promise<number>)) return;
               }
-              if (w.ended || now >= deadline) {
-                stop();
-                return;
-              }
-              w.wakeAt(bookmarks ? Math.min(deadline, nextBookmark) : deadline);
+              stop();
             };
             // A sink that throws (the stream went away under us) ends this watch, not the fan-out.
             const safePump = (): void => {
@@ -312,21 +299,12 @@ export class WatchHandler {
             w.onSignal = safePump;
             safePump();
           });
-          if (req.signal.aborted) return;
-          // The server ends the stream: a last bookmark tells the client where to resume (never
-          // past an event it did not get).
-          if (bookmarks && w.ended !== 'slow') {
-            controller.write(bookmark(w.pending === 0 ? Math.max(sentRv, cache.revision) : sentRv, false));
-          }
-          if (w.ended !== 'slow') await flush();
         } catch (e) {
           if (e instanceof StatusError) controller.write(encode('ERROR', JSON.stringify(e.body())));
           else if (!req.signal.aborted) log(`watch ${def.plural}: ${String(e)}`);
         } finally {
-          if (w) {
-            w.end('closed');
-            open.delete(w);
-          }
+          w.end('closed');
+          open.delete(w);
           try {
             controller.close();
           } catch {

@@ -11,18 +11,13 @@
 import type { Obj } from '../api/meta';
 import { age } from '../http/table';
 import type { Column } from '../registry/kind';
+// Short names for the JSON readers shared with the validation rules: o = an object or {}, a = a
+// list or [].
+import { list as a, type J, map as o } from './validation/common';
 
 // ---------------------------------------------------------------------------------------------
 // JSON access
 
-type J = Record<string, unknown>;
-
-function o(v: unknown): J {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as J) : {};
-}
-function a(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
-}
 function s(v: unknown): string {
   return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
 }
@@ -226,6 +221,21 @@ export interface PodSummary {
   restarts: string;
 }
 
+/** A container's last termination time (ms since the epoch, and as written); ms 0: none. */
+interface Finish {
+  ms: number;
+  ts: string;
+}
+
+/** The later of `cur` and the last termination of container status `c`. */
+function laterFinish(cur: Finish, c: J): Finish {
+  const lastTerm = o(c.lastState).terminated;
+  if (!has(lastTerm)) return cur;
+  const ts = s(o(lastTerm).finishedAt);
+  const ms = timeMs(ts);
+  return cur.ms < ms ? { ms, ts } : cur;
+}
+
 /** printPod's Ready, Status and Restarts cells. */
 export function podSummary(pod: Obj, now: number): PodSummary {
   const sp = spec(pod);
@@ -235,10 +245,8 @@ export function podSummary(pod: Obj, now: number): PodSummary {
   let restartableInitRestarts = 0;
   let totalContainers = a(sp.containers).length;
   let readyContainers = 0;
-  let lastRestart = 0;
-  let lastRestartTs = '';
-  let lastRestartableInit = 0;
-  let lastRestartableInitTs = '';
+  let lastRestart: Finish = { ms: 0, ts: '' };
+  let lastRestartableInit: Finish = { ms: 0, ts: '' };
 
   const phase = s(st.phase);
   let reason = phase;
@@ -261,23 +269,10 @@ export function podSummary(pod: Obj, now: number): PodSummary {
     const state = o(c.state);
     const restartable = isRestartable(initByName.get(s(c.name)));
     restarts += n(c.restartCount);
-    const lastTerm = o(c.lastState).terminated;
-    if (has(lastTerm)) {
-      const t = timeMs(o(lastTerm).finishedAt);
-      if (lastRestart < t) {
-        lastRestart = t;
-        lastRestartTs = s(o(lastTerm).finishedAt);
-      }
-    }
+    lastRestart = laterFinish(lastRestart, c);
     if (restartable) {
       restartableInitRestarts += n(c.restartCount);
-      if (has(lastTerm)) {
-        const t = timeMs(o(lastTerm).finishedAt);
-        if (lastRestartableInit < t) {
-          lastRestartableInit = t;
-          lastRestartableInitTs = s(o(lastTerm).finishedAt);
-        }
-      }
+      lastRestartableInit = laterFinish(lastRestartableInit, c);
     }
     const term = has(state.terminated) ? o(state.terminated) : undefined;
     const waiting = has(state.waiting) ? o(state.waiting) : undefined;
@@ -305,21 +300,13 @@ export function podSummary(pod: Obj, now: number): PodSummary {
   if (!initializing || initializedTrue) {
     restarts = restartableInitRestarts;
     lastRestart = lastRestartableInit;
-    lastRestartTs = lastRestartableInitTs;
     let hasRunning = false;
     const statuses = a(st.containerStatuses).map(o);
     for (let i = statuses.length - 1; i >= 0; i--) {
       const c = statuses[i]!;
       const state = o(c.state);
       restarts += n(c.restartCount);
-      const lastTerm = o(c.lastState).terminated;
-      if (has(lastTerm)) {
-        const t = timeMs(o(lastTerm).finishedAt);
-        if (lastRestart < t) {
-          lastRestart = t;
-          lastRestartTs = s(o(lastTerm).finishedAt);
-        }
-      }
+      lastRestart = laterFinish(lastRestart, c);
       const term = has(state.terminated) ? o(state.terminated) : undefined;
       const waiting = has(state.waiting) ? o(state.waiting) : undefined;
       if (waiting && s(waiting.reason) !== '') {
@@ -344,7 +331,7 @@ export function podSummary(pod: Obj, now: number): PodSummary {
   else if (deleting && phase !== 'Succeeded' && phase !== 'Failed') reason = 'Terminating';
 
   let restartsStr = String(restarts);
-  if (restarts !== 0 && lastRestart !== 0) restartsStr = `${restarts} (${since(lastRestartTs, now)} ago)`;
+  if (restarts !== 0 && lastRestart.ms !== 0) restartsStr = `${restarts} (${since(lastRestart.ts, now)} ago)`;
   return { ready: `${readyContainers}/${totalContainers}`, status: reason, restarts: restartsStr };
 }
 

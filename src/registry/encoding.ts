@@ -34,7 +34,7 @@ export class CorruptObjectError extends Error {
  * lives for at least HINTS writes.
  */
 const HINTS = 8192;
-interface Hint {
+export interface Hint {
   text: string;
   obj: Obj;
   /** The text with `rv` spliced in, built once for the cache and the write's response. */
@@ -79,7 +79,8 @@ export function writtenText(obj: Obj): string | undefined {
   return hint === undefined || typeof rv !== 'string' ? undefined : hintText(hint, rv);
 }
 
-function hintText(hint: Hint, rv: string): string {
+/** A hint's text with resourceVersion `rv` spliced in (built once per hint and revision). */
+export function hintText(hint: Hint, rv: string): string {
   if (hint.rv !== rv || hint.withRv === undefined) {
     hint.rv = rv;
     hint.withRv = withResourceVersion(hint.text, rv);
@@ -100,13 +101,10 @@ export function storedText(kv: KeyValue): string {
   const hint = writtenHint(kv.value);
   if (hint) return hintText(hint, String(kv.modRevision));
   const text = dec.decode(kv.value);
-  const at = text.indexOf(META);
   // A cheap structural check on the fast path (no parse): our own writes always pass it.
-  if (at < 0 || text.charCodeAt(0) !== 123 || text.charCodeAt(text.length - 1) !== 125)
+  if (text.indexOf(META) < 0 || text.charCodeAt(0) !== 123 || text.charCodeAt(text.length - 1) !== 125)
     throw new CorruptObjectError(kv.key, 'not a stored object');
-  const i = at + META.length;
-  const rv = `"resourceVersion":"${kv.modRevision}"`;
-  return text.charCodeAt(i) === 125 /* } */ ? `${text.slice(0, i)}${rv}${text.slice(i)}` : `${text.slice(0, i)}${rv},${text.slice(i)}`;
+  return withResourceVersion(text, String(kv.modRevision));
 }
 
 export function decodeStored(kv: KeyValue): Obj {

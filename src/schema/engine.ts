@@ -5,7 +5,7 @@
  * and static defaulting — in place, in one walk.
  */
 
-import { cloneJson } from '../api/meta';
+import { cloneJson, isObject, type JsonObject } from '../api/meta';
 import type { Overlay } from './overlays';
 import type { Definitions, DefName, ObjectSchema, Schema } from './types';
 
@@ -78,8 +78,6 @@ interface Node {
   keep: boolean;
 }
 
-type JsonObject = Record<string, unknown>;
-
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 /** Go's int64 range, as far as a double can tell. */
@@ -94,10 +92,6 @@ function jsonType(v: unknown): string {
   if (Array.isArray(v)) return 'array';
   const t = typeof v;
   return t === 'boolean' ? 'bool' : t;
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

@@ -86,6 +86,11 @@ function bytesCompare(a: Uint8Array, b: Uint8Array): number {
   return Buffer.compare(a, b);
 }
 
+/** `key` when [key, end) is exactly the keys starting with it, else undefined. */
+function prefixOf(key: string | undefined, end: string | undefined): string | undefined {
+  return key && key.charCodeAt(key.length - 1) !== 0xffff && end === prefixEnd(key) ? key : undefined;
+}
+
 function inRange(k: string, key: string, end: string | undefined): boolean {
   if (end === undefined) return k === key;
   return k >= key && (end === '\0' || k < end);
@@ -253,7 +258,7 @@ export class MvccStore implements KV {
     const s = new MvccChangeStream(this, Math.max(1, fromRevision), opts.key, opts.end);
     // A stream over keys under a prefix ending in '/' (every watch cache's) is found from an
     // event's key by the key's own '/'-prefixes; any other range is checked on every event.
-    const prefix = opts.key?.endsWith('/') && opts.end === prefixEnd(opts.key) ? opts.key : undefined;
+    const prefix = s.prefix?.endsWith('/') ? s.prefix : undefined;
     if (prefix !== undefined) {
       let set = this.prefixStreams.get(prefix);
       if (!set) {
@@ -321,17 +326,13 @@ export class MvccStore implements KV {
 
   // ---- change stream support -------------------------------------------------------------
 
-  /** @internal Events of revisions [from, to] (to <= committed), filtered to a key range. */
-  eventsBetween(from: Revision, key: string | undefined, end: string | undefined): { events: ChangeEvent[]; next: Revision } {
+  /** @internal Events of revisions [from, to] (to <= committed) of the keys `covers` takes. */
+  eventsBetween(from: Revision, covers: { covers(key: string): boolean }): { events: ChangeEvent[]; next: Revision } {
     if (from < this.logStart) throw new StoreError('compacted', `mvcc: required revision ${from} has been compacted`);
     const to = Math.min(this.committed, from + (this.opts.watchBatchRevisions ?? 1000) - 1);
     const events: ChangeEvent[] = [];
-    // A prefix range (every watch cache's) is one startsWith per event.
-    const prefix = key !== undefined && key !== '' && key.charCodeAt(key.length - 1) !== 0xffff && end === prefixEnd(key) ? key : undefined;
     for (let r = from; r <= to; r++) {
-      for (const e of this.log[r - this.logStart] as ChangeEvent[]) {
-        if (key === undefined || (prefix !== undefined ? e.kv.key.startsWith(prefix) : inRange(e.kv.key, key, end))) events.push(e);
-      }
+      for (const e of this.log[r - this.logStart] as ChangeEvent[]) if (covers.covers(e.kv.key)) events.push(e);
     }
     return { events, next: Math.max(from, to + 1) };
   }
@@ -539,6 +540,8 @@ export class MvccStore implements KV {
 
 class MvccChangeStream implements ChangeStream {
   private done = false;
+  /** The range as a key prefix, when it is one. */
+  readonly prefix: string | undefined;
   /** Newest revision applied with an event in this stream's range, as far as known. */
   private lastMatch: Revision;
   /**
@@ -556,14 +559,16 @@ class MvccChangeStream implements ChangeStream {
     private readonly key: string | undefined,
     private readonly end: string | undefined,
   ) {
+    this.prefix = prefixOf(key, end);
     // History from before the stream opened is unknown here: scan it.
     this.lastMatch = store.appliedRevision;
     this.firstPending = this.lastMatch >= position ? position : undefined;
   }
 
-  /** @internal Whether `key` is in this stream's range. */
+  /** @internal Whether `key` is in this stream's range (a prefix range: one startsWith). */
   covers(key: string): boolean {
-    return this.key === undefined || inRange(key, this.key, this.end);
+    if (this.key === undefined) return true;
+    return this.prefix !== undefined ? key.startsWith(this.prefix) : inRange(key, this.key, this.end);
   }
 
   /** @internal The store applied revision `rev` with an event in this stream's range. */
@@ -589,7 +594,7 @@ class MvccChangeStream implements ChangeStream {
       if (committed >= this.position) {
         let r: ReturnType<MvccStore['eventsBetween']>;
         try {
-          r = this.store.eventsBetween(this.position, this.key, this.end);
+          r = this.store.eventsBetween(this.position, this);
         } catch (e) {
           this.close();
           throw e;

@@ -16,7 +16,7 @@
  */
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
-import { CorruptObjectError, decodeStored, storedText, writtenHint } from '../registry/encoding';
+import { CorruptObjectError, decodeStored, hintText, storedText, writtenHint } from '../registry/encoding';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 
@@ -84,6 +84,8 @@ const NOW = 1;
 const BEFORE = 2;
 
 export type WatcherEvent = { type: EventType; event: CacheEvent; obj: Obj; text: string };
+
+const NO_EVENTS: readonly WatcherEvent[] = Object.freeze([]);
 
 export class Watcher {
   private queue: WatcherEvent[] = [];
@@ -168,9 +170,9 @@ export class Watcher {
   }
 
   /** Events queued so far, without waiting (push mode). */
-  take(): WatcherEvent[] {
+  take(): readonly WatcherEvent[] {
     const out = this.queue;
-    if (out.length === 0) return out;
+    if (out.length === 0) return NO_EVENTS;
     this.queue = [];
     this.delivered = (out[out.length - 1] as WatcherEvent).event.rv;
     return out;
@@ -182,18 +184,14 @@ export class Watcher {
   }
 
   /** Events queued so far (possibly none after a progress signal); resolves when there is news. */
-  async next(timeoutMs: number): Promise<WatcherEvent[]> {
+  async next(timeoutMs: number): Promise<readonly WatcherEvent[]> {
     if (this.queue.length === 0 && !this.ended) {
       if (timeoutMs < Number.POSITIVE_INFINITY) this.armTimer(Date.now() + Math.max(0, timeoutMs));
       await new Promise<void>((resolve) => {
         this.wake = resolve;
       });
     }
-    const out = this.queue;
-    this.queue = [];
-    const last = out[out.length - 1];
-    if (last) this.delivered = last.event.rv;
-    return out;
+    return this.take();
   }
 
   /**
@@ -464,15 +462,16 @@ export class WatchCache {
 }
 
 function cached(kv: KeyValue): CachedObject {
-  const text = storedText(kv);
   const hint = writtenHint(kv.value);
-  if (hint) {
-    // Our own write: its object, with a metadata of the cache's own carrying the revision.
-    const o = hint.obj;
-    const obj = { ...o, metadata: { ...o.metadata, resourceVersion: String(kv.modRevision) } } as Obj;
-    return { key: kv.key, rv: kv.modRevision, obj, text };
+  if (!hint) {
+    const text = storedText(kv);
+    return { key: kv.key, rv: kv.modRevision, obj: JSON.parse(text) as Obj, text };
   }
-  return { key: kv.key, rv: kv.modRevision, obj: JSON.parse(text) as Obj, text };
+  // Our own write: its object, with a metadata of the cache's own carrying the revision.
+  const rv = String(kv.modRevision);
+  const o = hint.obj;
+  const obj = { ...o, metadata: { ...o.metadata, resourceVersion: rv } } as Obj;
+  return { key: kv.key, rv: kv.modRevision, obj, text: hintText(hint, rv) };
 }
 
 /** The DELETED form of an update that moved an object out of a selection (built once per event). */

@@ -8,11 +8,11 @@
  * that is present has its declared JSON type; absent fields (and nulls, which the schema drops) read
  * as Go zero values.
  */
-import { isObject, type Obj } from '../../api/meta';
+import { isObject, type JsonObject, type Obj } from '../../api/meta';
 import { forbiddenField, invalidValue, labelValue, qualifiedName, required } from '../../api/validation';
 import type { FieldError } from '../../schema/types';
 
-export type J = Record<string, unknown>;
+export type J = JsonObject;
 export type Errs = FieldError[];
 
 /** The object at `v`, or undefined (Go: a nil pointer to a struct). */
@@ -22,7 +22,6 @@ export const list = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as 
 /** The map at `v`, or an empty map. */
 export const map = <T = unknown>(v: unknown): Record<string, T> => (isObject(v) ? (v as Record<string, T>) : {});
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-export const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 export const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort();
 
 // ---- bad values as the reference prints them -------------------------------------------

@@ -13,7 +13,7 @@
  *  - `conflictStatus(err)`: the 409 Status of an ApplyConflictError, worded as the reference.
  */
 
-import type { Obj } from '../../api/meta';
+import type { JsonObject, Obj } from '../../api/meta';
 import { badRequest, StatusError } from '../../api/status';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
@@ -32,8 +32,6 @@ import {
   stripManager,
 } from './managed-fields';
 import { compare, deepEqual, ensureNamedFieldsAreMembers, merge, removeItems, TypedValueError, Typer, toFieldSet } from './typed';
-
-type JsonObject = Record<string, unknown>;
 
 export interface WriteOptions {
   /** The field manager (`fieldManager`, or the user-agent prefix); empty becomes `unknown`. */

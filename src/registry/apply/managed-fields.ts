@@ -6,6 +6,7 @@
  * the cap on the number of Update entries.
  */
 
+import { isObject } from '../../api/meta';
 import { FieldSet, fieldPE, type Path } from './fieldset';
 
 export type Operation = 'Apply' | 'Update';
@@ -44,8 +45,6 @@ export class ManagedFieldsError extends Error {
     this.name = 'ManagedFieldsError';
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

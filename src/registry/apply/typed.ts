@@ -16,7 +16,7 @@
  *    objects granular, arrays atomic, scalars leaves (the reference's `__untyped_deduced_`).
  */
 
-import { deepEqual } from '../../api/meta';
+import { deepEqual, isObject, type JsonObject } from '../../api/meta';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
 import { FieldSet, fieldPE, keyPE, type PathElement, pathString, peString, valuePE } from './fieldset';
@@ -24,9 +24,6 @@ import { FieldSet, fieldPE, keyPE, type PathElement, pathString, peString, value
 export { deepEqual };
 
 type Json = unknown;
-type JsonObject = Record<string, unknown>;
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An own property (never one inherited from Object.prototype, whatever the key). */
 const own = (o: JsonObject | undefined, k: string): Json => (o !== undefined && Object.hasOwn(o, k) ? o[k] : undefined);

@@ -1,10 +1,8 @@
 /** JSON value helpers shared by the patch implementations. */
 
-export type JsonObject = Record<string, unknown>;
+import type { JsonObject } from '../../api/meta';
 
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isObject, type JsonObject } from '../../api/meta';
 
 export const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
