@@ -562,4 +562,24 @@ describe('stalled watchers', () => {
     for (const r of results) expect(r.bytes).toBeLessThan(2000 * 4000);
     expect(rss(B)).toBeLessThan(rssBefore + 400);
   }, 180_000);
+
+  test('100 open watches that have read their initial events: the server keeps no copy of what it sent them', async () => {
+    const ns = 'w-initial-kept';
+    await namespace(B, ns);
+    const value = 'y'.repeat(2000);
+    // 1,500 objects of ~2 KB: ~3 MiB of initial events per watch, ~300 MiB for 100 if kept.
+    for (let i = 0; i < 1500; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, j) => ok(B.json('POST', cms(ns), cm(`i${i + j}`, { v: value })))));
+    }
+    const rssBefore = rss(B);
+    const watches = Array.from({ length: 100 }, () => stalledWatch(B, `${cms(ns)}?watch=1`));
+    await Bun.sleep(500); // connected, request sent (the helper pauses the socket then)
+    // Each client reads its initial events in full, then the watches stay open.
+    const got = await Promise.all(watches.map((w) => w.read(10_000)));
+    for (const g of got) expect(g.bytes).toBeGreaterThan(1500 * 2000);
+    const rssAfter = rss(B);
+    console.log(`100 open watches after 1,500 initial events each: server RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MiB`);
+    expect(rssAfter - rssBefore).toBeLessThan(150);
+    for (const w of watches) w.socket.destroy();
+  }, 120_000);
 });

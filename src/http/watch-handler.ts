@@ -186,9 +186,11 @@ export class WatchHandler {
           // bookmark; or, when nothing would, one byte of JSON whitespace (which every watch
           // decoder skips): Bun sends the end of the header block only with the first body
           // bytes, so a quiet watch would leave its client waiting for the response headers.
-          const head: string[] = initial.map((c) => encode('ADDED', c.text, c.obj));
-          if (initialEvents && bookmarks) head.push(bookmark(revision, true));
-          if (head.length === 0 && w.pending === 0) head.push(' ');
+          // Initial lines are built as they are sent and not kept: a client that does not read
+          // holds at most what its socket buffers take.
+          const afterInitial: string[] = [];
+          if (initialEvents && bookmarks) afterInitial.push(bookmark(revision, true));
+          if (initial.length === 0 && afterInitial.length === 0 && w.pending === 0) afterInitial.push(' ');
           // Resource version of the last event actually written: what a bookmark may claim.
           let sentRv = from === 'now' ? revision : from;
           const deadline = Date.now() + timeoutSec * 1000;
@@ -209,7 +211,8 @@ export class WatchHandler {
             // Written but not flushed yet (a write the socket did not take at once is flushed
             // once it drains, even when nothing new comes).
             let unflushed = false;
-            let headAt = 0;
+            let initialAt = 0;
+            let afterAt = 0;
             let closing = false;
             let lastBookmarkSent = false;
             const stop = (): void => {
@@ -248,7 +251,11 @@ export class WatchHandler {
                 return;
               }
               if (waiting) return;
-              while (headAt < head.length) if (!send(head[headAt++] as string)) return;
+              while (initialAt < initial.length) {
+                const c = initial[initialAt++] as CachedObject;
+                if (!send(encode('ADDED', c.text, c.obj))) return;
+              }
+              while (afterAt < afterInitial.length) if (!send(afterInitial[afterAt++] as string)) return;
               const now = Date.now();
               if (!closing && (w.ended === 'reset' || now >= deadline)) closing = true;
               if (!closing) {
