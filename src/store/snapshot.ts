@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { decodeEntry, encodeEntry, Reader, Writer } from './codec';
 import { type KeyValue, type Revision, StoreError } from './types';
-import { fsyncDir } from './wal';
+import { fdatasync, fsyncDir, writeAll } from './wal';
 
 const MAGIC = new TextEncoder().encode('SVCSNAP1');
 const END = 0xffff_ffff;
@@ -38,14 +38,6 @@ function snapshotFiles(dir: string): { rev: Revision; file: string }[] {
     .sort((a, b) => a.rev - b.rev);
 }
 
-const write = (fd: number, buf: Uint8Array, pos: number): Promise<void> =>
-  new Promise((resolve, reject) =>
-    fs.write(fd, buf, 0, buf.length, pos, (e, n) =>
-      e ? reject(e) : n === buf.length ? resolve() : reject(new Error(`short write ${n}/${buf.length}`)),
-    ),
-  );
-const fdatasync = (fd: number): Promise<void> => new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
-
 /**
  * Write a snapshot at `rev`. `nextChunk(after)` returns the next live keys at `rev` after key
  * `after` (undefined: from the start), an empty array at the end; it is called between awaits,
@@ -69,7 +61,7 @@ export async function writeSnapshot(
     const flush = async () => {
       const data = w.take();
       crc = crc32c(data, crc);
-      await write(fd, data, pos);
+      await writeAll(fd, data, pos);
       pos += data.length;
       w.len = 0;
     };
@@ -90,7 +82,7 @@ export async function writeSnapshot(
     await flush();
     const tail = new Uint8Array(4);
     new DataView(tail.buffer).setUint32(0, crc, true);
-    await write(fd, tail, pos);
+    await writeAll(fd, tail, pos);
     pos += 4;
     if (fsyncMode === 'always') await fdatasync(fd);
   } finally {

@@ -99,9 +99,20 @@ export function fsyncDir(dir: string): void {
   }
 }
 
-const fdatasync = (fd: number): Promise<void> => new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+/** fdatasync on libuv's thread pool (the event loop goes on meanwhile). */
+export const fdatasync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
 const writeAsync = (fd: number, buf: Uint8Array, pos: number): Promise<number> =>
   new Promise((resolve, reject) => fs.write(fd, buf, 0, buf.length, pos, (e, n) => (e ? reject(e) : resolve(n))));
+
+/** Write all of `buf` at `pos` on libuv's thread pool, continuing after short writes. */
+export async function writeAll(fd: number, buf: Uint8Array, pos: number): Promise<void> {
+  for (let done = 0; done < buf.length; ) {
+    const n = await writeAsync(fd, buf.subarray(done), pos + done);
+    if (n <= 0) throw new Error(`write made no progress at ${pos + done}`);
+    done += n;
+  }
+}
 
 function isZero(buf: Uint8Array, from: number, to: number): boolean {
   for (let at = from; at < to; at += ZERO.length) {
@@ -333,10 +344,9 @@ export class Wal {
       try {
         await this.ensureRoom(b);
         const data = b.buf.subarray(0, b.len);
-        let done = 0;
-        // Written off the main thread (libuv's pool), as the fdatasync: the event loop goes on
-        // serving requests meanwhile; appends join the next batch.
-        while (done < data.length) done += await writeAsync(this.fd, data.subarray(done), this.offset + done);
+        // Written off the main thread, as the fdatasync: the event loop goes on serving
+        // requests meanwhile; appends join the next batch.
+        await writeAll(this.fd, data, this.offset);
         this.offset += b.len;
         this.bytesSinceRelease += b.len;
         this.stats.bytes += b.len;
