@@ -42,6 +42,9 @@ export interface WatchHandlerOptions {
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
+/** The fixed parts of a JSON ADDED event around the object's text. */
+const ADDED_HEAD = Buffer.from('{"type":"ADDED","object":');
+const EVENT_TAIL = Buffer.from('}\n');
 const INITIAL_EVENTS_END = ['svc.io/initial-events-end', 'k8s.io/initial-events-end'];
 
 export class WatchHandler {
@@ -253,7 +256,14 @@ export class WatchHandler {
               if (waiting) return;
               while (initialAt < initial.length) {
                 const c = initial[initialAt++] as CachedObject;
-                if (!send(encode('ADDED', c.text, c.obj))) return;
+                if (out.kind !== 'table') {
+                  // The object's cached text goes out as it is, between the event's two fixed
+                  // parts: no per-watcher copy of it is built (100 watches reading 1,500 2 KB
+                  // objects made 300 MB of short-lived strings that way).
+                  controller.write(ADDED_HEAD);
+                  controller.write(c.text);
+                  if (!send(EVENT_TAIL)) return;
+                } else if (!send(encode('ADDED', c.text, c.obj))) return;
               }
               while (afterAt < afterInitial.length) if (!send(afterInitial[afterAt++] as string)) return;
               const now = Date.now();
