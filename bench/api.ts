@@ -31,6 +31,8 @@ interface LoadResult {
   p50: number;
   p99: number;
   next: number;
+  /** CPU time of the load generator over the phase (us), when it is a separate process. */
+  clientCpuUs?: number;
 }
 
 const WRK = !process.argv.includes('--bun-client') && fs.existsSync('/usr/bin/wrk') ? '/usr/bin/wrk' : undefined;
@@ -69,13 +71,15 @@ end
   const file = path.join(os.tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
   fs.writeFileSync(file, script);
   try {
-    const secs = Math.max(1, Math.round(OPTS.phaseMs / 1000));
+    const secs = Math.max(1, Math.round(((spec.durationMs as number | undefined) ?? OPTS.phaseMs) / 1000));
     const p = Bun.spawn(
       [WRK as string, '-t1', `-c${OPTS.concurrency}`, `-d${secs}s`, '--latency', '-s', file, `${url.protocol}//${url.host}/`],
       { stdout: 'pipe', stderr: 'inherit' },
     );
     const out = await new Response(p.stdout).text();
     await p.exited;
+    const ru = p.resourceUsage();
+    const clientCpuUs = ru ? Number(ru.cpuTime.user + ru.cpuTime.system) : undefined;
     const total = Number(/(\d+) requests in ([\d.]+)s/.exec(out)?.[1] ?? 0);
     const elapsed = Number(/requests in ([\d.]+)s/.exec(out)?.[1] ?? secs);
     const bad = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
@@ -91,6 +95,7 @@ end
       p50: lat('50'),
       p99: lat('99'),
       next: 0,
+      clientCpuUs,
     };
   } finally {
     fs.rmSync(file, { force: true });
@@ -112,7 +117,47 @@ async function load(spec: Record<string, unknown>): Promise<LoadResult> {
   );
   const out = await new Response(p.stdout).text();
   await p.exited;
-  return JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
+  const ru = p.resourceUsage();
+  const r = JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
+  if (ru) r.clientCpuUs = Number(ru.cpuTime.user + ru.cpuTime.system);
+  return r;
+}
+
+/** CPU time (us) per thread name of a process (threads of one kind, e.g. "Bun Pool 3", summed). */
+function threadCpu(pid: number): Map<string, number> {
+  const tick = 1e6 / 100; // USER_HZ
+  const out = new Map<string, number>();
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\s*\d+$/, '');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * tick);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/**
+ * Where the CPU of a load phase went: the server's threads and the load generator, per request,
+ * and what that allows on this machine: with every core busy on nothing else, at most
+ * cores / (server + client CPU per request) requests/s.
+ */
+function cpuReport(what: string, before: Map<string, number>, pid: number, r: LoadResult): void {
+  const after = threadCpu(pid);
+  const n = r.ok;
+  if (n === 0) return;
+  const per = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / n] as const).filter(([, v]) => v >= 0.5);
+  per.sort((a, b) => b[1] - a[1]);
+  const server = per.reduce((a, [, v]) => a + v, 0);
+  const client = (r.clientCpuUs ?? 0) / n;
+  const cores = os.availableParallelism();
+  report(
+    `${what} CPU per request: server ${server.toFixed(1)} us (${per.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}), load generator ${client.toFixed(1)} us; ` +
+      `bound with ${cores} cores fully used: ${Math.round((cores * 1e6) / (server + client))} req/s, with the busiest thread alone: ${Math.round(1e6 / (per[0]?.[1] ?? 1))} req/s`,
+  );
 }
 
 function rssMiB(pid: number): number {
@@ -214,11 +259,26 @@ async function main(): Promise<void> {
   try {
     await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
     await srv.json('POST', '/api/v1/namespaces/default/configmaps', JSON.parse(doc));
+    // Each measured phase follows 2 s of the same requests, so that the server's JIT has compiled
+    // the path (a Go server or etcd needs no warm-up; a quick run otherwise spends ~20 us per
+    // create in the JIT compiler thread).
+    const warmUp = (spec: Record<string, unknown>) => load({ ...spec, durationMs: 2000 });
+    await warmUp({ url: `${srv.url}/api/v1/namespaces/default/configmaps/x`, method: 'GET', headers: auth, ca: srv.ca });
+    const getCpu = threadCpu(srv.proc.pid);
     const get = await load({ url: `${srv.url}/api/v1/namespaces/default/configmaps/x`, method: 'GET', headers: auth, ca: srv.ca });
     report(`server GET configmap (64 clients): ${get.ops} req/s p50 ${get.p50} ms p99 ${get.p99} ms (errors ${get.errors})`);
+    cpuReport('GET', getCpu, srv.proc.pid, get);
     report(`GET ratio server/bare: ${(get.ops / bareGet.ops).toFixed(2)}`);
 
     const cm = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-{{i}}' }, data: { v: 'y'.repeat(900) } });
+    await warmUp({
+      url: `${srv.url}/api/v1/namespaces/default/configmaps`,
+      method: 'POST',
+      headers: auth,
+      bodyTemplate: cm.replace('cm-{{i}}', 'warm-{{i}}'),
+      ca: srv.ca,
+    });
+    const createCpu = threadCpu(srv.proc.pid);
     const create = await load({
       url: `${srv.url}/api/v1/namespaces/default/configmaps`,
       method: 'POST',
@@ -229,6 +289,7 @@ async function main(): Promise<void> {
     report(
       `server create 1 KB configmap (64 clients, durable): ${create.ops} req/s p50 ${create.p50} ms p99 ${create.p99} ms (errors ${create.errors})`,
     );
+    cpuReport('create', createCpu, srv.proc.pid, create);
     for (const [writers, ops] of etcd ?? [])
       report(`create ratio server/etcd puts (${writers} writers): ${(create.ops / ops).toFixed(2)} (target 3)`);
 
