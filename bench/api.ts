@@ -60,11 +60,26 @@ local path = ${lua(url.pathname + url.search)}
 local bodyt = ${lua(spec.bodyTemplate)}
 local body = ${lua(spec.body)}
 local headers = { ${headers} }
+-- templates split once at {{i}}: a request is a concatenation, not a pattern substitution
+local function split(t)
+  if not t then return nil end
+  local parts, at = {}, 1
+  while true do
+    local a, b = t:find("{{i}}", at, true)
+    if not a then break end
+    parts[#parts + 1] = t:sub(at, a - 1)
+    at = b + 1
+  end
+  parts[#parts + 1] = t:sub(at)
+  return parts
+end
+local us, bs = split(urlt), split(bodyt)
+local function fill(s, i) return table.concat(s, i) end
 request = function()
   local i = tostring(n)
   n = n + 1
-  local p = urlt and urlt:gsub("{{i}}", i) or path
-  local b = bodyt and bodyt:gsub("{{i}}", i) or body
+  local p = us and fill(us, i) or path
+  local b = bs and fill(bs, i) or body
   return wrk.format(${lua(spec.method)}, p, headers, b)
 end
 `;
