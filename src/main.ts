@@ -120,7 +120,10 @@ async function main(argv: string[]): Promise<void> {
   const base = [
     { name: 'ping', check: () => undefined },
     { name: 'log', check: () => undefined },
-    { name: 'etcd', check: () => (store.isClosed ? 'store closed' : undefined) },
+    {
+      name: 'etcd',
+      check: () => (store.isClosed ? 'store closed' : store.failure ? `store cannot persist writes: ${store.failure.message}` : undefined),
+    },
     { name: 'poststarthook/bootstrap-namespaces', check: hook(() => bootstrapped) },
     { name: 'poststarthook/start-controllers', check: hook(() => controllersStarted) },
   ];

@@ -347,6 +347,11 @@ export class MvccStore implements KV {
     return this.closed;
   }
 
+  /** Why writes are refused (the WAL could not write or sync), or undefined while they work. */
+  get failure(): StoreError | undefined {
+    return this.broken;
+  }
+
   /** @internal */
   get committedRevision(): Revision {
     return this.committed;

@@ -85,9 +85,13 @@ export async function writeSnapshot(
     await writeAll(fd, tail, pos);
     pos += 4;
     if (fsyncMode === 'always') await fdatasync(fd);
-  } finally {
+  } catch (e) {
+    // A half-written snapshot (a full disk, most likely) must not keep its space.
     fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
   }
+  fs.closeSync(fd);
   fs.renameSync(tmp, file);
   if (fsyncMode === 'always') fsyncDir(dir);
   for (const old of snapshotFiles(dir)) if (old.rev < rev) fs.rmSync(old.file, { force: true });

@@ -396,9 +396,13 @@ export class Wal {
         await writeAsync(fd, ZERO.subarray(0, Math.min(ZERO.length, this.segmentBytes - at)), at);
       }
       if (this.fsyncMode === 'always') await fdatasync(fd);
-    } finally {
+    } catch (e) {
+      // A segment that could not be written in full (a full disk) gives its space back.
       fs.closeSync(fd);
+      fs.rmSync(tmp, { force: true });
+      throw e;
     }
+    fs.closeSync(fd);
     return tmp;
   }
 
