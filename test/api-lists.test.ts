@@ -230,6 +230,26 @@ describe('resourceVersion semantics (list)', () => {
   });
 });
 
+describe('malformed resourceVersion', () => {
+  // The reference answers these with a 500 (kubernetes/kubernetes#139485); a client's bad input
+  // is a 400 here. uint64 is the reference's range: past it is invalid, up to it is a version.
+  test('not a number, negative, past uint64: 400 on list, get and watch', async () => {
+    for (const rv of ['abc', '-1', '1.5', ' 1', '18446744073709551616', '99999999999999999999']) {
+      for (const path of [P, `${P}/c00`, `${P}?watch=1`]) {
+        const r = await srv.json('GET', `${path}${path.includes('?') ? '&' : '?'}resourceVersion=${encodeURIComponent(rv)}`);
+        expect(r.status).toBe(400);
+        expect(r.body).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: `invalid resource version: ${JSON.stringify(rv)}` });
+      }
+    }
+  });
+
+  test('uint64 max is a version from the future: a watch from it opens and waits', async () => {
+    const r = await srv.fetch(`${P}?watch=1&timeoutSeconds=1&resourceVersion=18446744073709551615`);
+    expect(r.status).toBe(200);
+    expect((await r.text()).trim()).toBe('');
+  });
+});
+
 describe('chunked lists (limit / continue)', () => {
   test('pages until done; resourceVersion constant; remainingItemCount counts down; snapshot is consistent', async () => {
     const seen: string[] = [];

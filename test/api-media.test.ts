@@ -266,6 +266,35 @@ describe('compression', () => {
   });
 });
 
+describe('malformed requests', () => {
+  test('a body nested deeper than 10,000 levels: 400, not a stack overflow', async () => {
+    const deep = (d: number) => `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`;
+    for (const [method, path, type, body] of [
+      ['POST', P, 'application/json', `{"metadata":{"name":"deep"},"data":${deep(200_000)}}`],
+      ['PUT', `${P}/small`, 'application/json', `{"metadata":{"name":"small"},"x":${deep(10_001)}}`],
+      ['PATCH', `${P}/small`, 'application/merge-patch+json', `{"metadata":{"annotations":${deep(50_000)}}}`],
+    ] as const) {
+      const r = await srv.fetch(path, { method, headers: { 'content-type': type }, body });
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({
+        kind: 'Status',
+        reason: 'BadRequest',
+        message: "couldn't get version/kind; json parse error: exceeded max depth",
+      });
+    }
+    expect((await srv.json('GET', `${P}/deep`)).status).toBe(404);
+  });
+
+  test('a bad escape in the path: 400 Status', async () => {
+    for (const path of ['/api/v1/namespaces/%ZZ/configmaps', `${P}/a%`]) {
+      const r = await srv.json('GET', path);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+      expect(r.body.message).toContain('invalid URL escape');
+    }
+  });
+});
+
 describe('request body limit', () => {
   test('a body over 3 MiB: 413 RequestEntityTooLarge', async () => {
     const body = JSON.stringify({ metadata: { name: 'too-big' }, data: { x: 'a'.repeat(3 * 1024 * 1024 + 16) } });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { parseRequestInfo, requestUrl } from './request-info';
+import { StatusError } from './status';
 
 describe('requestUrl', () => {
   // Whatever the shortcut takes, it must read a URL exactly as URL parsing does.
@@ -45,6 +46,23 @@ describe('parseRequestInfo', () => {
       namespace: 'a:b',
       name: 'x y',
     });
+  });
+  test('a bad escape is a 400 naming it', () => {
+    for (const [path, bad] of [
+      ['/api/v1/namespaces/%ZZ/configmaps', '%ZZ'],
+      ['/api/v1/namespaces/default/configmaps/a%', '%'],
+      ['/api/v1/namespaces/default/configmaps/a%4', '%4'],
+    ]) {
+      let err: unknown;
+      try {
+        parseRequestInfo('GET', path as string, q);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(StatusError);
+      expect((err as StatusError).code).toBe(400);
+      expect((err as StatusError).message).toBe(`parse "${path}": invalid URL escape "${bad}"`);
+    }
   });
   test('create in a collection, deletecollection, watch', () => {
     expect(parseRequestInfo('POST', '/api/v1/namespaces/ns/configmaps', q)).toMatchObject({ verb: 'create', name: '' });

@@ -8,6 +8,8 @@
  *   /api/v1/watch/...                               (legacy watch prefix)
  */
 
+import { badRequest } from './status';
+
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'proxy';
 
 export interface ResourceRequest {
@@ -41,6 +43,16 @@ function isWatch(query: URLSearchParams): boolean {
   return w === 'true' || w === '1';
 }
 
+/** A %-escaped path segment, decoded; a bad escape is the client's error (400), as in Go's URL parsing. */
+function unescapeSegment(seg: string, path: string): string {
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    const bad = /%(?![0-9A-Fa-f]{2})[^%]{0,2}/.exec(seg)?.[0] ?? seg;
+    throw badRequest(`parse "${path}": invalid URL escape "${bad}"`);
+  }
+}
+
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const m = method.toUpperCase();
   const segs = path.split('/');
@@ -66,7 +78,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     return nonResource;
   }
   let parts = segs.slice(i);
-  if (path.includes('%')) parts = parts.map((p) => (p.includes('%') ? decodeURIComponent(p) : p));
+  if (path.includes('%')) parts = parts.map((p) => (p.includes('%') ? unescapeSegment(p, path) : p));
   if (parts.length === 0) return nonResource;
 
   let verb: Verb;

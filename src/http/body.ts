@@ -54,10 +54,13 @@ export function decodeText(text: string, type: BodyType, duplicates?: string[]):
   let v: unknown;
   try {
     v = JSON.parse(text);
+    // The scan also refuses nesting deeper than the reference's decoder takes (every later
+    // pass over the object recurses).
+    const dups = findDuplicateKeys(text);
+    if (duplicates) duplicates.push(...dups);
   } catch (e) {
     throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
-  if (duplicates) duplicates.push(...findDuplicateKeys(text));
   return v;
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { findDuplicateKeys } from './json-dups';
+import { findDuplicateKeys, JsonDepthError, MAX_JSON_DEPTH } from './json-dups';
 
 test.each([
   ['{"a":1,"b":2}', []],
@@ -11,4 +11,17 @@ test.each([
   ['{ "a" : [ ] , "b" : { } , "a" : null }', ['a']],
 ])('%s → %p', (text, want) => {
   expect(findDuplicateKeys(text)).toEqual(want);
+});
+
+test('nesting: up to MAX_JSON_DEPTH is scanned, one level more is refused (as Go encoding/json)', () => {
+  const objects = (d: number) => `${'{"a":'.repeat(d - 1)}{}${'}'.repeat(d - 1)}`;
+  const arrays = (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`;
+  expect(findDuplicateKeys(objects(MAX_JSON_DEPTH))).toEqual([]);
+  expect(findDuplicateKeys(arrays(MAX_JSON_DEPTH))).toEqual([]);
+  expect(() => findDuplicateKeys(objects(MAX_JSON_DEPTH + 1))).toThrow(JsonDepthError);
+  expect(() => findDuplicateKeys(arrays(MAX_JSON_DEPTH + 1))).toThrow(JsonDepthError);
+  // Far deeper than the JS stack takes: refused, not a stack overflow.
+  expect(() => findDuplicateKeys(objects(200_000))).toThrow('exceeded max depth');
+  // Siblings do not add up: depth is nesting, not count.
+  expect(findDuplicateKeys(`[${Array.from({ length: 20_000 }, () => '[]').join(',')}]`)).toEqual([]);
 });

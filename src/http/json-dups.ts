@@ -6,9 +6,20 @@
  * Paths are the reference's: `metadata.name`, `spec.containers[0].image`.
  */
 
+/** Nesting deeper than this is refused, as by Go's encoding/json (the reference's decoder). */
+export const MAX_JSON_DEPTH = 10_000;
+
+/** Thrown by findDuplicateKeys for text nested deeper than MAX_JSON_DEPTH. */
+export class JsonDepthError extends Error {
+  constructor() {
+    super('exceeded max depth');
+  }
+}
+
 export function findDuplicateKeys(text: string): string[] {
   const dups: string[] = [];
   let i = 0;
+  let depth = 0;
   const n = text.length;
   // The path to the current value as segments (`name`, `[0]`), joined only when a duplicate is
   // reported: no string is built per member.
@@ -60,6 +71,24 @@ export function findDuplicateKeys(text: string): string[] {
   const value = (): void => {
     ws();
     const c = text.charCodeAt(i);
+    if (c === 123 || c === 91) {
+      if (++depth > MAX_JSON_DEPTH) throw new JsonDepthError();
+      container(c);
+      depth--;
+    } else if (c === 34) {
+      skipString();
+    } else {
+      // number, true, false, null
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 44 || d === 125 || d === 93 || d === 32 || d === 9 || d === 10 || d === 13) break;
+        i++;
+      }
+    }
+  };
+
+  /** At '{' or '[' (c): the object's members or the array's items. */
+  const container = (c: number): void => {
     if (c === 123) {
       i++;
       ws();
@@ -91,7 +120,7 @@ export function findDuplicateKeys(text: string): string[] {
         if (d === 125) return;
         if (d !== 44) return;
       }
-    } else if (c === 91) {
+    } else {
       i++;
       ws();
       if (text.charCodeAt(i) === 93) {
@@ -107,15 +136,6 @@ export function findDuplicateKeys(text: string): string[] {
         i++;
         if (d === 93) return;
         if (d !== 44) return;
-      }
-    } else if (c === 34) {
-      skipString();
-    } else {
-      // number, true, false, null
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d === 44 || d === 125 || d === 93 || d === 32 || d === 9 || d === 10 || d === 13) break;
-        i++;
       }
     }
   };

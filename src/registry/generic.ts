@@ -114,6 +114,12 @@ export type NamespaceCheck = (namespace: string) => Promise<'active' | 'terminat
 
 export function parseResourceVersion(rv: string, what = 'resource version'): Revision {
   if (!/^\d+$/.test(rv)) throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
+  // As the reference's uint64: beyond it is invalid; below it, any value past 2^53 is still
+  // past every revision this server will reach, which is all it is compared for.
+  const digits = rv.replace(/^0+(?=\d)/, '');
+  if (digits.length > 20 || (digits.length === 20 && digits > '18446744073709551615')) {
+    throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
+  }
   return Number(rv);
 }
 
