@@ -510,6 +510,16 @@ describe('namespaces', () => {
     expect(c.body.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'ns-new' });
   });
 
+  test('a namespace without a name: 422 name required (its name label is built before validation)', async () => {
+    for (const body of [{ apiVersion: 'v1', kind: 'Namespace' }, { apiVersion: 'v1', kind: 'Namespace', metadata: {}, spec: { finalizers: ['example.com/x'] } }]) {
+      const r = await srv.json('POST', '/api/v1/namespaces', body);
+      expect(r.status).toBe(422);
+      expect(r.body.details.causes).toEqual([
+        { reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' },
+      ]);
+    }
+  });
+
   test('a namespaced path names the namespace object: GET /api/v1/namespaces/x/configmaps/y needs namespace x', async () => {
     await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'ns-a' } });
     await srv.json('POST', '/api/v1/namespaces/ns-a/configmaps', cm('same'));

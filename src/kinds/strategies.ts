@@ -44,11 +44,11 @@ const STRATEGIES: Record<string, Strategy> = {
       const spec = (o.spec ?? {}) as { finalizers?: string[] };
       if (!spec.finalizers) spec.finalizers = ['kubernetes'];
       o.spec = spec;
-      o.metadata.labels = { ...o.metadata.labels, 'kubernetes.io/metadata.name': o.metadata.name as string };
+      o.metadata.labels = { ...o.metadata.labels, 'kubernetes.io/metadata.name': o.metadata.name ?? '' };
     },
     prepareForUpdate(o, old) {
       o.spec = old.spec;
-      o.metadata.labels = { ...o.metadata.labels, 'kubernetes.io/metadata.name': o.metadata.name as string };
+      o.metadata.labels = { ...o.metadata.labels, 'kubernetes.io/metadata.name': o.metadata.name ?? '' };
     },
   },
   Pod: {
