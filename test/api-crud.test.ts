@@ -511,7 +511,10 @@ describe('namespaces', () => {
   });
 
   test('a namespace without a name: 422 name required (its name label is built before validation)', async () => {
-    for (const body of [{ apiVersion: 'v1', kind: 'Namespace' }, { apiVersion: 'v1', kind: 'Namespace', metadata: {}, spec: { finalizers: ['example.com/x'] } }]) {
+    for (const body of [
+      { apiVersion: 'v1', kind: 'Namespace' },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: {}, spec: { finalizers: ['example.com/x'] } },
+    ]) {
       const r = await srv.json('POST', '/api/v1/namespaces', body);
       expect(r.status).toBe(422);
       expect(r.body.details.causes).toEqual([
