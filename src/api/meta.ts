@@ -89,8 +89,9 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/** Deep copy of a JSON object (cloneJson; structuredClone was ~10x slower on a ConfigMap). */
 export function clone<T>(v: T): T {
-  return structuredClone(v);
+  return cloneJson(v) as T;
 }
 
 /** Deep copy of a JSON value (faster than structuredClone for plain JSON); `__proto__` stays a plain member. */

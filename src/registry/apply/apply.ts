@@ -13,7 +13,7 @@
  *  - `conflictStatus(err)`: the 409 Status of an ApplyConflictError, worded as the reference.
  */
 
-import type { JsonObject, Obj } from '../../api/meta';
+import { cloneJson, type JsonObject, type Obj } from '../../api/meta';
 import { badRequest, StatusError } from '../../api/status';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
@@ -369,7 +369,7 @@ export function apply(live: Obj | undefined, applied: Obj, opts: ApplyOptions): 
   const mine = managed.get(id);
   if (changed && mine) mine.time = opts.now;
 
-  const obj = (changed ? merged : structuredClone(liveV)) as Obj;
+  const obj = (changed ? merged : cloneJson(liveV)) as Obj;
   setManagedFields(obj, managed);
   return { obj, changed };
 }
@@ -467,7 +467,7 @@ export function recordUpdateSlow(old: Obj | undefined, next: Obj, opts: WriteOpt
     updateManaged(t, root, oldV, withoutManagedFields(next), managed, entryInfo(opts, 'Update'), opts.now, opts.ignoredFields);
     setManagedFields(next, managed);
   } catch {
-    if (liveList !== undefined) next.metadata.managedFields = structuredClone(liveList);
+    if (liveList !== undefined) next.metadata.managedFields = cloneJson(liveList) as typeof liveList;
     else delete next.metadata.managedFields;
   }
 }

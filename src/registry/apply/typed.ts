@@ -16,7 +16,7 @@
  *    objects granular, arrays atomic, scalars leaves (the reference's `__untyped_deduced_`).
  */
 
-import { deepEqual, isObject, type JsonObject } from '../../api/meta';
+import { cloneJson, deepEqual, isObject, type JsonObject } from '../../api/meta';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
 import { FieldSet, fieldPE, keyPE, type PathElement, pathString, peString, valuePE } from './fieldset';
@@ -294,7 +294,7 @@ function mismatched(l: Json, r: Json): boolean {
 }
 
 function clone<T>(v: T): T {
-  return v === undefined ? v : structuredClone(v);
+  return cloneJson(v) as T;
 }
 
 /** A list's items with their path elements; later duplicates of an element are set aside. */
