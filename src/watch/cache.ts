@@ -30,21 +30,58 @@ export interface CachedObject {
   text: string;
 }
 
-/** One change of one object, as the cache saw it. */
-export interface CacheEvent {
-  /** What happened in the store; watchers may see it as another type after filtering. */
-  type: EventType;
-  rv: Revision;
-  key: string;
-  obj: Obj;
-  text: string;
-  /** The previous version (for selector transitions); undefined on create. */
-  prev: Obj | undefined;
-  /** When the cache received it (ms), for the time-based history window. */
-  at: number;
+/**
+ * One change of one object, as the cache saw it. The event keeps the object's text; its parsed
+ * form (and the previous version's) is held only while the event is recent (HOT_MS): fan-out
+ * matches selectors on it at once, and watchers keep what they queued. An older event parses
+ * its text again when a watch resuming from far back needs it. Without this, every update kept
+ * a parsed copy of the object for the whole history window (~7 KB of RSS per update of a 1 KB
+ * ConfigMap, with the store's own history).
+ */
+export class CacheEvent {
   /** Encoded watch lines by event type, built once and shared by every watcher (see watch-handler). */
   lines?: Partial<Record<EventType, Uint8Array>>;
+  private o: Obj | undefined;
+  private p: Obj | undefined;
+
+  constructor(
+    /** What happened in the store; watchers may see it as another type after filtering. */
+    readonly type: EventType,
+    readonly rv: Revision,
+    readonly key: string,
+    readonly text: string,
+    obj: Obj,
+    prev: Obj | undefined,
+    /** The previous version's text (for selector transitions); undefined on create. */
+    private readonly prevText: string | undefined,
+    /** When the cache received it (ms), for the time-based history window. */
+    readonly at: number,
+  ) {
+    this.o = obj;
+    this.p = prev;
+  }
+
+  get obj(): Obj {
+    return this.o ?? (JSON.parse(this.text) as Obj);
+  }
+
+  /** The previous version (for selector transitions); undefined on create. */
+  get prev(): Obj | undefined {
+    if (this.p !== undefined || this.prevText === undefined) return this.p;
+    return JSON.parse(this.prevText) as Obj;
+  }
+
+  /** Drop the parsed forms and encoded lines (the text stays): the event is no longer recent. */
+  release(): void {
+    this.o = undefined;
+    this.p = undefined;
+    this.lines = undefined;
+    exits.delete(this);
+  }
 }
+
+/** How long an event keeps its parsed object and encoded lines (see CacheEvent). */
+const HOT_MS = 10_000;
 
 export interface WatchCacheOptions {
   /** How long events are kept for resumption (default 5 minutes). */
@@ -239,6 +276,8 @@ export class WatchCache {
   private readonly corrupt = new Set<string>();
   private history: CacheEvent[] = [];
   private historyHead = 0;
+  /** History index of the first event not yet released (see HOT_MS). */
+  private released = 0;
   /** Events before this revision are not in the history (cache start or eviction). */
   private oldest: Revision = 0;
   private rev: Revision = 0;
@@ -282,6 +321,7 @@ export class WatchCache {
     this.oldest = r.revision;
     this.history = [];
     this.historyHead = 0;
+    this.released = 0;
     this.stream = this.kv.watch(r.revision + 1, { key: this.prefix, end: this.end });
     void this.follow(this.stream);
   }
@@ -364,13 +404,13 @@ export class WatchCache {
       if (!prev) return;
       const obj: Obj = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
       if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
-      e = { type: 'DELETED', rv, key: ce.kv.key, obj, text: JSON.stringify(obj), prev, at };
+      e = new CacheEvent('DELETED', rv, ce.kv.key, JSON.stringify(obj), obj, prev, prevCached?.text ?? JSON.stringify(prev), at);
     } else {
       // Version 1 is the first put of the key (a create): no previous version to look up.
-      const prev = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key)?.obj;
+      const before = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key);
       const c = this.put(ce.kv);
       if (!c) return;
-      e = { type: prev ? 'MODIFIED' : 'ADDED', rv, key: ce.kv.key, obj: c.obj, text: c.text, prev, at };
+      e = new CacheEvent(before ? 'MODIFIED' : 'ADDED', rv, ce.kv.key, c.text, c.obj, before?.obj, before?.text, at);
     }
     this.rev = rv;
     this.history.push(e);
@@ -379,6 +419,10 @@ export class WatchCache {
   }
 
   private evict(now: number): void {
+    // Events past HOT_MS keep only their text (CacheEvent).
+    let r = Math.max(this.released, this.historyHead);
+    while (r < this.history.length && now - (this.history[r] as CacheEvent).at > HOT_MS) (this.history[r++] as CacheEvent).release();
+    this.released = r;
     let h = this.historyHead;
     const size = this.history.length - h;
     let drop = Math.max(0, size - this.maxHistory);
@@ -388,6 +432,7 @@ export class WatchCache {
     h += drop;
     if (h > 4096 && h > this.history.length / 2) {
       this.history = this.history.slice(h);
+      this.released = Math.max(0, this.released - h);
       h = 0;
     }
     this.historyHead = h;

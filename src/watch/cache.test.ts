@@ -1,0 +1,78 @@
+/**
+ * Events older than HOT_MS keep only their text: a watch resuming from far back must see exactly
+ * what a watch that was there all along saw (types, objects, selector transitions), from the
+ * texts alone.
+ */
+import { expect, test } from 'bun:test';
+import { deepEqual, type Obj } from '../api/meta';
+import { encodeStored } from '../registry/encoding';
+import { MvccStore } from '../store/mvcc';
+import { create, remove, update } from '../store/ops';
+import { type CacheEvent, WatchCache, type Watcher } from './cache';
+
+const P = '/registry/configmaps/';
+const cm = (name: string, labels: Record<string, string>, v: string): Obj =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', labels }, data: { v } }) as Obj;
+
+async function settle(cache: WatchCache, rev: number): Promise<void> {
+  expect(await cache.waitFresh(rev, 2000)).toBe(true);
+}
+
+const seen = (w: Watcher) =>
+  w
+    .take()
+    .map(
+      (e) =>
+        `${e.type} ${e.event.rv} ${(e.obj.metadata as { name: string }).name} ${deepEqual(JSON.parse(e.text), e.obj) ? 'text=obj' : 'text!=obj'}`,
+    );
+
+test('an old event parses its text again, with the same result as when it was fresh', async () => {
+  const kv = await MvccStore.open({});
+  let now = 1_000_000;
+  const cache = new WatchCache(kv, P, { clock: () => now });
+  await cache.start();
+  const start = kv.currentRevision();
+  const app = (o: Obj) => (o.metadata.labels as Record<string, string> | undefined)?.app === 'web';
+  const sel = { keyPrefix: `${P}ns/`, match: app, key: 'web' };
+  const all = { keyPrefix: '', match: () => true, key: 'all' };
+  const early = cache.watch(sel, start).watcher;
+  const earlyAll = cache.watch(all, start).watcher;
+
+  // a: created in the selection, moved out of it, back in, deleted; b: never in it.
+  let r = await create(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'web' }, '1')));
+  const ra = r;
+  r = await create(kv, `${P}ns/b`, encodeStored(cm('b', { app: 'db' }, '1')));
+  r = await update(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'db' }, '2')), ra);
+  const ra2 = r;
+  r = await update(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'web' }, '3')), ra2);
+  r = (await remove(kv, `${P}ns/a`, r)).revision;
+  await settle(cache, r);
+  const fresh = seen(early);
+  const freshAll = seen(earlyAll);
+  expect(fresh.map((l) => l.split(' ')[0])).toEqual(['ADDED', 'DELETED', 'ADDED', 'DELETED']);
+  expect(freshAll.map((l) => l.split(' ')[0])).toEqual(['ADDED', 'ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
+
+  // Past HOT_MS, the next batch releases them.
+  const history = (cache as unknown as { history: CacheEvent[] }).history;
+  now += 11_000;
+  r = await create(kv, `${P}ns/c`, encodeStored(cm('c', { app: 'web' }, '1')));
+  await settle(cache, r);
+  const old = history.filter((e) => e.rv <= r - 1);
+  expect(old.length).toBe(5);
+  for (const e of old) {
+    expect((e as unknown as { o?: Obj }).o).toBeUndefined();
+    expect((e as unknown as { p?: Obj }).p).toBeUndefined();
+  }
+  // The newest is still whole.
+  expect((history[history.length - 1] as unknown as { o?: Obj }).o).toBeDefined();
+
+  // A watch resuming from the start now gets the same events, from the texts.
+  const late = cache.watch(sel, start).watcher;
+  const lateAll = cache.watch(all, start).watcher;
+  expect(seen(late)).toEqual([...fresh, expect.stringMatching(/^ADDED \d+ c text=obj$/)]);
+  expect(seen(lateAll)).toEqual([...freshAll, expect.stringMatching(/^ADDED \d+ c text=obj$/)]);
+  // The early watches got c live, as usual.
+  expect(seen(early)).toEqual([expect.stringMatching(/^ADDED \d+ c text=obj$/)]);
+  cache.stop();
+  await kv.close();
+});
