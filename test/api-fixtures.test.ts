@@ -8,52 +8,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { FIXTURE_KINDS, FIXTURES, sanitizeFixture } from './helpers/fixtures';
 import { type Server, startServer } from './helpers/server';
 
-const REF = path.resolve(import.meta.dir, '../../shared/reference/fixtures');
+const REF = FIXTURES;
 const present = fs.existsSync(REF);
 if (!present) console.warn(`skipping fixture round trips: ${REF} not found`);
-
-/** Fixture file → collection path for the served kinds. */
-const KINDS: Record<string, string> = {
-  'core.v1.ConfigMap': '/api/v1/namespaces/default/configmaps',
-  'core.v1.Secret': '/api/v1/namespaces/default/secrets',
-  'core.v1.ServiceAccount': '/api/v1/namespaces/default/serviceaccounts',
-  'core.v1.Event': '/api/v1/namespaces/default/events',
-  'core.v1.LimitRange': '/api/v1/namespaces/default/limitranges',
-  'core.v1.ResourceQuota': '/api/v1/namespaces/default/resourcequotas',
-  'core.v1.Service': '/api/v1/namespaces/default/services',
-  'core.v1.Pod': '/api/v1/namespaces/default/pods',
-  'core.v1.Node': '/api/v1/nodes',
-  'core.v1.Namespace': '/api/v1/namespaces',
-  'apps.v1.Deployment': '/apis/apps/v1/namespaces/default/deployments',
-  'policy.v1.PodDisruptionBudget': '/apis/policy/v1/namespaces/default/poddisruptionbudgets',
-};
-
-/** Server-owned metadata is not round-tripped; the name is made valid. */
-type Json = Record<string, any>;
-
-function sanitize(o: Json, name: string, namespaced: boolean): Json {
-  const m = o.metadata;
-  for (const k of [
-    'uid',
-    'resourceVersion',
-    'generation',
-    'creationTimestamp',
-    'deletionTimestamp',
-    'deletionGracePeriodSeconds',
-    'managedFields',
-    'selfLink',
-    'generateName',
-    'ownerReferences',
-    'finalizers',
-  ])
-    delete m[k];
-  m.name = name;
-  if (namespaced) m.namespace = 'default';
-  else delete m.namespace;
-  return o;
-}
+const KINDS = FIXTURE_KINDS;
+const sanitize = sanitizeFixture;
 
 let srv: Server;
 beforeAll(async () => {

@@ -13,31 +13,21 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { FIXTURE_KINDS, FIXTURES, isNamespacedCollection, sanitizeFixture } from './helpers/fixtures';
 import { rng } from './helpers/rng';
 import { type Server, startServer } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const REF = path.resolve(import.meta.dir, '../../shared/reference/fixtures');
+const REF = FIXTURES;
 const present = fs.existsSync(REF);
 if (!present) console.warn(`fuzzing without the reference fixtures: ${REF} not found; only the hand-picked requests run`);
 
 const CM = '/api/v1/namespaces/default/configmaps';
 /** Fixture → [collection, namespaced]. */
-const KINDS: Record<string, [string, boolean]> = {
-  'core.v1.ConfigMap': [CM, true],
-  'core.v1.Secret': ['/api/v1/namespaces/default/secrets', true],
-  'core.v1.ServiceAccount': ['/api/v1/namespaces/default/serviceaccounts', true],
-  'core.v1.Event': ['/api/v1/namespaces/default/events', true],
-  'core.v1.LimitRange': ['/api/v1/namespaces/default/limitranges', true],
-  'core.v1.ResourceQuota': ['/api/v1/namespaces/default/resourcequotas', true],
-  'core.v1.Service': ['/api/v1/namespaces/default/services', true],
-  'core.v1.Pod': ['/api/v1/namespaces/default/pods', true],
-  'core.v1.Node': ['/api/v1/nodes', false],
-  'core.v1.Namespace': ['/api/v1/namespaces', false],
-  'apps.v1.Deployment': ['/apis/apps/v1/namespaces/default/deployments', true],
-  'policy.v1.PodDisruptionBudget': ['/apis/policy/v1/namespaces/default/poddisruptionbudgets', true],
-};
+const KINDS: Record<string, [string, boolean]> = Object.fromEntries(
+  Object.entries(FIXTURE_KINDS).map(([k, coll]) => [k, [coll, isNamespacedCollection(coll)]]),
+);
 
 /** The reference's own 500s for patch inputs (mirrored on purpose). */
 const REFERENCE_500 = {
@@ -207,27 +197,7 @@ describe('bad input is answered with a 4xx Status', () => {
         return out;
       };
       const fixtures = Object.keys(KINDS).map((k) => [k, JSON.parse(fs.readFileSync(path.join(REF, `${k}.json`), 'utf8'))] as const);
-      const sanitize = (o: Json, name: string, namespaced: boolean): Json => {
-        const m = o.metadata;
-        for (const k of [
-          'uid',
-          'resourceVersion',
-          'generation',
-          'creationTimestamp',
-          'deletionTimestamp',
-          'deletionGracePeriodSeconds',
-          'managedFields',
-          'selfLink',
-          'generateName',
-          'ownerReferences',
-          'finalizers',
-        ])
-          delete m[k];
-        m.name = name;
-        if (namespaced) m.namespace = 'default';
-        else delete m.namespace;
-        return o;
-      };
+      const sanitize = sanitizeFixture;
       // One live object per kind to update and patch (the fixture if it is valid, else a bare one).
       const live: Record<string, string> = {};
       for (const [k, f] of fixtures) {
