@@ -180,6 +180,17 @@ export class MvccStore implements KV {
     return this.rangeSync(key, opts);
   }
 
+  /** KV.latest: the newest version, durable or not (read-modify-write only). */
+  latest(key: string): KeyValue | undefined {
+    this.checkReadable();
+    return this.index.latest(key);
+  }
+
+  /** KV.durable. */
+  durable(revision: Revision): Promise<void> {
+    return this.waitCommitted(revision);
+  }
+
   /** range() without the promise, for in-process callers on the hot path. */
   rangeSync(key: string, opts: RangeOptions = {}): RangeResult {
     this.checkReadable();

@@ -137,6 +137,16 @@ export interface KV {
   /** Change feed from `fromRevision` (inclusive). fromRevision <= compactedRevision() → `compacted`. */
   watch(fromRevision: Revision, opts?: WatchOptions): ChangeStream;
   close(): Promise<void>;
+  /**
+   * Optional, for read-modify-write on a store in this process: the newest version of `key`
+   * including writes applied but not yet durable (undefined: absent or deleted). A txn that
+   * compares against it chains after those writes, in order, in the same log, so concurrent
+   * updates of one key need not wait a sync each. What it returns must not reach a client
+   * before durable() says so.
+   */
+  latest?(key: string): KeyValue | undefined;
+  /** With latest(): resolves once everything up to `revision` is durable (rejects if it cannot be). */
+  durable?(revision: Revision): Promise<void>;
 }
 
 export type StoreErrorCode =
