@@ -20,6 +20,7 @@ import { builtinKinds } from './kinds/builtin';
 import { ApiRegistry } from './registry/api-registry';
 import type { ResourceStore } from './registry/generic';
 import type { KindDef } from './registry/kind';
+import { defaulters } from './schema/defaulters';
 import { SchemaSet } from './schema/engine';
 import definitions from './schema/generated/definitions.json';
 import { overlays } from './schema/overlays';
@@ -59,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
   fs.mkdirSync(dataDir, { recursive: true });
 
   const store = await MvccStore.open({ dir: path.join(dataDir, 'store'), fsync: cfg.fsync, logger: log });
-  const schemas = new SchemaSet(definitions as unknown as Definitions, overlays);
+  const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
   const hasSpec = (name: string) => {
     const s = schemas.get(name);
     return s?.type === 'object' && s.properties?.spec !== undefined;

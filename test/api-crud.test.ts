@@ -578,3 +578,62 @@ describe('namespaces', () => {
     expect((await srv.json('GET', '/api/v1/namespaces/default')).status).toBe(200);
   });
 });
+
+describe('defaults and create-time status, as the reference', () => {
+  test('conditional defaults show on create: pull policy, Pod-only defaults, service ports and policies, deployment strategy', async () => {
+    const p = await srv.json('POST', '/api/v1/namespaces/default/pods', {
+      metadata: { name: 'dflt' },
+      spec: {
+        containers: [
+          { name: 'a', image: 'nginx', resources: { limits: { cpu: '1' } } },
+          { name: 'b', image: 'nginx:1.25' },
+        ],
+      },
+    });
+    expect(p.status).toBe(201);
+    expect(p.body.spec.containers.map((c: { imagePullPolicy: string }) => c.imagePullPolicy)).toEqual(['Always', 'IfNotPresent']);
+    expect(p.body.spec.containers[0].resources.requests).toEqual({ cpu: '1' });
+    expect(p.body.spec.enableServiceLinks).toBe(true);
+    const s = await srv.json('POST', '/api/v1/namespaces/default/services', {
+      metadata: { name: 'dflt' },
+      spec: { type: 'NodePort', ports: [{ port: 80 }] },
+    });
+    expect(s.status).toBe(201);
+    expect(s.body.spec).toMatchObject({
+      ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }],
+      externalTrafficPolicy: 'Cluster',
+      internalTrafficPolicy: 'Cluster',
+      sessionAffinity: 'None',
+    });
+    const d = await srv.json('POST', '/apis/apps/v1/namespaces/default/deployments', {
+      metadata: { name: 'dflt' },
+      spec: {
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'a', image: 'x' }] } },
+      },
+    });
+    expect(d.status).toBe(201);
+    expect(d.body.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } });
+    expect(d.body.spec.template.spec.containers[0].imagePullPolicy).toBe('Always');
+    expect(d.body.spec.template.spec.enableServiceLinks).toBeUndefined();
+  });
+
+  test('a Node keeps the status it is created with (kubelets register that way); other kinds drop it; updates keep the stored status', async () => {
+    const status = { capacity: { cpu: '4', memory: '8Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] };
+    const n = await srv.json('POST', '/api/v1/nodes', { metadata: { name: 'reg-node' }, status });
+    expect(n.status).toBe(201);
+    expect(n.body.status).toEqual({ ...status, allocatable: status.capacity });
+    const u = await srv.json('PUT', '/api/v1/nodes/reg-node', { ...n.body, status: { capacity: { cpu: '1' } } });
+    expect(u.status).toBe(200);
+    expect(u.body.status).toEqual(n.body.status);
+    const d = await srv.json('POST', '/apis/apps/v1/namespaces/default/deployments', {
+      metadata: { name: 'with-status' },
+      spec: {
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'a', image: 'x' }] } },
+      },
+      status: { replicas: 5 },
+    });
+    expect(d.body.status).toEqual({});
+  });
+});

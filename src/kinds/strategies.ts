@@ -107,7 +107,7 @@ export function strategyFor(kind: string): Strategy {
   if (!STRATEGIES[kind] && withStatus.has(kind)) {
     base = {
       prepareForCreate: (o) => {
-        o.status = {};
+        if (o.status === undefined) o.status = {};
       },
     };
   }
@@ -118,6 +118,7 @@ export function strategyFor(kind: string): Strategy {
   const update = both(v.prepareForUpdate, base.prepareForUpdate);
   if (create) s.prepareForCreate = create;
   if (update) s.prepareForUpdate = update;
+  if (v.statusOnCreate) s.statusOnCreate = true;
   if (v.validate) s.validate = v.validate;
   if (v.validateUpdate) s.validateUpdate = v.validateUpdate;
   return s;

@@ -434,7 +434,7 @@ export class ResourceStore {
     delete meta.selfLink;
     if (this.def.generation) meta.generation = 1;
     else delete meta.generation;
-    if (this.def.status) delete obj.status;
+    if (this.def.status && !this.def.strategy.statusOnCreate) delete obj.status;
     this.def.strategy.prepareForCreate?.(obj);
     this.validateCreate(obj);
     if (!managed) this.recordManaged(undefined, obj, w, '');

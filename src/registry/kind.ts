@@ -19,6 +19,11 @@ export interface Column {
 }
 
 export interface Strategy {
+  /**
+   * A create keeps the status it carries (the reference's Node strategy: kubelets and node
+   * simulators register nodes with their status); other kinds with a status drop it on create.
+   */
+  statusOnCreate?: boolean;
   /** Set server-owned initial state on create (after defaulting, before validation). */
   prepareForCreate?(obj: Obj): void;
   /** Carry server-owned state over on update of the main resource. */

@@ -76,6 +76,8 @@ interface Node {
   elem: Node | null;
   /** Keep fields not in `props` (preserveUnknown). */
   keep: boolean;
+  /** The definition's conditional defaulting (defaulters.ts), run after its static defaults. */
+  fn: ((o: JsonObject) => void) | null;
 }
 
 const INT32_MIN = -2147483648;
@@ -130,7 +132,11 @@ export class SchemaSet {
   private prune = false;
   private defaults = false;
 
-  constructor(definitions: Definitions, overlays: readonly Overlay[] = []) {
+  constructor(
+    definitions: Definitions,
+    overlays: readonly Overlay[] = [],
+    defaulters: Readonly<Record<DefName, (o: JsonObject) => void>> = {},
+  ) {
     this.defs = structuredClone(definitions);
     for (const o of overlays) {
       const def = this.defs[o.def];
@@ -142,6 +148,11 @@ export class SchemaSet {
     }
     // Compile everything up front; also checks every ref and every default's type.
     for (const name in this.defs) this.node(name);
+    for (const name in defaulters) {
+      const n = this.nodes.get(name);
+      if (!n || n.k !== K.Struct) throw new Error(`defaulter: ${name} is not a struct definition`);
+      n.fn = defaulters[name] as (o: JsonObject) => void;
+    }
     for (const o of overlays) {
       const field = this.nodes.get(o.def)!.props![o.field]!;
       const r = this.run(field, cloneJson(o.default), { prune: false, defaults: true });
@@ -204,7 +215,7 @@ export class SchemaSet {
     const def = this.defs[name];
     if (!def) throw new Error(`unknown definition ${name}`);
     // Register before compiling so recursive definitions (JSONSchemaProps) close the loop.
-    n = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false };
+    n = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false, fn: null };
     this.nodes.set(name, n);
     if (def.type === 'ref') Object.assign(n, this.node(def.ref));
     else this.fill(n, def);
@@ -213,7 +224,7 @@ export class SchemaSet {
 
   private compile(s: Schema): Node {
     if (s.type === 'ref') return this.node(s.ref);
-    const n: Node = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false };
+    const n: Node = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false, fn: null };
     this.fill(n, s);
     return n;
   }
@@ -407,6 +418,7 @@ export class SchemaSet {
         }
       }
     }
+    if (this.defaults && n.fn !== null) n.fn(o);
   }
 
   private map(elem: Node, o: JsonObject): void {

@@ -8,28 +8,20 @@
  * (e.g. PodSpec defaults apply inside every pod template too, as upstream). A default object is
  * itself defaulted, so `DeploymentSpec.strategy: {}` then gets `type: RollingUpdate`.
  *
- * Only defaults that depend on nothing else belong here. Not handled yet (conditional or
- * context-dependent; they need code in the per-kind strategies):
- *  - Container/EphemeralContainer.imagePullPolicy: Always if the image tag is `:latest`, else IfNotPresent
- *    (same rule for the ImageVolumeSource.pullPolicy).
- *  - Pod only (not templates): spec.enableServiceLinks true; container requests default to limits;
- *    with hostNetwork, ports[].hostPort defaults to containerPort; pod-level resources defaulting.
- *  - Volume: emptyDir {} when no volume source is set.
- *  - ServicePort.targetPort = port when unset/0/""; ServiceSpec.sessionAffinityConfig.clientIP.timeoutSeconds
- *    10800 when sessionAffinity is ClientIP (and sessionAffinityConfig cleared when None);
- *    externalTrafficPolicy Cluster for NodePort/LoadBalancer; internalTrafficPolicy Cluster unless
- *    ExternalName; allocateLoadBalancerNodePorts true and loadBalancer ingress ipMode VIP for LoadBalancer.
+ * Only defaults that depend on nothing else belong here; the conditional ones are code in
+ * defaulters.ts (container imagePullPolicy; the Pod-only enableServiceLinks, requests from limits
+ * and hostPort; emptyDir volumes; service ports and traffic policies; deployment rollingUpdate;
+ * network policy types; node allocatable). Not handled yet:
+ *  - pod-level resources defaulting; loadBalancer ingress ipMode VIP.
  *  - Namespace: label `kubernetes.io/metadata.name` = name; status.phase Active (upstream
  *    SetDefaults_NamespaceStatus; here the namespace strategy sets it).
- *  - NodeStatus.allocatable = capacity when unset; LimitRangeItem (type Container) default/defaultRequest
- *    from max/default/min; ReplicationController selector/labels from the template labels.
- *  - Deployment strategy.rollingUpdate {maxUnavailable: 25%, maxSurge: 25%} only when type is RollingUpdate;
- *    DaemonSet updateStrategy.rollingUpdate {maxUnavailable: 1, maxSurge: 0} likewise; StatefulSet
- *    updateStrategy.rollingUpdate {partition: 0} when the type was defaulted or rollingUpdate is present.
+ *  - LimitRangeItem (type Container) default/defaultRequest from max/default/min; ReplicationController
+ *    selector/labels from the template labels.
+ *  - DaemonSet updateStrategy.rollingUpdate {maxUnavailable: 1, maxSurge: 0} when RollingUpdate;
+ *    StatefulSet updateStrategy.rollingUpdate {partition: 0} (kinds not served yet).
  *  - Job (Job objects only, not CronJob jobTemplates, so not on JobSpec): parallelism 1, completions 1
  *    when both are unset, backoffLimit 6 (MaxInt32 with backoffLimitPerIndex), completionMode NonIndexed,
  *    suspend false, podReplacementPolicy, metadata.labels from the template labels.
- *  - NetworkPolicySpec.policyTypes: [Ingress] (+ Egress when egress rules exist).
  *  - rbac Subject.apiGroup: rbac.authorization.svc.io for User/Group, "" for ServiceAccount.
  *  - CRD: names.singular = lowercase kind, names.listKind = kind + "List", status.storedVersions from the
  *    storage version, conversion.conversionReviewVersions [v1] for Webhook.

@@ -255,7 +255,8 @@ export function validateNode(o: Obj): Errs {
   return errs;
 }
 
-export const node: Strategy = { validate: validateNode };
+/** Nodes may carry their status on create (see Strategy.statusOnCreate). */
+export const node: Strategy = { validate: validateNode, statusOnCreate: true };
 
 // ---- Event --------------------------------------------------------------------------------
 

@@ -1,0 +1,135 @@
+/**
+ * The conditional part of the reference's defaulting (SetDefaults_* that look at other fields),
+ * as code: one function per definition, run by SchemaSet.normalize wherever the definition
+ * occurs (so container defaults apply inside every pod template too), after the struct's own
+ * fields and static defaults (overlays.ts) are in place. Each only fills what is absent.
+ */
+import type { JsonObject } from '../api/meta';
+import type { DefName } from './types';
+
+const CORE = 'io.svc.api.core.v1';
+const APPS = 'io.svc.api.apps.v1';
+const NET = 'io.svc.api.networking.v1';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The tag of an image reference as the reference's parsers.ParseImageName sees it: the part
+ * after the last ':' of the last path component, "latest" when there is neither a tag nor a
+ * digest, "" with a digest only (or an empty image).
+ */
+export function imageTag(image: string): string {
+  if (image === '') return '';
+  const at = image.indexOf('@');
+  const name = at >= 0 ? image.slice(0, at) : image;
+  const slash = name.lastIndexOf('/');
+  const colon = name.lastIndexOf(':');
+  if (colon > slash) return name.slice(colon + 1);
+  return at >= 0 ? '' : 'latest';
+}
+
+/** SetDefaults_Container (and EphemeralContainer): imagePullPolicy from the image's tag. */
+function container(o: JsonObject): void {
+  if (o.imagePullPolicy === undefined || o.imagePullPolicy === '') {
+    o.imagePullPolicy = imageTag(typeof o.image === 'string' ? o.image : '') === 'latest' ? 'Always' : 'IfNotPresent';
+  }
+}
+
+/** SetDefaults_ServicePort: targetPort = port when unset, 0 or "". */
+function servicePort(o: JsonObject): void {
+  if ((o.targetPort === undefined || o.targetPort === 0 || o.targetPort === '') && typeof o.port === 'number') o.targetPort = o.port;
+}
+
+/** SetDefaults_Service (the spec's conditional fields). */
+function serviceSpec(o: JsonObject): void {
+  if (o.sessionAffinity === 'None') delete o.sessionAffinityConfig;
+  if (o.sessionAffinity === 'ClientIP') {
+    const cfg = isObj(o.sessionAffinityConfig) ? o.sessionAffinityConfig : {};
+    const ip = isObj(cfg.clientIP) ? cfg.clientIP : {};
+    if (ip.timeoutSeconds === undefined) ip.timeoutSeconds = 10800;
+    cfg.clientIP = ip;
+    o.sessionAffinityConfig = cfg;
+  }
+  const type = o.type;
+  const externallyAccessible =
+    type === 'LoadBalancer' || type === 'NodePort' || (type === 'ClusterIP' && Array.isArray(o.externalIPs) && o.externalIPs.length > 0);
+  if (externallyAccessible && (o.externalTrafficPolicy === undefined || o.externalTrafficPolicy === ''))
+    o.externalTrafficPolicy = 'Cluster';
+  if (o.internalTrafficPolicy === undefined && (type === 'ClusterIP' || type === 'NodePort' || type === 'LoadBalancer')) {
+    o.internalTrafficPolicy = 'Cluster';
+  }
+  if (type === 'LoadBalancer' && o.allocateLoadBalancerNodePorts === undefined) o.allocateLoadBalancerNodePorts = true;
+}
+
+/** SetDefaults_Volume: a volume with no source is an emptyDir. */
+function volume(o: JsonObject): void {
+  for (const k in o) if (k !== 'name') return;
+  o.emptyDir = {};
+}
+
+/** SetDefaults_Deployment's strategy part: a RollingUpdate strategy gets 25% / 25%. */
+function deploymentStrategy(o: JsonObject): void {
+  if (o.type !== 'RollingUpdate') return;
+  const ru = isObj(o.rollingUpdate) ? o.rollingUpdate : {};
+  if (ru.maxUnavailable === undefined) ru.maxUnavailable = '25%';
+  if (ru.maxSurge === undefined) ru.maxSurge = '25%';
+  o.rollingUpdate = ru;
+}
+
+/** SetDefaults_NetworkPolicy: policyTypes [Ingress], plus Egress when there are egress rules. */
+function networkPolicySpec(o: JsonObject): void {
+  if (Array.isArray(o.policyTypes) && o.policyTypes.length > 0) return;
+  const types = ['Ingress'];
+  if (Array.isArray(o.egress) && o.egress.length > 0) types.push('Egress');
+  o.policyTypes = types;
+}
+
+/** SetDefaults_NodeStatus: allocatable = capacity when unset. */
+function nodeStatus(o: JsonObject): void {
+  if (o.allocatable === undefined && isObj(o.capacity)) o.allocatable = { ...o.capacity };
+}
+
+/**
+ * SetDefaults_Pod (Pod objects only, not templates): enableServiceLinks true; each container's
+ * requests default to its limits for the resources it limits; with hostNetwork, a container
+ * port's hostPort defaults to its containerPort.
+ */
+function pod(o: JsonObject): void {
+  const spec = o.spec;
+  if (!isObj(spec)) return;
+  if (spec.enableServiceLinks === undefined) spec.enableServiceLinks = true;
+  for (const field of ['containers', 'initContainers']) {
+    const cs = spec[field];
+    if (!Array.isArray(cs)) continue;
+    for (const c of cs) {
+      if (!isObj(c)) continue;
+      const res = c.resources;
+      if (isObj(res) && isObj(res.limits)) {
+        const req = isObj(res.requests) ? res.requests : {};
+        let added = false;
+        for (const k in res.limits) {
+          if (req[k] === undefined) {
+            req[k] = res.limits[k];
+            added = true;
+          }
+        }
+        if (added || isObj(res.requests)) res.requests = req;
+      }
+      if (spec.hostNetwork === true && Array.isArray(c.ports)) {
+        for (const p of c.ports) if (isObj(p) && (p.hostPort === undefined || p.hostPort === 0)) p.hostPort = p.containerPort;
+      }
+    }
+  }
+}
+
+export const defaulters: Record<DefName, (o: JsonObject) => void> = {
+  [`${CORE}.Container`]: container,
+  [`${CORE}.EphemeralContainer`]: container,
+  [`${CORE}.ServicePort`]: servicePort,
+  [`${CORE}.ServiceSpec`]: serviceSpec,
+  [`${CORE}.Volume`]: volume,
+  [`${CORE}.NodeStatus`]: nodeStatus,
+  [`${CORE}.Pod`]: pod,
+  [`${APPS}.DeploymentStrategy`]: deploymentStrategy,
+  [`${NET}.NetworkPolicySpec`]: networkPolicySpec,
+};
