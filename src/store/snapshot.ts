@@ -128,5 +128,8 @@ export function loadSnapshot(dir: string, onEntry: (kv: KeyValue) => void): Revi
     if (e instanceof SnapshotCorruptError) throw e;
     throw new SnapshotCorruptError(newest.file, (e as Error).message);
   }
+  // Older snapshots are superseded by this complete one; a process killed between writing it
+  // and removing them left them behind.
+  for (const old of snapshotFiles(dir)) if (old.rev < rev) fs.rmSync(old.file, { force: true });
   return rev;
 }
