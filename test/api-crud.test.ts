@@ -3,16 +3,10 @@
  * the reference API server renders them, the status subresource, metadata.generation, finalizers,
  * deletecollection.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { describe, expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';

@@ -2,16 +2,10 @@
  * Discovery (/api, /api/v1, /apis, /apis/{group}, /apis/{group}/{version}, /version), kubectl
  * api-resources, health endpoints (/livez, /readyz, /healthz) and /metrics.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { describe, expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 /** Reference facts per resource: [groupVersion, plural, kind, namespaced, shortNames, categories, status subresource]. */
 const KINDS: [string, string, string, boolean, string[], string[], boolean][] = [

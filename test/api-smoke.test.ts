@@ -1,14 +1,8 @@
 /** A first end-to-end check over HTTPS against the real server process. */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 test('create, get, list and delete a ConfigMap over HTTPS', async () => {
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'smoke' }, data: { a: 'b' } };

@@ -12,20 +12,13 @@
  * NODE_EXTRA_CA_CERTS at process start, so the CA has to be given to a new process. The bearer
  * token from the kubeconfig works unchanged (client-node sets the Authorization header itself).
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type Server, startServer } from './helpers/server';
+import { serverForFile } from './helpers/server';
 
 const ROOT = path.resolve(import.meta.dir, '..');
-let srv: Server;
-
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 /** Run `body` (an async function body with `k8s` and `kc` in scope) in a child Bun; returns its JSON result. */
 // biome-ignore lint/suspicious/noExplicitAny: the child's JSON result

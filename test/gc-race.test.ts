@@ -4,16 +4,10 @@
  * treating a dependent as orphaned, since the owner's kind may reach it later), and deleting the
  * owners must still take the dependents along.
  */
-import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 test('dependents created right after their owners (other kinds) survive', async () => {
   const pairs = 60;

@@ -4,21 +4,15 @@
  * looks for the `fieldValidation` parameter in the group/version's v3 document; without it, it
  * falls back to validating on the client).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type Server, startServer } from './helpers/server';
+import { serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: walking JSON documents
 type Any = any;
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 interface Served {
   group: string;

@@ -2,16 +2,10 @@
  * Server-side tables per kind, black-box: objects created over HTTPS, then read as a Table (raw
  * JSON) and through kubectl, which renders the server's Table.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 const TABLE = { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
 const AGE = /^\d+s$/;

@@ -3,19 +3,13 @@
  * table of invalid ones (422 Invalid with the reference's causes: field path and reason), plus the
  * rules that only apply on update (immutable fields).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { describe, expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
 type Any = any;
 
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 interface KindCase {
   kind: string;

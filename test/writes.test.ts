@@ -2,20 +2,14 @@
  * Writes end to end (issue "Writes"): patch types, server-side apply with managedFields and
  * conflicts, field validation, dry run — over HTTPS and with kubectl as users run it.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type Server, startServer } from './helpers/server';
+import { serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-let srv: Server;
-beforeAll(async () => {
-  srv = await startServer();
-}, 30_000);
-afterAll(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 function deployment(name: string, replicas: number, image: string): Record<string, unknown> {
   return {

@@ -7,6 +7,7 @@
  *   srv.kubectl(['get', 'ns']);                 // runs /usr/bin/kubectl with the admin kubeconfig
  *   await srv.stop();
  */
+import { afterAll, beforeAll } from 'bun:test';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -143,4 +144,25 @@ export async function startServer(opts: { args?: string[]; dataDir?: string } = 
     logs: () => stderr,
   };
   return srv;
+}
+
+/**
+ * One server for a test file: started before its first test, stopped after its last. The
+ * returned handle forwards to it, so tests use it like the Server itself.
+ */
+export function serverForFile(opts: Parameters<typeof startServer>[0] = {}): Server {
+  let srv: Server | undefined;
+  beforeAll(async () => {
+    srv = await startServer(opts);
+  }, 30_000);
+  afterAll(async () => {
+    await srv?.stop();
+  });
+  return new Proxy({} as Server, {
+    get(_, key) {
+      if (!srv) throw new Error('serverForFile: the server is not started (use it inside tests)');
+      const v = (srv as unknown as Record<string | symbol, unknown>)[key];
+      return typeof v === 'function' ? v.bind(srv) : v;
+    },
+  });
 }
