@@ -4,14 +4,12 @@
  * occurs (so container defaults apply inside every pod template too), after the struct's own
  * fields and static defaults (overlays.ts) are in place. Each only fills what is absent.
  */
-import type { JsonObject } from '../api/meta';
+import { isObject, type JsonObject } from '../api/meta';
 import type { DefName } from './types';
 
 const CORE = 'io.svc.api.core.v1';
 const APPS = 'io.svc.api.apps.v1';
 const NET = 'io.svc.api.networking.v1';
-
-const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The tag of an image reference as the reference's parsers.ParseImageName sees it: the part
@@ -44,8 +42,8 @@ function servicePort(o: JsonObject): void {
 function serviceSpec(o: JsonObject): void {
   if (o.sessionAffinity === 'None') delete o.sessionAffinityConfig;
   if (o.sessionAffinity === 'ClientIP') {
-    const cfg = isObj(o.sessionAffinityConfig) ? o.sessionAffinityConfig : {};
-    const ip = isObj(cfg.clientIP) ? cfg.clientIP : {};
+    const cfg = isObject(o.sessionAffinityConfig) ? o.sessionAffinityConfig : {};
+    const ip = isObject(cfg.clientIP) ? cfg.clientIP : {};
     if (ip.timeoutSeconds === undefined) ip.timeoutSeconds = 10800;
     cfg.clientIP = ip;
     o.sessionAffinityConfig = cfg;
@@ -70,7 +68,7 @@ function volume(o: JsonObject): void {
 /** SetDefaults_Deployment's strategy part: a RollingUpdate strategy gets 25% / 25%. */
 function deploymentStrategy(o: JsonObject): void {
   if (o.type !== 'RollingUpdate') return;
-  const ru = isObj(o.rollingUpdate) ? o.rollingUpdate : {};
+  const ru = isObject(o.rollingUpdate) ? o.rollingUpdate : {};
   if (ru.maxUnavailable === undefined) ru.maxUnavailable = '25%';
   if (ru.maxSurge === undefined) ru.maxSurge = '25%';
   o.rollingUpdate = ru;
@@ -86,7 +84,7 @@ function networkPolicySpec(o: JsonObject): void {
 
 /** SetDefaults_NodeStatus: allocatable = capacity when unset. */
 function nodeStatus(o: JsonObject): void {
-  if (o.allocatable === undefined && isObj(o.capacity)) o.allocatable = { ...o.capacity };
+  if (o.allocatable === undefined && isObject(o.capacity)) o.allocatable = { ...o.capacity };
 }
 
 /**
@@ -96,27 +94,21 @@ function nodeStatus(o: JsonObject): void {
  */
 function pod(o: JsonObject): void {
   const spec = o.spec;
-  if (!isObj(spec)) return;
+  if (!isObject(spec)) return;
   if (spec.enableServiceLinks === undefined) spec.enableServiceLinks = true;
   for (const field of ['containers', 'initContainers']) {
     const cs = spec[field];
     if (!Array.isArray(cs)) continue;
     for (const c of cs) {
-      if (!isObj(c)) continue;
+      if (!isObject(c)) continue;
       const res = c.resources;
-      if (isObj(res) && isObj(res.limits)) {
-        const req = isObj(res.requests) ? res.requests : {};
-        let added = false;
-        for (const k in res.limits) {
-          if (req[k] === undefined) {
-            req[k] = res.limits[k];
-            added = true;
-          }
-        }
-        if (added || isObj(res.requests)) res.requests = req;
+      if (isObject(res) && isObject(res.limits)) {
+        const req = isObject(res.requests) ? res.requests : {};
+        for (const k in res.limits) if (req[k] === undefined) req[k] = res.limits[k];
+        if (Object.keys(req).length > 0) res.requests = req;
       }
       if (spec.hostNetwork === true && Array.isArray(c.ports)) {
-        for (const p of c.ports) if (isObj(p) && (p.hostPort === undefined || p.hostPort === 0)) p.hostPort = p.containerPort;
+        for (const p of c.ports) if (isObject(p) && (p.hostPort === undefined || p.hostPort === 0)) p.hostPort = p.containerPort;
       }
     }
   }
