@@ -42,9 +42,12 @@ export interface WatchHandlerOptions {
 
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
-/** The fixed parts of a JSON ADDED event around the object's text. */
-const ADDED_HEAD = Buffer.from('{"type":"ADDED","object":');
-const EVENT_TAIL = Buffer.from('}\n');
+/** A JSON watch event line is eventHead(type), the object's text, EVENT_END. */
+const eventHead = (type: EventType): string => `{"type":"${type}","object":`;
+const EVENT_END = '}\n';
+/** The same parts as bytes, for initial events written around the cached text. */
+const ADDED_HEAD = Buffer.from(eventHead('ADDED'));
+const EVENT_TAIL = Buffer.from(EVENT_END);
 const INITIAL_EVENTS_END = ['svc.io/initial-events-end', 'k8s.io/initial-events-end'];
 
 export class WatchHandler {
@@ -135,9 +138,9 @@ export class WatchHandler {
     const def = store.def;
     const encode = (type: EventType, text: string, obj?: Obj): string => {
       if (out.kind === 'table' && obj && type !== 'ERROR' && type !== 'BOOKMARK') {
-        return `{"type":"${type}","object":${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}}\n`;
+        return `${eventHead(type)}${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}${EVENT_END}`;
       }
-      return `{"type":"${type}","object":${text}}\n`;
+      return `${eventHead(type)}${text}${EVENT_END}`;
     };
     // A JSON event line is the same bytes for every watcher that gets it: built and UTF-8
     // encoded once per event and type, then shared (fan-out neither copies nor encodes object
