@@ -409,9 +409,30 @@ function qualify(type: string, pkg: string): string {
   return `${protoPkgToDef(pkg)}.${type}`;
 }
 
-/** `k8s.io.api.core.v1` → `io.k8s.api.core.v1`. */
+/** `k8s.io.api.core.v1` → `io.k8s.api.core.v1`; `k8s.io.apiextensions_apiserver.…` → `io.k8s.apiextensions-apiserver.…`. */
 function protoPkgToDef(pkg: string): string {
-  return pkg.startsWith('k8s.io.') ? `io.k8s.${pkg.slice('k8s.io.'.length)}` : pkg;
+  return pkg.startsWith('k8s.io.') ? `io.k8s.${pkg.slice('k8s.io.'.length).replaceAll('_', '-')}` : pkg;
+}
+
+/** Proto field names whose JSON name is not the lower-cased first letter (JSONSchemaProps' `$ref`, `$schema`). */
+const PROTO_JSON_NAMES: Record<string, string> = {
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps.ref': '$ref',
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps.schema': '$schema',
+};
+
+/**
+ * The JSON name (rebranded) of a proto field: `xKubernetesListType` → `x-svc-list-type` (the
+ * extension keys of JSONSchemaProps), the overrides above, else the name with a lower-case first letter.
+ */
+function protoJsonName(msg: string, field: string): string {
+  const override = PROTO_JSON_NAMES[`${msg}.${field}`];
+  if (override) return override;
+  if (/^xKubernetes[A-Z]/.test(field)) {
+    return rebrandProp(
+      `x-kubernetes-${field.slice('xKubernetes'.length).replace(/[A-Z]/g, (c, i) => `${i === 0 ? '' : '-'}${c.toLowerCase()}`)}`,
+    );
+  }
+  return lowerFirst(field);
 }
 
 function parseProtos(dir: string): Map<string, ProtoMessage> {
@@ -694,7 +715,7 @@ function jsonFieldNames(msg: ProtoMessage): string[] {
   for (const f of msg.fields) {
     const inner = PROTO_INLINE.has(`${msg.name}.${f.name}`) ? protoMessage(f.type) : undefined;
     if (inner) names.push(...jsonFieldNames(inner));
-    else names.push(lowerFirst(f.name));
+    else names.push(protoJsonName(msg.name, f.name));
   }
   return names;
 }
@@ -720,7 +741,8 @@ function placeProto(
   const lower = new Map<string, string>();
   if (known) for (const k of known.keys()) lower.set(k.toLowerCase(), k);
   for (const f of msg.fields) {
-    const match = known ? (known.has(f.name) ? f.name : lower.get(f.name.toLowerCase())) : undefined;
+    const json = protoJsonName(msg.name, f.name);
+    const match = known ? (known.has(json) ? json : lower.get(json.toLowerCase())) : undefined;
     if (match !== undefined) {
       const s = known!.get(match)!;
       if (inlineDepth === 0) (s as Raw).protoTag = f.tag;
@@ -756,7 +778,7 @@ function placeProto(
       delete (s as Raw).protoTag;
       (s as Raw).protoPath = [...pathPrefix, f.tag];
     }
-    const jsonName = lowerFirst(f.name);
+    const jsonName = protoJsonName(msg.name, f.name);
     if (known) notes.push(`${where}: added ${jsonName} from proto (field ${f.tag})`);
     placed.push({ name: jsonName, schema: s });
   }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { svcExtensionKeys, svcGroup } from '../api/brand';
 import { SchemaSet } from '../schema/engine';
 import generated from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
@@ -75,10 +76,6 @@ function rawOf(env: Uint8Array): Uint8Array {
 // Reference fixtures
 // ---------------------------------------------------------------------------------------------
 
-function rebrandGroup(group: string): string {
-  return group.endsWith('.k8s.io') ? `${group.slice(0, -'.k8s.io'.length)}.svc.io` : group;
-}
-
 function defByGvk(): Map<string, string> {
   const idx = new Map<string, string>();
   for (const [name, d] of Object.entries(defs)) {
@@ -97,13 +94,14 @@ describe.skipIf(!HAVE_REF)('reference fixtures', () => {
     const base = f.slice(0, -3);
     const obj = JSON.parse(fs.readFileSync(path.join(FIXTURES, `${base}.json`), 'utf8'));
     const [group, version] = String(obj.apiVersion).includes('/') ? String(obj.apiVersion).split('/') : ['', String(obj.apiVersion)];
-    const def = idx.get(`${rebrandGroup(group!)}/${version}/${obj.kind}`);
+    const def = idx.get(`${svcGroup(group!)}/${version}/${obj.kind}`);
     if (def && codec.supports(def)) served.push({ base, def });
     else notServed.push(base);
   }
   const load = (base: string) => ({
     pb: new Uint8Array(fs.readFileSync(path.join(FIXTURES, `${base}.pb`))),
-    text: fs.readFileSync(path.join(FIXTURES, `${base}.json`), 'utf8'),
+    // The fixtures are in the reference's brand: CRD schemas say `x-kubernetes-*` where this API says `x-svc-*`.
+    text: JSON.stringify(svcExtensionKeys(JSON.parse(fs.readFileSync(path.join(FIXTURES, `${base}.json`), 'utf8')))),
   });
 
   test('the served kinds among the fixtures are found', () => {
@@ -206,12 +204,14 @@ describe('envelope', () => {
     );
   });
 
-  test('definitions without a protobuf message are refused (apiextensions, not in the reference protos)', () => {
-    const CRD = 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition';
-    expect(codec.supports(CRD)).toBe(false);
+  test('definitions without a protobuf message are refused', () => {
+    // ClaimSource: in the 1.28 OpenAPI, gone from the newer .proto files.
+    const NO_PROTO = 'io.svc.api.core.v1.ClaimSource';
+    expect(set.get(NO_PROTO)).toBeDefined();
+    expect(codec.supports(NO_PROTO)).toBe(false);
     expect(codec.supports(POD)).toBe(true);
     expect(codec.supports('nope')).toBe(false);
-    expect(() => codec.encode({}, CRD)).toThrow(/has no protobuf encoding/);
+    expect(() => codec.encode({}, NO_PROTO)).toThrow(/has no protobuf encoding/);
     expect(() => codec.encode({}, 'nope')).toThrow(/unknown definition/);
   });
 
@@ -658,5 +658,38 @@ describe('encoding order', () => {
     ]) {
       expect(() => codec.encode(meta(bad), POD)).toThrow(/not an RFC 3339 time/);
     }
+  });
+});
+
+describe('CRD schema wrappers (JSONSchemaPropsOrArray, OrBool, OrStringArray)', () => {
+  const PROPS = 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps';
+  const cases: [string, Any][] = [
+    ['additionalProperties false', { type: 'object', additionalProperties: false }],
+    ['additionalProperties true', { type: 'object', additionalProperties: true }],
+    ['additionalProperties a schema', { type: 'object', additionalProperties: { type: 'string' } }],
+    ['items a schema', { type: 'array', items: { type: 'integer' } }],
+    ['items a list of schemas', { type: 'array', items: [{ type: 'integer' }, { type: 'string' }] }],
+    ['dependencies: property names and a schema', { dependencies: { a: ['b', 'c'], d: { type: 'object' } } }],
+    ['additionalItems false', { additionalItems: false }],
+  ];
+  for (const [name, schema] of cases) {
+    test(`${name}: round trip`, () => {
+      const bytes = codec.encodeMessage(schema, PROPS);
+      expect(codec.decodeMessage(bytes, PROPS)).toEqual(schema);
+    });
+  }
+  test('value fields are written as zeros when absent, as the reference writes an empty schema', () => {
+    const bytes = codec.encodeMessage({}, PROPS);
+    // id, $schema, description, type, format, title (strings), exclusiveMaximum, exclusiveMinimum
+    // (bools), pattern, uniqueItems, nullable, embedded-resource, int-or-string.
+    expect(Buffer.from(bytes).toString('hex')).toBe(
+      '0a0012002200 2a00 3200 3a00 5000 6000 7a00 9001 00 a80200 b80200 c00200'.replace(/ /g, ''),
+    );
+    expect(codec.decodeMessage(bytes, PROPS)).toEqual({});
+  });
+  test('a wrong JSON type is an error naming the field', () => {
+    expect(() => codec.encodeMessage({ additionalProperties: 'x' }, PROPS)).toThrow(/additionalProperties/);
+    expect(() => codec.encodeMessage({ items: 5 }, PROPS)).toThrow(/items/);
+    expect(() => codec.encodeMessage({ dependencies: { a: [1] } }, PROPS)).toThrow(/dependencies/);
   });
 });

@@ -30,6 +30,7 @@
  * (so `restartPolicy: ""` from a Go client stays absent and gets its default). Empty structs are
  * kept (`status: {}`), as Go's JSON writes them too; a zero Time is left out (Go: null).
  */
+import { svcApiVersion } from '../api/brand';
 import type { SchemaSet } from '../schema/engine';
 import type { DefName, Schema } from '../schema/types';
 
@@ -42,6 +43,7 @@ export const PROTOBUF_MEDIA_TYPE_UPSTREAM = 'application/vnd.kubernetes.protobuf
 
 const STATUS_DEF = 'io.svc.apimachinery.pkg.apis.meta.v1.Status';
 const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
+const APIEXT = 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1';
 
 /** Wire types. */
 const VARINT = 0;
@@ -74,6 +76,12 @@ enum V {
   RawJson,
   /** `{items = 1}`, repeated string, a JSON array: meta v1 Verbs, ExtraValue. */
   StringList,
+  /** apiextensions JSONSchemaPropsOrArray `{schema = 1, jSONSchemas = 2}`: a JSON schema object or an array of them. */
+  SchemaOrArray,
+  /** apiextensions JSONSchemaPropsOrBool `{allows = 1, schema = 2}`: a JSON boolean or a schema object. */
+  SchemaOrBool,
+  /** apiextensions JSONSchemaPropsOrStringArray `{schema = 1, property = 2}`: a schema object or a string array. */
+  SchemaOrStringArray,
 }
 
 enum Card {
@@ -120,7 +128,33 @@ interface Msg {
   byName: Map<string, Field>;
   /** The Inline fields (always written), by number. */
   inlines: Field[];
+  /** Scalar fields written as their zero value when absent (ALWAYS_WRITTEN). */
+  zeros: Set<Field> | null;
 }
+
+/**
+ * Go value fields that the encoder writes even when the JSON object lacks them, by message. Go
+ * writes every value field; elsewhere leaving a zero out decodes the same in Go and costs less,
+ * but CRD schemas nest many empty schemas (`items: {}`, `properties: {x: {}}`) and are compared
+ * byte for byte with the reference's encoding of them.
+ */
+const ALWAYS_WRITTEN: Record<string, readonly string[]> = {
+  [`${APIEXT}.JSONSchemaProps`]: [
+    'id',
+    '$schema',
+    'description',
+    'type',
+    'format',
+    'title',
+    'exclusiveMaximum',
+    'exclusiveMinimum',
+    'pattern',
+    'uniqueItems',
+    'nullable',
+    'x-svc-embedded-resource',
+    'x-svc-int-or-string',
+  ],
+};
 
 /** Special messages, by (rebranded) message name. */
 const SPECIAL: Record<string, V> = {
@@ -133,10 +167,18 @@ const SPECIAL: Record<string, V> = {
   'io.svc.apimachinery.pkg.api.resource.Quantity': V.Quantity,
   'io.svc.apimachinery.pkg.api.resource.QuantityValue': V.Quantity,
   'io.svc.apimachinery.pkg.runtime.RawExtension': V.RawJson,
-  'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON': V.RawJson,
+  [`${APIEXT}.JSON`]: V.RawJson,
   'io.svc.api.authentication.v1.ExtraValue': V.StringList,
   'io.svc.api.authorization.v1.ExtraValue': V.StringList,
+  [`${APIEXT}.JSONSchemaPropsOrArray`]: V.SchemaOrArray,
+  [`${APIEXT}.JSONSchemaPropsOrBool`]: V.SchemaOrBool,
+  [`${APIEXT}.JSONSchemaPropsOrStringArray`]: V.SchemaOrStringArray,
 };
+
+/** The kinds whose message wraps a JSONSchemaProps. */
+function wrapsSchema(kind: V): boolean {
+  return kind === V.SchemaOrArray || kind === V.SchemaOrBool || kind === V.SchemaOrStringArray;
+}
 
 /** Seconds of Go's zero time (0001-01-01T00:00:00Z) since the Unix epoch. */
 const ZERO_TIME_SECONDS = -62135596800;
@@ -976,7 +1018,8 @@ export class ProtobufCodec {
       }
       this.gvkIndex = idx;
     }
-    const def = this.gvkIndex.get(`${tm.apiVersion}/${tm.kind}`);
+    // The index holds svc group names; an envelope may name the upstream group (the reference's clients).
+    const def = this.gvkIndex.get(`${svcApiVersion(tm.apiVersion)}/${tm.kind}`);
     if (!def)
       throw new Error(`protobuf: no protobuf definition for apiVersion ${JSON.stringify(tm.apiVersion)}, kind ${JSON.stringify(tm.kind)}`);
     return def;
@@ -995,11 +1038,13 @@ export class ProtobufCodec {
     if (s.type !== 'object' || s.protoMessage === undefined || !s.properties) {
       throw new Error(`protobuf: ${defName} has no protobuf encoding`);
     }
-    const msg: Msg = { name: defName, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [] };
+    const msg: Msg = { name: defName, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [], zeros: null };
     // Register first: recursive messages close the loop.
     this.msgs.set(defName, msg);
     try {
       this.fill(defName, s.properties, s.required ?? [], msg);
+      const always = ALWAYS_WRITTEN[defName];
+      if (always) msg.zeros = new Set(always.map((n) => msg.byName.get(n)!));
     } catch (e) {
       this.msgs.delete(defName);
       throw e;
@@ -1014,7 +1059,7 @@ export class ProtobufCodec {
       const key = path.join('.');
       let g = groups.get(key);
       if (g) return g;
-      g = { name: `${defName}.${key}`, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [] };
+      g = { name: `${defName}.${key}`, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [], zeros: null };
       groups.set(key, g);
       const parent = group(path.slice(0, -1));
       const tag = path[path.length - 1]!;
@@ -1111,6 +1156,7 @@ export class ProtobufCodec {
           kind = special;
           // A named []string wrapped in a message: the JSON array is one message, not repeated.
           if (special === V.StringList && card === Card.Repeated) card = Card.Single;
+          if (wrapsSchema(special)) msg = this.msg(`${APIEXT}.JSONSchemaProps`);
           break;
         }
         kind = V.Struct;
@@ -1139,7 +1185,7 @@ export class ProtobufCodec {
     }
     const byName = msg.byName;
     const w = this.w;
-    if (msg.inlines.length === 0 && msg.order === null) {
+    if (msg.inlines.length === 0 && msg.order === null && msg.zeros === null) {
       // The object's keys, usually in field-number order already (schema order is field-number
       // order here); if not, start again sorted.
       const start = w.pos;
@@ -1177,7 +1223,7 @@ export class ProtobufCodec {
     const present: Field[] = [];
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i]!;
-      if (f.mark === mark || f.kind === V.Inline) present.push(f);
+      if (f.mark === mark || f.kind === V.Inline || msg.zeros?.has(f)) present.push(f);
     }
     const w = this.w;
     for (let i = 0; i < present.length; i++) {
@@ -1188,7 +1234,7 @@ export class ProtobufCodec {
         const start = w.begin();
         this.writeMessage(f.msg!, obj);
         w.end(start);
-      } else this.writeField(msg, f, obj[f.name]);
+      } else this.writeField(msg, f, f.mark === mark ? obj[f.name] : null);
     }
   }
 
@@ -1345,6 +1391,14 @@ export class ProtobufCodec {
         w.end(start);
         return;
       }
+      case V.SchemaOrArray:
+      case V.SchemaOrBool:
+      case V.SchemaOrStringArray: {
+        const start = w.begin();
+        this.writeSchemaOr(f, v);
+        w.end(start);
+        return;
+      }
       case V.StringList: {
         if (!Array.isArray(v)) throw this.typeError(f, 'array', v);
         const start = w.begin();
@@ -1357,6 +1411,42 @@ export class ProtobufCodec {
       }
       default:
         throw new Error(`protobuf: ${f.name}: cannot encode kind ${V[f.kind]}`);
+    }
+  }
+
+  /**
+   * The body of a JSONSchemaPropsOr* message, as the reference's Go types hold the JSON: an object
+   * is the schema (OrBool: `allows` true with it); an array is the list of schemas or of property
+   * names; a boolean is OrBool's `allows` alone. `allows` is a Go value field, always written.
+   */
+  private writeSchemaOr(f: Field, v: unknown): void {
+    const w = this.w;
+    const schema = (tag: number, s: unknown) => {
+      w.byte((tag << 3) | LEN);
+      const start = w.begin();
+      this.writeMessage(f.msg!, s as Json);
+      w.end(start);
+    };
+    const isObject = typeof v === 'object' && v !== null && !Array.isArray(v);
+    if (f.kind === V.SchemaOrBool) {
+      if (typeof v !== 'boolean' && !isObject) throw this.typeError(f, 'boolean or object', v);
+      w.byte(0x08);
+      w.byte(isObject || v === true ? 1 : 0);
+      if (isObject) schema(2, v);
+      return;
+    }
+    if (isObject) {
+      schema(1, v);
+      return;
+    }
+    if (!Array.isArray(v)) throw this.typeError(f, f.kind === V.SchemaOrArray ? 'object or array' : 'object or string array', v);
+    for (const item of v) {
+      if (f.kind === V.SchemaOrArray) schema(2, item);
+      else {
+        if (typeof item !== 'string') throw this.typeError(f, 'string array', v);
+        w.byte(0x12);
+        w.string(item);
+      }
     }
   }
 
@@ -1628,9 +1718,32 @@ export class ProtobufCodec {
         }
         return out;
       }
+      case V.SchemaOrArray:
+      case V.SchemaOrBool:
+      case V.SchemaOrStringArray:
+        return this.readSchemaOr(f, sub);
       default:
         throw new Error(`protobuf: field ${f.name}: cannot decode kind ${V[f.kind]}`);
     }
+  }
+
+  /** The JSON form of a JSONSchemaPropsOr* body: the schema if present, else the list (or OrBool's `allows`). */
+  private readSchemaOr(f: Field, sub: Reader): unknown {
+    const schemaTag = f.kind === V.SchemaOrBool ? 2 : 1;
+    let schema: Json | undefined;
+    let allows = false;
+    const list: unknown[] = [];
+    while (sub.pos < sub.end) {
+      const k = sub.uvarint32();
+      const tag = k >>> 3;
+      if (tag === schemaTag && (k & 7) === LEN) schema = this.readSub(f.msg!, sub, {});
+      else if (f.kind === V.SchemaOrBool && k === 0x08) allows = sub.varint() !== 0;
+      else if (f.kind === V.SchemaOrArray && k === 0x12) list.push(this.readSub(f.msg!, sub, {}));
+      else if (f.kind === V.SchemaOrStringArray && k === 0x12) list.push(sub.string());
+      else sub.skip(k & 7, tag);
+    }
+    if (schema !== undefined) return schema;
+    return f.kind === V.SchemaOrBool ? allows : list;
   }
 
   private readEntry(msg: Msg, f: Field, r: Reader, into: Json): void {
