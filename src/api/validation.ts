@@ -40,7 +40,7 @@ const LABEL_MSG =
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const QUALIFIED_MSG =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
@@ -74,7 +74,8 @@ export function qualifiedName(v: string): string[] {
   }
   if (name.length === 0) out.push('name part must be non-empty');
   else if (name.length > 63) out.push('name part must be no more than 63 characters');
-  if (name.length > 0 && !QUALIFIED_NAME_PART.test(name)) out.push(QUALIFIED_MSG);
+  // The reference checks the pattern even for an empty name part (two messages then).
+  if (!QUALIFIED_NAME_PART.test(name)) out.push(`name part ${QUALIFIED_MSG}`);
   return out;
 }
 

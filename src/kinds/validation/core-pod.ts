@@ -3,10 +3,10 @@
  * (containers, init containers, ports, restart and DNS policy). Pod templates of apps kinds reuse
  * them through validatePodTemplateSpec.
  */
-import type { Obj } from '../../api/meta';
-import { dns1123Label, duplicate, notSupported, required } from '../../api/validation';
+import { isObject, type Obj } from '../../api/meta';
+import { dns1123Label, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, isValidPortName, isValidPortNum, type J, list, obj, str, validateLabels } from './common';
+import { type Errs, each, isValidPortName, isValidPortNum, type J, list, obj, semanticEqual, str, validateLabels } from './common';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
@@ -87,6 +87,131 @@ export function validatePodTemplateSpec(template: J, path: string): Errs {
   return [...validateLabels(meta.labels, `${path}.labels`), ...validatePodSpec(obj(template.spec) ?? {}, `${path}.spec`)];
 }
 
+// ---- updates (ValidatePodUpdate) ------------------------------------------------------------
+
+/** The fields a pod update may change, as the reference lists them in its message. */
+const UPDATABLE_POD_SPEC_FIELDS = [
+  '`spec.containers[*].image`',
+  '`spec.initContainers[*].image`',
+  '`spec.activeDeadlineSeconds`',
+  '`spec.tolerations` (only additions to existing tolerations)',
+  '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+].join(',');
+export const POD_UPDATE_FORBIDDEN = `pod updates may not change fields other than ${UPDATABLE_POD_SPEC_FIELDS}`;
+const MAX_INT32 = 2147483647;
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/** ValidateContainerUpdates: same number of containers; `stop` when that fails. */
+function containerUpdates(next: J[], prev: J[], path: string): { errs: Errs; stop: boolean } {
+  if (next.length !== prev.length) return { errs: [forbiddenField(path, 'pod updates may not add or remove containers')], stop: true };
+  const errs: Errs = [];
+  next.forEach((c, i) => {
+    // An empty image is reported by the spec rules already (the reference's aggregate drops the repeat).
+    const image = str(c.image);
+    if (image.trim().length !== image.length)
+      errs.push(invalidValue(`${path}[${i}].image`, image, 'must not have leading or trailing whitespace'));
+  });
+  return { errs, stop: false };
+}
+
+/** activeDeadlineSeconds may be set, or lowered, but not raised or removed. */
+function activeDeadlineUpdate(next: unknown, prev: unknown): Errs {
+  const path = 'spec.activeDeadlineSeconds';
+  if (typeof next === 'number') {
+    if (next < 0 || next > MAX_INT32) return [invalidValue(path, next, `must be between 0 and ${MAX_INT32}, inclusive`)];
+    if (typeof prev === 'number' && prev < next) return [invalidValue(path, next, 'must be less than or equal to previous value')];
+    return [];
+  }
+  return typeof prev === 'number' ? [invalidValue(path, null, 'must not update from a positive integer to nil value')] : [];
+}
+
+/** validateOnlyAddedTolerations: every existing toleration stays, up to its tolerationSeconds. */
+function onlyAddedTolerations(next: J[], prev: J[]): Errs {
+  const strip = (t: J): J => {
+    const { tolerationSeconds: _, ...rest } = t;
+    return rest;
+  };
+  for (const old of prev) {
+    const o = strip(old);
+    if (!next.some((t) => semanticEqual(strip(t), o)))
+      return [forbiddenField('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds')];
+  }
+  return [];
+}
+
+/** validateOnlyDeletedSchedulingGates: gates may be removed, never added. */
+function onlyDeletedSchedulingGates(next: J[], prev: J[]): Errs {
+  const had = new Set(prev.map((g) => str(g.name)));
+  const errs: Errs = [];
+  const seen = new Set<string>();
+  next.forEach((g, i) => {
+    const name = str(g.name);
+    if (had.has(name) || seen.has(name)) return;
+    seen.add(name);
+    errs.push(forbiddenField(`spec.schedulingGates[${i}].name`, `only deletion is allowed, but found new scheduling gate '${name}'`));
+  });
+  return errs;
+}
+
+/** The mirror-pod annotation may be neither added, changed nor removed (ValidatePodSpecificAnnotationUpdates). */
+function mirrorAnnotationUpdate(o: Obj, old: Obj): Errs {
+  const next = o.metadata.annotations ?? {};
+  const prev = old.metadata.annotations ?? {};
+  const path = `metadata.annotations[${MIRROR_ANNOTATION}]`;
+  if (Object.hasOwn(prev, MIRROR_ANNOTATION) && next[MIRROR_ANNOTATION] !== prev[MIRROR_ANNOTATION])
+    return [forbiddenField(path, 'may not remove or update mirror pod annotation')];
+  if (!Object.hasOwn(prev, MIRROR_ANNOTATION) && Object.hasOwn(next, MIRROR_ANNOTATION))
+    return [forbiddenField(path, 'may not add mirror pod annotation')];
+  return [];
+}
+
+/** A short account of what differs between two specs (the reference appends a go-cmp diff). */
+export function specDiff(prev: unknown, next: unknown, path = 'spec'): string[] {
+  if (semanticEqual(prev, next)) return [];
+  if (isObject(prev) && isObject(next)) {
+    const keys = [...new Set([...Object.keys(prev), ...Object.keys(next)])].sort();
+    return keys.flatMap((k) => specDiff(prev[k], next[k], `${path}.${k}`));
+  }
+  if (Array.isArray(prev) && Array.isArray(next) && prev.length === next.length)
+    return prev.flatMap((v, i) => specDiff(v, next[i], `${path}[${i}]`));
+  const show = (v: unknown) => (v === undefined ? '<unset>' : JSON.stringify(v));
+  return [`- ${path}: ${show(prev)}`, `+ ${path}: ${show(next)}`];
+}
+
+/** ValidatePodUpdate: only the fields the reference lists may change in a pod's spec. */
+export function validatePodUpdate(o: Obj, old: Obj): Errs {
+  const spec = obj(o.spec) ?? {};
+  const prev = obj(old.spec) ?? {};
+  const errs = mirrorAnnotationUpdate(o, old);
+  for (const key of ['containers', 'initContainers']) {
+    const r = containerUpdates(list<J>(spec[key]), list<J>(prev[key]), `spec.${key}`);
+    errs.push(...r.errs);
+    if (r.stop) return errs;
+  }
+  const deadline = activeDeadlineUpdate(spec.activeDeadlineSeconds, prev.activeDeadlineSeconds);
+  errs.push(...deadline);
+  if (deadline.length > 0 && typeof spec.activeDeadlineSeconds === 'number') return errs;
+  errs.push(...onlyAddedTolerations(list<J>(spec.tolerations), list<J>(prev.tolerations)));
+  errs.push(...onlyDeletedSchedulingGates(list<J>(spec.schedulingGates), list<J>(prev.schedulingGates)));
+  if (semanticEqual(spec, prev)) return errs;
+  // The updatable fields take their old values; whatever still differs is forbidden.
+  const munged: J = { ...spec };
+  for (const key of ['containers', 'initContainers']) {
+    const olds = list<J>(prev[key]);
+    if (Array.isArray(spec[key])) munged[key] = list<J>(spec[key]).map((c, i) => ({ ...c, image: olds[i]?.image }));
+  }
+  for (const key of ['activeDeadlineSeconds', 'schedulingGates', 'tolerations']) {
+    if (prev[key] === undefined) delete munged[key];
+    else munged[key] = prev[key];
+  }
+  const oldGrace = prev.terminationGracePeriodSeconds;
+  if (typeof oldGrace === 'number' && oldGrace < 0 && munged.terminationGracePeriodSeconds === 1)
+    munged.terminationGracePeriodSeconds = oldGrace;
+  if (!semanticEqual(munged, prev)) errs.push(forbiddenField('spec', `${POD_UPDATE_FORBIDDEN}\n${specDiff(prev, munged).join('\n')}`));
+  return errs;
+}
+
 export const pod: Strategy = {
   validate: (o: Obj) => validatePodSpec(obj(o.spec) ?? {}, 'spec'),
+  validateUpdate: validatePodUpdate,
 };

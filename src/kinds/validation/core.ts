@@ -202,7 +202,79 @@ export function validateService(o: Obj): Errs {
   return errs;
 }
 
-export const service: Strategy = { validate: validateService };
+// ---- Service updates ----------------------------------------------------------------------
+
+const strings = (v: unknown): string[] => list<string>(v).map(str);
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * The reference's NormalizeClusterIPs: clients that only know the singular `clusterIP` keep the
+ * plural `clusterIPs` in step (create: seeded from it; update: kept, cleared or replaced with it).
+ */
+export function normalizeClusterIPs(o: Obj, old?: Obj): void {
+  const spec = obj(o.spec);
+  if (!spec) return;
+  const ip = str(spec.clusterIP);
+  const ips = strings(spec.clusterIPs);
+  if (!old) {
+    if (ip !== '' && ips.length === 0) spec.clusterIPs = [ip];
+    else if (ip === '' && ips.length > 0) spec.clusterIP = ips[0];
+    return;
+  }
+  const prev = obj(old.spec) ?? {};
+  const oldIp = str(prev.clusterIP);
+  const oldIps = strings(prev.clusterIPs);
+  if (oldIps.length > 0 && ips.length === 0 && oldIp === ip) spec.clusterIPs = [...oldIps];
+  if (oldIp !== ip && sameList(oldIps, strings(spec.clusterIPs))) {
+    if (oldIp !== '' && ip === '') delete spec.clusterIPs;
+    else spec.clusterIPs = [ip];
+  }
+}
+
+/** validateUpgradeDowngradeClusterIPs: an assigned primary cluster IP never changes. */
+function clusterIPsUpdate(spec: J, prev: J): Errs {
+  if (spec.type === 'ExternalName' || prev.type === 'ExternalName') return [];
+  const ips = strings(spec.clusterIPs);
+  const oldIps = strings(prev.clusterIPs);
+  const headless = (l: string[]) => l.length === 1 && l[0] === 'None';
+  if (headless(ips) && headless(oldIps)) return [];
+  const bad = (msg: string) => invalidValue('spec.clusterIPs[0]', stringsValue(spec.clusterIPs), msg);
+  const errs: Errs = [];
+  if (oldIps.length === ips.length) {
+    oldIps.forEach((ip, i) => {
+      if (ip !== ips[i]) errs.push(invalidValue(`spec.clusterIPs[${i}]`, stringsValue(spec.clusterIPs), 'may not change once set'));
+    });
+  } else if (oldIps.length > ips.length) {
+    if (ips.length === 0) errs.push(bad('primary clusterIP can not be unset'));
+    if (ips.length > 0 && ips[0] !== oldIps[0]) errs.push(bad('may not change once set'));
+    if (ips.length === 1 && spec.ipFamilyPolicy !== 'SingleStack')
+      errs.push(
+        invalidValue(
+          'spec.ipFamilyPolicy',
+          spec.ipFamilyPolicy ?? null,
+          "must be set to 'SingleStack' when releasing the secondary clusterIP",
+        ),
+      );
+  } else if (oldIps.length > 0 && ips[0] !== oldIps[0]) errs.push(bad('may not change once set'));
+  return errs;
+}
+
+/** ValidateServiceUpdate: cluster IPs once set, and a load balancer's class. */
+export function validateServiceUpdate(o: Obj, old: Obj): Errs {
+  const spec = obj(o.spec) ?? {};
+  const prev = obj(old.spec) ?? {};
+  const errs = clusterIPsUpdate(spec, prev);
+  if (spec.type === 'LoadBalancer' && prev.type === 'LoadBalancer' && spec.loadBalancerClass !== prev.loadBalancerClass)
+    errs.push(invalidValue('spec.loadBalancerClass', spec.loadBalancerClass ?? null, 'may not change once set'));
+  return errs;
+}
+
+export const service: Strategy = {
+  prepareForCreate: (o) => normalizeClusterIPs(o),
+  prepareForUpdate: normalizeClusterIPs,
+  validate: validateService,
+  validateUpdate: validateServiceUpdate,
+};
 
 // ---- Namespace ----------------------------------------------------------------------------
 
@@ -228,18 +300,10 @@ const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 export function validateNode(o: Obj): Errs {
   const errs: Errs = [];
   const spec = obj(o.spec) ?? {};
-  const cidrs = list<string>(spec.podCIDRs);
-  cidrs.forEach((c, i) => {
-    errs.push(...validateCidr(`spec.podCIDRs[${i}]`, c));
-  });
-  if (cidrs.length > 1) {
-    const families = cidrs.map((c) => parseCidr(c)?.net.length);
-    const dualStack = families.length === 2 && families.includes(4) && families.includes(16);
-    if (!dualStack) errs.push(invalidValue('spec.podCIDRs', stringsValue(cidrs), 'may specify no more than one CIDR for each IP family'));
-  }
   const seen = new Set<string>();
   list<J>(spec.taints).forEach((t, i) => {
-    const p = `spec.taints[${i}]`;
+    // The reference validates node taints under metadata (ValidateNode's fldPath), not spec.
+    const p = `metadata.taints[${i}]`;
     const key = str(t.key);
     errs.push(...each(`${p}.key`, key, qualifiedName(key)));
     const value = str(t.value);
@@ -252,11 +316,48 @@ export function validateNode(o: Obj): Errs {
     if (seen.has(id)) errs.push({ ...duplicate(p, t), detail: 'taints must be unique by key and effect pair' });
     seen.add(id);
   });
+  const cidrs = list<string>(spec.podCIDRs);
+  cidrs.forEach((c, i) => {
+    errs.push(...validateCidr(`spec.podCIDRs[${i}]`, c));
+  });
+  if (cidrs.length > 1) {
+    const families = cidrs.map((c) => parseCidr(c)?.net.length);
+    const dualStack = families.length === 2 && families.includes(4) && families.includes(16);
+    if (!dualStack) errs.push(invalidValue('spec.podCIDRs', stringsValue(cidrs), 'may specify no more than one CIDR for each IP family'));
+    const seenCidrs = new Set<string>();
+    cidrs.forEach((c, i) => {
+      if (seenCidrs.has(c)) errs.push(duplicate(`spec.podCIDRs[${i}]`, c));
+      seenCidrs.add(c);
+    });
+  }
+  return errs;
+}
+
+const PODCIDR_UPDATE = 'node updates may not change podCIDR except from "" to valid';
+
+/** ValidateNodeUpdate: podCIDRs and providerID only go from unset to set. */
+export function validateNodeUpdate(o: Obj, old: Obj): Errs {
+  const spec = obj(o.spec) ?? {};
+  const prev = obj(old.spec) ?? {};
+  const errs: Errs = [];
+  const cidrs = strings(spec.podCIDRs);
+  const oldCidrs = strings(prev.podCIDRs);
+  if (oldCidrs.length > 0) {
+    if (oldCidrs.length !== cidrs.length) errs.push(forbiddenField('spec.podCIDRs', PODCIDR_UPDATE));
+    else
+      oldCidrs.forEach((c, i) => {
+        if (c !== cidrs[i]) errs.push(forbiddenField('spec.podCIDRs', PODCIDR_UPDATE));
+      });
+  }
+  const providerID = str(prev.providerID);
+  if (providerID !== '' && providerID !== str(spec.providerID))
+    errs.push(forbiddenField('spec.providerID', 'node updates may not change providerID except from "" to valid'));
+  if (str(spec.externalID) !== str(prev.externalID)) errs.push(forbiddenField('spec.externalID', 'may not be updated'));
   return errs;
 }
 
 /** Nodes may carry their status on create (see Strategy.statusOnCreate). */
-export const node: Strategy = { validate: validateNode, statusOnCreate: true };
+export const node: Strategy = { validate: validateNode, validateUpdate: validateNodeUpdate, statusOnCreate: true };
 
 // ---- Event --------------------------------------------------------------------------------
 
@@ -274,9 +375,10 @@ export function validateEvent(o: Obj): Errs {
   } else {
     // "New" events (eventTime set) carry the reporting fields.
     if (involvedNs === '' && ns !== 'default' && ns !== 'kube-system') mismatch();
+    // The reference names this field by its Go name, ReportingController.
     const controller = str(o.reportingComponent);
-    if (controller === '') errs.push(required('reportingComponent'));
-    errs.push(...each('reportingComponent', controller, qualifiedName(controller)));
+    if (controller === '') errs.push(required('reportingController'));
+    errs.push(...each('reportingController', controller, qualifiedName(controller)));
     for (const f of ['reportingInstance', 'action', 'reason', 'message'] as const) {
       const v = str(o[f]);
       if (v === '' && f !== 'message') errs.push(required(f));
