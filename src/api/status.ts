@@ -188,7 +188,8 @@ function renderBadValue(v: unknown): string {
   if (typeof go === 'string') return go;
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (v === null) return 'null';
+  // Go prints a nil bad value as the string "null", quoted like any string.
+  if (v === null) return '"null"';
   return JSON.stringify(v);
 }
 
