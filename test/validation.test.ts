@@ -196,7 +196,15 @@ const KINDS: KindCase[] = [
     },
     invalid: [
       ['no limits', { spec: {} }, [['spec.limits', 'FieldValueRequired']]],
-      ['type missing', { spec: { limits: [{ max: { cpu: '1' } }] } }, [['spec.limits[0].type', 'FieldValueRequired']]],
+      // Invalid, not Required: the reference runs the qualified-name check on the empty type.
+      [
+        'type missing',
+        { spec: { limits: [{ max: { cpu: '1' } }] } },
+        [
+          ['spec.limits[0].type', 'FieldValueInvalid'],
+          ['spec.limits[0].type', 'FieldValueInvalid'],
+        ],
+      ],
       ['type unknown', { spec: { limits: [{ type: 'Cluster' }] } }, [['spec.limits[0].type', 'FieldValueInvalid']]],
       [
         'min above default above max',
@@ -666,7 +674,11 @@ const KINDS: KindCase[] = [
     valid: { spec: { podCIDRs: ['10.244.0.0/24'], taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] } },
     invalid: [
       ['pod CIDR', { spec: { podCIDRs: ['10.244.0.1/24'] } }, [['spec.podCIDRs[0]', 'FieldValueInvalid']]],
-      ['taint effect', { spec: { taints: [{ key: 'a', effect: 'Sometimes' }] } }, [['spec.taints[0].effect', 'FieldValueNotSupported']]],
+      [
+        'taint effect',
+        { spec: { taints: [{ key: 'a', effect: 'Sometimes' }] } },
+        [['metadata.taints[0].effect', 'FieldValueNotSupported']],
+      ],
     ],
   },
   {
