@@ -114,7 +114,28 @@ describe('Service', () => {
   const cases: [string, Any, string[][]][] = [
     ['valid', { selector: { app: 'x' } }, []],
     ['two named ports', { ports: [port({ name: 'a' }), port({ name: 'b', port: 81, targetPort: 'http' })] }, []],
-    ['headless without ports', { clusterIP: 'None', ports: [] }, []],
+    // Unit level: clusterIPs as NormalizeClusterIPs leaves them (the registry runs it first).
+    ['headless without ports', { clusterIP: 'None', clusterIPs: ['None'], ports: [] }, []],
+    ['headless NodePort', { type: 'NodePort', clusterIP: 'None', clusterIPs: ['None'] }, [['spec.clusterIPs[0]', 'FieldValueInvalid']]],
+    [
+      'ExternalName with cluster IPs',
+      { type: 'ExternalName', externalName: 'a.b', clusterIPs: ['10.0.0.1'], ports: [] },
+      [['spec.clusterIPs', 'FieldValueForbidden']],
+    ],
+    ['no type', { type: '' }, [['spec.type', 'FieldValueRequired']]],
+    ['same protocol and port twice', { ports: [port({ name: 'a' }), port({ name: 'b' })] }, [['spec.ports[1]', 'FieldValueDuplicate']]],
+    [
+      'same nodePort twice',
+      { type: 'NodePort', ports: [port({ name: 'a', nodePort: 30000 }), port({ name: 'b', port: 81, nodePort: 30000 })] },
+      [['spec.ports[1].nodePort', 'FieldValueDuplicate']],
+    ],
+    ['bad session affinity', { sessionAffinity: 'Sticky' }, [['spec.sessionAffinity', 'FieldValueNotSupported']]],
+    [
+      'affinity config without ClientIP',
+      { sessionAffinity: 'None', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } } },
+      [['spec.sessionAffinityConfig', 'FieldValueForbidden']],
+    ],
+    ['load balancer class on ClusterIP', { loadBalancerClass: 'a/b' }, [['spec.loadBalancerClass', 'FieldValueForbidden']]],
     ['ExternalName', { type: 'ExternalName', externalName: 'example.com.', ports: [] }, []],
     ['no ports', { ports: [] }, [['spec.ports', 'FieldValueRequired']]],
     ['ExternalName without name', { type: 'ExternalName', ports: [] }, [['spec.externalName', 'FieldValueRequired']]],
@@ -124,6 +145,7 @@ describe('Service', () => {
       [
         ['spec.ports[0].name', 'FieldValueRequired'],
         ['spec.ports[2].name', 'FieldValueDuplicate'],
+        ['spec.ports[1]', 'FieldValueDuplicate'],
       ],
     ],
     ['port 0', { ports: [port({ port: 0 })] }, [['spec.ports[0].port', 'FieldValueInvalid']]],
@@ -139,6 +161,10 @@ describe('Service', () => {
   });
 
   test('messages', () => {
+    const [dup] = validateService(svc({ ports: [port({ name: 'a' }), port({ name: 'b' })] }));
+    expect(fieldErrorText(dup!)).toBe(
+      'Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}',
+    );
     const [e] = validateService(svc({ type: 'Magic' }));
     expect(fieldErrorText(e!)).toBe(
       'Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',

@@ -20,6 +20,8 @@ import {
   configMapKey,
   type Errs,
   each,
+  GoValue,
+  goQuote,
   immutable,
   isValidPortName,
   isValidPortNum,
@@ -175,14 +177,33 @@ function validateServicePort(p: J, requireName: boolean, names: Set<string>, pat
   return errs;
 }
 
+/** core.ServicePort as Go prints it (the bad value of a duplicate (protocol, port) pair). */
+function servicePortValue(protocol: string, port: number): GoValue {
+  return new GoValue(
+    `core.ServicePort{Name:"", Protocol:${goQuote(protocol)}, AppProtocol:(*string)(nil), Port:${port}, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}`,
+    { protocol, port },
+  );
+}
+
+const AFFINITIES = ['ClientIP', 'None'];
+const LB_ONLY = "may only be used when `type` is 'LoadBalancer'";
+
+/** ValidateService (in the reference's order of checks). */
 export function validateService(o: Obj): Errs {
   const errs: Errs = [];
   const spec = obj(o.spec) ?? {};
   const type = str(spec.type);
   const ports = list<J>(spec.ports);
-  const headless = spec.clusterIP === 'None';
+  const clusterIPs = list<string>(spec.clusterIPs);
+  // isHeadlessService reads clusterIPs, which NormalizeClusterIPs keeps in step with clusterIP.
+  const headless = clusterIPs.length === 1 && clusterIPs[0] === 'None';
   if (ports.length === 0 && !headless && type !== 'ExternalName') errs.push(required('spec.ports'));
+  if ((type === 'LoadBalancer' || type === 'NodePort') && headless)
+    errs.push(invalidValue('spec.clusterIPs[0]', 'None', `may not be set to 'None' for ${type} services`));
   if (type === 'ExternalName') {
+    if (clusterIPs.length > 0) errs.push(forbiddenField('spec.clusterIPs', 'may not be set for ExternalName services'));
+    if (list(spec.ipFamilies).length > 0) errs.push(forbiddenField('spec.ipFamilies', 'may not be set for ExternalName services'));
+    if (spec.ipFamilyPolicy !== undefined) errs.push(forbiddenField('spec.ipFamilyPolicy', 'may not be set for ExternalName services'));
     const cname = str(spec.externalName).replace(/\.$/, '');
     if (cname === '') errs.push(required('spec.externalName'));
     else errs.push(...each('spec.externalName', cname, dns1123Subdomain(cname)));
@@ -192,12 +213,43 @@ export function validateService(o: Obj): Errs {
     errs.push(...validateServicePort(p, ports.length > 1, names, `spec.ports[${i}]`));
   });
   errs.push(...validateLabels(spec.selector, 'spec.selector'));
-  if (!SERVICE_TYPES.includes(type)) errs.push(notSupported('spec.type', type, SERVICE_TYPES));
+  if (spec.sessionAffinity !== undefined) {
+    const affinity = str(spec.sessionAffinity);
+    if (affinity === '') errs.push(required('spec.sessionAffinity'));
+    else if (!AFFINITIES.includes(affinity)) errs.push(notSupported('spec.sessionAffinity', affinity, AFFINITIES));
+    if (affinity === 'None' && spec.sessionAffinityConfig !== undefined)
+      errs.push(forbiddenField('spec.sessionAffinityConfig', 'must not be set when session affinity is None'));
+  }
+  if (type === '') errs.push(required('spec.type'));
+  else if (!SERVICE_TYPES.includes(type)) errs.push(notSupported('spec.type', type, SERVICE_TYPES));
   if (type === 'ClusterIP') {
     ports.forEach((p, i) => {
       if (typeof p.nodePort === 'number' && p.nodePort !== 0)
         errs.push(forbiddenField(`spec.ports[${i}].nodePort`, "may not be used when `type` is 'ClusterIP'"));
     });
+  }
+  const nodePorts = new Set<string>();
+  ports.forEach((p, i) => {
+    if (typeof p.nodePort !== 'number' || p.nodePort === 0) return;
+    const key = `${str(p.protocol)}/${p.nodePort}`;
+    if (nodePorts.has(key)) errs.push(duplicate(`spec.ports[${i}].nodePort`, p.nodePort));
+    nodePorts.add(key);
+  });
+  const pairs = new Set<string>();
+  ports.forEach((p, i) => {
+    const port = typeof p.port === 'number' ? p.port : 0;
+    const key = `${str(p.protocol)}/${port}`;
+    if (pairs.has(key)) errs.push(duplicate(`spec.ports[${i}]`, servicePortValue(str(p.protocol), port)));
+    pairs.add(key);
+  });
+  if (list(spec.loadBalancerSourceRanges).length > 0 && type !== 'LoadBalancer')
+    errs.push(forbiddenField('spec.LoadBalancerSourceRanges', LB_ONLY));
+  if (spec.allocateLoadBalancerNodePorts !== undefined && type !== 'LoadBalancer')
+    errs.push(forbiddenField('spec.allocateLoadBalancerNodePorts', LB_ONLY));
+  if (typeof spec.loadBalancerClass === 'string') {
+    if (type === 'LoadBalancer')
+      errs.push(...each('spec.loadBalancerClass', spec.loadBalancerClass, qualifiedName(spec.loadBalancerClass)));
+    else errs.push(forbiddenField('spec.loadBalancerClass', LB_ONLY));
   }
   return errs;
 }
