@@ -211,7 +211,22 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
   return errs;
 }
 
+/** validateContainersOnlyForPod: a pod's images (not a template's) carry no surrounding spaces. */
+function imagesTrimmed(spec: J): Errs {
+  return ['containers', 'initContainers'].flatMap((key) =>
+    list<J>(spec[key]).flatMap((c, i) => {
+      const image = str(c.image);
+      return image.trim().length === image.length
+        ? []
+        : [invalidValue(`spec.${key}[${i}].image`, image, 'must not have leading or trailing whitespace')];
+    }),
+  );
+}
+
 export const pod: Strategy = {
-  validate: (o: Obj) => validatePodSpec(obj(o.spec) ?? {}, 'spec'),
+  validate: (o: Obj) => {
+    const spec = obj(o.spec) ?? {};
+    return [...validatePodSpec(spec, 'spec'), ...imagesTrimmed(spec)];
+  },
   validateUpdate: validatePodUpdate,
 };

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import type { Obj } from '../../api/meta';
 import { fieldErrorText } from '../../api/status';
 import { normalizeClusterIPs, validateNodeUpdate, validateServiceUpdate } from './core';
-import { POD_UPDATE_FORBIDDEN, validatePodUpdate } from './core-pod';
+import { POD_UPDATE_FORBIDDEN, pod, validatePodUpdate } from './core-pod';
 
 // biome-ignore lint/suspicious/noExplicitAny: test data
 type Any = any;
@@ -109,6 +109,14 @@ describe('ValidatePodUpdate', () => {
     expect(fieldErrorText(removed!)).toBe('Invalid value: "null": must not update from a positive integer to nil value');
     const [tol] = validatePodUpdate(o(withSpec({ tolerations: [] })), o(base));
     expect(fieldErrorText(tol!)).toBe('Forbidden: existing toleration can not be modified except its tolerationSeconds');
+  });
+
+  test('a pod image with surrounding spaces is Invalid on create and on update, as the reference reports it twice then', () => {
+    const spaced = withSpec({ containers: [{ name: 'app', image: 'nginx ' }] });
+    expect(causes(pod.validate!(o(spaced)))).toEqual([['spec.containers[0].image', 'FieldValueInvalid']]);
+    const [e] = pod.validate!(o(spaced));
+    expect(fieldErrorText(e!)).toBe('Invalid value: "nginx ": must not have leading or trailing whitespace');
+    expect(causes(validatePodUpdate(o(spaced), o(base)))).toEqual([['spec.containers[0].image', 'FieldValueInvalid']]);
   });
 
   test('the mirror pod annotation can be neither added nor removed', () => {
