@@ -22,5 +22,7 @@ describe('Lease', () => {
   test('message', () => {
     const [e] = lease.validate!(l({ leaseDurationSeconds: -5 }));
     expect(fieldErrorText(e!)).toBe('Invalid value: -5: must be greater than 0');
+    const [holder] = lease.validate!(l({ preferredHolder: 'x' }));
+    expect(fieldErrorText(holder!)).toBe('Forbidden: may only be specified if `strategy` is defined');
   });
 });

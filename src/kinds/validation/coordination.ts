@@ -23,7 +23,7 @@ export function validateLease(o: Obj): Errs {
     } else errs.push(...each('spec.strategy.strategy', strategy, qualifiedName(strategy)));
   }
   if (str(spec.preferredHolder) !== '' && strategy === '')
-    errs.push(forbiddenField('spec.preferredHolder', 'preferredHolder is only allowed if strategy is set'));
+    errs.push(forbiddenField('spec.preferredHolder', 'may only be specified if `strategy` is defined'));
   return errs;
 }
 
