@@ -96,7 +96,8 @@ describe('NetworkPolicy', () => {
       egress: [{ to: [{ ipBlock: { cidr: '10.0.0.0/16', except: ['10.1.0.0/24'] } }], ports: [{ port: 100, endPort: 99 }] }],
     });
     expect(errs.map((e) => `${e.field}: ${fieldErrorText(e)}`)).toEqual([
-      'spec.egress[0].ports[0].endPort: Invalid value: 99: must be greater than or equal to `port`',
+      // The reference names the port (100) as the bad value.
+      'spec.egress[0].ports[0].endPort: Invalid value: 100: must be greater than or equal to `port`',
       'spec.egress[0].to[0].ipBlock.except[0]: Invalid value: "10.1.0.0/24": must be a strict subset of `cidr`',
     ]);
   });

@@ -30,7 +30,8 @@ function validatePort(p: J, path: string): Errs {
   if (typeof p.port === 'number') {
     errs.push(...each(`${path}.port`, p.port, isValidPortNum(p.port)));
     if (endPort !== undefined) {
-      if (endPort < p.port) errs.push(invalidValue(`${path}.endPort`, endPort, 'must be greater than or equal to `port`'));
+      // The reference reports the port (not endPort) as the bad value here.
+      if (endPort < p.port) errs.push(invalidValue(`${path}.endPort`, p.port, 'must be greater than or equal to `port`'));
       errs.push(...each(`${path}.endPort`, endPort, isValidPortNum(endPort)));
     }
   } else if (typeof p.port === 'string') {
