@@ -55,6 +55,11 @@ describe('Deployment', () => {
       [['spec.template.spec.restartPolicy', 'FieldValueNotSupported']],
     ],
     [
+      'template activeDeadlineSeconds',
+      { template: template(undefined, { activeDeadlineSeconds: 10 }) },
+      [['spec.template.spec.activeDeadlineSeconds', 'FieldValueForbidden']],
+    ],
+    [
       'template without containers',
       { template: template(undefined, { containers: [] }) },
       [['spec.template.spec.containers', 'FieldValueRequired']],

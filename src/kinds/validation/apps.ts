@@ -62,6 +62,9 @@ function validateReplicatedSpec(spec: J, afterReplicas: Errs = []): Errs {
   const tspec = obj(template.spec) ?? {};
   const restart = str(tspec.restartPolicy);
   if (restart !== 'Always') errs.push(notSupported('spec.template.spec.restartPolicy', restart, ['Always']));
+  // Deployments share ValidatePodTemplateSpecForReplicaSet, message included.
+  if (tspec.activeDeadlineSeconds !== undefined)
+    errs.push(forbiddenField('spec.template.spec.activeDeadlineSeconds', 'activeDeadlineSeconds in ReplicaSet is not Supported'));
   return errs;
 }
 
