@@ -4,7 +4,7 @@
  * them through validatePodTemplateSpec.
  */
 import { isObject, type Obj } from '../../api/meta';
-import { dns1123Label, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import { type Errs, each, isValidPortName, isValidPortNum, type J, list, obj, semanticEqual, str, validateLabels } from './common';
 
@@ -13,6 +13,7 @@ const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
 const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
+const MAX_INT32 = 2147483647;
 
 function validateContainerPorts(ports: J[], path: string): Errs {
   const errs: Errs = [];
@@ -78,6 +79,17 @@ export function validatePodSpec(spec: J, path: string): Errs {
   const dns = str(spec.dnsPolicy);
   if (dns === '') errs.push(required(`${path}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
+  errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  for (const key of ['serviceAccountName', 'nodeName']) {
+    const v = str(spec[key]);
+    if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
+  }
+  if (typeof spec.activeDeadlineSeconds === 'number' && (spec.activeDeadlineSeconds < 1 || spec.activeDeadlineSeconds > MAX_INT32))
+    errs.push(invalidValue(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, `must be between 1 and ${MAX_INT32}, inclusive`));
+  for (const key of ['hostname', 'subdomain']) {
+    const v = str(spec[key]);
+    if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Label(v)));
+  }
   return errs;
 }
 
@@ -98,7 +110,6 @@ const UPDATABLE_POD_SPEC_FIELDS = [
   '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
 ].join(',');
 export const POD_UPDATE_FORBIDDEN = `pod updates may not change fields other than ${UPDATABLE_POD_SPEC_FIELDS}`;
-const MAX_INT32 = 2147483647;
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** ValidateContainerUpdates: same number of containers; `stop` when that fails. */

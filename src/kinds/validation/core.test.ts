@@ -254,6 +254,10 @@ describe('Pod', () => {
     ['bad name', { containers: [c({ name: 'App_1' })] }, [['spec.containers[0].name', 'FieldValueInvalid']]],
     ['duplicate names', { containers: [c(), c()] }, [['spec.containers[1].name', 'FieldValueDuplicate']]],
     ['init container clashes', { initContainers: [c()] }, [['spec.initContainers[0].name', 'FieldValueDuplicate']]],
+    ['activeDeadlineSeconds 0', { activeDeadlineSeconds: 0 }, [['spec.activeDeadlineSeconds', 'FieldValueInvalid']]],
+    ['bad hostname', { hostname: 'Host_1' }, [['spec.hostname', 'FieldValueInvalid']]],
+    ['bad node selector', { nodeSelector: { 'a b': 'x' } }, [['spec.nodeSelector', 'FieldValueInvalid']]],
+    ['bad node name', { nodeName: 'Node_1' }, [['spec.nodeName', 'FieldValueInvalid']]],
     [
       'ports',
       {
