@@ -8,6 +8,7 @@
  *   /api/v1/watch/...                               (legacy watch prefix)
  */
 
+import { queryBool } from './query';
 import { badRequest } from './status';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'proxy';
@@ -39,8 +40,7 @@ export type RequestInfo = ResourceRequest | NonResourceRequest;
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
 function isWatch(query: URLSearchParams): boolean {
-  const w = query.get('watch');
-  return w === 'true' || w === '1';
+  return queryBool(query, 'watch') === true;
 }
 
 /** A %-escaped path segment, decoded; a bad escape is the client's error (400), as in Go's URL parsing. */

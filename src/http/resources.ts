@@ -14,6 +14,7 @@ import { decodeStored, storedText, writtenText } from '../registry/encoding';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
 import type { FieldError } from '../schema/types';
+import { queryBool, queryInt } from '../api/query';
 import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
@@ -32,11 +33,6 @@ export interface HandlerOptions {
 }
 
 const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'] as const;
-
-function queryBool(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v === 'true' || v === '1' || v === '';
-}
 
 /** The field manager: `fieldManager`, else the User-Agent up to its first '/' (as the reference). */
 function fieldManager(q: URLSearchParams, req: Request): string | undefined {
@@ -86,13 +82,12 @@ export function validateListOptions(q: URLSearchParams): void {
 }
 
 export function listOptions(q: URLSearchParams, store: ResourceStore): ListOptions {
-  const limitRaw = q.get('limit');
-  let limit = 0;
-  if (limitRaw !== null && limitRaw !== '') {
-    limit = Number(limitRaw);
-    if (!Number.isInteger(limit)) throw badRequest(`limit: Invalid value: "${limitRaw}": must be an integer`);
-    if (limit < 0) limit = 0;
-  }
+  // A negative limit means none, as the reference's storage treats limit <= 0.
+  const limit = Math.max(0, queryInt(q, 'limit') ?? 0);
+  // The reference decodes the whole ListOptions for a list too: a malformed watch option is 400.
+  queryBool(q, 'allowWatchBookmarks');
+  queryBool(q, 'sendInitialEvents');
+  queryInt(q, 'timeoutSeconds');
   const rvm = q.get('resourceVersionMatch') ?? '';
   if (rvm !== '' && rvm !== 'Exact' && rvm !== 'NotOlderThan') {
     throw badRequest(`resourceVersionMatch: Unsupported value: "${rvm}": supported values: "Exact", "NotOlderThan"`);
@@ -140,7 +135,7 @@ export class ResourceHandler {
     const accept = req.headers.get('accept');
     const pbDecode = pb ? (b: Uint8Array) => this.opts.protobuf.decode(b, def.schema) : undefined;
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
-    const base: ReplyOptions = { pretty: queryBool(q, 'pretty') && q.get('pretty') !== 'false' };
+    const base: ReplyOptions = { pretty: queryBool(q, 'pretty') === true };
     if (scale) {
       const w = writeOptions(q);
       w.fieldManager = fieldManager(q, req);
@@ -190,8 +185,8 @@ export class ResourceHandler {
         w.duplicates = body.duplicates;
         // Apply needs an explicit fieldManager; other patches fall back to the User-Agent.
         w.fieldManager = body.type === 'apply-patch' ? (q.get('fieldManager') ?? undefined) : fieldManager(q, req);
-        const forceRaw = q.get('force');
-        if (forceRaw !== null && body.type !== 'apply-patch')
+        const force = queryBool(q, 'force');
+        if (force !== undefined && body.type !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
         const out = chooseOutput(accept, false, pb);
         const r = await store.patch(
@@ -201,7 +196,7 @@ export class ResourceHandler {
           body.value,
           w,
           sub,
-          forceRaw === 'true' || forceRaw === '1' || forceRaw === '',
+          force === true,
         );
         return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, def);
       }
@@ -308,7 +303,8 @@ async function deleteOptions(req: Request, q: URLSearchParams, unsafeDeleteGate:
     if (!isObject(v)) throw badRequest('DeleteOptions must be an object');
     body = v;
   }
-  const grace = q.get('gracePeriodSeconds') ?? (body.gracePeriodSeconds === undefined ? null : String(body.gracePeriodSeconds));
+  const graceQ = queryInt(q, 'gracePeriodSeconds');
+  const grace = graceQ ?? (typeof body.gracePeriodSeconds === 'number' ? body.gracePeriodSeconds : undefined);
   const policy = q.get('propagationPolicy') ?? (body.propagationPolicy as string | undefined) ?? undefined;
   if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
     throw badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
@@ -316,22 +312,14 @@ async function deleteOptions(req: Request, q: URLSearchParams, unsafeDeleteGate:
   const bodyDry = Array.isArray(body.dryRun) ? (body.dryRun as string[]) : [];
   for (const d of bodyDry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
   const pre = isObject(body.preconditions) ? (body.preconditions as DeleteOptions['preconditions']) : undefined;
-  const unsafeQ = q.get('ignoreStoreReadErrorWithClusterBreakingPotential');
   const unsafe =
-    unsafeQ === null
-      ? body.ignoreStoreReadErrorWithClusterBreakingPotential === true
-      : unsafeQ === 'true' || unsafeQ === '1' || unsafeQ === '';
+    queryBool(q, 'ignoreStoreReadErrorWithClusterBreakingPotential') ?? body.ignoreStoreReadErrorWithClusterBreakingPotential === true;
   return {
     // Without the gate the option is dropped, as the reference drops disabled fields.
     ignoreStoreReadError: unsafe && unsafeDeleteGate,
-    orphanDependents:
-      q.get('orphanDependents') !== null
-        ? queryBool(q, 'orphanDependents')
-        : typeof body.orphanDependents === 'boolean'
-          ? body.orphanDependents
-          : undefined,
+    orphanDependents: queryBool(q, 'orphanDependents') ?? (typeof body.orphanDependents === 'boolean' ? body.orphanDependents : undefined),
     dryRun: w.dryRun || bodyDry.length > 0,
-    gracePeriodSeconds: grace === null ? undefined : Number(grace),
+    gracePeriodSeconds: grace,
     propagationPolicy: policy as DeleteOptions['propagationPolicy'],
     preconditions: pre,
   };

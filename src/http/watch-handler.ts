@@ -16,6 +16,7 @@
  */
 import type { Obj } from '../api/meta';
 import type { ResourceRequest } from '../api/request-info';
+import { queryBool, queryInt } from '../api/query';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';
@@ -93,11 +94,11 @@ export class WatchHandler {
 
   async serve(store: ResourceStore, info: ResourceRequest, req: Request, q: URLSearchParams, out: Output): Promise<Response> {
     const lo = listOptions(q, store);
-    const sendInitial = q.get('sendInitialEvents');
-    const initialEvents = sendInitial === 'true' || sendInitial === '1';
+    const sendInitial = queryBool(q, 'sendInitialEvents');
+    const initialEvents = sendInitial === true;
     const rvParam = q.get('resourceVersion') ?? '';
     const rvm = q.get('resourceVersionMatch') ?? '';
-    if (sendInitial !== null) {
+    if (sendInitial !== undefined) {
       if (!this.opts.watchList)
         throw badRequest(
           'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
@@ -108,10 +109,11 @@ export class WatchHandler {
     } else if (rvm !== '') {
       throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
     }
-    const bookmarks = q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1';
-    const timeoutParam = q.get('timeoutSeconds');
-    const timeoutSec = timeoutParam ? Number(timeoutParam) : this.opts.minRequestTimeoutSec * (1 + Math.random());
-    if (!Number.isFinite(timeoutSec) || timeoutSec < 0) throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}"`);
+    const bookmarks = queryBool(q, 'allowWatchBookmarks') === true;
+    const timeoutParam = queryInt(q, 'timeoutSeconds');
+    // Unset (or 0, as the reference): a random time between the minimum request timeout and twice it.
+    const timeoutSec = timeoutParam ? timeoutParam : this.opts.minRequestTimeoutSec * (1 + Math.random());
+    if (timeoutSec < 0) throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be greater than or equal to 0`);
 
     const name = info.name;
     const match = (o: Obj): boolean =>

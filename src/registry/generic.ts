@@ -27,7 +27,7 @@ import { validateObjectMeta, validateObjectMetaUpdate } from '../api/validation'
 import type { SchemaSet } from '../schema/engine';
 import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
-import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision } from '../store/types';
+import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { CachedObject, WatchCache } from '../watch/cache';
 import {
   ApplyConflictError,
@@ -439,7 +439,13 @@ export class ResourceStore {
     this.validateCreate(obj);
     if (!managed) this.recordManaged(undefined, obj, w, '');
     if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
-    if (w.dryRun) return obj;
+    if (w.dryRun) {
+      // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists.
+      const key = this.key(namespace, meta.name as string);
+      const existing = await this.kv.range(key);
+      if (existing.kvs.length > 0) throw this.translate(new StoreError('exists', `key ${key} exists`, existing.kvs[0]), meta.name as string);
+      return obj;
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj));
