@@ -4,6 +4,7 @@
  */
 
 import { isObject, type Obj } from '../api/meta';
+import { queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
@@ -14,7 +15,6 @@ import { decodeStored, storedText, writtenText } from '../registry/encoding';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import { apiVersionOf } from '../registry/kind';
 import type { FieldError } from '../schema/types';
-import { queryBool, queryInt } from '../api/query';
 import { decodeBody, decodeText, readBody } from './body';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
@@ -189,15 +189,7 @@ export class ResourceHandler {
         if (force !== undefined && body.type !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
         const out = chooseOutput(accept, false, pb);
-        const r = await store.patch(
-          info.namespace,
-          info.name,
-          body.type as PatchType,
-          body.value,
-          w,
-          sub,
-          force === true,
-        );
+        const r = await store.patch(info.namespace, info.name, body.type as PatchType, body.value, w, sub, force === true);
         return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, def);
       }
       case 'delete': {

@@ -15,8 +15,8 @@
  * BOOKMARK when one is valid; its client resumes from the last resourceVersion it saw.
  */
 import type { Obj } from '../api/meta';
-import type { ResourceRequest } from '../api/request-info';
 import { queryBool, queryInt } from '../api/query';
+import type { ResourceRequest } from '../api/request-info';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';

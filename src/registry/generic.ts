@@ -443,7 +443,8 @@ export class ResourceStore {
       // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists.
       const key = this.key(namespace, meta.name as string);
       const existing = await this.kv.range(key);
-      if (existing.kvs.length > 0) throw this.translate(new StoreError('exists', `key ${key} exists`, existing.kvs[0]), meta.name as string);
+      if (existing.kvs.length > 0)
+        throw this.translate(new StoreError('exists', `key ${key} exists`, existing.kvs[0]), meta.name as string);
       return obj;
     }
     for (let attempt = 0; ; attempt++) {
