@@ -47,6 +47,15 @@ export function apiVersionInBrand(apiVersion: string, brand: Brand): string {
   return `${inBrand(apiVersion.slice(0, slash), brand)}${apiVersion.slice(slash)}`;
 }
 
+/**
+ * An object's JSON text (members ordered kind, apiVersion, metadata, as the registry writes them)
+ * with its apiVersion `from` replaced by `to`. Only the first occurrence is the object's own: kind
+ * is a plain string, so no nested apiVersion (an owner reference's) can come before it.
+ */
+export function retagText(text: string, from: string, to: string): string {
+  return from === to ? text : text.replace(`"apiVersion":"${from}"`, `"apiVersion":"${to}"`);
+}
+
 const SVC_EXT = 'x-svc-';
 const K8S_EXT = 'x-kubernetes-';
 

@@ -8,6 +8,7 @@
  *   /api/v1/watch/...                               (legacy watch prefix)
  */
 
+import { type Brand, brandOf, svcGroup } from './brand';
 import { queryBool } from './query';
 import { badRequest } from './status';
 
@@ -16,8 +17,10 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 export interface ResourceRequest {
   isResourceRequest: true;
   verb: Verb;
-  /** '' for the core group. */
+  /** '' for the core group; always the svc name (`coordination.svc.io` for a path naming `coordination.k8s.io`). */
   group: string;
+  /** How the path spelled the group: answers carry apiVersions in the same brand. */
+  brand: Brand;
   version: string;
   resource: string;
   subresource: string;
@@ -63,6 +66,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   const prefix = segs[0];
   let i: number;
   let group: string;
+  let brand: Brand = 'svc';
   let version: string;
   if (prefix === 'api') {
     if (segs.length < 2) return nonResource;
@@ -71,7 +75,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     i = 2;
   } else if (prefix === 'apis') {
     if (segs.length < 3) return nonResource;
-    group = segs[1] as string;
+    brand = brandOf(segs[1] as string);
+    group = svcGroup(segs[1] as string);
     version = segs[2] as string;
     i = 3;
   } else {
@@ -119,7 +124,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   }
   // The namespace object: /api/v1/namespaces/{name} is cluster-scoped.
   if (resource === 'namespaces') namespace = '';
-  return { isResourceRequest: true, verb, group, version, resource, subresource, namespace, name, parts };
+  return { isResourceRequest: true, verb, group, brand, version, resource, subresource, namespace, name, parts };
 }
 
 /** What the request chain reads of a request's URL. */

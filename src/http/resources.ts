@@ -3,6 +3,7 @@
  * back to an encoded response. Kind-independent: everything kind-specific is in the KindDef.
  */
 
+import { upstreamGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
 import { queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
@@ -13,9 +14,9 @@ import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored, storedText, writtenText } from '../registry/encoding';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
-import { apiVersionOf } from '../registry/kind';
 import type { FieldError } from '../schema/types';
 import { decodeBody, decodeText, readBody } from './body';
+import { type BrandView, brandView } from './brand-view';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
 import { handleScale } from './scale';
@@ -119,6 +120,16 @@ export class ResourceHandler {
   async handle(info: ResourceRequest, req: Request, url: RequestUrl): Promise<Response> {
     const store = this.api.lookup(info.group, info.version, info.resource);
     if (!store) throw pathNotFound();
+    const view = brandView(store.def, info.brand);
+    if (view.brand === 'svc') return this.serve(store, info, req, url, view);
+    try {
+      return await this.serve(store, info, req, url, view);
+    } catch (e) {
+      throw view.error(e);
+    }
+  }
+
+  private async serve(store: ResourceStore, info: ResourceRequest, req: Request, url: RequestUrl, view: BrandView): Promise<Response> {
     const def = store.def;
     if (info.namespace && !def.namespaced) throw pathNotFound();
     const sub = info.subresource;
@@ -140,24 +151,24 @@ export class ResourceHandler {
       const w = writeOptions(q);
       w.fieldManager = fieldManager(q, req);
       const out = chooseOutput(accept, false);
-      return this.encodeObject(await handleScale(store, info, req, w), out, { ...base, warnings: w.warnings });
+      return this.encodeObject(await handleScale(store, info, req, w), out, { ...base, warnings: w.warnings }, view);
     }
     switch (info.verb) {
       case 'get': {
         const out = chooseOutput(accept, true, pb);
         const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '');
-        if (out.kind === 'json') return replyJsonText(storedText(kv), { ...base, gzip: acceptsGzip });
-        return this.encodeObjects(store, [decodeStored(kv)], undefined, out, { ...base, gzip: acceptsGzip });
+        if (out.kind === 'json') return replyJsonText(view.text(storedText(kv)), { ...base, gzip: acceptsGzip });
+        return this.encodeObjects(store, view, [decodeStored(kv)], undefined, out, { ...base, gzip: acceptsGzip });
       }
       case 'list': {
         const out = chooseOutput(accept, true, pb);
         validateListOptions(q);
         const r = await store.list(info.namespace, listOptions(q, store));
-        return this.encodeList(store, r, out, { ...base, gzip: acceptsGzip });
+        return this.encodeList(store, view, r, out, { ...base, gzip: acceptsGzip });
       }
       case 'watch': {
         const out = chooseOutput(accept, true, false);
-        return this.watches.serve(store, info, req, q, out);
+        return this.watches.serve(store, info, req, q, out, view);
       }
       case 'create': {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
@@ -167,7 +178,7 @@ export class ResourceHandler {
         w.fieldManager = fieldManager(q, req);
         const out = chooseOutput(accept, false, pb);
         const obj = await store.create(info.namespace, body.value, w);
-        return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, def);
+        return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, view, def);
       }
       case 'update': {
         const w = writeOptions(q);
@@ -176,7 +187,7 @@ export class ResourceHandler {
         w.fieldManager = fieldManager(q, req);
         const out = chooseOutput(accept, false, pb);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
-        return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, def);
+        return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, view, def);
       }
       case 'patch': {
         if (sub !== '' && sub !== 'status') throw methodNotAllowed();
@@ -190,15 +201,16 @@ export class ResourceHandler {
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
         const out = chooseOutput(accept, false, pb);
         const r = await store.patch(info.namespace, info.name, body.type as PatchType, body.value, w, sub, force === true);
-        return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, def);
+        return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, view, def);
       }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         const out = chooseOutput(accept, false, pb);
         const r = await store.delete(info.namespace, info.name, o);
-        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base, def);
-        return reply(success(store.target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
+        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base, view, def);
+        const target = { ...store.target, group: info.brand === 'k8s' ? upstreamGroup(store.target.group) : store.target.group };
+        return reply(success(target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
       }
       case 'deletecollection': {
         if (sub !== '' || !def.deleteCollection) throw methodNotAllowed();
@@ -208,7 +220,12 @@ export class ResourceHandler {
         const out = chooseOutput(accept, false, pb);
         const r = await store.deleteCollection(info.namespace, lo, o);
         return reply(
-          { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(r.revision) }, items: r.items },
+          {
+            kind: def.listKind,
+            apiVersion: view.apiVersion,
+            metadata: { resourceVersion: String(r.revision) },
+            items: r.items.map(view.obj),
+          },
           { ...base, yaml: out.kind === 'yaml' },
         );
       }
@@ -217,24 +234,26 @@ export class ResourceHandler {
     }
   }
 
-  private encodeObject(obj: Obj, out: Output, o: ReplyOptions, def?: ResourceStore['def']): Response {
-    if (out.kind === 'protobuf' && def) return replyBytes(this.opts.protobuf.encode(obj, def.schema), out.mediaType, o);
+  private encodeObject(obj: Obj, out: Output, o: ReplyOptions, view: BrandView, def?: ResourceStore['def']): Response {
+    if (out.kind === 'protobuf' && def) return replyBytes(this.opts.protobuf.encode(view.obj(obj), def.schema), out.mediaType, o);
     if (out.kind === 'json') {
       // A write's result: the text just stored, with its resourceVersion (no second stringify).
       const text = writtenText(obj);
-      if (text !== undefined) return replyJsonText(text, o);
+      if (text !== undefined) return replyJsonText(view.text(text), o);
     }
-    return reply(obj, { ...o, yaml: out.kind === 'yaml' });
+    return reply(view.obj(obj), { ...o, yaml: out.kind === 'yaml' });
   }
 
   private encodeObjects(
     store: ResourceStore,
-    objs: Obj[],
+    view: BrandView,
+    stored: Obj[],
     listMeta: Record<string, unknown> | undefined,
     out: Output,
     o: ReplyOptions,
   ): Response {
     const def = store.def;
+    const objs = view.brand === 'svc' ? stored : stored.map(view.obj);
     switch (out.kind) {
       case 'table':
         return reply(toTable(def, objs, listMeta ?? {}, out.group, this.clock()), o);
@@ -251,15 +270,15 @@ export class ResourceHandler {
         );
       case 'yaml':
         if (listMeta === undefined) return reply(objs[0], { ...o, yaml: true });
-        return reply({ apiVersion: apiVersionOf(def), items: objs, kind: def.listKind, metadata: listMeta }, { ...o, yaml: true });
+        return reply({ apiVersion: view.apiVersion, items: objs, kind: def.listKind, metadata: listMeta }, { ...o, yaml: true });
       case 'json':
         if (listMeta === undefined) return reply(objs[0], o);
-        return reply({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs }, o);
+        return reply({ kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs }, o);
       case 'protobuf':
         if (listMeta === undefined) return replyBytes(this.opts.protobuf.encode(objs[0] as Obj, def.schema), out.mediaType, o);
         return replyBytes(
           this.opts.protobuf.encode(
-            { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMeta, items: objs },
+            { kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs },
             `${def.schema}List`,
           ),
           out.mediaType,
@@ -268,20 +287,21 @@ export class ResourceHandler {
     }
   }
 
-  private encodeList(store: ResourceStore, r: ListResult, out: Output, o: ReplyOptions): Response {
+  private encodeList(store: ResourceStore, view: BrandView, r: ListResult, out: Output, o: ReplyOptions): Response {
     const meta: Record<string, unknown> = { resourceVersion: String(r.revision) };
     if (r.continueToken) meta.continue = r.continueToken;
     if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
     if (out.kind === 'json' && !o.pretty) {
       // Serve stored (or cached) JSON text: no parse, no stringify per item.
       const def = store.def;
-      const parts = r.cached ? r.cached.map((c) => c.text) : r.items.map(storedText);
+      let parts = r.cached ? r.cached.map((c) => c.text) : r.items.map(storedText);
+      if (view.brand !== 'svc') parts = parts.map(view.text);
       return replyJsonText(
-        `{"kind":"${def.listKind}","apiVersion":"${apiVersionOf(def)}","metadata":${JSON.stringify(meta)},"items":[${parts.join(',')}]}`,
+        `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[${parts.join(',')}]}`,
         o,
       );
     }
-    return this.encodeObjects(store, r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored), meta, out, o);
+    return this.encodeObjects(store, view, r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored), meta, out, o);
   }
 }
 

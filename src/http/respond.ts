@@ -56,7 +56,8 @@ function finish(body: string | Uint8Array<ArrayBuffer>, contentType: string, o: 
 export function reply(obj: unknown, o: ReplyOptions = {}): Response {
   // YAML 1.1 scalar rules, as the reference's go-yaml: strings such as "on", "yes", "y" or an
   // RFC 3339 time are quoted, so YAML 1.1 readers (kubectl, client-go) keep them strings.
-  if (o.yaml) return finish(YAML.stringify(obj, { version: '1.1' }), 'application/yaml', o);
+  // Objects sharing a value (interned managedFields) are written out in full: no anchors/aliases.
+  if (o.yaml) return finish(YAML.stringify(obj, { version: '1.1', aliasDuplicateObjects: false }), 'application/yaml', o);
   return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), 'application/json', o);
 }
 

@@ -20,9 +20,9 @@ import type { ResourceRequest } from '../api/request-info';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';
-import { apiVersionOf } from '../registry/kind';
 import type { KV } from '../store/types';
 import { type CachedObject, TooOldError, type WatchCache, type Watcher, type WatcherEvent } from '../watch/cache';
+import type { BrandView } from './brand-view';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';
 import { toTable } from './table';
@@ -92,7 +92,14 @@ export class WatchHandler {
     this.sweeper.unref();
   }
 
-  async serve(store: ResourceStore, info: ResourceRequest, req: Request, q: URLSearchParams, out: Output): Promise<Response> {
+  async serve(
+    store: ResourceStore,
+    info: ResourceRequest,
+    req: Request,
+    q: URLSearchParams,
+    out: Output,
+    view: BrandView,
+  ): Promise<Response> {
     const lo = listOptions(q, store);
     const sendInitial = queryBool(q, 'sendInitialEvents');
     const initialEvents = sendInitial === true;
@@ -140,6 +147,7 @@ export class WatchHandler {
     const def = store.def;
     const encode = (type: EventType, text: string, obj?: Obj): string => {
       if (out.kind === 'table' && obj && type !== 'ERROR' && type !== 'BOOKMARK') {
+        // Table rows carry partial metadata (meta group), which has no brand of the kind's group.
         return `${eventHead(type)}${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}${EVENT_END}`;
       }
       return `${eventHead(type)}${text}${EVENT_END}`;
@@ -148,6 +156,8 @@ export class WatchHandler {
     // encoded once per event and type, then shared (fan-out neither copies nor encodes object
     // text per watcher).
     const line = (e: WatcherEvent): string | Uint8Array => {
+      // Events for a watch naming the upstream group are built per watcher (the shared lines carry svc apiVersions).
+      if (view.brand !== 'svc') return encode(e.type, view.text(e.text), e.obj);
       if (out.kind !== 'json' || e.text !== e.event.text) return encode(e.type, e.text, e.obj);
       if (e.event.lines === undefined) e.event.lines = {};
       const lines = e.event.lines;
@@ -161,7 +171,7 @@ export class WatchHandler {
     const bookmark = (rv: number, initialEnd: boolean): string => {
       const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
       if (initialEnd) metadata.annotations = Object.fromEntries(INITIAL_EVENTS_END.map((k) => [k, 'true']));
-      return encode('BOOKMARK', JSON.stringify({ kind: def.kind, apiVersion: apiVersionOf(def), metadata }));
+      return encode('BOOKMARK', JSON.stringify({ kind: def.kind, apiVersion: view.apiVersion, metadata }));
     };
 
     let reg: { watcher: Watcher; initial: CachedObject[]; revision: number } | undefined;
@@ -183,7 +193,8 @@ export class WatchHandler {
       type: 'direct',
       async pull(controller) {
         if (tooOld || !reg) {
-          controller.write(encode('ERROR', JSON.stringify((tooOld ?? resourceExpired('too old resource version')).body())));
+          const err = view.error(tooOld ?? resourceExpired('too old resource version')) as StatusError;
+          controller.write(encode('ERROR', JSON.stringify(err.body())));
           controller.close();
           return;
         }
@@ -266,7 +277,7 @@ export class WatchHandler {
                   // parts: no per-watcher copy of it is built (100 watches reading 1,500 2 KB
                   // objects made 300 MB of short-lived strings that way).
                   controller.write(ADDED_HEAD);
-                  controller.write(c.text);
+                  controller.write(view.text(c.text));
                   if (!send(EVENT_TAIL)) return;
                 } else if (!send(encode('ADDED', c.text, c.obj))) return;
               }
@@ -322,7 +333,7 @@ export class WatchHandler {
             safePump();
           });
         } catch (e) {
-          if (e instanceof StatusError) controller.write(encode('ERROR', JSON.stringify(e.body())));
+          if (e instanceof StatusError) controller.write(encode('ERROR', JSON.stringify((view.error(e) as StatusError).body())));
           else if (!req.signal.aborted) log(`watch ${def.plural}: ${String(e)}`);
         } finally {
           w.end('closed');

@@ -5,6 +5,8 @@
  *
  * Store errors are translated here, once per verb, into Status errors.
  */
+
+import { svcApiVersion } from '../api/brand';
 import { clone, deepEqual, generateName, isObject, newUid, now, type Obj } from '../api/meta';
 import { type FieldRequirement, type LabelSelector, matchesFields, matchesLabels } from '../api/selectors';
 import {
@@ -388,7 +390,8 @@ export class ResourceStore {
   checkTypeMeta(obj: unknown): Obj {
     if (!isObject(obj)) throw badRequest(`Object '${this.def.kind}' is not a valid object`);
     const want = apiVersionOf(this.def);
-    if (obj.apiVersion !== undefined && obj.apiVersion !== want) {
+    // Either spelling of the group (coordination.k8s.io/v1 or coordination.svc.io/v1); the store keeps the svc one.
+    if (obj.apiVersion !== undefined && (typeof obj.apiVersion !== 'string' || svcApiVersion(obj.apiVersion) !== want)) {
       throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
     }
     if (obj.kind !== undefined && obj.kind !== this.def.kind) {

@@ -1,0 +1,183 @@
+/**
+ * Upstream group names as aliases (issue 9, item 2): every group served as `*.svc.io` answers
+ * under its `*.k8s.io` name on every verb, watch included, in the spelling the request used;
+ * bodies may use either name; the store keeps one; discovery lists the svc names only.
+ */
+import { describe, expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
+
+// biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
+type Json = any;
+const srv = serverForFile();
+
+const upstream = (g: string): string => g.replace(/\.svc\.io$/, '.k8s.io');
+
+describe('every svc.io group is served under its upstream name', () => {
+  test('each listable resource of each branded group answers a list in the upstream spelling', async () => {
+    const groups = (await srv.json('GET', '/apis')).body.groups as Json[];
+    const branded = groups.filter((g) => g.name.endsWith('.svc.io'));
+    expect(branded.map((g) => g.name)).toEqual(
+      expect.arrayContaining(['coordination.svc.io', 'networking.svc.io', 'flowcontrol.apiserver.svc.io', 'admissionregistration.svc.io']),
+    );
+    let checked = 0;
+    for (const g of branded) {
+      const gv = g.preferredVersion.groupVersion as string;
+      const version = gv.slice(gv.indexOf('/') + 1);
+      const resources = (await srv.json('GET', `/apis/${gv}`)).body.resources as Json[];
+      for (const r of resources) {
+        if (r.name.includes('/') || !r.verbs.includes('list')) continue;
+        const res = await srv.json('GET', `/apis/${upstream(g.name)}/${version}/${r.name}`);
+        expect({ path: r.name, status: res.status }).toEqual({ path: r.name, status: 200 });
+        expect(res.body.apiVersion).toBe(`${upstream(g.name)}/${version}`);
+        expect(res.body.kind).toBe(`${r.kind}List`);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(6);
+  });
+
+  test('discovery lists no upstream group; kubectl api-resources shows each kind once', async () => {
+    const groups = (await srv.json('GET', '/apis')).body.groups as Json[];
+    expect(groups.filter((g) => g.name.endsWith('.k8s.io'))).toEqual([]);
+    const out = srv.kubectl(['api-resources', '--no-headers', '-o', 'name']);
+    expect(out.code).toBe(0);
+    const names = out.stdout.trim().split('\n');
+    expect(names).toContain('leases.coordination.svc.io');
+    expect(names.filter((n) => n.startsWith('leases.'))).toHaveLength(1);
+  });
+});
+
+describe('a Lease through coordination.k8s.io', () => {
+  const K8S = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
+  const SVC = '/apis/coordination.svc.io/v1/namespaces/default/leases';
+  const lease = (name: string, apiVersion: string, holder = 'a'): Json => ({
+    apiVersion,
+    kind: 'Lease',
+    metadata: { name },
+    spec: { holderIdentity: holder },
+  });
+
+  test.each([
+    ['upstream path, upstream body', K8S, 'coordination.k8s.io/v1', 'coordination.k8s.io/v1'],
+    ['upstream path, svc body', K8S, 'coordination.svc.io/v1', 'coordination.k8s.io/v1'],
+    ['svc path, upstream body', SVC, 'coordination.k8s.io/v1', 'coordination.svc.io/v1'],
+  ])('create: %s → the path decides the answer', async (_, path, bodyVersion, answer) => {
+    const name = `l-${bodyVersion.split('.')[1]}-${path === K8S ? 'k' : 's'}`;
+    const r = await srv.json('POST', path, lease(name, bodyVersion));
+    expect(r.status).toBe(201);
+    expect(r.body.apiVersion).toBe(answer);
+    // One object in the store, readable under both names.
+    expect((await srv.json('GET', `${K8S}/${name}`)).body.apiVersion).toBe('coordination.k8s.io/v1');
+    expect((await srv.json('GET', `${SVC}/${name}`)).body.apiVersion).toBe('coordination.svc.io/v1');
+  });
+
+  test('a body naming another group is 400', async () => {
+    const r = await srv.json('POST', K8S, lease('wrong', 'networking.k8s.io/v1'));
+    expect(r.status).toBe(400);
+    expect(r.body.message).toContain('does not match the expected API version');
+  });
+
+  test('update, patches and apply answer in the upstream spelling', async () => {
+    await srv.json('POST', K8S, lease('u', 'coordination.k8s.io/v1'));
+    const cur = (await srv.json('GET', `${K8S}/u`)).body;
+    const put = await srv.json('PUT', `${K8S}/u`, { ...cur, spec: { holderIdentity: 'b' } });
+    expect(put.status).toBe(200);
+    expect(put.body.apiVersion).toBe('coordination.k8s.io/v1');
+    for (const [type, body] of [
+      ['application/merge-patch+json', { spec: { holderIdentity: 'c' } }],
+      ['application/strategic-merge-patch+json', { spec: { holderIdentity: 'd' } }],
+      ['application/json-patch+json', [{ op: 'replace', path: '/spec/holderIdentity', value: 'e' }]],
+      ['application/apply-patch+yaml', lease('u', 'coordination.k8s.io/v1', 'f')],
+    ] as const) {
+      const force = type === 'application/apply-patch+yaml' ? '&force=true' : '';
+      const r = await srv.fetch(`${K8S}/u?fieldManager=t${force}`, {
+        method: 'PATCH',
+        headers: { 'content-type': type },
+        body: JSON.stringify(body),
+      });
+      const out = (await r.json()) as Json;
+      expect({ type, status: r.status, apiVersion: out.apiVersion }).toEqual({ type, status: 200, apiVersion: 'coordination.k8s.io/v1' });
+    }
+    expect((await srv.json('GET', `${SVC}/u`)).body.spec.holderIdentity).toBe('f');
+  });
+
+  test('YAML and Table answers name the upstream group too', async () => {
+    await srv.json('POST', K8S, lease('y', 'coordination.k8s.io/v1'));
+    const yaml = await (await srv.fetch(`${K8S}/y`, { headers: { accept: 'application/yaml' } })).text();
+    expect(yaml).toContain('apiVersion: coordination.k8s.io/v1');
+    // (managedFields keep the stored name: the store keeps one spelling.)
+    const list = await (await srv.fetch(K8S, { headers: { accept: 'application/yaml' } })).text();
+    expect(list).toMatch(/^apiVersion: coordination\.k8s\.io\/v1\n/);
+    expect(list).not.toMatch(/^ {2}- apiVersion: coordination\.svc\.io/m);
+    // Objects sharing a value are written out in full, never as YAML anchors and aliases.
+    expect(list).not.toContain('*a1');
+  });
+
+  test('Status errors name the group as the request did', async () => {
+    const nf = await srv.json('GET', `${K8S}/missing`);
+    expect(nf.status).toBe(404);
+    expect(nf.body.message).toBe('leases.coordination.k8s.io "missing" not found');
+    expect(nf.body.details).toEqual({ name: 'missing', group: 'coordination.k8s.io', kind: 'leases' });
+    await srv.json('POST', K8S, lease('dup', 'coordination.k8s.io/v1'));
+    const dup = await srv.json('POST', K8S, lease('dup', 'coordination.k8s.io/v1'));
+    expect(dup.status).toBe(409);
+    expect(dup.body.message).toBe('leases.coordination.k8s.io "dup" already exists');
+    const svcNf = await srv.json('GET', `${SVC}/missing`);
+    expect(svcNf.body.message).toBe('leases.coordination.svc.io "missing" not found');
+  });
+
+  test('delete answers a Success Status naming the upstream group', async () => {
+    await srv.json('POST', K8S, lease('d', 'coordination.k8s.io/v1'));
+    const r = await srv.json('DELETE', `${K8S}/d`);
+    expect(r.status).toBe(200);
+    expect(r.body.details.group).toBe('coordination.k8s.io');
+    expect((await srv.json('GET', `${SVC}/d`)).status).toBe(404);
+  });
+
+  test('two watches of one change: each sees it in the spelling it asked for', async () => {
+    const rv = (await srv.json('GET', K8S)).body.metadata.resourceVersion;
+    const q = `?watch=true&resourceVersion=${rv}&timeoutSeconds=1&allowWatchBookmarks=true`;
+    const [wk, ws] = await Promise.all([srv.fetch(`${K8S}${q}`), srv.fetch(`${SVC}${q}`)]);
+    await srv.json('POST', SVC, lease('w', 'coordination.svc.io/v1'));
+    await srv.json('DELETE', `${SVC}/w`);
+    const events = async (r: Response): Promise<Json[]> =>
+      (await r.text())
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l));
+    const [ek, es] = await Promise.all([events(wk), events(ws)]);
+    const typed = (es: Json[]) => es.filter((e) => e.type !== 'BOOKMARK').map((e) => [e.type, e.object.apiVersion]);
+    expect(typed(ek)).toEqual([
+      ['ADDED', 'coordination.k8s.io/v1'],
+      ['DELETED', 'coordination.k8s.io/v1'],
+    ]);
+    expect(typed(es)).toEqual([
+      ['ADDED', 'coordination.svc.io/v1'],
+      ['DELETED', 'coordination.svc.io/v1'],
+    ]);
+    const bk = ek.filter((e) => e.type === 'BOOKMARK');
+    for (const b of bk) expect(b.object.apiVersion).toBe('coordination.k8s.io/v1');
+  });
+});
+
+describe('other upstream groups', () => {
+  test('networking.k8s.io NetworkPolicy: create, list, get, delete', async () => {
+    const P = '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies';
+    const c = await srv.json('POST', P, {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'np' },
+      spec: { podSelector: {} },
+    });
+    expect(c.status).toBe(201);
+    expect(c.body.apiVersion).toBe('networking.k8s.io/v1');
+    const l = await srv.json('GET', P);
+    expect(l.body.items.map((i: Json) => i.apiVersion)).toEqual(['networking.k8s.io/v1']);
+    expect((await srv.json('DELETE', `${P}/np`)).status).toBe(200);
+  });
+
+  test('an unknown upstream group is 404 as an unknown svc group is', async () => {
+    expect((await srv.json('GET', '/apis/nothing.k8s.io/v1/things')).status).toBe(404);
+    expect((await srv.json('GET', '/apis/nothing.svc.io/v1/things')).status).toBe(404);
+  });
+});
