@@ -453,3 +453,26 @@ describe('events', () => {
     expect(out).toMatch(/25h +Warning +BackOff +pod\/web +Back-off restarting failed container\n/);
   });
 });
+
+describe('Content-Type of Table and metadata answers', () => {
+  test.each([
+    ['application/json;as=Table;g=meta.k8s.io;v=v1', '', 'application/json;as=Table;v=v1;g=meta.k8s.io'],
+    ['application/json;as=Table;v=v1;g=meta.svc.io', '', 'application/json;as=Table;v=v1;g=meta.svc.io'],
+    ['application/json;as=Table;v=v1;g=meta.k8s.io', '/kube-system', 'application/json;as=Table;v=v1;g=meta.k8s.io'],
+    [
+      'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+      '',
+      'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+    ],
+    [
+      'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+      '/kube-system',
+      'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+    ],
+    ['application/json', '', 'application/json'],
+  ])('Accept %s (namespace%s) → %s', async (accept, name, want) => {
+    const r = await srv.fetch(`/api/v1/namespaces${name}`, { headers: { accept } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe(want);
+  });
+});

@@ -256,9 +256,10 @@ export class ResourceHandler {
     const objs = view.brand === 'svc' ? stored : stored.map(view.obj);
     switch (out.kind) {
       case 'table':
-        return reply(toTable(def, objs, listMeta ?? {}, out.group, this.clock()), o);
+        return reply(toTable(def, objs, listMeta ?? {}, out.group, this.clock()), { ...o, mediaParams: asParams('Table', out) });
       case 'metadata':
-        if (listMeta === undefined) return reply(partialObjectMetadata(objs[0] as Obj, out.group), o);
+        if (listMeta === undefined)
+          return reply(partialObjectMetadata(objs[0] as Obj, out.group), { ...o, mediaParams: asParams('PartialObjectMetadata', out) });
         return reply(
           {
             kind: 'PartialObjectMetadataList',
@@ -266,7 +267,7 @@ export class ResourceHandler {
             metadata: listMeta,
             items: objs.map((x) => partialObjectMetadata(x, out.group)),
           },
-          o,
+          { ...o, mediaParams: asParams('PartialObjectMetadataList', out) },
         );
       case 'yaml':
         if (listMeta === undefined) return reply(objs[0], { ...o, yaml: true });
@@ -303,6 +304,11 @@ export class ResourceHandler {
     }
     return this.encodeObjects(store, view, r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored), meta, out, o);
   }
+}
+
+/** The media type parameters of a Table or metadata answer: the shape and the group/version the client asked for. */
+function asParams(as: string, out: { group: string; version: string }): string {
+  return `;as=${as};v=${out.version};g=${out.group}`;
 }
 
 /** DeleteOptions from the body (optional) and the query. */

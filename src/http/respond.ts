@@ -15,6 +15,8 @@ export interface ReplyOptions {
   gzip?: boolean;
   warnings?: string[];
   headers?: Record<string, string>;
+  /** Media type parameters of a JSON answer in another shape (`;as=Table;v=v1;g=meta.k8s.io`). */
+  mediaParams?: string;
 }
 
 /** Header pairs (a plain array is much cheaper for Response than a Headers object). */
@@ -23,6 +25,10 @@ function headersFor(contentType: string, o: ReplyOptions): [string, string][] {
     ['Content-Type', contentType],
     ['Cache-Control', 'no-cache, private'],
   ];
+  // One Warning field per warning. Bun.serve joins fields of one name into one line
+  // (`299 - "a", 299 - "b"`, the list form RFC 9110 §5.3 makes equivalent) and refuses CR/LF in
+  // a value, so clients see one header with each warning as a list element; client-go, kubectl
+  // and the Python client split it as they split separate fields.
   if (o.warnings) for (const w of o.warnings) h.push(['Warning', `299 - ${JSON.stringify(w)}`]);
   if (o.headers) for (const k in o.headers) h.push([k, o.headers[k] as string]);
   return h;
@@ -58,7 +64,8 @@ export function reply(obj: unknown, o: ReplyOptions = {}): Response {
   // RFC 3339 time are quoted, so YAML 1.1 readers (kubectl, client-go) keep them strings.
   // Objects sharing a value (interned managedFields) are written out in full: no anchors/aliases.
   if (o.yaml) return finish(YAML.stringify(obj, { version: '1.1', aliasDuplicateObjects: false }), 'application/yaml', o);
-  return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), 'application/json', o);
+  const contentType = o.mediaParams ? `application/json${o.mediaParams}` : 'application/json';
+  return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), contentType, o);
 }
 
 /** Binary bodies (protobuf). */
