@@ -142,6 +142,8 @@ export class ResourceStore {
   private readonly clock: () => number;
   private readonly futureWait: number;
   private readonly continueTtl: number;
+  /** The definition of the kind's status, when it is a struct of its own (PodDisruptionBudgetStatus). */
+  private readonly statusSchema: string | undefined;
 
   constructor(
     readonly def: KindDef,
@@ -155,6 +157,9 @@ export class ResourceStore {
     this.clock = opts.clock ?? Date.now;
     this.futureWait = opts.futureRevisionWait ?? 3000;
     this.continueTtl = opts.continueTtlMs ?? 5 * 60_000;
+    const top = schemas.get(def.schema);
+    const status = top?.type === 'object' ? top.properties?.status : undefined;
+    this.statusSchema = status?.type === 'ref' ? status.ref : undefined;
   }
 
   key(namespace: string, name: string): string {
@@ -439,6 +444,9 @@ export class ResourceStore {
     else delete meta.generation;
     if (this.def.status && !this.def.strategy.statusOnCreate) delete obj.status;
     this.def.strategy.prepareForCreate?.(obj);
+    // A status the strategy set (`{}` for a new PodDisruptionBudget) is decoded as the reference
+    // decodes it: its defaults and always-written zeros (status counters 0).
+    if (this.statusSchema && isObject(obj.status)) this.schemas.normalize(this.statusSchema, obj.status, { prune: false, defaults: true });
     this.validateCreate(obj);
     if (!managed) this.recordManaged(undefined, obj, w, '');
     if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);

@@ -279,6 +279,34 @@ describe('null handling', () => {
   });
 });
 
+describe('always-written zeros (required numbers and booleans: Go value fields without omitempty)', () => {
+  test.each([
+    [
+      'io.svc.api.policy.v1.PodDisruptionBudgetStatus',
+      {},
+      { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 },
+    ],
+    ['io.svc.api.apps.v1.ReplicaSetStatus', { readyReplicas: 2 }, { readyReplicas: 2, replicas: 0 }],
+    ['io.svc.api.apps.v1.ReplicaSetStatus', { replicas: 3 }, { replicas: 3 }],
+    ['io.svc.api.core.v1.ContainerStatus', { name: 'c' }, { name: 'c', ready: false, restartCount: 0 }],
+    // A required string is validation's business: it is not filled.
+    ['io.svc.api.core.v1.EnvVar', {}, {}],
+  ])('%s %j → %j', (def, input, want) => {
+    const obj: Any = structuredClone(input);
+    norm(def, obj, true, true);
+    expect(obj).toEqual(want);
+  });
+
+  test('only with defaulting on; an absent parent struct stays absent', () => {
+    const obj: Any = {};
+    norm('io.svc.api.policy.v1.PodDisruptionBudgetStatus', obj, true, false);
+    expect(obj).toEqual({});
+    const pdb: Any = { spec: {} };
+    norm('io.svc.api.policy.v1.PodDisruptionBudget', pdb, true, true);
+    expect(pdb.status).toBeUndefined();
+  });
+});
+
 describe('defaults', () => {
   test('pod spec and containers, nested in list items', () => {
     const obj: Any = {

@@ -122,6 +122,25 @@ function zeroValue(n: Node): unknown {
   }
 }
 
+/**
+ * The zero value Go writes for a required number or boolean field: the reference's types declare
+ * these as value fields without omitempty (a PodDisruptionBudget's status counters, a
+ * ReplicaSet's status.replicas), so a decoded object has them, as 0 or false, whether the client
+ * sent them or not. Required strings, lists and structs are left to validation (a missing one is
+ * refused there); scalars of other shapes have no such zero.
+ */
+function alwaysWrittenZero(p: Schema): unknown {
+  switch (p.type) {
+    case 'integer':
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return undefined;
+  }
+}
+
 export class SchemaSet {
   private readonly defs: Definitions;
   private readonly nodes = new Map<DefName, Node>();
@@ -271,12 +290,14 @@ export class SchemaSet {
       const props: Record<string, Node> = Object.create(null);
       const defNames: string[] = [];
       const defValues: unknown[] = [];
+      const required = new Set(s.required);
       for (const key in s.properties) {
         const p = s.properties[key]!;
         props[key] = this.compile(p);
-        if (p.default !== undefined) {
+        const d = p.default !== undefined ? p.default : required.has(key) ? alwaysWrittenZero(p) : undefined;
+        if (d !== undefined) {
           defNames.push(key);
-          defValues.push(p.default);
+          defValues.push(d);
         }
       }
       n.props = props;
