@@ -9,11 +9,13 @@ import { ProtobufCodec } from './codec/protobuf';
 import { type Config, helpText, parseFlags } from './config/flags';
 import { GarbageCollector } from './controllers/gc';
 import { NamespaceController } from './controllers/namespace';
+import { frontEnd, listen } from './http/app';
 import { Discovery } from './http/discovery';
 import { HealthEndpoints } from './http/health';
 import { Metrics } from './http/metrics';
 import { OpenApi } from './http/openapi';
 import { ResourceHandler } from './http/resources';
+import { reply, replyText } from './http/respond';
 import { buildHandler } from './http/server';
 import { WatchHandler } from './http/watch-handler';
 import { builtinKinds } from './kinds/builtin';
@@ -156,10 +158,10 @@ async function main(argv: string[]): Promise<void> {
     watchList: cfg.featureGates.WatchList === true,
     log,
   });
-  const handler = buildHandler({
+  const discovery = new Discovery(api, `${host}:${cfg.port}`);
+  const chain = buildHandler({
     authn: new TokenAuthenticator(users),
-    health,
-    discovery: new Discovery(api, `${host}:${cfg.port}`),
+    discovery,
     openapi: new OpenApi(api, schemas),
     resources: new ResourceHandler(api, watches, {
       compression: cfg.featureGates.APIResponseCompression === true,
@@ -172,13 +174,17 @@ async function main(argv: string[]): Promise<void> {
     requestTimeoutMs: cfg.requestTimeoutMs,
     log,
   });
-  const server = Bun.serve({
-    hostname: cfg.bindAddress,
-    port: cfg.port,
-    tls: { cert: certs.cert, key: certs.key },
-    idleTimeout: 0,
-    fetch: handler,
+  const app = frontEnd({
+    chain,
+    health,
+    version: () => reply(discovery.get('/version')),
+    metrics: async () => replyText(await metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8'),
+    debug: {
+      // The store's counters and the process's memory, for load tests watching the server.
+      runtime: () => reply({ store: store.stats(), memory: process.memoryUsage(), uptimeSeconds: Math.round(process.uptime()) }),
+    },
   });
+  const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
   // Post-start: the in-process controllers (garbage collector, namespace lifecycle).
   const gc = new GarbageCollector(api, cacheOf, { log });
   const nsCache = nsStore ? cacheOf(nsStore) : undefined;

@@ -13,16 +13,14 @@ import { authorize } from '../auth/authz';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { CorruptObjectError } from '../registry/encoding';
 import type { Discovery } from './discovery';
-import type { HealthEndpoints } from './health';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
 import type { OpenApi } from './openapi';
 import type { ResourceHandler } from './resources';
-import { reply, replyError, replyText } from './respond';
+import { reply, replyError } from './respond';
 
 export interface ChainDeps {
   authn: TokenAuthenticator;
-  health: HealthEndpoints;
   discovery: Discovery;
   openapi: OpenApi;
   resources: ResourceHandler;
@@ -56,7 +54,16 @@ interface Deadline {
   reject: (e: unknown) => void;
 }
 
-export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> {
+/**
+ * The chain as the front end calls it: `chain(req)` runs all of it; `chain.guarded(req, serve)`
+ * runs authentication and authorization for an endpoint the front end routes itself (/metrics,
+ * /version, /debug/*) and then `serve`.
+ */
+export type Chain = ((req: Request) => Promise<Response>) & {
+  guarded(req: Request, serve: () => Response | Promise<Response>): Promise<Response>;
+};
+
+export function buildHandler(d: ChainDeps): Chain {
   let inflight = 0;
   let mutatingInflight = 0;
   // One sweeper for all request deadlines instead of a timer per request.
@@ -77,7 +84,6 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
     const path = url.pathname;
-    if (path === '/metrics') return replyText(await d.metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8');
     if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req);
     const doc = d.discovery.get(path);
     if (doc === undefined) throw pathNotFound();
@@ -115,17 +121,26 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
     }
   }
 
-  return async function handle(req: Request): Promise<Response> {
+  async function guarded(req: Request, serve: () => Response | Promise<Response>): Promise<Response> {
+    try {
+      const url = requestUrl(req.url);
+      const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
+      const user = d.authn.authenticate(req);
+      if (!user) throw unauthorized();
+      const denied = authorize(user, info);
+      if (denied) throw denied;
+      return await serve();
+    } catch (e) {
+      return replyError(e, {}, d.log);
+    }
+  }
+
+  async function handle(req: Request): Promise<Response> {
     const started = performance.now();
     const url = requestUrl(req.url);
     let info: RequestInfo | undefined;
     let res: Response;
     try {
-      const p = url.pathname;
-      if (p.startsWith('/livez') || p.startsWith('/readyz') || p.startsWith('/healthz')) {
-        const health = await d.health.handle(p, url.searchParams);
-        if (health) return health;
-      }
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       const user = d.authn.authenticate(req);
       if (!user) throw unauthorized();
@@ -153,7 +168,9 @@ export function buildHandler(d: ChainDeps): (req: Request) => Promise<Response> 
       );
     }
     return res;
-  };
+  }
+
+  return Object.assign(handle, { guarded });
 }
 
 /** A stored object that cannot be decoded: a 500 naming it (delete it with ignoreStoreReadErrorWithClusterBreakingPotential). */

@@ -1,0 +1,73 @@
+/**
+ * The front end: an Elysia app on Bun.serve. Elysia owns the listening socket and the routes of
+ * the server's own endpoints; the API (resources, discovery, OpenAPI) enters through one
+ * catch-all route into the request chain of server.ts, which stays written in one place:
+ *
+ *   /livez /readyz /healthz[/<check>]   health, unauthenticated (as the reference's
+ *                                        system:public-info-viewer allows everyone)
+ *   /version                            build facts          ┐ authenticated and authorized
+ *   /metrics                            Prometheus text      │ through the chain's guard
+ *   /debug/<name>                       debug endpoints      ┘
+ *   everything else                     chain(request)
+ *
+ * This folder (src/http/) is the only place that knows Elysia. Routes only destructure
+ * `request`, so Elysia's compiler parses neither query nor body for them: the chain reads the
+ * body itself, once.
+ */
+import { Elysia } from 'elysia';
+import type { HealthEndpoints } from './health';
+import type { Chain } from './server';
+
+export interface FrontEndDeps {
+  chain: Chain;
+  health: HealthEndpoints;
+  /** GET /version. */
+  version: () => Response;
+  /** GET /metrics. */
+  metrics: () => Promise<Response>;
+  /** GET /debug/<name>: named debug endpoints. */
+  debug: Record<string, () => Response | Promise<Response>>;
+}
+
+export interface ListenOptions {
+  hostname: string;
+  port: number;
+  tls: { cert: string; key: string };
+}
+
+/** The app with every route; `listen` starts it. */
+export function frontEnd(d: FrontEndDeps) {
+  const { chain } = d;
+  const health = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    try {
+      return (await d.health.handle(url.pathname, url.searchParams)) ?? chain(request);
+    } catch {
+      return chain(request);
+    }
+  };
+  const app = new Elysia()
+    .get('/livez', ({ request }) => health(request))
+    .get('/livez/*', ({ request }) => health(request))
+    .get('/readyz', ({ request }) => health(request))
+    .get('/readyz/*', ({ request }) => health(request))
+    .get('/healthz', ({ request }) => health(request))
+    .get('/healthz/*', ({ request }) => health(request))
+    .get('/version', ({ request }) => chain.guarded(request, d.version))
+    .get('/metrics', ({ request }) => chain.guarded(request, d.metrics))
+    .get('/debug/:name', ({ request, params }) => {
+      const f = d.debug[params.name];
+      return f ? chain.guarded(request, f) : chain(request);
+    })
+    .all('/', ({ request }) => chain(request))
+    .all('/*', ({ request }) => chain(request));
+  return app;
+}
+
+/** Serve the app; returns the Bun server (its port, and stop for shutdown). */
+export function listen(app: ReturnType<typeof frontEnd>, o: ListenOptions) {
+  app.listen({ hostname: o.hostname, port: o.port, tls: o.tls, idleTimeout: 0 });
+  const server = app.server;
+  if (!server) throw new Error('the front end did not start');
+  return server;
+}
