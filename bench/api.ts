@@ -13,6 +13,7 @@ import { Etcd3 } from 'etcd3';
 import { servingCerts } from '../src/auth/certs';
 import { startServer } from '../test/helpers/server';
 import { startEtcd } from './etcd';
+import { cpuReport as cpuText, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
 
 const QUICK = process.argv.includes('--quick');
 const OPTS = {
@@ -21,163 +22,14 @@ const OPTS = {
   listSizes: QUICK ? [10_000] : [10_000, 100_000],
   listRepeats: QUICK ? 3 : 5,
 };
-const ROOT = path.resolve(import.meta.dir, '..');
 
-interface LoadResult {
-  ops: number;
-  ok: number;
-  errors: number;
-  codes: Record<string, number>;
-  p50: number;
-  p99: number;
-  next: number;
-  /** CPU time of the load generator over the phase (us), when it is a separate process. */
-  clientCpuUs?: number;
+/** A load phase with this run's connection count and phase length unless the spec says otherwise. */
+function load(spec: Record<string, unknown>): Promise<LoadResult> {
+  return loadPhase({ concurrency: OPTS.concurrency, durationMs: OPTS.phaseMs, ...spec });
 }
 
-const WRK = !process.argv.includes('--bun-client') && fs.existsSync('/usr/bin/wrk') ? '/usr/bin/wrk' : undefined;
-
-function wrkDuration(v: string, unit: string): number {
-  const n = Number(v);
-  return unit === 'us' ? n / 1000 : unit === 's' ? n * 1000 : unit === 'm' ? n * 60_000 : n;
-}
-
-/**
- * The load generator: Debian's wrk (C, far cheaper per request than a JS client, so more of the 2
- * cores is left to the server) when installed, with a Lua script for per-request URLs and bodies;
- * else bench/load.ts (Bun's fetch). `--bun-client` forces the latter.
- */
-async function loadWrk(spec: Record<string, unknown>): Promise<LoadResult> {
-  const url = new URL((spec.urlTemplate as string | undefined)?.replaceAll('{{i}}', '0') || (spec.url as string));
-  const lua = (v: unknown) => (v === undefined ? 'nil' : `[==[${String(v)}]==]`);
-  const pathOf = (u: string | undefined) => (u === undefined ? undefined : u.slice(u.indexOf('/', 'https://'.length)));
-  const headers = Object.entries((spec.headers as Record<string, string>) ?? {})
-    .map(([k, v]) => `[ ${lua(k)} ] = ${lua(v)}`)
-    .join(', ');
-  const script = `local n = ${Number(spec.start ?? 0)}
-local urlt = ${lua(pathOf(spec.urlTemplate as string | undefined))}
-local path = ${lua(url.pathname + url.search)}
-local bodyt = ${lua(spec.bodyTemplate)}
-local body = ${lua(spec.body)}
-local headers = { ${headers} }
--- templates split once at {{i}}: a request is a concatenation, not a pattern substitution
-local function split(t)
-  if not t then return nil end
-  local parts, at = {}, 1
-  while true do
-    local a, b = t:find("{{i}}", at, true)
-    if not a then break end
-    parts[#parts + 1] = t:sub(at, a - 1)
-    at = b + 1
-  end
-  parts[#parts + 1] = t:sub(at)
-  return parts
-end
-local us, bs = split(urlt), split(bodyt)
-local function fill(s, i) return table.concat(s, i) end
-request = function()
-  local i = tostring(n)
-  n = n + 1
-  local p = us and fill(us, i) or path
-  local b = bs and fill(bs, i) or body
-  return wrk.format(${lua(spec.method)}, p, headers, b)
-end
-`;
-  const file = path.join(os.tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
-  fs.writeFileSync(file, script);
-  try {
-    const secs = Math.max(1, Math.round(((spec.durationMs as number | undefined) ?? OPTS.phaseMs) / 1000));
-    const p = Bun.spawn(
-      [WRK as string, '-t1', `-c${OPTS.concurrency}`, `-d${secs}s`, '--latency', '-s', file, `${url.protocol}//${url.host}/`],
-      { stdout: 'pipe', stderr: 'inherit' },
-    );
-    const out = await new Response(p.stdout).text();
-    await p.exited;
-    const ru = p.resourceUsage();
-    const clientCpuUs = ru ? Number(ru.cpuTime.user + ru.cpuTime.system) : undefined;
-    const total = Number(/(\d+) requests in ([\d.]+)s/.exec(out)?.[1] ?? 0);
-    const elapsed = Number(/requests in ([\d.]+)s/.exec(out)?.[1] ?? secs);
-    const bad = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-    const lat = (q: string) => {
-      const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
-      return m ? +wrkDuration(m[1] as string, m[2] as string).toFixed(2) : 0;
-    };
-    return {
-      ops: Math.round((total - bad) / elapsed),
-      ok: total - bad,
-      errors: bad,
-      codes: bad ? { 'non-2xx': bad } : {},
-      p50: lat('50'),
-      p99: lat('99'),
-      next: 0,
-      clientCpuUs,
-    };
-  } finally {
-    fs.rmSync(file, { force: true });
-  }
-}
-
-async function load(spec: Record<string, unknown>): Promise<LoadResult> {
-  if (WRK) return loadWrk(spec);
-  const p = Bun.spawn(
-    [
-      process.execPath,
-      path.join(ROOT, 'bench/load.ts'),
-      JSON.stringify({ concurrency: OPTS.concurrency, durationMs: OPTS.phaseMs, ...spec }),
-    ],
-    {
-      stdout: 'pipe',
-      stderr: 'inherit',
-    },
-  );
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  const ru = p.resourceUsage();
-  const r = JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
-  if (ru) r.clientCpuUs = Number(ru.cpuTime.user + ru.cpuTime.system);
-  return r;
-}
-
-/** CPU time (us) per thread name of a process (threads of one kind, e.g. "Bun Pool 3", summed). */
-function threadCpu(pid: number): Map<string, number> {
-  const tick = 1e6 / 100; // USER_HZ
-  const out = new Map<string, number>();
-  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\s*\d+$/, '');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * tick);
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
-}
-
-/**
- * Where the CPU of a load phase went: the server's threads and the load generator, per request,
- * and what that allows on this machine: with every core busy on nothing else, at most
- * cores / (server + client CPU per request) requests/s.
- */
 function cpuReport(what: string, before: Map<string, number>, pid: number, r: LoadResult): void {
-  const after = threadCpu(pid);
-  const n = r.ok;
-  if (n === 0) return;
-  const per = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / n] as const).filter(([, v]) => v >= 0.5);
-  per.sort((a, b) => b[1] - a[1]);
-  const server = per.reduce((a, [, v]) => a + v, 0);
-  const client = (r.clientCpuUs ?? 0) / n;
-  const cores = os.availableParallelism();
-  report(
-    `${what} CPU per request: server ${server.toFixed(1)} us (${per.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}), load generator ${client.toFixed(1)} us; ` +
-      `bound with ${cores} cores fully used: ${Math.round((cores * 1e6) / (server + client))} req/s, with the busiest thread alone: ${Math.round(1e6 / (per[0]?.[1] ?? 1))} req/s`,
-  );
-}
-
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : 0;
+  report(cpuText(what, before, pid, r));
 }
 
 function pod(i: number): Record<string, unknown> {

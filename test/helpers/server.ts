@@ -51,7 +51,7 @@ export async function freePort(): Promise<number> {
 
 export const KUBECTL = fs.existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : 'kubectl';
 
-export async function startServer(opts: { args?: string[]; dataDir?: string } = {}): Promise<Server> {
+export async function startServer(opts: { args?: string[]; dataDir?: string; root?: string } = {}): Promise<Server> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
   const port = await freePort();
   let stderr = '';
@@ -60,13 +60,13 @@ export async function startServer(opts: { args?: string[]; dataDir?: string } = 
     [
       process.execPath,
       ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []),
-      path.join(ROOT, 'src/main.ts'),
+      path.join(opts.root ?? ROOT, 'src/main.ts'),
       `--port=${port}`,
       `--data-dir=${dataDir}`,
       ...(opts.args ?? []),
     ],
     {
-      cwd: ROOT,
+      cwd: opts.root ?? ROOT,
       stdout: 'pipe',
       stderr: 'pipe',
     },

@@ -1,0 +1,185 @@
+/**
+ * The harness the API benches share: load phases driven by wrk (or bench/load.ts), per-thread
+ * CPU of the server process from /proc, and RSS. A phase's spec: url or urlTemplate ({{i}} is a
+ * counter), method, headers, body or bodyTemplate, durationMs, concurrency, ca.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dir, '..');
+const DEFAULT_CONCURRENCY = 64;
+const DEFAULT_PHASE_MS = 8000;
+
+export interface LoadResult {
+  ops: number;
+  ok: number;
+  errors: number;
+  codes: Record<string, number>;
+  p50: number;
+  p99: number;
+  next: number;
+  /** CPU time of the load generator over the phase (us), when it is a separate process. */
+  clientCpuUs?: number;
+}
+
+export const WRK = !process.argv.includes('--bun-client') && fs.existsSync('/usr/bin/wrk') ? '/usr/bin/wrk' : undefined;
+
+export function wrkDuration(v: string, unit: string): number {
+  const n = Number(v);
+  return unit === 'us' ? n / 1000 : unit === 's' ? n * 1000 : unit === 'm' ? n * 60_000 : n;
+}
+
+/**
+ * The load generator: Debian's wrk (C, far cheaper per request than a JS client, so more of the 2
+ * cores is left to the server) when installed, with a Lua script for per-request URLs and bodies;
+ * else bench/load.ts (Bun's fetch). `--bun-client` forces the latter.
+ */
+export async function loadWrk(spec: Record<string, unknown>): Promise<LoadResult> {
+  const url = new URL((spec.urlTemplate as string | undefined)?.replaceAll('{{i}}', '0') || (spec.url as string));
+  const lua = (v: unknown) => (v === undefined ? 'nil' : `[==[${String(v)}]==]`);
+  const pathOf = (u: string | undefined) => (u === undefined ? undefined : u.slice(u.indexOf('/', 'https://'.length)));
+  const headers = Object.entries((spec.headers as Record<string, string>) ?? {})
+    .map(([k, v]) => `[ ${lua(k)} ] = ${lua(v)}`)
+    .join(', ');
+  const script = `local n = ${Number(spec.start ?? 0)}
+local urlt = ${lua(pathOf(spec.urlTemplate as string | undefined))}
+local path = ${lua(url.pathname + url.search)}
+local bodyt = ${lua(spec.bodyTemplate)}
+local body = ${lua(spec.body)}
+local headers = { ${headers} }
+-- templates split once at {{i}}: a request is a concatenation, not a pattern substitution
+local function split(t)
+  if not t then return nil end
+  local parts, at = {}, 1
+  while true do
+    local a, b = t:find("{{i}}", at, true)
+    if not a then break end
+    parts[#parts + 1] = t:sub(at, a - 1)
+    at = b + 1
+  end
+  parts[#parts + 1] = t:sub(at)
+  return parts
+end
+local us, bs = split(urlt), split(bodyt)
+local function fill(s, i) return table.concat(s, i) end
+request = function()
+  local i = tostring(n)
+  n = n + 1
+  local p = us and fill(us, i) or path
+  local b = bs and fill(bs, i) or body
+  return wrk.format(${lua(spec.method)}, p, headers, b)
+end
+`;
+  const file = path.join(os.tmpdir(), `bench-wrk-${process.pid}-${Date.now()}.lua`);
+  fs.writeFileSync(file, script);
+  try {
+    const secs = Math.max(1, Math.round(((spec.durationMs as number | undefined) ?? DEFAULT_PHASE_MS) / 1000));
+    const p = Bun.spawn(
+      [
+        WRK as string,
+        '-t1',
+        `-c${(spec.concurrency as number | undefined) ?? DEFAULT_CONCURRENCY}`,
+        `-d${secs}s`,
+        '--latency',
+        '-s',
+        file,
+        `${url.protocol}//${url.host}/`,
+      ],
+      { stdout: 'pipe', stderr: 'inherit' },
+    );
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    const ru = p.resourceUsage();
+    const clientCpuUs = ru ? Number(ru.cpuTime.user + ru.cpuTime.system) : undefined;
+    const total = Number(/(\d+) requests in ([\d.]+)s/.exec(out)?.[1] ?? 0);
+    const elapsed = Number(/requests in ([\d.]+)s/.exec(out)?.[1] ?? secs);
+    const bad = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+    const lat = (q: string) => {
+      const m = new RegExp(`\\s${q}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
+      return m ? +wrkDuration(m[1] as string, m[2] as string).toFixed(2) : 0;
+    };
+    return {
+      ops: Math.round((total - bad) / elapsed),
+      ok: total - bad,
+      errors: bad,
+      codes: bad ? { 'non-2xx': bad } : {},
+      p50: lat('50'),
+      p99: lat('99'),
+      next: 0,
+      clientCpuUs,
+    };
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+export async function load(spec: Record<string, unknown>): Promise<LoadResult> {
+  if (WRK) return loadWrk(spec);
+  const p = Bun.spawn(
+    [
+      process.execPath,
+      path.join(ROOT, 'bench/load.ts'),
+      JSON.stringify({ concurrency: DEFAULT_CONCURRENCY, durationMs: DEFAULT_PHASE_MS, ...spec }),
+    ],
+    {
+      stdout: 'pipe',
+      stderr: 'inherit',
+    },
+  );
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const ru = p.resourceUsage();
+  const r = JSON.parse(out.trim().split('\n').pop() as string) as LoadResult;
+  if (ru) r.clientCpuUs = Number(ru.cpuTime.user + ru.cpuTime.system);
+  return r;
+}
+
+/** CPU time (us) per thread name of a process (threads of one kind, e.g. "Bun Pool 3", summed). */
+export function threadCpu(pid: number): Map<string, number> {
+  const tick = 1e6 / 100; // USER_HZ
+  const out = new Map<string, number>();
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\s*\d+$/, '');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * tick);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/**
+ * Where the CPU of a load phase went: the server's threads and the load generator, per request,
+ * and what that allows on this machine: with every core busy on nothing else, at most
+ * cores / (server + client CPU per request) requests/s.
+ */
+/** The server's CPU per request (us, all threads) since `before`. */
+export function serverCpuPerRequest(before: Map<string, number>, pid: number, ok: number): number {
+  let total = 0;
+  for (const [k, v] of threadCpu(pid)) total += v - (before.get(k) ?? 0);
+  return ok > 0 ? total / ok : 0;
+}
+
+export function cpuReport(what: string, before: Map<string, number>, pid: number, r: LoadResult): string {
+  const after = threadCpu(pid);
+  const n = r.ok;
+  if (n === 0) return `${what}: no successful requests`;
+  const per = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / n] as const).filter(([, v]) => v >= 0.5);
+  per.sort((a, b) => b[1] - a[1]);
+  const server = per.reduce((a, [, v]) => a + v, 0);
+  const client = (r.clientCpuUs ?? 0) / n;
+  const cores = os.availableParallelism();
+  return (
+    `${what} CPU per request: server ${server.toFixed(1)} us (${per.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}), load generator ${client.toFixed(1)} us; ` +
+    `bound with ${cores} cores fully used: ${Math.round((cores * 1e6) / (server + client))} req/s, with the busiest thread alone: ${Math.round(1e6 / (per[0]?.[1] ?? 1))} req/s`
+  );
+}
+
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : 0;
+}
