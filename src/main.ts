@@ -152,7 +152,9 @@ async function main(argv: string[]): Promise<void> {
     return c;
   };
   for (const s of api.stores) cacheOf(s);
+  const protobuf = new ProtobufCodec(schemas);
   const watches = new WatchHandler(store, cacheOf, {
+    protobuf,
     minRequestTimeoutSec: cfg.minRequestTimeoutSec,
     bookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
     watchList: cfg.featureGates.WatchList === true,
@@ -166,7 +168,7 @@ async function main(argv: string[]): Promise<void> {
     resources: new ResourceHandler(api, watches, {
       compression: cfg.featureGates.APIResponseCompression === true,
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
-      protobuf: new ProtobufCodec(schemas),
+      protobuf,
     }),
     metrics,
     maxInflight: cfg.maxRequestsInflight,

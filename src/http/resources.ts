@@ -121,11 +121,18 @@ export class ResourceHandler {
     const store = this.api.lookup(info.group, info.version, info.resource);
     if (!store) throw pathNotFound();
     const view = brandView(store.def, info.brand);
-    if (view.brand === 'svc') return this.serve(store, info, req, url, view);
     try {
       return await this.serve(store, info, req, url, view);
     } catch (e) {
-      throw view.error(e);
+      const err = view.error(e);
+      // A Status in protobuf when that is what the client asked for (the reference negotiates
+      // errors as it negotiates objects); JSON otherwise, from the chain's error renderer.
+      if (err instanceof StatusError && this.opts.protobuf.supports(store.def.schema)) {
+        const out = acceptedOutput(req.headers.get('accept'), this.opts.protobuf.supports(store.def.schema));
+        if (out?.kind === 'protobuf')
+          return replyBytes(this.opts.protobuf.encodeStatus(err.body()), out.mediaType, { status: err.code, headers: err.headers });
+      }
+      throw err;
     }
   }
 
@@ -167,7 +174,7 @@ export class ResourceHandler {
         return this.encodeList(store, view, r, out, { ...base, gzip: acceptsGzip });
       }
       case 'watch': {
-        const out = chooseOutput(accept, true, false);
+        const out = chooseOutput(accept, true, pb);
         return this.watches.serve(store, info, req, q, out, view);
       }
       case 'create': {
@@ -303,6 +310,15 @@ export class ResourceHandler {
       );
     }
     return this.encodeObjects(store, view, r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored), meta, out, o);
+  }
+}
+
+/** The output an Accept header chooses, or undefined when it chooses none (the error stays JSON). */
+function acceptedOutput(accept: string | null, protobuf: boolean): Output | undefined {
+  try {
+    return chooseOutput(accept, false, protobuf);
+  } catch {
+    return undefined;
   }
 }
 

@@ -19,6 +19,7 @@ import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
+import type { ProtobufCodec } from '../codec/protobuf';
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';
 import type { KV } from '../store/types';
 import { type CachedObject, TooOldError, type WatchCache, type Watcher, type WatcherEvent } from '../watch/cache';
@@ -38,6 +39,8 @@ export interface WatchHandlerOptions {
   freshnessTimeoutMs?: number;
   /** A watch whose client has not read for this long while events wait for it is ended (default 5 s). */
   slowWatcherMs?: number;
+  /** The protobuf codec, for watches asking for `application/vnd.svc.protobuf;stream=watch`. */
+  protobuf?: ProtobufCodec;
   log?: (msg: string) => void;
 }
 
@@ -145,7 +148,16 @@ export class WatchHandler {
       throw tooLargeResourceVersion(waitFor, cache.revision);
     }
     const def = store.def;
-    const encode = (type: EventType, text: string, obj?: Obj): string => {
+    // Protobuf streams: each event a length-prefixed WatchEvent frame holding the object's envelope.
+    const pb = out.kind === 'protobuf' ? this.opts.protobuf : undefined;
+    const frame = pb
+      ? (type: EventType, text: string, obj?: Obj): Uint8Array =>
+          type === 'ERROR'
+            ? pb.encodeWatchStatus(JSON.parse(text))
+            : pb.encodeWatchEvent(type, view.obj(obj ?? (JSON.parse(text) as Obj)), def.schema)
+      : undefined;
+    const encode = (type: EventType, text: string, obj?: Obj): string | Uint8Array => {
+      if (frame) return frame(type, text, obj);
       if (out.kind === 'table' && obj && type !== 'ERROR' && type !== 'BOOKMARK') {
         // Table rows carry partial metadata (meta group), which has no brand of the kind's group.
         return `${eventHead(type)}${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}${EVENT_END}`;
@@ -156,6 +168,17 @@ export class WatchHandler {
     // encoded once per event and type, then shared (fan-out neither copies nor encodes object
     // text per watcher).
     const line = (e: WatcherEvent): string | Uint8Array => {
+      if (frame) {
+        // Frames are shared like JSON lines: built once per event and type, for svc-spelled watches.
+        if (view.brand !== 'svc' || e.text !== e.event.text) return frame(e.type, e.text, e.obj);
+        if (e.event.frames === undefined) e.event.frames = {};
+        let f = e.event.frames[e.type];
+        if (f === undefined) {
+          f = frame(e.type, e.text, e.obj);
+          e.event.frames[e.type] = f;
+        }
+        return f;
+      }
       // Events for a watch naming the upstream group are built per watcher (the shared lines carry svc apiVersions).
       if (view.brand !== 'svc') return encode(e.type, view.text(e.text), e.obj);
       if (out.kind !== 'json' || e.text !== e.event.text) return encode(e.type, e.text, e.obj);
@@ -168,7 +191,7 @@ export class WatchHandler {
       }
       return l;
     };
-    const bookmark = (rv: number, initialEnd: boolean): string => {
+    const bookmark = (rv: number, initialEnd: boolean): string | Uint8Array => {
       const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
       if (initialEnd) metadata.annotations = Object.fromEntries(INITIAL_EVENTS_END.map((k) => [k, 'true']));
       return encode('BOOKMARK', JSON.stringify({ kind: def.kind, apiVersion: view.apiVersion, metadata }));
@@ -207,9 +230,14 @@ export class WatchHandler {
           // bytes, so a quiet watch would leave its client waiting for the response headers.
           // Initial lines are built as they are sent and not kept: a client that does not read
           // holds at most what its socket buffers take.
-          const afterInitial: string[] = [];
+          const afterInitial: (string | Uint8Array)[] = [];
           if (initialEvents && bookmarks) afterInitial.push(bookmark(revision, true));
-          if (initial.length === 0 && afterInitial.length === 0 && w.pending === 0) afterInitial.push(' ');
+          if (initial.length === 0 && afterInitial.length === 0 && w.pending === 0) {
+            // A protobuf stream has no ignorable byte: a bookmark when the client takes them,
+            // else the headers wait for the first event.
+            if (!frame) afterInitial.push(' ');
+            else if (bookmarks) afterInitial.push(bookmark(revision, false));
+          }
           // Resource version of the last event actually written: what a bookmark may claim.
           let sentRv = from === 'now' ? revision : from;
           const deadline = Date.now() + timeoutSec * 1000;
@@ -272,7 +300,9 @@ export class WatchHandler {
               if (waiting) return;
               while (initialAt < initial.length) {
                 const c = initial[initialAt++] as CachedObject;
-                if (out.kind !== 'table') {
+                if (frame) {
+                  if (!send(frame('ADDED', c.text, c.obj))) return;
+                } else if (out.kind !== 'table') {
                   // The object's cached text goes out as it is, between the event's two fixed
                   // parts: no per-watcher copy of it is built (100 watches reading 1,500 2 KB
                   // objects made 300 MB of short-lived strings that way).
@@ -281,7 +311,7 @@ export class WatchHandler {
                   if (!send(EVENT_TAIL)) return;
                 } else if (!send(encode('ADDED', c.text, c.obj))) return;
               }
-              while (afterAt < afterInitial.length) if (!send(afterInitial[afterAt++] as string)) return;
+              while (afterAt < afterInitial.length) if (!send(afterInitial[afterAt++] as string | Uint8Array)) return;
               const now = Date.now();
               if (!closing && (w.ended === 'reset' || now >= deadline)) closing = true;
               if (!closing) {
@@ -346,9 +376,10 @@ export class WatchHandler {
         }
       },
     });
+    const contentType = out.kind === 'protobuf' ? `${out.mediaType};stream=watch` : 'application/json';
     return new Response(body, {
       status: 200,
-      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },
+      headers: { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },
     });
   }
 }

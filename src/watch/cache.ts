@@ -41,6 +41,8 @@ export interface CachedObject {
 export class CacheEvent {
   /** Encoded watch lines by event type, built once and shared by every watcher (see watch-handler). */
   lines?: Partial<Record<EventType, Uint8Array>>;
+  /** The same for protobuf watch frames. */
+  frames?: Partial<Record<EventType, Uint8Array>>;
   private o: Obj | undefined;
   private p: Obj | undefined;
 
@@ -76,6 +78,7 @@ export class CacheEvent {
     this.o = undefined;
     this.p = undefined;
     this.lines = undefined;
+    this.frames = undefined;
     exits.delete(this);
   }
 }
