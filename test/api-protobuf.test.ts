@@ -96,7 +96,7 @@ function watchFrames(bytes: Uint8Array): { type: string; raw: Uint8Array }[] {
     expect(msg.length).toBe(len);
     at += 4 + len;
     let type = '';
-    let raw = new Uint8Array();
+    let raw: Uint8Array = new Uint8Array();
     const i = { p: 0 };
     while (i.p < msg.length) {
       const key = varint(msg, i);
