@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
+import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
 import { type Config, helpText, parseFlags } from './config/flags';
 import { GarbageCollector } from './controllers/gc';
@@ -153,8 +154,10 @@ async function main(argv: string[]): Promise<void> {
   };
   for (const s of api.stores) cacheOf(s);
   const protobuf = new ProtobufCodec(schemas);
+  const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(schemas) : undefined;
   const watches = new WatchHandler(store, cacheOf, {
     protobuf,
+    cbor,
     minRequestTimeoutSec: cfg.minRequestTimeoutSec,
     bookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
     watchList: cfg.featureGates.WatchList === true,
@@ -169,6 +172,7 @@ async function main(argv: string[]): Promise<void> {
       compression: cfg.featureGates.APIResponseCompression === true,
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
       protobuf,
+      cbor,
     }),
     metrics,
     maxInflight: cfg.maxRequestsInflight,

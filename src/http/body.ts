@@ -3,6 +3,7 @@
  */
 import YAML from 'yaml';
 import { badRequest, tooLarge } from '../api/status';
+import { CborError } from '../codec/cbor';
 import { findDuplicateKeys } from './json-dups';
 import { type BodyType, bodyType } from './negotiate';
 
@@ -72,9 +73,20 @@ export async function decodeBody(
   req: Request,
   allowed: readonly BodyType[],
   protobuf?: (bytes: Uint8Array) => unknown,
+  cbor?: (bytes: Uint8Array) => unknown,
 ): Promise<{ type: BodyType; value: unknown; duplicates: string[] }> {
-  const type = bodyType(req.headers.get('content-type'), protobuf ? allowed : allowed.filter((t) => t !== 'protobuf'));
+  const served = allowed.filter((t) => (t !== 'protobuf' || protobuf) && ((t !== 'cbor' && t !== 'apply-patch-cbor') || cbor));
+  const type = bodyType(req.headers.get('content-type'), served);
   const duplicates: string[] = [];
+  if (type === 'cbor' || type === 'apply-patch-cbor') {
+    const bytes = await readBodyBytes(req);
+    try {
+      return { type, value: (cbor as (b: Uint8Array) => unknown)(bytes), duplicates };
+    } catch (e) {
+      if (e instanceof CborError) throw badRequest(`the body of the request could not be decoded: ${e.message}`);
+      throw e;
+    }
+  }
   if (type !== 'protobuf') {
     // A declared length within the limit is the body's length (the HTTP layer holds it to it):
     // read it as text in one native step. Without one (chunked), count the bytes first.

@@ -5,6 +5,7 @@
  * echoes the brand the client asked for.
  */
 import { notAcceptable, unsupportedMediaType } from '../api/status';
+import { CBOR_MEDIA_TYPE } from '../codec/cbor';
 import { PROTOBUF_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE_UPSTREAM } from '../codec/protobuf';
 
 export interface MediaRange {
@@ -18,6 +19,7 @@ export type Output =
   | { kind: 'json' }
   | { kind: 'protobuf'; mediaType: string }
   | { kind: 'yaml' }
+  | { kind: 'cbor' }
   | { kind: 'table'; group: string; version: string }
   | { kind: 'metadata'; group: string; version: string };
 
@@ -69,13 +71,13 @@ const outputCache = new Map<string, Output | Error>();
  * (get/list/watch of resources, not of Status or discovery). `protobuf`: the kind has a protobuf
  * encoding (built-in kinds, not custom resources); otherwise the next acceptable type is used.
  */
-export function chooseOutput(accept: string | null, allowTransform: boolean, protobuf = false): Output {
+export function chooseOutput(accept: string | null, allowTransform: boolean, protobuf = false, cbor = false): Output {
   // Clients send the same few Accept headers over and over: remember the answers.
-  const key = `${allowTransform ? 't' : 'f'}${protobuf ? 'p' : 'n'}${accept ?? ''}`;
+  const key = `${allowTransform ? 't' : 'f'}${protobuf ? 'p' : 'n'}${cbor ? 'c' : 'n'}${accept ?? ''}`;
   let hit = outputCache.get(key);
   if (hit === undefined) {
     try {
-      hit = chooseOutputUncached(accept, allowTransform, protobuf);
+      hit = chooseOutputUncached(accept, allowTransform, protobuf, cbor);
     } catch (e) {
       hit = e as Error;
     }
@@ -85,7 +87,7 @@ export function chooseOutput(accept: string | null, allowTransform: boolean, pro
   return hit;
 }
 
-function chooseOutputUncached(accept: string | null, allowTransform: boolean, protobuf: boolean): Output {
+function chooseOutputUncached(accept: string | null, allowTransform: boolean, protobuf: boolean, cbor: boolean): Output {
   const ranges = parseAccept(accept);
   if (ranges.length === 0) return { kind: 'json' };
   for (const r of ranges) {
@@ -103,11 +105,22 @@ function chooseOutputUncached(accept: string | null, allowTransform: boolean, pr
     if (r.type === 'application' && r.subtype === 'yaml') return { kind: 'yaml' };
     if (protobuf && r.type === 'application' && PROTOBUF_TYPES.has(`application/${r.subtype}`))
       return { kind: 'protobuf', mediaType: `application/${r.subtype}` };
+    // CBOR behind its gate (CBORServingAndStorage): otherwise the type is not served at all (406).
+    if (cbor && r.type === 'application' && r.subtype === 'cbor') return { kind: 'cbor' };
   }
-  throw notAcceptable(SERVED_TYPES);
+  throw notAcceptable(cbor ? [...SERVED_TYPES, CBOR_MEDIA_TYPE] : SERVED_TYPES);
 }
 
-export type BodyType = 'json' | 'yaml' | 'protobuf' | 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
+export type BodyType =
+  | 'json'
+  | 'yaml'
+  | 'protobuf'
+  | 'cbor'
+  | 'json-patch'
+  | 'merge-patch'
+  | 'strategic-merge-patch'
+  | 'apply-patch'
+  | 'apply-patch-cbor';
 
 const BODY_TYPES: Record<string, BodyType> = {
   'application/json': 'json',
@@ -118,6 +131,8 @@ const BODY_TYPES: Record<string, BodyType> = {
   'application/merge-patch+json': 'merge-patch',
   'application/strategic-merge-patch+json': 'strategic-merge-patch',
   'application/apply-patch+yaml': 'apply-patch',
+  [CBOR_MEDIA_TYPE]: 'cbor',
+  'application/apply-patch+cbor': 'apply-patch-cbor',
 };
 
 /** The body type of a request; 415 when unsupported for the verb. */

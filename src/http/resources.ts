@@ -10,6 +10,7 @@ import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
+import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored, storedText, writtenText } from '../registry/encoding';
@@ -30,6 +31,8 @@ export interface HandlerOptions {
   unsafeDelete: boolean;
   /** Protobuf encoding of the kinds that have one. */
   protobuf: ProtobufCodec;
+  /** CBOR (application/cbor, apply-patch+cbor), present only with the CBORServingAndStorage gate on. */
+  cbor?: CborCodec;
   clock?: () => number;
 }
 
@@ -126,11 +129,13 @@ export class ResourceHandler {
     } catch (e) {
       const err = view.error(e);
       // A Status in protobuf when that is what the client asked for (the reference negotiates
-      // errors as it negotiates objects); JSON otherwise, from the chain's error renderer.
-      if (err instanceof StatusError && this.opts.protobuf.supports(store.def.schema)) {
-        const out = acceptedOutput(req.headers.get('accept'), this.opts.protobuf.supports(store.def.schema));
-        if (out?.kind === 'protobuf')
-          return replyBytes(this.opts.protobuf.encodeStatus(err.body()), out.mediaType, { status: err.code, headers: err.headers });
+      // errors as it negotiates objects); CBOR likewise; JSON otherwise, from the chain's error renderer.
+      if (err instanceof StatusError) {
+        const pb = this.opts.protobuf.supports(store.def.schema);
+        const out = pb || this.opts.cbor ? acceptedOutput(req.headers.get('accept'), pb, this.opts.cbor !== undefined) : undefined;
+        const o = { status: err.code, headers: err.headers };
+        if (out?.kind === 'protobuf') return replyBytes(this.opts.protobuf.encodeStatus(err.body()), out.mediaType, o);
+        if (out?.kind === 'cbor' && this.opts.cbor) return replyBytes(this.opts.cbor.encode(err.body()), CBOR_MEDIA_TYPE, o);
       }
       throw err;
     }
@@ -152,6 +157,9 @@ export class ResourceHandler {
     const pb = this.opts.protobuf.supports(def.schema);
     const accept = req.headers.get('accept');
     const pbDecode = pb ? (b: Uint8Array) => this.opts.protobuf.decode(b, def.schema) : undefined;
+    const cborCodec = this.opts.cbor;
+    const cb = cborCodec !== undefined;
+    const cborDecode = cborCodec ? (b: Uint8Array) => cborCodec.decode(b, def.schema) : undefined;
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
     const base: ReplyOptions = { pretty: queryBool(q, 'pretty') === true };
     if (scale) {
@@ -162,79 +170,87 @@ export class ResourceHandler {
     }
     switch (info.verb) {
       case 'get': {
-        const out = chooseOutput(accept, true, pb);
+        const out = chooseOutput(accept, true, pb, cb);
         const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '');
         if (out.kind === 'json') return replyJsonText(view.text(storedText(kv)), { ...base, gzip: acceptsGzip });
         return this.encodeObjects(store, view, [decodeStored(kv)], undefined, out, { ...base, gzip: acceptsGzip });
       }
       case 'list': {
-        const out = chooseOutput(accept, true, pb);
+        const out = chooseOutput(accept, true, pb, cb);
         validateListOptions(q);
         const r = await store.list(info.namespace, listOptions(q, store));
         return this.encodeList(store, view, r, out, { ...base, gzip: acceptsGzip });
       }
       case 'watch': {
-        const out = chooseOutput(accept, true, pb);
+        const out = chooseOutput(accept, true, pb, cb);
         return this.watches.serve(store, info, req, q, out, view);
       }
       case 'create': {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], pbDecode);
+        const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
-        const out = chooseOutput(accept, false, pb);
+        const out = chooseOutput(accept, false, pb, cb);
         const obj = await store.create(info.namespace, body.value, w);
         return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, view, def);
       }
       case 'update': {
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], pbDecode);
+        const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
-        const out = chooseOutput(accept, false, pb);
+        const out = chooseOutput(accept, false, pb, cb);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
         return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, view, def);
       }
       case 'patch': {
         if (sub !== '' && sub !== 'status') throw methodNotAllowed();
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch']);
+        const body = await decodeBody(
+          req,
+          ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
+          undefined,
+          cborDecode,
+        );
+        // apply-patch+cbor is server-side apply with a CBOR body; there is no other CBOR patch type.
+        const patchType = (body.type === 'apply-patch-cbor' ? 'apply-patch' : body.type) as PatchType;
         w.duplicates = body.duplicates;
         // Apply needs an explicit fieldManager; other patches fall back to the User-Agent.
-        w.fieldManager = body.type === 'apply-patch' ? (q.get('fieldManager') ?? undefined) : fieldManager(q, req);
+        w.fieldManager = patchType === 'apply-patch' ? (q.get('fieldManager') ?? undefined) : fieldManager(q, req);
         const force = queryBool(q, 'force');
-        if (force !== undefined && body.type !== 'apply-patch')
+        if (force !== undefined && patchType !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
-        const out = chooseOutput(accept, false, pb);
-        const r = await store.patch(info.namespace, info.name, body.type as PatchType, body.value, w, sub, force === true);
+        const out = chooseOutput(accept, false, pb, cb);
+        const r = await store.patch(info.namespace, info.name, patchType, body.value, w, sub, force === true);
         return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, view, def);
       }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
-        const out = chooseOutput(accept, false, pb);
+        const out = chooseOutput(accept, false, pb, cb);
         const r = await store.delete(info.namespace, info.name, o);
         if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base, view, def);
         const target = { ...store.target, group: info.brand === 'k8s' ? upstreamGroup(store.target.group) : store.target.group };
-        return reply(success(target, info.name, r.obj.metadata.uid ?? ''), { ...base, yaml: out.kind === 'yaml' });
+        const done = success(target, info.name, r.obj.metadata.uid ?? '');
+        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(done), CBOR_MEDIA_TYPE, base);
+        return reply(done, { ...base, yaml: out.kind === 'yaml' });
       }
       case 'deletecollection': {
         if (sub !== '' || !def.deleteCollection) throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         validateListOptions(q);
         const lo = listOptions(q, store);
-        const out = chooseOutput(accept, false, pb);
+        const out = chooseOutput(accept, false, pb, cb);
         const r = await store.deleteCollection(info.namespace, lo, o);
-        return reply(
-          {
-            kind: def.listKind,
-            apiVersion: view.apiVersion,
-            metadata: { resourceVersion: String(r.revision) },
-            items: r.items.map(view.obj),
-          },
-          { ...base, yaml: out.kind === 'yaml' },
-        );
+        const list = {
+          kind: def.listKind,
+          apiVersion: view.apiVersion,
+          metadata: { resourceVersion: String(r.revision) },
+          items: r.items.map(view.obj),
+        };
+        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(list, `${def.schema}List`), CBOR_MEDIA_TYPE, base);
+        return reply(list, { ...base, yaml: out.kind === 'yaml' });
       }
       default:
         throw methodNotAllowed();
@@ -243,6 +259,7 @@ export class ResourceHandler {
 
   private encodeObject(obj: Obj, out: Output, o: ReplyOptions, view: BrandView, def?: ResourceStore['def']): Response {
     if (out.kind === 'protobuf' && def) return replyBytes(this.opts.protobuf.encode(view.obj(obj), def.schema), out.mediaType, o);
+    if (out.kind === 'cbor' && this.opts.cbor) return replyBytes(this.opts.cbor.encode(view.obj(obj), def?.schema), CBOR_MEDIA_TYPE, o);
     if (out.kind === 'json') {
       // A write's result: the text just stored, with its resourceVersion (no second stringify).
       const text = writtenText(obj);
@@ -282,6 +299,12 @@ export class ResourceHandler {
       case 'json':
         if (listMeta === undefined) return reply(objs[0], o);
         return reply({ kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs }, o);
+      case 'cbor': {
+        const c = this.opts.cbor as CborCodec;
+        if (listMeta === undefined) return replyBytes(c.encode(objs[0], def.schema), CBOR_MEDIA_TYPE, o);
+        const list = { kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs };
+        return replyBytes(c.encode(list, `${def.schema}List`), CBOR_MEDIA_TYPE, o);
+      }
       case 'protobuf':
         if (listMeta === undefined) return replyBytes(this.opts.protobuf.encode(objs[0] as Obj, def.schema), out.mediaType, o);
         return replyBytes(
@@ -314,9 +337,9 @@ export class ResourceHandler {
 }
 
 /** The output an Accept header chooses, or undefined when it chooses none (the error stays JSON). */
-function acceptedOutput(accept: string | null, protobuf: boolean): Output | undefined {
+function acceptedOutput(accept: string | null, protobuf: boolean, cbor: boolean): Output | undefined {
   try {
-    return chooseOutput(accept, false, protobuf);
+    return chooseOutput(accept, false, protobuf, cbor);
   } catch {
     return undefined;
   }

@@ -19,6 +19,7 @@ import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
+import { CBOR_SEQ_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { parseResourceVersion, type ResourceStore } from '../registry/generic';
 import type { KV } from '../store/types';
@@ -41,6 +42,8 @@ export interface WatchHandlerOptions {
   slowWatcherMs?: number;
   /** The protobuf codec, for watches asking for `application/vnd.svc.protobuf;stream=watch`. */
   protobuf?: ProtobufCodec;
+  /** The CBOR codec (gate CBORServingAndStorage), for watches asking for `application/cbor`. */
+  cbor?: CborCodec;
   log?: (msg: string) => void;
 }
 
@@ -148,14 +151,19 @@ export class WatchHandler {
       throw tooLargeResourceVersion(waitFor, cache.revision);
     }
     const def = store.def;
-    // Protobuf streams: each event a length-prefixed WatchEvent frame holding the object's envelope.
+    // Binary streams. Protobuf: each event a length-prefixed WatchEvent frame holding the object's
+    // envelope. CBOR (application/cbor-seq): each event one self-described {type, object} item.
     const pb = out.kind === 'protobuf' ? this.opts.protobuf : undefined;
+    const cbor = out.kind === 'cbor' ? this.opts.cbor : undefined;
+    const objOf = (text: string, obj?: Obj): Obj => view.obj(obj ?? (JSON.parse(text) as Obj));
     const frame = pb
       ? (type: EventType, text: string, obj?: Obj): Uint8Array =>
-          type === 'ERROR'
-            ? pb.encodeWatchStatus(JSON.parse(text))
-            : pb.encodeWatchEvent(type, view.obj(obj ?? (JSON.parse(text) as Obj)), def.schema)
-      : undefined;
+          type === 'ERROR' ? pb.encodeWatchStatus(JSON.parse(text)) : pb.encodeWatchEvent(type, objOf(text, obj), def.schema)
+      : cbor
+        ? (type: EventType, text: string, obj?: Obj): Uint8Array =>
+            type === 'ERROR' ? cbor.encodeWatchEvent(type, JSON.parse(text)) : cbor.encodeWatchEvent(type, objOf(text, obj), def.schema)
+        : undefined;
+    const frameKey = `${out.kind}:`;
     const encode = (type: EventType, text: string, obj?: Obj): string | Uint8Array => {
       if (frame) return frame(type, text, obj);
       if (out.kind === 'table' && obj && type !== 'ERROR' && type !== 'BOOKMARK') {
@@ -172,10 +180,10 @@ export class WatchHandler {
         // Frames are shared like JSON lines: built once per event and type, for svc-spelled watches.
         if (view.brand !== 'svc' || e.text !== e.event.text) return frame(e.type, e.text, e.obj);
         if (e.event.frames === undefined) e.event.frames = {};
-        let f = e.event.frames[e.type];
+        let f = e.event.frames[frameKey + e.type];
         if (f === undefined) {
           f = frame(e.type, e.text, e.obj);
-          e.event.frames[e.type] = f;
+          e.event.frames[frameKey + e.type] = f;
         }
         return f;
       }
@@ -233,7 +241,7 @@ export class WatchHandler {
           const afterInitial: (string | Uint8Array)[] = [];
           if (initialEvents && bookmarks) afterInitial.push(bookmark(revision, true));
           if (initial.length === 0 && afterInitial.length === 0 && w.pending === 0) {
-            // A protobuf stream has no ignorable byte: a bookmark when the client takes them,
+            // A binary stream has no ignorable byte: a bookmark when the client takes them,
             // else the headers wait for the first event.
             if (!frame) afterInitial.push(' ');
             else if (bookmarks) afterInitial.push(bookmark(revision, false));
@@ -376,7 +384,8 @@ export class WatchHandler {
         }
       },
     });
-    const contentType = out.kind === 'protobuf' ? `${out.mediaType};stream=watch` : 'application/json';
+    const contentType =
+      out.kind === 'protobuf' ? `${out.mediaType};stream=watch` : out.kind === 'cbor' ? CBOR_SEQ_MEDIA_TYPE : 'application/json';
     return new Response(body, {
       status: 200,
       headers: { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },

@@ -41,8 +41,8 @@ export interface CachedObject {
 export class CacheEvent {
   /** Encoded watch lines by event type, built once and shared by every watcher (see watch-handler). */
   lines?: Partial<Record<EventType, Uint8Array>>;
-  /** The same for protobuf watch frames. */
-  frames?: Partial<Record<EventType, Uint8Array>>;
+  /** The same for binary watch frames, by encoding and type (`protobuf:ADDED`, `cbor:DELETED`). */
+  frames?: Record<string, Uint8Array>;
   private o: Obj | undefined;
   private p: Obj | undefined;
 
