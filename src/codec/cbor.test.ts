@@ -1,13 +1,17 @@
 import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Decoder, Tag } from 'cbor-x';
 import { svcGroup } from '../api/brand';
 import { SchemaSet } from '../schema/engine';
 import generated from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
 import { CborCodec, CborError } from './cbor';
+
+// cbor-x's optional native reader (cbor-extract) crashes Bun 1.4.5 (segfault/abort seen in a
+// decode loop): load it with its JavaScript reader only.
+process.env.CBOR_NATIVE_ACCELERATION_DISABLED = 'true';
+const { Decoder, Tag } = await import('cbor-x');
 
 const set = new SchemaSet(generated as unknown as Definitions, overlays);
 const cbor = new CborCodec(set);

@@ -100,6 +100,30 @@ class Out {
     this.pos += data.length;
   }
 
+  /** A string as a byte string: ASCII written in place, anything else through TextEncoder. */
+  str(v: string): void {
+    const n = v.length;
+    if (n < 64) {
+      let ascii = true;
+      for (let i = 0; i < n; i++) {
+        if (v.charCodeAt(i) > 0x7f) {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii) {
+        this.head(2, n);
+        this.ensure(n);
+        const b = this.buf;
+        let p = this.pos;
+        for (let i = 0; i < n; i++) b[p++] = v.charCodeAt(i);
+        this.pos = p;
+        return;
+      }
+    }
+    this.bytes(2, enc.encode(v));
+  }
+
   take(): Uint8Array {
     return this.buf.slice(0, this.pos);
   }
@@ -226,7 +250,7 @@ export class CborCodec {
         if (s?.type === 'string' && s.format === 'byte') {
           o.head(6, TAG_BASE64);
           o.bytes(2, Buffer.from(v, 'base64'));
-        } else o.bytes(2, enc.encode(v));
+        } else o.str(v);
         return;
       case 'object': {
         if (Array.isArray(v)) {
@@ -293,12 +317,44 @@ function childSchema(s: Schema, key: string): Schema | undefined {
 class Reader {
   pos = 0;
   private readonly view: DataView;
+  /** The input as a Buffer, for its latin1/utf8 slicing (no subarray per string). */
+  private readonly buf: Buffer;
 
   constructor(
     private readonly b: Uint8Array,
     private readonly codec: CborCodec,
   ) {
     this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    this.buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  }
+
+  /** A string of major type 2 or 3 with argument `n` as text; text strings must be valid UTF-8. */
+  private text(major: number, n: number): string {
+    if (n < 0) return text(this.stringBytes(major, n), major === 3);
+    if (n === Number.POSITIVE_INFINITY) throw new CborError('cbor: string too long');
+    this.need(n);
+    const start = this.pos;
+    const end = start + n;
+    this.pos = end;
+    const b = this.b;
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if ((b[i] as number) > 0x7f) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) {
+      if (n <= 32) {
+        // Short ASCII (field names, most values): char codes straight from the input.
+        let out = '';
+        for (let i = start; i < end; i++) out += String.fromCharCode(b[i] as number);
+        return out;
+      }
+      return this.buf.toString('latin1', start, end);
+    }
+    if (major === 2) return this.buf.toString('utf8', start, end);
+    return text(b.subarray(start, end), true);
   }
 
   private need(n: number): void {
@@ -374,18 +430,11 @@ class Reader {
         return major === 0 ? n : -1 - n;
       }
       case 2: {
-        const data = this.stringBytes(2, this.arg(ai));
-        if (s?.type === 'string' && s.format === 'byte') return Buffer.from(data).toString('base64');
-        return utf8Lax.decode(data);
+        if (s?.type === 'string' && s.format === 'byte') return Buffer.from(this.stringBytes(2, this.arg(ai))).toString('base64');
+        return this.text(2, this.arg(ai));
       }
-      case 3: {
-        const data = this.stringBytes(3, this.arg(ai));
-        try {
-          return utf8Strict.decode(data);
-        } catch {
-          throw new CborError('cbor: invalid UTF-8 string');
-        }
-      }
+      case 3:
+        return this.text(3, this.arg(ai));
       case 4: {
         const n = this.arg(ai);
         const items = s?.type === 'array' ? s.items : undefined;
@@ -399,15 +448,15 @@ class Reader {
       case 5: {
         const n = this.arg(ai);
         const out: Record<string, unknown> = {};
-        const seen = new Set<string>();
         for (let i = 0; n < 0 ? !this.atBreak() : i < n; i++) {
           if (i >= MAX_ITEMS) throw new CborError(`cbor: exceeded max number of key-value pairs ${MAX_ITEMS} for CBOR map`);
           const key = this.key();
-          if (seen.has(key)) throw new CborError(`cbor: found duplicate map key "${key}" at map element index ${i}`);
-          seen.add(key);
+          if (Object.hasOwn(out, key)) throw new CborError(`cbor: found duplicate map key "${key}" at map element index ${i}`);
           const v = this.item(s && childSchema(s, key), depth + 1);
-          // A null field is dropped later by the schema pass, as for JSON.
-          out[key] = v;
+          // A null field is dropped later by the schema pass, as for JSON. `__proto__` is an own
+          // field like any other (as JSON.parse makes it), never the object's prototype.
+          if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+          else out[key] = v;
         }
         return out;
       }
@@ -440,14 +489,7 @@ class Reader {
     this.need(1);
     const ib = this.b[this.pos++] as number;
     const major = ib >> 5;
-    if (major === 2) return utf8Lax.decode(this.stringBytes(2, this.arg(ib & 31)));
-    if (major === 3) {
-      try {
-        return utf8Strict.decode(this.stringBytes(3, this.arg(ib & 31)));
-      } catch {
-        throw new CborError('cbor: invalid UTF-8 string');
-      }
-    }
+    if (major === 2 || major === 3) return this.text(major, this.arg(ib & 31));
     throw new CborError(`cbor: map keys must be strings (major type ${major})`);
   }
 
@@ -485,6 +527,16 @@ class Reader {
     if (Number.isNaN(v)) throw new CborError('cbor: floating-point NaN cannot be decoded');
     if (!Number.isFinite(v)) throw new CborError('cbor: floating-point infinity cannot be decoded');
     return v;
+  }
+}
+
+/** A string's bytes as text; text strings (major type 3) must be valid UTF-8. */
+function text(b: Uint8Array, strict: boolean): string {
+  if (!strict) return utf8Lax.decode(b);
+  try {
+    return utf8Strict.decode(b);
+  } catch {
+    throw new CborError('cbor: invalid UTF-8 string');
   }
 }
 
