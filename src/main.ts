@@ -21,15 +21,17 @@ import { buildHandler } from './http/server';
 import { WatchHandler } from './http/watch-handler';
 import { builtinKinds } from './kinds/builtin';
 import { ApiRegistry } from './registry/api-registry';
+import { decodeStored } from './registry/encoding';
 import type { ResourceStore } from './registry/generic';
 import type { KindDef } from './registry/kind';
+import { ServiceAllocator } from './registry/service-allocator';
 import { defaulters } from './schema/defaulters';
 import { SchemaSet } from './schema/engine';
 import definitions from './schema/generated/definitions.json';
 import { overlays } from './schema/overlays';
 import type { Definitions } from './schema/types';
 import { MvccStore } from './store/mvcc';
-import { isStoreError } from './store/types';
+import { isStoreError, prefixEnd } from './store/types';
 import { WatchCache } from './watch/cache';
 
 const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -86,6 +88,33 @@ async function main(argv: string[]): Promise<void> {
       } catch (e) {
         if (!(e instanceof Error && 'code' in e && (e as { code: number }).code === 409)) throw e;
       }
+    }
+  }
+  // Service addresses: the allocator, its repair pass, and the kubernetes Service in default.
+  const svcStore = api.lookup('', 'v1', 'services');
+  if (svcStore) {
+    const allocator = new ServiceAllocator(store, { clusterIPRange: cfg.serviceClusterIPRange, nodePortRange: cfg.serviceNodePortRange });
+    svcStore.hooks = allocator;
+    const held = await store.range(svcStore.prefix, { end: prefixEnd(svcStore.prefix) });
+    const fixed = await allocator.repair(held.kvs.map(decodeStored));
+    if (fixed.removed + fixed.added > 0) log(`service address repair: ${fixed.removed} stale allocations removed, ${fixed.added} restored`);
+    const exists = (await store.range(svcStore.key('default', 'kubernetes'))).kvs.length > 0;
+    if (!exists) {
+      await svcStore.create(
+        'default',
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+          spec: {
+            type: 'ClusterIP',
+            clusterIP: allocator.kubernetesIP,
+            ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: cfg.port }],
+            sessionAffinity: 'None',
+          },
+        },
+        { dryRun: false, fieldValidation: 'Strict', warnings: [] },
+      );
     }
   }
   bootstrapped = true;

@@ -13,7 +13,8 @@ import { serverForFile } from './helpers/server';
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
 type Any = any;
 
-const srv = serverForFile();
+// Services get cluster IPs from kubeadm's 10.96.0.0/12 here (the server's default is the reference's 10.0.0.0/24).
+const srv = serverForFile({ args: ['--service-cluster-ip-range=10.96.0.0/12'] });
 
 type Verb = 'put' | 'merge' | 'smp' | 'json' | 'apply';
 const VERBS: Verb[] = ['put', 'merge', 'smp', 'json', 'apply'];
@@ -151,7 +152,8 @@ const CASES: Case[] = [
     path: `${NS}/services`,
     apiVersion: 'v1',
     kind: 'Service',
-    body: { spec: { clusterIP: '10.96.0.10', ports: [{ port: 80, protocol: 'TCP' }] } },
+    // The server allocates the address (each write path creates its own Service); changing it is refused.
+    body: { spec: { ports: [{ port: 80, protocol: 'TCP' }] } },
     change: (o) => {
       o.spec.clusterIP = '10.96.0.11';
       if (o.spec.clusterIPs) o.spec.clusterIPs = ['10.96.0.11'];

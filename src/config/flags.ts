@@ -1,6 +1,7 @@
 /**
  * Command-line flags, named like the reference API server's. `--help` lists them all.
  */
+import { parseCidr } from '../registry/service-allocator';
 
 export interface Config {
   bindAddress: string;
@@ -21,6 +22,8 @@ export interface Config {
   compactionIntervalMs: number;
   watchHistoryMs: number;
   watchBookmarkIntervalMs: number;
+  serviceClusterIPRange: string;
+  serviceNodePortRange: [number, number];
 }
 
 interface FlagDef {
@@ -243,6 +246,27 @@ const FLAGS: FlagDef[] = [
       c.watchBookmarkIntervalMs = parseDuration(v);
     },
   },
+  {
+    name: 'service-cluster-ip-range',
+    default: '10.0.0.0/24',
+    help: 'IPv4 CIDR of Service cluster IPs (its first address is the kubernetes Service).',
+    apply: (c, v) => {
+      parseCidr(v);
+      c.serviceClusterIPRange = v;
+    },
+  },
+  {
+    name: 'service-node-port-range',
+    default: '30000-32767',
+    help: 'Port range of Services of type NodePort and LoadBalancer (inclusive).',
+    apply: (c, v) => {
+      const m = /^(\d+)-(\d+)$/.exec(v);
+      const lo = Number(m?.[1]);
+      const hi = Number(m?.[2]);
+      if (!m || lo < 1 || hi > 65535 || lo > hi) throw new Error(`--service-node-port-range: "${v}" is not a port range like 30000-32767`);
+      c.serviceNodePortRange = [lo, hi];
+    },
+  },
 ];
 
 export function helpText(): string {
@@ -274,6 +298,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     compactionIntervalMs: 0,
     watchHistoryMs: 0,
     watchBookmarkIntervalMs: 0,
+    serviceClusterIPRange: '',
+    serviceNodePortRange: [0, 0],
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

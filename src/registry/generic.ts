@@ -41,6 +41,7 @@ import {
   recordUpdate,
 } from './apply';
 import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
+import type { WriteHooks } from './hooks';
 import { apiVersionOf, type KindDef, keyPrefix } from './kind';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
 
@@ -139,6 +140,8 @@ export class ResourceStore {
   readonly prefix: string;
   /** The resource's watch cache, once the server wires one (serves "Any"/"not older than" lists). */
   cache: WatchCache | undefined;
+  /** Side effects of writes (a Service's cluster IP and node ports), once the server wires them. */
+  hooks: WriteHooks | undefined;
   private readonly clock: () => number;
   private readonly futureWait: number;
   private readonly continueTtl: number;
@@ -451,13 +454,16 @@ export class ResourceStore {
     if (!managed) this.recordManaged(undefined, obj, w, '');
     if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
     if (w.dryRun) {
-      // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists.
+      // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists;
+      // addresses a Service asks for must be free (nothing is reserved).
+      await this.hooks?.reserve(obj, undefined, true);
       const key = this.key(namespace, meta.name as string);
       const existing = await this.kv.range(key);
       if (existing.kvs.length > 0)
         throw this.translate(new StoreError('exists', `key ${key} exists`, existing.kvs[0]), meta.name as string);
       return obj;
     }
+    const undo = await this.hooks?.reserve(obj, undefined, false);
     for (let attempt = 0; ; attempt++) {
       try {
         const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj));
@@ -468,6 +474,7 @@ export class ResourceStore {
           meta.name = generateName(meta.generateName as string);
           continue;
         }
+        await undo?.();
         throw this.translate(e, meta.name as string);
       }
     }
@@ -639,20 +646,27 @@ export class ResourceStore {
         await this.durable(curKv);
         return { obj: cur };
       }
+      const removing = next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !this.def.strategy.deletePending?.(next);
+      // Kinds with write hooks reserve what the new version needs (an await here gives up the
+      // chaining above for them: a conflict retries, after giving the reservation back).
+      const undo = this.hooks && !removing ? await this.hooks.reserve(next, cur, w.dryRun) : undefined;
       if (w.dryRun) {
         await this.durable(curKv);
         return { obj: next };
       }
       try {
-        if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !this.def.strategy.deletePending?.(next)) {
+        if (removing) {
           // The last finalizer is gone from a Terminating object: it is removed now.
           await storeRemove(this.kv, key, curKv.modRevision);
+          await this.hooks?.release(cur);
           return { obj: next };
         }
         const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
         next.metadata.resourceVersion = String(rev);
+        await this.hooks?.release(cur, next);
         return { obj: next };
       } catch (e) {
+        await undo?.();
         if (isStoreError(e, 'conflict') && !wantRv) continue;
         throw this.translate(e, name);
       }
@@ -797,6 +811,7 @@ export class ResourceStore {
         if (o.dryRun) return { obj: cur, deleted: true };
         try {
           await storeRemove(this.kv, key, curKv.modRevision);
+          await this.hooks?.release(cur);
           return { obj: cur, deleted: true };
         } catch (e) {
           if (isStoreError(e, 'conflict')) continue;
