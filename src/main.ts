@@ -3,6 +3,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { AdmissionChain } from './admission/chain';
+import { LimitRanger } from './admission/limit-ranger';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { CborCodec } from './codec/cbor';
@@ -182,6 +184,21 @@ async function main(argv: string[]): Promise<void> {
     return c;
   };
   for (const s of api.stores) cacheOf(s);
+
+  // Admission: LimitRanger on pod creates, reading LimitRanges from their watch cache.
+  const lrStore = api.lookup('', 'v1', 'limitranges');
+  const podStore = api.lookup('', 'v1', 'pods');
+  if (lrStore && podStore) {
+    const limitRanges = async (namespace: string) => {
+      const cache = cacheOf(lrStore);
+      await cache.start();
+      // Current as of this write: a LimitRange created just before the pod applies to it.
+      await cache.waitFresh(store.currentRevision(), 3000);
+      return cache.list(`${lrStore.prefix}${namespace}/`).map((c) => c.obj);
+    };
+    podStore.admission = new AdmissionChain([new LimitRanger(limitRanges)]);
+  }
+
   const protobuf = new ProtobufCodec(schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(schemas) : undefined;
   const watches = new WatchHandler(store, cacheOf, {

@@ -207,10 +207,13 @@ const KINDS: KindCase[] = [
       ],
       ['type unknown', { spec: { limits: [{ type: 'Cluster' }] } }, [['spec.limits[0].type', 'FieldValueInvalid']]],
       [
+        // defaultRequest is defaulted from default (SetDefaults_LimitRangeItem) before validation.
         'min above default above max',
         { spec: { limits: [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1' }, default: { cpu: '1500m' } }] } },
         [
           ['spec.limits[0].min[cpu]', 'FieldValueInvalid'],
+          ['spec.limits[0].defaultRequest[cpu]', 'FieldValueInvalid'],
+          ['spec.limits[0].defaultRequest[cpu]', 'FieldValueInvalid'],
           ['spec.limits[0].default[cpu]', 'FieldValueInvalid'],
           ['spec.limits[0].default[cpu]', 'FieldValueInvalid'],
         ],

@@ -6,6 +6,7 @@
  * Store errors are translated here, once per verb, into Status errors.
  */
 
+import type { AdmissionChain, Attributes } from '../admission/chain';
 import { svcApiVersion } from '../api/brand';
 import { clone, deepEqual, generateName, isObject, newUid, now, type Obj } from '../api/meta';
 import { type FieldRequirement, type LabelSelector, matchesFields, matchesLabels } from '../api/selectors';
@@ -142,6 +143,8 @@ export class ResourceStore {
   cache: WatchCache | undefined;
   /** Side effects of writes (a Service's cluster IP and node ports), once the server wires them. */
   hooks: WriteHooks | undefined;
+  /** The admission chain, once the server wires one. */
+  admission: AdmissionChain | undefined;
   private readonly clock: () => number;
   private readonly futureWait: number;
   private readonly continueTtl: number;
@@ -447,10 +450,23 @@ export class ResourceStore {
     else delete meta.generation;
     if (this.def.status && !this.def.strategy.statusOnCreate) delete obj.status;
     this.def.strategy.prepareForCreate?.(obj);
+    const admission = this.admission?.wants(this.def.group, this.def.plural, '', 'CREATE') ? this.admission : undefined;
+    const attrs: Attributes | undefined = admission && {
+      operation: 'CREATE',
+      group: this.def.group,
+      resource: this.def.plural,
+      subresource: '',
+      namespace,
+      name: meta.name as string,
+      object: obj,
+      dryRun: w.dryRun,
+    };
+    if (admission && attrs) await admission.admit(attrs);
     // A status the strategy set (`{}` for a new PodDisruptionBudget) is decoded as the reference
     // decodes it: its defaults and always-written zeros (status counters 0).
     if (this.statusSchema && isObject(obj.status)) this.schemas.normalize(this.statusSchema, obj.status, { prune: false, defaults: true });
     this.validateCreate(obj);
+    if (admission && attrs) await admission.validate(attrs);
     if (!managed) this.recordManaged(undefined, obj, w, '');
     if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
     if (w.dryRun) {

@@ -114,7 +114,23 @@ function pod(o: JsonObject): void {
   }
 }
 
+/**
+ * SetDefaults_LimitRangeItem, for items of type Container: a missing default limit comes from
+ * max, a missing default request from the default limit, else from min.
+ */
+function limitRangeItem(o: JsonObject): void {
+  if (o.type !== 'Container') return;
+  const def: JsonObject = isObject(o.default) ? o.default : {};
+  const req: JsonObject = isObject(o.defaultRequest) ? o.defaultRequest : {};
+  if (isObject(o.max)) for (const k in o.max) if (def[k] === undefined) def[k] = o.max[k];
+  for (const k in def) if (req[k] === undefined) req[k] = def[k];
+  if (isObject(o.min)) for (const k in o.min) if (req[k] === undefined) req[k] = o.min[k];
+  if (Object.keys(def).length > 0) o.default = def;
+  if (Object.keys(req).length > 0) o.defaultRequest = req;
+}
+
 export const defaulters: Record<DefName, (o: JsonObject) => void> = {
+  [`${CORE}.LimitRangeItem`]: limitRangeItem,
   [`${CORE}.Container`]: container,
   [`${CORE}.EphemeralContainer`]: container,
   [`${CORE}.ServicePort`]: servicePort,

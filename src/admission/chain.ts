@@ -1,0 +1,54 @@
+/**
+ * Admission: what happens to a write between decoding and storage, as the reference's admission
+ * chain. Mutating plugins run first and may change the object; validating plugins run after the
+ * kind's own validation and may only refuse. Plugins are ordinary code given the request's
+ * attributes; the registry runs the chain on every write path (HTTP requests and controllers
+ * alike), so nothing reaches storage around it.
+ *
+ *   create:  decode → defaults → mutating admission → kind validation → validating admission → store
+ */
+import type { Obj } from '../api/meta';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+export interface Attributes {
+  operation: Operation;
+  group: string;
+  /** The resource (plural), e.g. `pods`. */
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** The object to be written (mutating plugins may change it). */
+  object: Obj;
+  oldObject?: Obj;
+  dryRun: boolean;
+}
+
+export interface Plugin {
+  readonly name: string;
+  /** Whether the plugin looks at this operation on this resource at all. */
+  handles(group: string, resource: string, subresource: string, op: Operation): boolean;
+  /** Mutating phase: may change `a.object`; throws a StatusError to refuse. */
+  admit?(a: Attributes): void | Promise<void>;
+  /** Validating phase: throws a StatusError to refuse. */
+  validate?(a: Attributes): void | Promise<void>;
+}
+
+export class AdmissionChain {
+  constructor(private readonly plugins: readonly Plugin[]) {}
+
+  /** Whether any plugin takes part (else the registry skips the chain, and its awaits). */
+  wants(group: string, resource: string, subresource: string, op: Operation): boolean {
+    for (const p of this.plugins) if (p.handles(group, resource, subresource, op)) return true;
+    return false;
+  }
+
+  async admit(a: Attributes): Promise<void> {
+    for (const p of this.plugins) if (p.admit && p.handles(a.group, a.resource, a.subresource, a.operation)) await p.admit(a);
+  }
+
+  async validate(a: Attributes): Promise<void> {
+    for (const p of this.plugins) if (p.validate && p.handles(a.group, a.resource, a.subresource, a.operation)) await p.validate(a);
+  }
+}

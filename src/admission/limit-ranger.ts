@@ -1,0 +1,211 @@
+/**
+ * LimitRanger, as the reference's admission plugin: on a Pod create, the LimitRanges of its
+ * namespace fill missing container (and init container) requests and limits from their
+ * Container items' `defaultRequest` and `default` (recording what was set in the
+ * `kubernetes.io/limit-ranger` annotation), then every Container and Pod item's `min`, `max` and
+ * `maxLimitRequestRatio` is checked. A violation is 403 Forbidden:
+ *
+ *   pods "web" is forbidden: maximum cpu usage per Container is 1, but limit is 2
+ *
+ * (several violations of one LimitRange as `[a, b]`). Pod updates are not looked at (their
+ * containers cannot change), nor subresources. PersistentVolumeClaims are not served here.
+ */
+import { isObject, type JsonObject, type Obj } from '../api/meta';
+import { forbidden } from '../api/status';
+import { cmpQuantity, formatQuantity, parseQuantity, type Quantity, quantityMilliValue } from '../kinds/validation/quantity';
+import type { Attributes, Operation, Plugin } from './chain';
+
+export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
+
+type ResourceList = Record<string, unknown>;
+
+/** The LimitRanges of a namespace, current as of the write (from the watch cache). */
+export type LimitRangeSource = (namespace: string) => Promise<Obj[]>;
+
+export class LimitRanger implements Plugin {
+  readonly name = 'LimitRanger';
+
+  constructor(private readonly limitRanges: LimitRangeSource) {}
+
+  handles(group: string, resource: string, subresource: string, op: Operation): boolean {
+    return group === '' && resource === 'pods' && subresource === '' && op === 'CREATE';
+  }
+
+  async admit(a: Attributes): Promise<void> {
+    for (const lr of await this.limitRanges(a.namespace)) mergeDefaults(a.object, itemsOf(lr));
+  }
+
+  async validate(a: Attributes): Promise<void> {
+    for (const lr of await this.limitRanges(a.namespace)) {
+      const errs = check(a.object, itemsOf(lr));
+      if (errs.length > 0) {
+        throw forbidden({ group: '', resource: 'pods' }, a.name, errs.length === 1 ? (errs[0] as string) : `[${errs.join(', ')}]`);
+      }
+    }
+  }
+}
+
+function itemsOf(lr: Obj): JsonObject[] {
+  const spec = lr.spec as { limits?: unknown } | undefined;
+  return Array.isArray(spec?.limits) ? (spec.limits.filter(isObject) as JsonObject[]) : [];
+}
+
+function containersOf(pod: Obj, field: 'containers' | 'initContainers'): JsonObject[] {
+  const spec = pod.spec as JsonObject | undefined;
+  const cs = spec?.[field];
+  return Array.isArray(cs) ? (cs.filter(isObject) as JsonObject[]) : [];
+}
+
+function resourcesOf(c: JsonObject): { requests: ResourceList; limits: ResourceList } {
+  const r = isObject(c.resources) ? c.resources : {};
+  return { requests: isObject(r.requests) ? r.requests : {}, limits: isObject(r.limits) ? r.limits : {} };
+}
+
+/** mergePodResourceRequirements: defaults of the Container items, annotated. */
+function mergeDefaults(pod: Obj, items: JsonObject[]): void {
+  const defLimits: ResourceList = {};
+  const defRequests: ResourceList = {};
+  for (const it of items) {
+    if (it.type !== 'Container') continue;
+    if (isObject(it.defaultRequest)) Object.assign(defRequests, it.defaultRequest);
+    if (isObject(it.default)) Object.assign(defLimits, it.default);
+  }
+  const notes: string[] = [];
+  for (const [field, label] of [
+    ['containers', 'container'],
+    ['initContainers', 'init container'],
+  ] as const) {
+    for (const c of containersOf(pod, field)) {
+      const res: JsonObject = isObject(c.resources) ? c.resources : {};
+      const limits: ResourceList = isObject(res.limits) ? res.limits : {};
+      const requests: ResourceList = isObject(res.requests) ? res.requests : {};
+      const setLimits = Object.keys(defLimits).filter((k) => limits[k] === undefined);
+      const setRequests = Object.keys(defRequests).filter((k) => requests[k] === undefined);
+      for (const k of setLimits) limits[k] = defLimits[k];
+      for (const k of setRequests) requests[k] = defRequests[k];
+      if (Object.keys(limits).length > 0) res.limits = limits;
+      if (Object.keys(requests).length > 0) res.requests = requests;
+      if (Object.keys(res).length > 0) c.resources = res;
+      if (setRequests.length > 0) notes.push(`${setRequests.sort().join(', ')} request for ${label} ${c.name}`);
+      if (setLimits.length > 0) notes.push(`${setLimits.sort().join(', ')} limit for ${label} ${c.name}`);
+    }
+  }
+  if (notes.length > 0) {
+    const meta = pod.metadata;
+    meta.annotations = { ...(meta.annotations ?? {}), [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}` };
+  }
+}
+
+/** PodValidateLimitFunc: every violation of one LimitRange. */
+function check(pod: Obj, items: JsonObject[]): string[] {
+  const errs: string[] = [];
+  const constraints = (type: string, it: JsonObject, requests: ResourceList, limits: ResourceList) => {
+    if (isObject(it.min)) for (const k in it.min) push(minConstraint(type, k, it.min[k], requests, limits));
+    if (isObject(it.max)) for (const k in it.max) push(maxConstraint(type, k, it.max[k], requests, limits));
+    if (isObject(it.maxLimitRequestRatio))
+      for (const k in it.maxLimitRequestRatio) push(ratioConstraint(type, k, it.maxLimitRequestRatio[k], requests, limits));
+  };
+  const push = (e: string | undefined) => {
+    if (e) errs.push(e);
+  };
+  for (const it of items) {
+    if (it.type === 'Container') {
+      for (const c of [...containersOf(pod, 'containers'), ...containersOf(pod, 'initContainers')]) {
+        const { requests, limits } = resourcesOf(c);
+        constraints('Container', it, requests, limits);
+      }
+    } else if (it.type === 'Pod') {
+      constraints('Pod', it, podTotal(pod, 'requests'), podTotal(pod, 'limits'));
+    }
+  }
+  return errs;
+}
+
+/**
+ * A pod's requests or limits as the reference computes them: the sum over containers, then the
+ * largest of that and each init container (sidecars, restartPolicy Always, add up like containers).
+ */
+function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
+  const sum = new Map<string, Quantity>();
+  const add = (into: Map<string, Quantity>, list: ResourceList) => {
+    for (const k in list) {
+      const q = parseQuantity(list[k]);
+      if (!q) continue;
+      const cur = into.get(k);
+      into.set(k, cur ? addQ(cur, q) : q);
+    }
+  };
+  for (const c of containersOf(pod, 'containers')) add(sum, resourcesOf(c)[which]);
+  const sidecars = new Map<string, Quantity>();
+  const inits = new Map<string, Quantity>();
+  for (const c of containersOf(pod, 'initContainers')) {
+    const list = resourcesOf(c)[which];
+    let mine: Map<string, Quantity>;
+    if (c.restartPolicy === 'Always') {
+      add(sum, list);
+      add(sidecars, list);
+      mine = new Map(sidecars);
+    } else {
+      mine = new Map(sidecars);
+      add(mine, list);
+    }
+    for (const [k, q] of mine) {
+      const cur = inits.get(k);
+      if (!cur || cmpQuantity(q, cur) > 0) inits.set(k, q);
+    }
+  }
+  for (const [k, q] of inits) {
+    const cur = sum.get(k);
+    if (!cur || cmpQuantity(q, cur) > 0) sum.set(k, q);
+  }
+  const out: ResourceList = {};
+  for (const [k, q] of sum) out[k] = formatQuantity(q);
+  return out;
+}
+
+function addQ(a: Quantity, b: Quantity): Quantity {
+  const exp = Math.min(a.exp, b.exp);
+  const mant = a.mant * 10n ** BigInt(a.exp - exp) + b.mant * 10n ** BigInt(b.exp - exp);
+  return { mant, exp, format: a.format };
+}
+
+/** requestLimitEnforcedValues: values in milli-units (the reference compares at that precision). */
+function milli(v: unknown): number {
+  const q = parseQuantity(v);
+  return q ? Number(quantityMilliValue(q)) : 0;
+}
+
+const text = (v: unknown): string => {
+  const q = parseQuantity(v);
+  return q ? formatQuantity(q) : String(v);
+};
+
+function minConstraint(type: string, k: string, enforced: unknown, requests: ResourceList, limits: ResourceList): string | undefined {
+  const e = text(enforced);
+  if (requests[k] === undefined) return `minimum ${k} usage per ${type} is ${e}.  No request is specified`;
+  if (milli(requests[k]) < milli(enforced)) return `minimum ${k} usage per ${type} is ${e}, but request is ${text(requests[k])}`;
+  if (limits[k] !== undefined && milli(limits[k]) < milli(enforced))
+    return `minimum ${k} usage per ${type} is ${e}, but limit is ${text(limits[k])}`;
+  return undefined;
+}
+
+function maxConstraint(type: string, k: string, enforced: unknown, requests: ResourceList, limits: ResourceList): string | undefined {
+  const e = text(enforced);
+  if (limits[k] === undefined) return `maximum ${k} usage per ${type} is ${e}.  No limit is specified`;
+  if (milli(limits[k]) > milli(enforced)) return `maximum ${k} usage per ${type} is ${e}, but limit is ${text(limits[k])}`;
+  if (requests[k] !== undefined && milli(requests[k]) > milli(enforced))
+    return `maximum ${k} usage per ${type} is ${e}, but request is ${text(requests[k])}`;
+  return undefined;
+}
+
+function ratioConstraint(type: string, k: string, enforced: unknown, requests: ResourceList, limits: ResourceList): string | undefined {
+  const e = text(enforced);
+  const req = requests[k] === undefined ? 0 : milli(requests[k]);
+  const lim = limits[k] === undefined ? 0 : milli(limits[k]);
+  if (req === 0) return `${k} max limit to request ratio per ${type} is ${e}, but no request is specified or request is 0`;
+  if (lim === 0) return `${k} max limit to request ratio per ${type} is ${e}, but no limit is specified or limit is 0`;
+  const ratio = lim / req;
+  if (ratio * 1000 > milli(enforced))
+    return `${k} max limit to request ratio per ${type} is ${e}, but provided ratio is ${ratio.toFixed(6)}`;
+  return undefined;
+}
