@@ -192,9 +192,13 @@ async function main(argv: string[]): Promise<void> {
     const limitRanges = async (namespace: string) => {
       const cache = cacheOf(lrStore);
       await cache.start();
-      // Current as of this write: a LimitRange created just before the pod applies to it.
-      await cache.waitFresh(store.currentRevision(), 3000);
-      return cache.list(`${lrStore.prefix}${namespace}/`).map((c) => c.obj);
+      const prefix = `${lrStore.prefix}${namespace}/`;
+      const cached = cache.list(prefix);
+      if (cached.length > 0) return cached.map((c) => c.obj);
+      // None cached: ask the store (as the reference's live lookup), so a LimitRange created
+      // just before the pod applies to it although the cache has not seen it yet.
+      const live = await store.range(prefix, { end: prefixEnd(prefix) });
+      return live.kvs.map(decodeStored);
     };
     podStore.admission = new AdmissionChain([new LimitRanger(limitRanges)]);
   }

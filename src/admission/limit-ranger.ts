@@ -31,12 +31,17 @@ export class LimitRanger implements Plugin {
     return group === '' && resource === 'pods' && subresource === '' && op === 'CREATE';
   }
 
+  /** The LimitRanges read for a request's mutating phase, reused by its validating phase. */
+  private readonly seen = new WeakMap<Attributes, Obj[]>();
+
   async admit(a: Attributes): Promise<void> {
-    for (const lr of await this.limitRanges(a.namespace)) mergeDefaults(a.object, itemsOf(lr));
+    const lrs = await this.limitRanges(a.namespace);
+    this.seen.set(a, lrs);
+    for (const lr of lrs) mergeDefaults(a.object, itemsOf(lr));
   }
 
   async validate(a: Attributes): Promise<void> {
-    for (const lr of await this.limitRanges(a.namespace)) {
+    for (const lr of this.seen.get(a) ?? (await this.limitRanges(a.namespace))) {
       const errs = check(a.object, itemsOf(lr));
       if (errs.length > 0) {
         throw forbidden({ group: '', resource: 'pods' }, a.name, errs.length === 1 ? (errs[0] as string) : `[${errs.join(', ')}]`);

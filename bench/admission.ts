@@ -1,0 +1,105 @@
+/**
+ * What admission adds to a pod create (issue 16 bench): creates of a small Pod into a namespace
+ * with a LimitRange (defaults, max, ratio) against a namespace without, alternating, in one server
+ * run, and the pod LimitRanger makes sent as it is into the namespace without (what the larger
+ * object costs by itself); the server's CPU per create (all threads, /proc). ResourceQuota is
+ * not built yet.
+ *
+ *   bun bench/admission.ts [--rounds=N] [--phase-ms=MS]
+ */
+import { startServer } from '../test/helpers/server';
+import { load, serverCpuPerRequest, threadCpu, WRK } from './harness';
+
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const ROUNDS = Number(arg('rounds') ?? 3);
+const PHASE_MS = Number(arg('phase-ms') ?? 8000);
+
+const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
+try {
+  const auth = { authorization: `Bearer ${srv.token}`, 'content-type': 'application/json' };
+  for (const ns of ['with-lr', 'plain']) await srv.json('POST', '/api/v1/namespaces', { metadata: { name: ns } });
+  await srv.json('POST', '/api/v1/namespaces/with-lr/limitranges', {
+    metadata: { name: 'limits' },
+    spec: {
+      limits: [
+        {
+          type: 'Container',
+          default: { cpu: '500m', memory: '256Mi' },
+          defaultRequest: { cpu: '100m' },
+          max: { cpu: '2' },
+          maxLimitRequestRatio: { cpu: '10' },
+        },
+        { type: 'Pod', max: { memory: '4Gi' } },
+      ],
+    },
+  });
+  const pod = (prefix: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${prefix}-{{i}}` },
+      spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] },
+    });
+  // The object LimitRanger makes of that pod, sent as it is into the plain namespace: separates the
+  // cost of admission from the cost of a larger object (resources, the annotation).
+  const defaulted = (prefix: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${prefix}-{{i}}`,
+        annotations: {
+          'kubernetes.io/limit-ranger':
+            'LimitRanger plugin set: cpu, memory request for container web; cpu, memory limit for container web',
+        },
+      },
+      spec: {
+        containers: [
+          {
+            name: 'web',
+            image: 'nginx:1.25',
+            resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '256Mi' } },
+          },
+        ],
+      },
+    });
+  const phase = async (which: string, prefix: string, ms: number) => {
+    const ns = which === 'with-lr' ? 'with-lr' : 'plain';
+    const body = which === 'plain-same-object' ? defaulted(prefix) : pod(prefix);
+    const spec = {
+      url: `${srv.url}/api/v1/namespaces/${ns}/pods`,
+      method: 'POST',
+      headers: auth,
+      ca: srv.ca,
+      bodyTemplate: body,
+      durationMs: ms,
+    };
+    const before = threadCpu(srv.proc.pid);
+    const r = await load(spec);
+    return { ops: r.ops, errors: r.errors, cpu: serverCpuPerRequest(before, srv.proc.pid, r.ok) };
+  };
+  console.log(
+    `load generator: ${WRK ? 'wrk -t1 -c64' : 'bench/load.ts'}; ${ROUNDS} rounds of ${PHASE_MS} ms per namespace after 2 s warm-up each`,
+  );
+  await phase('with-lr', 'warm', 2000);
+  await phase('plain', 'warm', 2000);
+  await phase('plain-same-object', 'warm2', 2000);
+  const cpu: Record<string, number[]> = { 'with-lr': [], plain: [], 'plain-same-object': [] };
+  for (let r = 1; r <= ROUNDS; r++) {
+    for (const ns of r % 2 ? ['with-lr', 'plain', 'plain-same-object'] : ['plain-same-object', 'plain', 'with-lr']) {
+      const x = await phase(ns, `r${r}-${ns}`, PHASE_MS);
+      cpu[ns]?.push(x.cpu);
+      console.log(`round ${r} ${ns}: ${x.ops} creates/s (errors ${x.errors}), server CPU ${x.cpu.toFixed(1)} us/create`);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const a = median(cpu['with-lr'] as number[]);
+  const b = median(cpu.plain as number[]);
+  const c = median(cpu['plain-same-object'] as number[]);
+  console.log(
+    `median CPU per create: with LimitRange ${a.toFixed(1)} us, without ${b.toFixed(1)} us (added ${(a - b).toFixed(1)} us); ` +
+      `the defaulted object without admission ${c.toFixed(1)} us (admission itself ${(a - c).toFixed(1)} us)`,
+  );
+} finally {
+  await srv.stop();
+}
