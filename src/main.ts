@@ -10,6 +10,7 @@ import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo,
 import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
 import { type Config, helpText, parseFlags } from './config/flags';
+import { DisruptionController } from './controllers/disruption';
 import { GarbageCollector } from './controllers/gc';
 import { NamespaceController } from './controllers/namespace';
 import { frontEnd, listen } from './http/app';
@@ -245,7 +246,13 @@ async function main(argv: string[]): Promise<void> {
   const gc = new GarbageCollector(api, cacheOf, { log });
   const nsCache = nsStore ? cacheOf(nsStore) : undefined;
   const nsController = nsCache ? new NamespaceController(api, nsCache, { log }) : undefined;
-  void Promise.all([gc.start(), nsController?.start()]).then(() => {
+  const pdbStore = api.lookup('policy', 'v1', 'poddisruptionbudgets');
+  const podsForPdb = api.lookup('', 'v1', 'pods');
+  const disruption =
+    pdbStore && podsForPdb
+      ? new DisruptionController(pdbStore, cacheOf(pdbStore), podsForPdb, cacheOf(podsForPdb), api, { log })
+      : undefined;
+  void Promise.all([gc.start(), nsController?.start(), disruption?.start()]).then(() => {
     controllersStarted = true;
   });
   const url = `https://${host}:${server.port}`;
@@ -260,6 +267,7 @@ async function main(argv: string[]): Promise<void> {
     await Bun.sleep(cfg.shutdownDelayMs);
     // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
     gc.stop();
+    disruption?.stop();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();
