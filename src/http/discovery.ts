@@ -36,6 +36,17 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
     .toString('base64');
   const out = [main];
   if (d.finalize) out.push({ name: `${d.plural}/finalize`, singularName: '', namespaced: false, kind: d.kind, verbs: ['update'] });
+  // Eviction (a policy/v1 Eviction): kubectl drain looks for it here.
+  if (d.group === '' && d.plural === 'pods')
+    out.push({
+      name: 'pods/eviction',
+      singularName: '',
+      namespaced: true,
+      group: 'policy',
+      version: 'v1',
+      kind: 'Eviction',
+      verbs: ['create'],
+    });
   if (d.status)
     out.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
   if (d.scale) {

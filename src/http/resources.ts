@@ -14,6 +14,7 @@ import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored, storedText, writtenText } from '../registry/encoding';
+import { evict } from '../registry/eviction';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import type { FieldError } from '../schema/types';
 import { decodeBody, decodeText, readBody } from './body';
@@ -147,7 +148,8 @@ export class ResourceHandler {
     const sub = info.subresource;
     const finalize = sub === 'finalize' && def.finalize === true;
     const scale = sub === 'scale' && def.scale === true;
-    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale) throw pathNotFound();
+    const eviction = sub === 'eviction' && def.group === '' && def.plural === 'pods';
+    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction) throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
@@ -162,6 +164,13 @@ export class ResourceHandler {
     const cborDecode = cborCodec ? (b: Uint8Array) => cborCodec.decode(b, def.schema) : undefined;
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
     const base: ReplyOptions = { pretty: queryBool(q, 'pretty') === true };
+    if (eviction) {
+      if (info.verb !== 'create') throw methodNotAllowed();
+      const body = await decodeBody(req, ['json', 'yaml']);
+      const budgets = this.api.lookup('policy', 'v1', 'poddisruptionbudgets');
+      await evict(store, budgets, info.namespace, info.name, body.value, writeOptions(q).dryRun, this.clock);
+      return reply({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }, { ...base, status: 201 });
+    }
     if (scale) {
       const w = writeOptions(q);
       w.fieldManager = fieldManager(q, req);
