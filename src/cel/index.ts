@@ -1,0 +1,153 @@
+/**
+ * CEL engine (spec 1, "Expression language"; issue 12 items 1-3) on @marcbachmann/cel-js.
+ *
+ * The boundary is plain data so the worker pool (src/workers/cel-pool.ts) can send it between threads:
+ * - `celEnv(vars)` declares variables by CEL type name (`'int'`, `'string'`, `'dyn'`,
+ *   `'map<string, dyn>'`, `'list<string>'` ...). The result `CelEnv` is plain data (its `vars`);
+ *   the engine's environment behind it is built once and cached per distinct declaration.
+ * - `compile(expr, env)` parses and type-checks: `{ ok: true, program }` or `{ ok: false, errors }`.
+ *   A `Program` is `{ expr, env }` (plain data, re-compilable in a worker); the compiled closure is
+ *   cached per process by environment key and expression.
+ * - `evaluate(program, activation, budget?)` runs it on a JSON activation: JSON integers are CEL
+ *   `int`, other numbers `double`. The result value is converted back to JSON-compatible data
+ *   (int/uint as number when safe, otherwise a decimal string; bytes as base64; timestamps as RFC 3339;
+ *   durations as `"<seconds>s"`).
+ *
+ * Not yet built (see the issue 12 report): the Kubernetes libraries (strings ext, lists, regex with
+ * re2js, url, ip, quantity, format, authorizer), schema-derived types, escaping and the cost model.
+ * `budget` is accepted for the interface but NOT enforced yet, and `cost` is reported as `null`.
+ */
+import { Environment } from '@marcbachmann/cel-js';
+
+/** A CEL type name as cel-js spells it, e.g. `int`, `dyn`, `list<string>`, `map<string, dyn>`. */
+export type CelType = string;
+
+/** Variables with their CEL types. Plain data. */
+export interface CelEnv {
+  readonly vars: Readonly<Record<string, CelType>>;
+  /** Stable key of the declaration, used for caching compiled programs. */
+  readonly key: string;
+}
+
+/** A type-checked expression; plain data so it can be re-created in another thread. */
+export interface Program {
+  readonly expr: string;
+  readonly env: CelEnv;
+  /** The CEL type of the result as inferred by the checker. */
+  readonly resultType: string;
+}
+
+export type CompileResult = { ok: true; program: Program } | { ok: false; errors: string[] };
+
+export interface CostBudget {
+  readonly costLimit: number;
+}
+
+/** `cost` is null while the cost model (issue 12 item 3) is not built. */
+export type EvalResult = { ok: true; value: unknown; cost: number | null } | { ok: false; error: string; cost: number | null };
+
+type Compiled = (ctx: Record<string, unknown>) => unknown;
+
+const environments = new Map<string, Environment>();
+const programs = new Map<string, Compiled>();
+
+/** Declares variables for expressions. */
+export function celEnv(vars: Record<string, CelType>): CelEnv {
+  const names = Object.keys(vars).sort();
+  const key = names.map((n) => `${n}:${vars[n]}`).join(';');
+  return { vars: { ...vars }, key };
+}
+
+function engineEnv(env: CelEnv): Environment {
+  let e = environments.get(env.key);
+  if (e === undefined) {
+    e = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+    for (const [name, type] of Object.entries(env.vars)) e.registerVariable(name, type);
+    environments.set(env.key, e);
+  }
+  return e;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Parses and type-checks `expr` against `env`. */
+export function compile(expr: string, env: CelEnv): CompileResult {
+  let e: Environment;
+  try {
+    e = engineEnv(env);
+  } catch (err) {
+    return { ok: false, errors: [errorText(err)] };
+  }
+  try {
+    const parsed = e.parse(expr);
+    const checked = parsed.check();
+    if (!checked.valid) return { ok: false, errors: [errorText(checked.error)] };
+    programs.set(`${env.key}\u0000${expr}`, parsed as Compiled);
+    return { ok: true, program: { expr, env, resultType: String(checked.type) } };
+  } catch (err) {
+    return { ok: false, errors: [errorText(err)] };
+  }
+}
+
+function compiled(program: Program): Compiled {
+  const key = `${program.env.key}\u0000${program.expr}`;
+  let fn = programs.get(key);
+  if (fn === undefined) {
+    const r = compile(program.expr, program.env);
+    if (!r.ok) throw new Error(r.errors.join('; '));
+    fn = programs.get(key) as Compiled;
+  }
+  return fn;
+}
+
+/** JSON value to CEL value: integers become int (bigint). */
+export function toCel(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(toCel);
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = toCel(x);
+    return out;
+  }
+  return v;
+}
+
+/** CEL value to JSON-compatible value. */
+export function fromCel(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (v instanceof Date) return v.toISOString();
+  if (Array.isArray(v)) return v.map(fromCel);
+  if (v instanceof Map) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of v) out[String(fromCel(k))] = fromCel(x);
+    return out;
+  }
+  if (v !== null && typeof v === 'object') {
+    if (typeof (v as { valueOf(): unknown }).valueOf() === 'bigint') return fromCel((v as { valueOf(): unknown }).valueOf());
+    if (Object.getPrototypeOf(v) === Object.prototype) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = fromCel(x);
+      return out;
+    }
+    return String(v);
+  }
+  return v;
+}
+
+/**
+ * Evaluates a compiled program on a JSON activation. `budget` is not enforced yet (cost model
+ * pending); callers needing a hard stop must rely on the worker pool's deadline.
+ */
+export function evaluate(program: Program, activation: Record<string, unknown>, _budget?: CostBudget): EvalResult {
+  try {
+    const fn = compiled(program);
+    const ctx: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(activation)) ctx[k] = toCel(v);
+    return { ok: true, value: fromCel(fn(ctx)), cost: null };
+  } catch (err) {
+    return { ok: false, error: errorText(err), cost: null };
+  }
+}
