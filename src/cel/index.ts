@@ -18,6 +18,9 @@
  * `budget` is accepted for the interface but NOT enforced yet, and `cost` is reported as `null`.
  */
 import { Environment } from '@marcbachmann/cel-js';
+import { registerLists } from './lib/lists.ts';
+import { registerRegex } from './lib/regex.ts';
+import { registerStrings } from './lib/strings.ts';
 
 /** A CEL type name as cel-js spells it, e.g. `int`, `dyn`, `list<string>`, `map<string, dyn>`. */
 export type CelType = string;
@@ -62,6 +65,9 @@ function engineEnv(env: CelEnv): Environment {
   let e = environments.get(env.key);
   if (e === undefined) {
     e = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+    registerStrings(e);
+    registerLists(e);
+    registerRegex(e);
     for (const [name, type] of Object.entries(env.vars)) e.registerVariable(name, type);
     environments.set(env.key, e);
   }
