@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AdmissionChain } from './admission/chain';
 import { LimitRanger } from './admission/limit-ranger';
+import { QuotaAdmission } from './admission/quota';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { CborCodec } from './codec/cbor';
@@ -13,6 +14,7 @@ import { type Config, helpText, parseFlags } from './config/flags';
 import { DisruptionController } from './controllers/disruption';
 import { GarbageCollector } from './controllers/gc';
 import { NamespaceController } from './controllers/namespace';
+import { ResourceQuotaController } from './controllers/resource-quota';
 import { frontEnd, listen } from './http/app';
 import { Discovery } from './http/discovery';
 import { HealthEndpoints } from './http/health';
@@ -203,6 +205,21 @@ async function main(argv: string[]): Promise<void> {
     };
     podStore.admission = new AdmissionChain([new LimitRanger(limitRanges)]);
   }
+  // ResourceQuota admission on creates of every namespaced kind (after LimitRanger for pods).
+  const quotaStore = api.lookup('', 'v1', 'resourcequotas');
+  if (quotaStore) {
+    const quotasIn = async (namespace: string) => {
+      const cache = cacheOf(quotaStore);
+      await cache.start();
+      return cache.list(`${quotaStore.prefix}${namespace}/`).map((c) => c.obj);
+    };
+    const quota = new QuotaAdmission(quotaStore, quotasIn);
+    const limitRanger = podStore?.admission;
+    for (const s of api.stores) {
+      if (!s.def.namespaced) continue;
+      s.admission = s === podStore && limitRanger ? new AdmissionChain([...limitRanger.plugins, quota]) : new AdmissionChain([quota]);
+    }
+  }
 
   const protobuf = new ProtobufCodec(schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(schemas) : undefined;
@@ -252,7 +269,10 @@ async function main(argv: string[]): Promise<void> {
     pdbStore && podsForPdb
       ? new DisruptionController(pdbStore, cacheOf(pdbStore), podsForPdb, cacheOf(podsForPdb), api, { log })
       : undefined;
-  void Promise.all([gc.start(), nsController?.start(), disruption?.start()]).then(() => {
+  const quotaController = quotaStore
+    ? new ResourceQuotaController(api, quotaStore, cacheOf, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log })
+    : undefined;
+  void Promise.all([gc.start(), nsController?.start(), disruption?.start(), quotaController?.start()]).then(() => {
     controllersStarted = true;
   });
   const url = `https://${host}:${server.port}`;
@@ -268,6 +288,7 @@ async function main(argv: string[]): Promise<void> {
     // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
     gc.stop();
     disruption?.stop();
+    quotaController?.stop();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();

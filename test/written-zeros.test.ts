@@ -34,16 +34,24 @@ describe.each(CASES)('%s', (_, path, body, zeros) => {
     const created = await srv.json('POST', path, body);
     expect(created.status).toBe(201);
     expect(created.body.status).toMatchObject(zeros);
-    expect((await srv.json('GET', `${path}/z`)).body.status).toMatchObject(zeros);
-    expect((await srv.json('GET', path)).body.items[0].status).toMatchObject(zeros);
+    // Controllers (the disruption controller for budgets) may have filled in real figures since:
+    // the fields are there, as numbers.
+    const numbers = (status: Json) => Object.keys(zeros).map((k) => typeof status?.[k]);
+    expect(numbers((await srv.json('GET', `${path}/z`)).body.status)).toEqual(Object.keys(zeros).map(() => 'number'));
+    expect(numbers((await srv.json('GET', path)).body.items[0].status)).toEqual(Object.keys(zeros).map(() => 'number'));
     const first = JSON.parse((await (await watch).text()).split('\n')[0] as string);
     expect(first.type).toBe('ADDED');
     expect(first.object.status).toMatchObject(zeros);
   });
 
   test('a status update that leaves them out still has them', async () => {
-    const cur = (await srv.json('GET', `${path}/z`)).body;
-    const r = await srv.json('PUT', `${path}/z/status`, { ...cur, status: {} });
+    // (A controller may write the status in between: retry on a conflict.)
+    let r: Json;
+    for (let i = 0; i < 5; i++) {
+      const cur = (await srv.json('GET', `${path}/z`)).body;
+      r = await srv.json('PUT', `${path}/z/status`, { ...cur, status: {} });
+      if (r.status !== 409) break;
+    }
     expect(r.status).toBe(200);
     expect(r.body.status).toMatchObject(zeros);
   });

@@ -36,7 +36,7 @@ export interface Plugin {
 }
 
 export class AdmissionChain {
-  constructor(private readonly plugins: readonly Plugin[]) {}
+  constructor(readonly plugins: readonly Plugin[]) {}
 
   /** Whether any plugin takes part (else the registry skips the chain, and its awaits). */
   wants(group: string, resource: string, subresource: string, op: Operation): boolean {

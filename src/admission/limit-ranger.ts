@@ -130,7 +130,7 @@ function check(pod: Obj, items: JsonObject[]): string[] {
  * A pod's requests or limits as the reference computes them: the sum over containers, then the
  * largest of that and each init container (sidecars, restartPolicy Always, add up like containers).
  */
-function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
+export function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
   const sum = new Map<string, Quantity>();
   const add = (into: Map<string, Quantity>, list: ResourceList) => {
     for (const k in list) {
@@ -168,7 +168,7 @@ function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
   return out;
 }
 
-function addQ(a: Quantity, b: Quantity): Quantity {
+export function addQ(a: Quantity, b: Quantity): Quantity {
   const exp = Math.min(a.exp, b.exp);
   const mant = a.mant * 10n ** BigInt(a.exp - exp) + b.mant * 10n ** BigInt(b.exp - exp);
   return { mant, exp, format: a.format };

@@ -24,6 +24,7 @@ export interface Config {
   watchBookmarkIntervalMs: number;
   serviceClusterIPRange: string;
   serviceNodePortRange: [number, number];
+  resourceQuotaSyncPeriodMs: number;
 }
 
 interface FlagDef {
@@ -247,6 +248,14 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'resource-quota-sync-period',
+    default: '5m0s',
+    help: 'Period of the full recomputation of every ResourceQuota status (changes are picked up at once).',
+    apply: (c, v) => {
+      c.resourceQuotaSyncPeriodMs = parseDuration(v);
+    },
+  },
+  {
     name: 'service-cluster-ip-range',
     default: '10.0.0.0/24',
     help: 'IPv4 CIDR of Service cluster IPs (its first address is the kubernetes Service).',
@@ -300,6 +309,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     watchBookmarkIntervalMs: 0,
     serviceClusterIPRange: '',
     serviceNodePortRange: [0, 0],
+    resourceQuotaSyncPeriodMs: 0,
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

@@ -1,0 +1,212 @@
+/**
+ * ResourceQuota: what an object uses of a quota, and the admission plugin that refuses creates
+ * over quota, as the reference's quota evaluators and ResourceQuota admission.
+ *
+ * Usage of an object (only what a quota's `hard` names is counted):
+ *   every namespaced kind   count/<plural>[.<group>] = 1
+ *   pods (not Succeeded or Failed)   pods = 1; requests.cpu/memory/ephemeral-storage (cpu, memory
+ *                           alike) and limits.* from the pod's total; scopes Terminating,
+ *                           NotTerminating, BestEffort, NotBestEffort, PriorityClass apply
+ *   services                services = 1, services.nodeports, services.loadbalancers
+ *   configmaps, secrets, persistentvolumeclaims, replicationcontrollers, resourcequotas: their name = 1
+ *
+ * A quota counts an object only if the object matches all of its `scopes` and its `scopeSelector`.
+ * Admission reserves: the new usage is added to `status.used` in a conditional write of the quota
+ * before the object is stored (a conflict re-reads and retries), so concurrent creates can never
+ * overshoot; the controller (controllers/resource-quota.ts) recomputes `used` from the objects.
+ */
+import { isObject, type Obj } from '../api/meta';
+import { forbidden, StatusError } from '../api/status';
+import { cmpQuantity, formatQuantity, parseQuantity, type Quantity } from '../kinds/validation/quantity';
+import { decodeStored } from '../registry/encoding';
+import type { ResourceStore } from '../registry/generic';
+import type { Attributes, Operation, Plugin } from './chain';
+import { addQ, podTotal } from './limit-ranger';
+
+export type Usage = Map<string, Quantity>;
+
+const ONE: Quantity = { mant: 1n, exp: 0, format: 'DecimalSI' };
+const NAMED_COUNTS: Record<string, string> = {
+  pods: 'pods',
+  services: 'services',
+  configmaps: 'configmaps',
+  secrets: 'secrets',
+  persistentvolumeclaims: 'persistentvolumeclaims',
+  replicationcontrollers: 'replicationcontrollers',
+  resourcequotas: 'resourcequotas',
+};
+const COMPUTE = ['cpu', 'memory', 'ephemeral-storage'];
+
+const podPhase = (p: Obj): string | undefined => (p.status as { phase?: string } | undefined)?.phase;
+const isTerminal = (p: Obj): boolean => podPhase(p) === 'Succeeded' || podPhase(p) === 'Failed';
+
+/** The usage an object contributes (group '' for core). */
+export function usageOf(group: string, plural: string, obj: Obj): Usage {
+  const u: Usage = new Map();
+  if (group === '' && plural === 'pods' && isTerminal(obj)) return u;
+  u.set(group === '' ? `count/${plural}` : `count/${plural}.${group}`, ONE);
+  const named = group === '' ? NAMED_COUNTS[plural] : undefined;
+  if (named) u.set(named, ONE);
+  if (group === '' && plural === 'pods') {
+    const requests = podTotal(obj, 'requests');
+    const limits = podTotal(obj, 'limits');
+    for (const r of COMPUTE) {
+      const req = parseQuantity(requests[r]);
+      const lim = parseQuantity(limits[r]);
+      if (req) {
+        u.set(`requests.${r}`, req);
+        u.set(r, req);
+      }
+      if (lim) u.set(`limits.${r}`, lim);
+    }
+  }
+  if (group === '' && plural === 'services') {
+    const spec = (obj.spec ?? {}) as { type?: string; ports?: unknown[] };
+    if (spec.type === 'LoadBalancer') u.set('services.loadbalancers', ONE);
+    if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') {
+      u.set('services.nodeports', { mant: BigInt(spec.ports?.length ?? 0), exp: 0, format: 'DecimalSI' });
+    }
+  }
+  return u;
+}
+
+const isBestEffort = (pod: Obj): boolean => {
+  const spec = (pod.spec ?? {}) as { containers?: unknown[]; initContainers?: unknown[] };
+  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
+    const r = isObject(c) && isObject(c.resources) ? c.resources : {};
+    if ((isObject(r.requests) && Object.keys(r.requests).length > 0) || (isObject(r.limits) && Object.keys(r.limits).length > 0))
+      return false;
+  }
+  return true;
+};
+
+function scopeMatches(scope: string, pod: Obj, req?: { operator?: string; values?: string[] }): boolean {
+  const spec = (pod.spec ?? {}) as { activeDeadlineSeconds?: number; priorityClassName?: string };
+  switch (scope) {
+    case 'Terminating':
+      return spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds >= 0;
+    case 'NotTerminating':
+      return spec.activeDeadlineSeconds === undefined;
+    case 'BestEffort':
+      return isBestEffort(pod);
+    case 'NotBestEffort':
+      return !isBestEffort(pod);
+    case 'PriorityClass': {
+      const name = spec.priorityClassName;
+      if (!req) return name !== undefined && name !== '';
+      switch (req.operator) {
+        case 'In':
+          return name !== undefined && (req.values ?? []).includes(name);
+        case 'NotIn':
+          return name === undefined || !(req.values ?? []).includes(name);
+        case 'Exists':
+          return name !== undefined && name !== '';
+        case 'DoesNotExist':
+          return name === undefined || name === '';
+        default:
+          return false;
+      }
+    }
+    case 'CrossNamespacePodAffinity':
+      return false;
+    default:
+      return false;
+  }
+}
+
+/** Whether a quota counts the object: it matches every scope and every scopeSelector requirement. */
+export function quotaMatches(quota: Obj, group: string, plural: string, obj: Obj): boolean {
+  const spec = (quota.spec ?? {}) as {
+    scopes?: string[];
+    scopeSelector?: { matchExpressions?: { scopeName?: string; operator?: string; values?: string[] }[] };
+  };
+  const scopes = spec.scopes ?? [];
+  const reqs = spec.scopeSelector?.matchExpressions ?? [];
+  if (scopes.length === 0 && reqs.length === 0) return true;
+  // Scoped quotas track pods only.
+  if (!(group === '' && plural === 'pods')) return false;
+  return scopes.every((s) => scopeMatches(s, obj)) && reqs.every((r) => scopeMatches(r.scopeName ?? '', obj, r));
+}
+
+const fmt = (u: Usage, keys: string[]): string =>
+  keys
+    .sort()
+    .map((k) => `${k}=${formatQuantity(u.get(k) as Quantity)}`)
+    .join(',');
+
+/** ResourceQuota admission: reserve the create's usage in every matching quota, or refuse. */
+export class QuotaAdmission implements Plugin {
+  readonly name = 'ResourceQuota';
+
+  constructor(
+    private readonly quotas: ResourceStore,
+    /** The namespace's quotas, current enough to know which exist (from the watch cache). */
+    private readonly quotasIn: (namespace: string) => Promise<Obj[]>,
+  ) {}
+
+  handles(_group: string, _resource: string, subresource: string, op: Operation): boolean {
+    return op === 'CREATE' && subresource === '';
+  }
+
+  async validate(a: Attributes): Promise<void> {
+    const known = await this.quotasIn(a.namespace);
+    if (known.length === 0) return;
+    const usage = usageOf(a.group, a.resource, a.object);
+    const target = { group: a.group, resource: a.resource };
+    for (const q of known) {
+      const name = q.metadata.name as string;
+      for (let attempt = 0; ; attempt++) {
+        const quota = decodeStored(await this.quotas.get(a.namespace, name));
+        if (!quotaMatches(quota, a.group, a.resource, a.object)) break;
+        const hard = ((quota.spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {}) as Record<string, unknown>;
+        const status = (isObject(quota.status) ? quota.status : {}) as { used?: Record<string, unknown> };
+        const constrained = Object.keys(hard);
+        // Compute resources the quota limits must be stated by a pod.
+        if (a.group === '' && a.resource === 'pods') {
+          const missing = constrained.filter(
+            (k) => (k.startsWith('requests.') || k.startsWith('limits.') || COMPUTE.includes(k)) && !usage.has(k),
+          );
+          if (missing.length > 0) throw forbidden(target, a.name, `failed quota: ${name}: must specify ${missing.sort().join(',')}`);
+        }
+        const touched = constrained.filter((k) => usage.has(k));
+        if (touched.length === 0) break;
+        const used = status.used ?? {};
+        const next: Usage = new Map();
+        const over: string[] = [];
+        for (const k of touched) {
+          if (used[k] === undefined) throw forbidden(target, a.name, `status unknown for quota: ${name}, resource: ${k}`);
+          const u = parseQuantity(used[k]) ?? ONE;
+          const h = parseQuantity(hard[k]) ?? ONE;
+          const sum = addQ(u, usage.get(k) as Quantity);
+          next.set(k, sum);
+          if (cmpQuantity(sum, h) > 0) over.push(k);
+        }
+        if (over.length > 0) {
+          const usedU: Usage = new Map(over.map((k) => [k, parseQuantity(used[k]) ?? ONE]));
+          const hardU: Usage = new Map(over.map((k) => [k, parseQuantity(hard[k]) ?? ONE]));
+          throw forbidden(
+            target,
+            a.name,
+            `exceeded quota: ${name}, requested: ${fmt(usage, [...over])}, used: ${fmt(usedU, [...over])}, limited: ${fmt(hardU, [...over])}`,
+          );
+        }
+        if (a.dryRun) break;
+        const newUsed: Record<string, unknown> = { ...used };
+        for (const [k, v] of next) newUsed[k] = formatQuantity(v);
+        try {
+          await this.quotas.update(
+            a.namespace,
+            name,
+            { ...quota, status: { ...status, used: newUsed } },
+            { dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'resourcequota-admission' },
+            'status',
+          );
+          break;
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 409 && attempt < 20) continue;
+          throw e;
+        }
+      }
+    }
+  }
+}
