@@ -17,10 +17,8 @@
  * re2js, url, ip, quantity, format, authorizer), schema-derived types, escaping and the cost model.
  * `budget` is accepted for the interface but NOT enforced yet, and `cost` is reported as `null`.
  */
-import { Environment } from '@marcbachmann/cel-js';
-import { registerLists } from './lib/lists.ts';
-import { registerRegex } from './lib/regex.ts';
-import { registerStrings } from './lib/strings.ts';
+import type { Environment } from '@marcbachmann/cel-js';
+import { engineEnvironment } from './env.ts';
 
 /** A CEL type name as cel-js spells it, e.g. `int`, `dyn`, `list<string>`, `map<string, dyn>`. */
 export type CelType = string;
@@ -64,11 +62,7 @@ export function celEnv(vars: Record<string, CelType>): CelEnv {
 function engineEnv(env: CelEnv): Environment {
   let e = environments.get(env.key);
   if (e === undefined) {
-    e = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
-    registerStrings(e);
-    registerLists(e);
-    registerRegex(e);
-    for (const [name, type] of Object.entries(env.vars)) e.registerVariable(name, type);
+    e = engineEnvironment(env.vars);
     environments.set(env.key, e);
   }
   return e;
