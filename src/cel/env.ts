@@ -4,15 +4,25 @@
  * variables declared by CEL type name.
  */
 import { Environment } from '@marcbachmann/cel-js';
+import { registerFormat } from './lib/format.ts';
 import { registerLists } from './lib/lists.ts';
 import { registerRegex } from './lib/regex.ts';
 import { registerStrings } from './lib/strings.ts';
 
-export function engineEnvironment(vars: Readonly<Record<string, string>>): Environment {
-  const e = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true });
+export interface EngineOptions {
+  /** The reference enables homogeneous aggregate literals; the cel-spec suite assumes them off. */
+  readonly homogeneousAggregateLiterals?: boolean;
+}
+
+export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: EngineOptions = {}): Environment {
+  const e = new Environment({
+    enableOptionalTypes: true,
+    homogeneousAggregateLiterals: opts.homogeneousAggregateLiterals ?? true,
+  });
   registerStrings(e);
   registerLists(e);
   registerRegex(e);
+  registerFormat(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }
