@@ -6,6 +6,7 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { registerFormat } from './lib/format.ts';
 import { registerLists } from './lib/lists.ts';
+import { registerQuantity } from './lib/quantity.ts';
 import { registerRegex } from './lib/regex.ts';
 import { registerStrings } from './lib/strings.ts';
 
@@ -23,6 +24,7 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerLists(e);
   registerRegex(e);
   registerFormat(e);
+  registerQuantity(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }
