@@ -13,9 +13,11 @@
  *   (int/uint as number when safe, otherwise a decimal string; bytes as base64; timestamps as RFC 3339;
  *   durations as `"<seconds>s"`).
  *
- * Not yet built (see the issue 12 report): the Kubernetes libraries (strings ext, lists, regex with
- * re2js, url, ip, quantity, format, authorizer), schema-derived types, escaping and the cost model.
- * `budget` is accepted for the interface but NOT enforced yet, and `cost` is reported as `null`.
+ * Libraries (src/cel/env.ts, src/cel/lib/): ext strings (charAt, replace, reverse, strings.quote,
+ * format; cel-js's own lowerAscii, upperAscii, trim, split, indexOf, lastIndexOf, substring, join),
+ * lists, regex find/findAll (re2js), quantity. Escaping of property names: src/cel/escaping.ts.
+ * Not yet built (see the issue 12 report): url, ip/cidr, authorizer, schema-derived types, the cost
+ * model. `budget` is accepted for the interface but NOT enforced yet, and `cost` is `null`.
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { engineEnvironment } from './env.ts';
