@@ -26,6 +26,14 @@ import { addQ, podTotal } from './limit-ranger';
 export type Usage = Map<string, Quantity>;
 
 const ONE: Quantity = { mant: 1n, exp: 0, format: 'DecimalSI' };
+const ZERO: Quantity = { mant: 0n, exp: 0, format: 'DecimalSI' };
+
+interface Waiter {
+  a: Attributes;
+  usage: Usage;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
 const NAMED_COUNTS: Record<string, string> = {
   pods: 'pods',
   services: 'services',
@@ -148,65 +156,137 @@ export class QuotaAdmission implements Plugin {
     return op === 'CREATE' && subresource === '';
   }
 
+  /** Reservations waiting per quota (`ns/name`): a batch is evaluated and written at once. */
+  private readonly queues = new Map<string, { waiting: Waiter[]; running: boolean }>();
+
   async validate(a: Attributes): Promise<void> {
     const known = await this.quotasIn(a.namespace);
     if (known.length === 0) return;
     const usage = usageOf(a.group, a.resource, a.object);
-    const target = { group: a.group, resource: a.resource };
     for (const q of known) {
-      const name = q.metadata.name as string;
-      for (let attempt = 0; ; attempt++) {
-        const quota = decodeStored(await this.quotas.get(a.namespace, name));
-        if (!quotaMatches(quota, a.group, a.resource, a.object)) break;
-        const hard = ((quota.spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {}) as Record<string, unknown>;
-        const status = (isObject(quota.status) ? quota.status : {}) as { used?: Record<string, unknown> };
-        const constrained = Object.keys(hard);
-        // Compute resources the quota limits must be stated by a pod.
-        if (a.group === '' && a.resource === 'pods') {
-          const missing = constrained.filter(
-            (k) => (k.startsWith('requests.') || k.startsWith('limits.') || COMPUTE.includes(k)) && !usage.has(k),
-          );
-          if (missing.length > 0) throw forbidden(target, a.name, `failed quota: ${name}: must specify ${missing.sort().join(',')}`);
+      await new Promise<void>((resolve, reject) => {
+        const key = `${a.namespace}/${q.metadata.name}`;
+        let queue = this.queues.get(key);
+        if (!queue) {
+          queue = { waiting: [], running: false };
+          this.queues.set(key, queue);
         }
-        const touched = constrained.filter((k) => usage.has(k));
-        if (touched.length === 0) break;
-        const used = status.used ?? {};
-        const next: Usage = new Map();
-        const over: string[] = [];
-        for (const k of touched) {
-          if (used[k] === undefined) throw forbidden(target, a.name, `status unknown for quota: ${name}, resource: ${k}`);
-          const u = parseQuantity(used[k]) ?? ONE;
-          const h = parseQuantity(hard[k]) ?? ONE;
-          const sum = addQ(u, usage.get(k) as Quantity);
-          next.set(k, sum);
-          if (cmpQuantity(sum, h) > 0) over.push(k);
+        queue.waiting.push({ a, usage, resolve, reject });
+        void this.run(key, a.namespace, q.metadata.name as string, queue);
+      });
+    }
+  }
+
+  /**
+   * One batch at a time per quota, as the reference's quota evaluator: read the quota, decide
+   * every waiting create against the usage accumulated so far, write the new `used` once
+   * (conditional on the version read; a conflict re-reads and decides the batch again).
+   */
+  private async run(key: string, ns: string, name: string, queue: { waiting: Waiter[]; running: boolean }): Promise<void> {
+    if (queue.running) return;
+    queue.running = true;
+    try {
+      while (queue.waiting.length > 0) {
+        const batch = queue.waiting.splice(0);
+        try {
+          await this.decide(ns, name, batch);
+        } catch (e) {
+          for (const w of batch) w.reject(e);
         }
-        if (over.length > 0) {
-          const usedU: Usage = new Map(over.map((k) => [k, parseQuantity(used[k]) ?? ONE]));
-          const hardU: Usage = new Map(over.map((k) => [k, parseQuantity(hard[k]) ?? ONE]));
-          throw forbidden(
-            target,
-            a.name,
-            `exceeded quota: ${name}, requested: ${fmt(usage, [...over])}, used: ${fmt(usedU, [...over])}, limited: ${fmt(hardU, [...over])}`,
-          );
+      }
+    } finally {
+      queue.running = false;
+      if (queue.waiting.length === 0) this.queues.delete(key);
+    }
+  }
+
+  private async decide(ns: string, name: string, batch: Waiter[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const quota = decodeStored(await this.quotas.get(ns, name));
+      const hard = ((quota.spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {}) as Record<string, unknown>;
+      const status = (isObject(quota.status) ? quota.status : {}) as { used?: Record<string, unknown> };
+      const used = status.used ?? {};
+      const acc = new Map<string, Quantity>();
+      for (const k in used) {
+        const q = parseQuantity(used[k]);
+        if (q) acc.set(k, q);
+      }
+      const outcome: (StatusError | undefined)[] = [];
+      let changed = false;
+      for (const w of batch) {
+        const err = this.check(quota, name, hard, used, acc, w);
+        outcome.push(err);
+        if (!err && !w.a.dryRun) {
+          for (const k of Object.keys(hard)) {
+            const u = w.usage.get(k);
+            if (!u) continue;
+            acc.set(k, addQ(acc.get(k) ?? ZERO, u));
+            changed = true;
+          }
         }
-        if (a.dryRun) break;
+      }
+      if (changed) {
         const newUsed: Record<string, unknown> = { ...used };
-        for (const [k, v] of next) newUsed[k] = formatQuantity(v);
+        for (const k of Object.keys(hard)) {
+          const v = acc.get(k);
+          if (v) newUsed[k] = formatQuantity(v);
+        }
         try {
           await this.quotas.update(
-            a.namespace,
+            ns,
             name,
             { ...quota, status: { ...status, used: newUsed } },
             { dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'resourcequota-admission' },
             'status',
           );
-          break;
         } catch (e) {
           if (e instanceof StatusError && e.code === 409 && attempt < 20) continue;
           throw e;
         }
       }
+      batch.forEach((w, i) => {
+        const err = outcome[i];
+        if (err) w.reject(err);
+        else w.resolve();
+      });
+      return;
     }
+  }
+
+  /** Why this create may not be admitted against `acc` (the usage so far), or undefined. */
+  private check(
+    quota: Obj,
+    name: string,
+    hard: Record<string, unknown>,
+    used: Record<string, unknown>,
+    acc: Map<string, Quantity>,
+    w: Waiter,
+  ): StatusError | undefined {
+    const { a, usage } = w;
+    if (!quotaMatches(quota, a.group, a.resource, a.object)) return undefined;
+    const target = { group: a.group, resource: a.resource };
+    const constrained = Object.keys(hard);
+    // Compute resources the quota limits must be stated by a pod.
+    if (a.group === '' && a.resource === 'pods') {
+      const missing = constrained.filter(
+        (k) => (k.startsWith('requests.') || k.startsWith('limits.') || COMPUTE.includes(k)) && !usage.has(k),
+      );
+      if (missing.length > 0) return forbidden(target, a.name, `failed quota: ${name}: must specify ${missing.sort().join(',')}`);
+    }
+    const touched = constrained.filter((k) => usage.has(k));
+    const over: string[] = [];
+    for (const k of touched) {
+      if (used[k] === undefined) return forbidden(target, a.name, `status unknown for quota: ${name}, resource: ${k}`);
+      const h = parseQuantity(hard[k]) ?? ONE;
+      if (cmpQuantity(addQ(acc.get(k) ?? ZERO, usage.get(k) as Quantity), h) > 0) over.push(k);
+    }
+    if (over.length === 0) return undefined;
+    const usedU: Usage = new Map(over.map((k) => [k, acc.get(k) ?? ZERO]));
+    const hardU: Usage = new Map(over.map((k) => [k, parseQuantity(hard[k]) ?? ONE]));
+    return forbidden(
+      target,
+      a.name,
+      `exceeded quota: ${name}, requested: ${fmt(usage, [...over])}, used: ${fmt(usedU, [...over])}, limited: ${fmt(hardU, [...over])}`,
+    );
   }
 }
