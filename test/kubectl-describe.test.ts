@@ -129,16 +129,17 @@ describe('kubectl get --watch --output-watch-events', () => {
     try {
       await readUntil(/ADDED\s+w0/);
       await srv.json('POST', '/api/v1/namespaces/kw/configmaps', { metadata: { name: 'w1' }, data: { a: '1' } });
-      await readUntil(/ADDED\s+w1/);
+      // Whole rows: wait for the columns after the name too (a row may arrive in pieces).
+      await readUntil(/ADDED\s+w1\s+\d+\s/);
       await srv.json(
         'PATCH',
         '/api/v1/namespaces/kw/configmaps/w1',
         { data: { b: '2' } },
         { 'content-type': 'application/merge-patch+json' },
       );
-      await readUntil(/MODIFIED\s+w1/);
+      await readUntil(/MODIFIED\s+w1\s+\d+\s/);
       await srv.json('DELETE', '/api/v1/namespaces/kw/configmaps/w1');
-      await readUntil(/DELETED\s+w1/);
+      await readUntil(/DELETED\s+w1\s+\d+\s/);
     } finally {
       proc.kill();
       await proc.exited;
