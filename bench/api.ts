@@ -6,14 +6,10 @@
  *   - patches/s (strategic merge and server-side apply) on existing objects.
  * `bun bench/api.ts --quick` is the short run. Figures go to bench/README.md.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Etcd3 } from 'etcd3';
-import { servingCerts } from '../src/auth/certs';
 import { startServer } from '../test/helpers/server';
 import { startEtcd } from './etcd';
-import { cpuReport as cpuText, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
+import { bareServer, cpuReport as cpuText, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
 
 const QUICK = process.argv.includes('--quick');
 const OPTS = {
@@ -99,26 +95,15 @@ async function etcdPuts(writerCounts: number[]): Promise<Map<number, number> | u
 async function main(): Promise<void> {
   const etcd = await etcdPuts([64, 256]);
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
-  const certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-'));
-  const certs = await servingCerts(certDir, '127.0.0.1');
   const doc = JSON.stringify({
     kind: 'ConfigMap',
     apiVersion: 'v1',
     metadata: { name: 'x', namespace: 'default' },
     data: { v: 'x'.repeat(900) },
   });
-  const bare = Bun.spawn(
-    [
-      process.execPath,
-      '-e',
-      `const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:()=>new Response(process.env.D,{headers:{'content-type':'application/json'}})});console.log(s.port)`,
-    ],
-    { env: { ...process.env, C: certs.cert, K: certs.key, D: doc }, stdout: 'pipe' },
-  );
-  const reader = (bare.stdout as ReadableStream<Uint8Array>).getReader();
-  const barePort = Number(new TextDecoder().decode((await reader.read()).value).trim());
-  const bareGet = await load({ url: `https://127.0.0.1:${barePort}/`, method: 'GET', headers: {}, ca: certs.ca });
-  bare.kill();
+  const bare = await bareServer(doc);
+  const bareGet = await load({ url: bare.url, method: 'GET', headers: {}, ca: bare.ca });
+  bare.stop();
   report(`bare Bun.serve TLS GET (64 clients): ${bareGet.ops} req/s p50 ${bareGet.p50} ms p99 ${bareGet.p99} ms`);
 
   const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
@@ -240,7 +225,6 @@ async function main(): Promise<void> {
     }
   } finally {
     await srv.stop();
-    fs.rmSync(certDir, { recursive: true, force: true });
   }
 }
 

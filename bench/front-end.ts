@@ -12,9 +12,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { servingCerts } from '../src/auth/certs';
 import { startServer } from '../test/helpers/server';
-import { type LoadResult, load, serverCpuPerRequest, threadCpu, WRK } from './harness';
+import { bareServer, type LoadResult, load, serverCpuPerRequest, threadCpu, WRK } from './harness';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -34,22 +33,12 @@ const DOC = JSON.stringify({
 });
 
 async function bareGet(): Promise<LoadResult> {
-  const certs = await servingCerts(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-')), '127.0.0.1');
-  const bare = Bun.spawn(
-    [
-      process.execPath,
-      '-e',
-      `const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:()=>new Response(process.env.D,{headers:{'content-type':'application/json'}})});console.log(s.port)`,
-    ],
-    { env: { ...process.env, C: certs.cert, K: certs.key, D: DOC }, stdout: 'pipe' },
-  );
-  const reader = (bare.stdout as ReadableStream<Uint8Array>).getReader();
-  const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
+  const bare = await bareServer(DOC);
   try {
-    await load({ url: `https://127.0.0.1:${port}/`, method: 'GET', headers: {}, ca: certs.ca, durationMs: 2000 });
-    return await load({ url: `https://127.0.0.1:${port}/`, method: 'GET', headers: {}, ca: certs.ca, durationMs: PHASE_MS });
+    await load({ url: bare.url, method: 'GET', headers: {}, ca: bare.ca, durationMs: 2000 });
+    return await load({ url: bare.url, method: 'GET', headers: {}, ca: bare.ca, durationMs: PHASE_MS });
   } finally {
-    bare.kill();
+    bare.stop();
   }
 }
 

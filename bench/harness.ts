@@ -183,3 +183,23 @@ export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : 0;
 }
+
+/**
+ * The ceiling of the API benches: a bare Bun.serve in its own process answering `doc` (a
+ * pre-serialised JSON) over TLS with a certificate from the server's own generator.
+ */
+export async function bareServer(doc: string): Promise<{ url: string; ca: string; stop: () => void }> {
+  const { servingCerts } = await import('../src/auth/certs');
+  const certs = await servingCerts(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-')), '127.0.0.1');
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      '-e',
+      `const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:()=>new Response(process.env.D,{headers:{'content-type':'application/json'}})});console.log(s.port)`,
+    ],
+    { env: { ...process.env, C: certs.cert, K: certs.key, D: doc }, stdout: 'pipe' },
+  );
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
+  return { url: `https://127.0.0.1:${port}/`, ca: certs.ca ?? '', stop: () => proc.kill() };
+}

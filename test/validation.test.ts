@@ -768,6 +768,8 @@ describe('rules on update', () => {
     expect(c.status, JSON.stringify(c.body)).toBe(201);
     const next = structuredClone(c.body);
     change(next);
+    // Unconditional (no resourceVersion): a controller may write the object's status in between.
+    delete next.metadata.resourceVersion;
     return srv.json('PUT', `${path}/${body.metadata.name}`, next);
   }
 

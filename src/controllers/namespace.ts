@@ -11,18 +11,10 @@ import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored } from '../registry/encoding';
-import { type ListOptions, listedObjects, type ResourceStore } from '../registry/generic';
+import { ALL_OBJECTS, listedObjects, type ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 
-const ALL: ListOptions = {
-  labelSelector: [],
-  fieldSelector: [],
-  hasSelectors: false,
-  limit: 0,
-  continueToken: '',
-  resourceVersion: '',
-  resourceVersionMatch: '',
-};
+const ALL = ALL_OBJECTS;
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 

@@ -15,17 +15,9 @@ import { isObject, type Obj } from '../api/meta';
 import { badRequest, internal, StatusError } from '../api/status';
 import { selectorMatcher } from '../kinds/validation/common';
 import { decodeStored } from './encoding';
-import type { DeleteOptions, ListOptions, ResourceStore } from './generic';
+import { ALL_OBJECTS, type DeleteOptions, type ResourceStore } from './generic';
 
-const ALL: ListOptions = {
-  labelSelector: [],
-  fieldSelector: [],
-  hasSelectors: false,
-  limit: 0,
-  continueToken: '',
-  resourceVersion: '',
-  resourceVersionMatch: '',
-};
+const ALL = ALL_OBJECTS;
 
 const VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget.";
 /** The reference's limit on unconfirmed evictions in one budget. */

@@ -89,6 +89,17 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
+/** List options selecting every object (controllers reading a whole namespace or resource). */
+export const ALL_OBJECTS: ListOptions = {
+  labelSelector: [],
+  fieldSelector: [],
+  hasSelectors: false,
+  limit: 0,
+  continueToken: '',
+  resourceVersion: '',
+  resourceVersionMatch: '',
+};
+
 export interface DeleteOptions {
   /** Remove an object whose stored bytes cannot be decoded (gate AllowUnsafeMalformedObjectDeletion). */
   ignoreStoreReadError?: boolean;

@@ -15,6 +15,7 @@ import {
   required,
   tooMany,
 } from '../../api/validation';
+import { RESERVED as CEL_RESERVED } from '../../cel/escaping';
 import type { Strategy } from '../../registry/kind';
 import { dns1035Label, type Errs, each, hasWildcard, type J, list, obj, str, stringsValue, validateLabelSelector } from './common';
 
@@ -29,29 +30,6 @@ const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_VALUE_EXPRESSION_LENGTH = 5 * 1024;
 const MAX_MATCH_CONDITIONS = 64;
 
-const CEL_RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 export const isCELIdentifier = (name: string): boolean => /^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) && !CEL_RESERVED.has(name);
 
 const hasNewlines = (s: string): boolean => /[\n\r]/.test(s);
