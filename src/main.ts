@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AdmissionChain } from './admission/chain';
 import { LimitRanger } from './admission/limit-ranger';
+import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { QuotaAdmission } from './admission/quota';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
@@ -220,6 +221,35 @@ async function main(argv: string[]): Promise<void> {
       s.admission = s === podStore && limitRanger ? new AdmissionChain([...limitRanger.plugins, quota]) : new AdmissionChain([quota]);
     }
   }
+  // ValidatingAdmissionPolicy last, on every kind, from the policies' and bindings' watch caches.
+  const vapStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
+  const vapbStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings');
+  let policyAdmission: PolicyAdmission | undefined;
+  if (vapStore && vapbStore && nsStore) {
+    const fromCache = async (s: ResourceStore, prefix: string) => {
+      const cache = cacheOf(s);
+      await cache.start();
+      return cache.list(prefix).map((c) => c.obj);
+    };
+    policyAdmission = new PolicyAdmission({
+      policies: cacheOf(vapStore),
+      bindings: cacheOf(vapbStore),
+      params: (apiVersion, kind) => {
+        const slash = apiVersion.indexOf('/');
+        const s = api.byGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
+        if (!s) return undefined;
+        return {
+          namespaced: s.def.namespaced,
+          get: async (namespace, name) => (await fromCache(s, s.key(namespace, name))).find((o) => o.metadata.name === name),
+          list: (namespace) => fromCache(s, s.def.namespaced ? `${s.prefix}${namespace}/` : s.prefix),
+        };
+      },
+      namespace: async (name) => (await fromCache(nsStore, nsStore.key('', name))).find((o) => o.metadata.name === name),
+      log,
+    });
+    policyAdmission.onCheck = (c) => metrics.observePolicyCheck(c);
+    for (const s of api.stores) s.admission = new AdmissionChain([...(s.admission?.plugins ?? []), policyAdmission]);
+  }
 
   const protobuf = new ProtobufCodec(schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(schemas) : undefined;
@@ -272,9 +302,11 @@ async function main(argv: string[]): Promise<void> {
   const quotaController = quotaStore
     ? new ResourceQuotaController(api, quotaStore, cacheOf, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log })
     : undefined;
-  void Promise.all([gc.start(), nsController?.start(), disruption?.start(), quotaController?.start()]).then(() => {
-    controllersStarted = true;
-  });
+  void Promise.all([gc.start(), nsController?.start(), disruption?.start(), quotaController?.start(), policyAdmission?.start()]).then(
+    () => {
+      controllersStarted = true;
+    },
+  );
   const url = `https://${host}:${server.port}`;
   const kubeconfig = writeKubeconfig(dataDir, url, certs.ca, token);
   log(`svc-apiserver serving on ${url} (store revision ${store.currentRevision()}, started in ${Date.now() - started} ms)`);

@@ -7,22 +7,33 @@
  *
  *   create:  decode → defaults → mutating admission → kind validation → validating admission → store
  */
-import type { Obj } from '../api/meta';
+import type { JsonObject, Obj } from '../api/meta';
+import type { UserInfo } from '../auth/tokens';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 
 export interface Attributes {
   operation: Operation;
   group: string;
+  version: string;
+  /** The kind of the resource, e.g. `Pod`. */
+  kind: string;
   /** The resource (plural), e.g. `pods`. */
   resource: string;
   subresource: string;
   namespace: string;
   name: string;
-  /** The object to be written (mutating plugins may change it). */
+  /** The object to be written (mutating plugins may change it); the stored one on DELETE. */
   object: Obj;
+  /** The stored object on UPDATE and DELETE. */
   oldObject?: Obj;
   dryRun: boolean;
+  /** Who asks (absent for the server's own writes). */
+  user?: UserInfo;
+  /** The request's options as their kind (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions). */
+  options?: JsonObject;
+  /** Warnings for the response (`Warning: 299` headers). */
+  warnings?: string[];
 }
 
 export interface Plugin {

@@ -49,7 +49,7 @@ export interface CostBudget {
 /** `cost` is null while the cost model (issue 12 item 3) is not built. */
 export type EvalResult = { ok: true; value: unknown; cost: number | null } | { ok: false; error: string; cost: number | null };
 
-type Compiled = (ctx: Record<string, unknown>) => unknown;
+export type Compiled = (ctx: Record<string, unknown>) => unknown;
 
 const environments = new Map<string, Environment>();
 const programs = new Map<string, Compiled>();
@@ -102,6 +102,14 @@ function compiled(program: Program): Compiled {
     fn = programs.get(key) as Compiled;
   }
   return fn;
+}
+
+/**
+ * The compiled closure of a program, for callers that evaluate it often on activations already
+ * in CEL form (see toCel): it returns the raw CEL value and throws on an evaluation error.
+ */
+export function executable(program: Program): Compiled {
+  return compiled(program);
 }
 
 /** JSON value to CEL value: integers become int (bigint). */

@@ -20,6 +20,8 @@ export interface RequestLabels {
 }
 
 const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+/** The reference's buckets of apiserver_validating_admission_policy_check_duration_seconds. */
+const POLICY_BUCKETS = [0.0000005, 0.001, 0.01, 0.1, 1.0];
 
 interface Series {
   labels: string;
@@ -67,7 +69,31 @@ export class Metrics {
   /** One entry per label set without `code`: its histogram and its counters by code. */
   private readonly series = new Map<string, HistSeries & { codes: Map<string, Series> }>();
 
+  /** ValidatingAdmissionPolicy checks by policy, binding, error type and action. */
+  private readonly policyChecks = new Map<string, HistSeries>();
+
   constructor(private readonly storeFigures: () => StoreFigures) {}
+
+  /** One policy check (the reference's apiserver_validating_admission_policy_check_* metrics). */
+  observePolicyCheck(c: { policy: string; binding: string; errorType: string; enforcementAction: string; seconds: number }): void {
+    const key = `${c.policy}|${c.binding}|${c.errorType}|${c.enforcementAction}`;
+    let h = this.policyChecks.get(key);
+    if (!h) {
+      const labels = labelText([
+        ['enforcement_action', c.enforcementAction],
+        ['error_type', c.errorType],
+        ['policy', c.policy],
+        ['policy_binding', c.binding],
+      ]);
+      h = { labels, buckets: new Array(POLICY_BUCKETS.length).fill(0), sum: 0, count: 0 };
+      this.policyChecks.set(key, h);
+    }
+    let i = 0;
+    while (i < POLICY_BUCKETS.length && c.seconds > (POLICY_BUCKETS[i] as number)) i++;
+    if (i < POLICY_BUCKETS.length) h.buckets[i] = (h.buckets[i] as number) + 1;
+    h.sum += c.seconds;
+    h.count++;
+  }
 
   observe(l: RequestLabels, seconds: number): void {
     const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
@@ -112,6 +138,27 @@ export class Metrics {
       out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
       out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
       out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);
+    }
+    if (this.policyChecks.size > 0) {
+      out.push(
+        '# HELP apiserver_validating_admission_policy_check_total Validation admission policy check total, labeled by policy and further identified by binding and enforcement action taken.',
+        '# TYPE apiserver_validating_admission_policy_check_total counter',
+      );
+      for (const h of this.policyChecks.values()) out.push(`apiserver_validating_admission_policy_check_total{${h.labels}} ${h.count}`);
+      out.push(
+        '# HELP apiserver_validating_admission_policy_check_duration_seconds Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.',
+        '# TYPE apiserver_validating_admission_policy_check_duration_seconds histogram',
+      );
+      for (const h of this.policyChecks.values()) {
+        let cum = 0;
+        for (let i = 0; i < POLICY_BUCKETS.length; i++) {
+          cum += h.buckets[i] as number;
+          out.push(`apiserver_validating_admission_policy_check_duration_seconds_bucket{${h.labels},le="${POLICY_BUCKETS[i]}"} ${cum}`);
+        }
+        out.push(`apiserver_validating_admission_policy_check_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
+        out.push(`apiserver_validating_admission_policy_check_duration_seconds_sum{${h.labels}} ${h.sum}`);
+        out.push(`apiserver_validating_admission_policy_check_duration_seconds_count{${h.labels}} ${h.count}`);
+      }
     }
     const s = this.storeFigures();
     const gauge = (name: string, help: string, type: string, v: number) =>

@@ -10,6 +10,7 @@ import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
+import { requestUser } from '../auth/request-user';
 import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
@@ -200,6 +201,7 @@ export class ResourceHandler {
         const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
+        w.user = requestUser(req);
         const out = chooseOutput(accept, false, pb, cb);
         const obj = await store.create(info.namespace, body.value, w);
         return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, view, def);
@@ -209,6 +211,7 @@ export class ResourceHandler {
         const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
+        w.user = requestUser(req);
         const out = chooseOutput(accept, false, pb, cb);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
         return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, view, def);
@@ -227,6 +230,7 @@ export class ResourceHandler {
         w.duplicates = body.duplicates;
         // Apply needs an explicit fieldManager; other patches fall back to the User-Agent.
         w.fieldManager = patchType === 'apply-patch' ? (q.get('fieldManager') ?? undefined) : fieldManager(q, req);
+        w.user = requestUser(req);
         const force = queryBool(q, 'force');
         if (force !== undefined && patchType !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
@@ -237,17 +241,22 @@ export class ResourceHandler {
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
+        o.user = requestUser(req);
+        o.warnings = [];
         const out = chooseOutput(accept, false, pb, cb);
         const r = await store.delete(info.namespace, info.name, o);
-        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, base, view, def);
+        const dbase = { ...base, warnings: o.warnings };
+        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, dbase, view, def);
         const target = { ...store.target, group: info.brand === 'k8s' ? upstreamGroup(store.target.group) : store.target.group };
         const done = success(target, info.name, r.obj.metadata.uid ?? '');
-        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(done), CBOR_MEDIA_TYPE, base);
-        return reply(done, { ...base, yaml: out.kind === 'yaml' });
+        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(done), CBOR_MEDIA_TYPE, dbase);
+        return reply(done, { ...dbase, yaml: out.kind === 'yaml' });
       }
       case 'deletecollection': {
         if (sub !== '' || !def.deleteCollection) throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
+        o.user = requestUser(req);
+        o.warnings = [];
         validateListOptions(q);
         const lo = listOptions(q, store);
         const out = chooseOutput(accept, false, pb, cb);
@@ -258,8 +267,9 @@ export class ResourceHandler {
           metadata: { resourceVersion: String(r.revision) },
           items: r.items.map(view.obj),
         };
-        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(list, `${def.schema}List`), CBOR_MEDIA_TYPE, base);
-        return reply(list, { ...base, yaml: out.kind === 'yaml' });
+        const lbase = { ...base, warnings: o.warnings };
+        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(list, `${def.schema}List`), CBOR_MEDIA_TYPE, lbase);
+        return reply(list, { ...lbase, yaml: out.kind === 'yaml' });
       }
       default:
         throw methodNotAllowed();

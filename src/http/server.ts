@@ -10,6 +10,7 @@
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
 import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
 import { authorize } from '../auth/authz';
+import { setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { CorruptObjectError } from '../registry/encoding';
 import type { Discovery } from './discovery';
@@ -127,6 +128,7 @@ export function buildHandler(d: ChainDeps): Chain {
       const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       const user = d.authn.authenticate(req);
       if (!user) throw unauthorized();
+      setRequestUser(req, user);
       const denied = authorize(user, info);
       if (denied) throw denied;
       return await serve();
@@ -144,6 +146,7 @@ export function buildHandler(d: ChainDeps): Chain {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       const user = d.authn.authenticate(req);
       if (!user) throw unauthorized();
+      setRequestUser(req, user);
       const denied = authorize(user, info);
       if (denied) throw denied;
       const i = info;

@@ -1,0 +1,174 @@
+/**
+ * One evaluation of a compiled policy for one binding and one parameter object (the reference's
+ * validating/validator.go), on an activation already in CEL form:
+ *
+ *   1. matchConditions in order: any false skips the policy; otherwise an error (none false) is
+ *      a denial under failurePolicy Fail and a skip under Ignore
+ *   2. validations, each to a decision: true admits; anything else denies with the first of
+ *      messageExpression (a non-blank single-line string of at most 5 KiB), message,
+ *      "failed expression: <expression>"; an error denies under Fail, admits under Ignore
+ *   3. auditAnnotations: a string (trimmed, non-empty) is published, null omits it, another
+ *      type or an error denies under Fail
+ *
+ * Variables are evaluated lazily, each at most once per evaluation: `variables` is an object
+ * whose properties compute on first access.
+ */
+import type { Compiled } from '../../cel/index';
+import type { CompiledPolicy, Expr } from './compile';
+
+/** The request's variables in CEL form, shared by every evaluation of one request. */
+export interface Activation {
+  object: unknown;
+  oldObject: unknown;
+  request: unknown;
+  namespaceObject: unknown;
+}
+
+export interface Decision {
+  deny: boolean;
+  /** An evaluation or configuration error rather than a validation that was false. */
+  error: boolean;
+  message: string;
+  reason: string;
+  /** The validation's index (expressionIndex of the audit annotation). */
+  index: number;
+  /** Denies whatever the binding's validationActions (an audit annotation's error). */
+  always?: boolean;
+}
+
+export interface Annotation {
+  key: string;
+  value: string;
+}
+
+export interface Result {
+  decisions: Decision[];
+  annotations: Annotation[];
+}
+
+/** cel-go reports MaxEvaluatedMessageExpressionSizeBytes. */
+const MAX_MESSAGE_BYTES = 5 * 1024;
+
+const firstLine = (s: string): string => {
+  const i = s.indexOf('\n');
+  return i < 0 ? s : s.slice(0, i);
+};
+
+class ExpressionError extends Error {}
+
+function run(e: Expr, ctx: Record<string, unknown>): unknown {
+  if (!e.fn) throw new ExpressionError(`compilation error: ${firstLine(e.error ?? 'unknown error')}`);
+  try {
+    return (e.fn as Compiled)(ctx);
+  } catch (err) {
+    if (err instanceof ExpressionError) throw err;
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new ExpressionError(`expression '${e.expr}' resulted in error: ${firstLine(msg)}`);
+  }
+}
+
+function tryRun(e: Expr, ctx: Record<string, unknown>): { value?: unknown; error?: string } {
+  try {
+    return { value: run(e, ctx) };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/** `variables`: each computed on first access, then kept; an error is the accessing expression's. */
+function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>): Record<string, unknown> {
+  const vars: Record<string, unknown> = {};
+  for (const v of p.variables) {
+    let done = false;
+    let value: unknown;
+    let error: string | undefined;
+    Object.defineProperty(vars, v.name, {
+      enumerable: true,
+      get() {
+        if (!done) {
+          done = true;
+          const r = tryRun(v.expr, ctx);
+          value = r.value;
+          error = r.error;
+        }
+        if (error !== undefined) throw new ExpressionError(error);
+        return value;
+      },
+    });
+  }
+  return vars;
+}
+
+const celTypeName = (v: unknown): string =>
+  typeof v === 'bigint' ? 'int' : typeof v === 'number' ? 'double' : typeof v === 'boolean' ? 'bool' : Array.isArray(v) ? 'list' : 'map';
+
+export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unknown): Result {
+  const fail = p.failurePolicy === 'Fail';
+  const out: Result = { decisions: [], annotations: [] };
+  if (p.matchConditions.length > 0) {
+    const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request };
+    if (p.paramKind) ctx.params = params;
+    const errors: string[] = [];
+    for (const mc of p.matchConditions) {
+      const r = tryRun(mc.expr, ctx);
+      if (r.error !== undefined) errors.push(r.error);
+      else if (r.value === false) return out;
+      else if (r.value !== true)
+        errors.push(`expression '${mc.expr.expr}' resulted in error: no such overload: expected bool, got ${celTypeName(r.value)}`);
+    }
+    if (errors.length > 0) {
+      // The reference's aggregate error: one message alone, several as a bracketed list.
+      if (fail)
+        out.decisions.push({
+          deny: true,
+          error: true,
+          message: errors.length === 1 ? (errors[0] as string) : `[${errors.join(', ')}]`,
+          reason: '',
+          index: 0,
+        });
+      return out;
+    }
+  }
+  const ctx: Record<string, unknown> = {
+    object: act.object,
+    oldObject: act.oldObject,
+    request: act.request,
+    namespaceObject: act.namespaceObject,
+  };
+  if (p.paramKind) ctx.params = params;
+  ctx.variables = lazyVariables(p, ctx);
+  p.validations.forEach((v, index) => {
+    const r = tryRun(v.expr, ctx);
+    if (r.error !== undefined) {
+      if (fail) out.decisions.push({ deny: true, error: true, message: r.error, reason: '', index });
+      return;
+    }
+    if (r.value === true) return;
+    let message = '';
+    if (v.messageExpr) {
+      const m = tryRun(v.messageExpr, ctx);
+      if (typeof m.value === 'string') {
+        message = m.value.trim();
+        if (Buffer.byteLength(message) > MAX_MESSAGE_BYTES || message.includes('\n')) message = '';
+      }
+    }
+    if (message === '' && v.message !== '') message = v.message.trim();
+    if (message === '') message = `failed expression: ${v.expr.expr.trim()}`;
+    out.decisions.push({ deny: true, error: false, message, reason: v.reason, index });
+  });
+  for (const a of p.auditAnnotations) {
+    const r = tryRun(a.expr, ctx);
+    let error = r.error;
+    if (error === undefined) {
+      if (typeof r.value === 'string') {
+        const value = r.value.trim();
+        if (value !== '') out.annotations.push({ key: a.key, value });
+        continue;
+      }
+      if (r.value === null) continue;
+      error = `valueExpression '${a.expr.expr}' resulted in unsupported return type: ${celTypeName(r.value)}. Return type must be either string or null.`;
+    }
+    if (fail) out.decisions.push({ deny: true, error: true, message: error, reason: '', index: 0, always: true });
+  }
+  return out;
+}
