@@ -114,14 +114,17 @@ export function executable(program: Program): Compiled {
 
 /** JSON value to CEL value: integers become int (bigint). */
 export function toCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(toCel);
-  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toCel(x);
+  if (typeof v !== 'object' || v === null) return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = toCel(v[i]);
     return out;
   }
-  return v;
+  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
+  // for-in over a plain object (JSON data has no inherited enumerable keys): no entry arrays.
+  const out: Record<string, unknown> = {};
+  for (const k in v) out[k] = toCel((v as Record<string, unknown>)[k]);
+  return out;
 }
 
 /** CEL value to JSON-compatible value. */

@@ -43,6 +43,8 @@ export interface CompiledPolicy {
   readonly variables: readonly { name: string; expr: Expr }[];
   readonly validations: readonly Validation[];
   readonly auditAnnotations: readonly { key: string; expr: Expr }[];
+  /** Whether an expression names `namespaceObject` (else the namespace is not read for it). */
+  readonly needsNamespace: boolean;
 }
 
 export interface CompiledBinding {
@@ -84,7 +86,9 @@ export function compilePolicy(p: Obj): CompiledPolicy {
   const base = ['object', 'oldObject', 'request', ...(withParams ? ['params'] : [])];
   const matchEnv = env(base);
   const fullEnv = env([...base, 'namespaceObject', 'variables']);
+  const texts = JSON.stringify([spec.variables, spec.validations, spec.auditAnnotations]);
   return {
+    needsNamespace: texts.includes('namespaceObject'),
     name: p.metadata.name as string,
     uid: p.metadata.uid ?? '',
     resourceVersion: p.metadata.resourceVersion ?? '',

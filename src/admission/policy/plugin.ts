@@ -30,6 +30,15 @@ import { type CompiledBinding, type CompiledPolicy, compileBinding, compilePolic
 import { type Activation, type Decision, evaluatePolicy } from './evaluate';
 import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from './matching';
 
+const NO_PARAMS: unknown[] = [null];
+
+/** namespaceObject: the request's namespace without its managedFields, in CEL form. */
+function namespaceObject(ns: Obj | undefined): unknown {
+  if (!ns) return null;
+  const { managedFields: _m, ...metadata } = ns.metadata;
+  return toCel({ apiVersion: 'v1', kind: 'Namespace', metadata, spec: ns.spec ?? {}, status: ns.status ?? {} });
+}
+
 export const ADMISSION_GROUP = 'admissionregistration.svc.io';
 const EXEMPT = new Set(['validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
 
@@ -82,14 +91,19 @@ export class PolicyAdmission implements Plugin {
 
   async start(): Promise<void> {
     await Promise.all([this.sources.policies.start(), this.sources.bindings.start()]);
-    this.follow(this.sources.policies, (o, deleted) => {
-      if (deleted) this.policies.delete(o.metadata.name as string);
-      else this.policies.set(o.metadata.name as string, compilePolicy(o));
-    });
-    this.follow(this.sources.bindings, (o, deleted) => {
-      if (deleted) this.bindings.delete(o.metadata.name as string);
-      else this.bindings.set(o.metadata.name as string, compileBinding(o));
-    });
+    this.follow(this.sources.policies, (o, deleted) => this.setPolicy(o, deleted));
+    this.follow(this.sources.bindings, (o, deleted) => this.setBinding(o, deleted));
+  }
+
+  /** A policy written (compiled now) or deleted; `rebuild()` makes the change take effect. */
+  setPolicy(o: Obj, deleted = false): void {
+    if (deleted) this.policies.delete(o.metadata.name as string);
+    else this.policies.set(o.metadata.name as string, compilePolicy(o));
+  }
+
+  setBinding(o: Obj, deleted = false): void {
+    if (deleted) this.bindings.delete(o.metadata.name as string);
+    else this.bindings.set(o.metadata.name as string, compileBinding(o));
   }
 
   stop(): void {
@@ -115,7 +129,7 @@ export class PolicyAdmission implements Plugin {
     })();
   }
 
-  private rebuild(): void {
+  rebuild(): void {
     const byPolicy = new Map<string, CompiledBinding[]>();
     for (const b of this.bindings.values()) {
       if (!b.policyName) continue;
@@ -166,8 +180,13 @@ export class PolicyAdmission implements Plugin {
     };
     const nsLabels = async () => (nsName ? ((await namespace())?.metadata.labels ?? {}) : undefined);
     let act: Activation | undefined;
-    const activation = async (): Promise<Activation> => {
-      if (!act) act = await this.activation(a, q, await namespace());
+    let nsRead = false;
+    const activation = async (policy: CompiledPolicy): Promise<Activation> => {
+      act ??= this.activation(a, q);
+      if (policy.needsNamespace && !nsRead) {
+        nsRead = true;
+        act.namespaceObject = namespaceObject(await namespace());
+      }
       return act;
     };
     const denials: Denial[] = [];
@@ -190,16 +209,21 @@ export class PolicyAdmission implements Plugin {
         continue;
       }
       for (const b of bindings) {
-        if (b.match && !(rulesMatch(b.match, q) && selectorsMatch(b.match, q, await nsLabels()))) continue;
-        const started = performance.now();
-        let params: unknown[];
-        try {
-          params = await this.collectParams(policy, b, source, a.namespace);
-        } catch (e) {
-          configError(`failed to configure binding: ${(e as Error).message}`, b.name);
-          continue;
+        if (b.match) {
+          if (!rulesMatch(b.match, q)) continue;
+          if ((b.match.namespaceSelector || b.match.objectSelector) && !selectorsMatch(b.match, q, await nsLabels())) continue;
         }
-        const act = params.length > 0 ? await activation() : undefined;
+        const started = performance.now();
+        let params: unknown[] = NO_PARAMS;
+        if (policy.paramKind && b.paramRef && source) {
+          try {
+            params = await this.collectParams(policy, b, source, a.namespace);
+          } catch (e) {
+            configError(`failed to configure binding: ${(e as Error).message}`, b.name);
+            continue;
+          }
+        }
+        const act = params.length > 0 ? await activation(policy) : undefined;
         let action: PolicyCheck['enforcementAction'] = 'allow';
         let errorType: PolicyCheck['errorType'] = 'no_error';
         for (const param of params) {
@@ -254,12 +278,13 @@ export class PolicyAdmission implements Plugin {
   }
 
   /** The variables of a request in CEL form (built once per request, for the first matching policy). */
-  private async activation(a: Attributes, q: RuleRequest, ns: Obj | undefined): Promise<Activation> {
+  private activation(a: Attributes, q: RuleRequest): Activation {
     const gvk = { group: a.group, version: a.version, kind: a.kind };
     const gvr = { group: a.group, version: a.version, resource: a.resource };
     const user = a.user ? { username: a.user.name, uid: a.user.uid, groups: a.user.groups } : { username: '', groups: [] };
-    const request = {
-      uid: crypto.randomUUID(),
+    // Already CEL data (strings, booleans, lists and maps: no integers to convert); the uid is
+    // made only if an expression reads it.
+    const request: Record<string, unknown> = {
       kind: gvk,
       resource: gvr,
       subResource: a.subresource,
@@ -273,16 +298,13 @@ export class PolicyAdmission implements Plugin {
       dryRun: a.dryRun,
       options: a.options ?? null,
     };
-    let namespaceObject: unknown = null;
-    if (ns) {
-      const { managedFields: _m, ...metadata } = ns.metadata;
-      namespaceObject = toCel({ apiVersion: 'v1', kind: 'Namespace', metadata, spec: ns.spec ?? {}, status: ns.status ?? {} });
-    }
+    let uid: string | undefined;
+    Object.defineProperty(request, 'uid', { enumerable: true, get: () => (uid ??= crypto.randomUUID()) });
     return {
       object: q.object ? toCel(q.object) : null,
       oldObject: q.oldObject ? toCel(q.oldObject) : null,
-      request: toCel(request),
-      namespaceObject,
+      request,
+      namespaceObject: null,
     };
   }
 
