@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { AdmissionChain } from './admission/chain';
 import { LimitRanger } from './admission/limit-ranger';
 import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
+import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
@@ -225,6 +226,7 @@ async function main(argv: string[]): Promise<void> {
   const vapStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
   const vapbStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings');
   let policyAdmission: PolicyAdmission | undefined;
+  let policyStatus: PolicyStatusController | undefined;
   if (vapStore && vapbStore && nsStore) {
     const fromCache = async (s: ResourceStore, prefix: string) => {
       const cache = cacheOf(s);
@@ -248,6 +250,18 @@ async function main(argv: string[]): Promise<void> {
       log,
     });
     policyAdmission.onCheck = (c) => metrics.observePolicyCheck(c);
+    const kindOf = (st: ResourceStore | undefined) =>
+      st && { group: st.def.group, version: st.def.version, kind: st.def.kind, schema: st.def.schema };
+    policyStatus = new PolicyStatusController(
+      vapStore,
+      cacheOf(vapStore),
+      {
+        byResource: (g, v, r) => kindOf(api.lookup(g, v, r)),
+        byKind: (g, v, k) => kindOf(api.byGroupVersionKind(g, v, k)),
+      },
+      schemas,
+      log,
+    );
     for (const s of api.stores) s.admission = new AdmissionChain([...(s.admission?.plugins ?? []), policyAdmission]);
   }
 
@@ -302,11 +316,16 @@ async function main(argv: string[]): Promise<void> {
   const quotaController = quotaStore
     ? new ResourceQuotaController(api, quotaStore, cacheOf, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log })
     : undefined;
-  void Promise.all([gc.start(), nsController?.start(), disruption?.start(), quotaController?.start(), policyAdmission?.start()]).then(
-    () => {
-      controllersStarted = true;
-    },
-  );
+  void Promise.all([
+    gc.start(),
+    nsController?.start(),
+    disruption?.start(),
+    quotaController?.start(),
+    policyAdmission?.start(),
+    policyStatus?.start(),
+  ]).then(() => {
+    controllersStarted = true;
+  });
   const url = `https://${host}:${server.port}`;
   const kubeconfig = writeKubeconfig(dataDir, url, certs.ca, token);
   log(`svc-apiserver serving on ${url} (store revision ${store.currentRevision()}, started in ${Date.now() - started} ms)`);
@@ -321,6 +340,8 @@ async function main(argv: string[]): Promise<void> {
     gc.stop();
     disruption?.stop();
     quotaController?.stop();
+    policyAdmission?.stop();
+    policyStatus?.stop();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();

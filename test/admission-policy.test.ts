@@ -557,6 +557,59 @@ describe('operations and variables', () => {
   });
 });
 
+describe('status', () => {
+  test('type checking against the matched kinds writes expressionWarnings and observedGeneration', async () => {
+    const name = 'typed-policy';
+    const r = await srv.json('POST', `${ADM}/validatingadmissionpolicies`, {
+      metadata: { name },
+      spec: {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        matchConstraints: {
+          resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments', 'replicasets'] }],
+        },
+        validations: [
+          { expression: 'object.spec.replicas <= 5' },
+          { expression: 'object.spec.replicass <= 5', messageExpression: "'bad: ' + object.spec.template.spec.containers[0].imagee" },
+          { expression: "params.data.max == 'x' && params.dataa == null" },
+        ],
+      },
+    });
+    expect(r.status).toBe(201);
+    const st = await eventually(
+      () => srv.json('GET', `${ADM}/validatingadmissionpolicies/${name}`),
+      (g) => g.body.status?.observedGeneration === 1,
+    );
+    expect(st.body.status.observedGeneration).toBe(1);
+    const warnings = st.body.status.typeChecking.expressionWarnings as { fieldRef: string; warning: string }[];
+    expect(warnings.map((w) => w.fieldRef)).toEqual([
+      'spec.validations[1].expression',
+      'spec.validations[1].messageExpression',
+      'spec.validations[2].expression',
+    ]);
+    // One issue per matched kind, in group/version/kind order, naming the kind as the reference does.
+    expect(warnings[0]?.warning).toStartWith('apps/v1, Kind=Deployment: ');
+    expect(warnings[0]?.warning).toContain('replicass');
+    expect(warnings[0]?.warning).toContain('\napps/v1, Kind=ReplicaSet: ');
+    expect(warnings[1]?.warning).toContain('imagee');
+    expect(warnings[2]?.warning).toContain('dataa');
+    // The status controller owns what it wrote.
+    expect(st.body.metadata.managedFields.some((m: Json) => m.manager === 'validatingadmissionpolicy-status-controller')).toBe(true);
+    // A fixed policy: a new generation, checked again, no warnings.
+    const fixed = await srv.json(
+      'PATCH',
+      `${ADM}/validatingadmissionpolicies/${name}`,
+      [{ op: 'replace', path: '/spec/validations', value: [{ expression: 'object.spec.replicas <= 5' }] }],
+      { 'content-type': 'application/json-patch+json' },
+    );
+    expect(fixed.status).toBe(200);
+    const st2 = await eventually(
+      () => srv.json('GET', `${ADM}/validatingadmissionpolicies/${name}`),
+      (g) => g.body.status?.observedGeneration === 2,
+    );
+    expect(st2.body.status.typeChecking).toEqual({});
+  });
+});
+
 test('metrics count policy checks', async () => {
   const s = await namespace();
   await policy(s, { matchConstraints: { resourceRules: rules(['configmaps']) }, validations: [{ expression: 'false' }] });
