@@ -8,6 +8,7 @@ import { LimitRanger } from './admission/limit-ranger';
 import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
+import { authzDecider } from './auth/authz';
 import { servingCerts } from './auth/certs';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { CborCodec } from './codec/cbor';
@@ -247,6 +248,7 @@ async function main(argv: string[]): Promise<void> {
         };
       },
       namespace: async (name) => (await fromCache(nsStore, nsStore.key('', name))).find((o) => o.metadata.name === name),
+      decider: authzDecider,
       log,
     });
     policyAdmission.onCheck = (c) => metrics.observePolicyCheck(c);

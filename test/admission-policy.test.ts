@@ -481,6 +481,31 @@ describe('operations and variables', () => {
     expect(r.body.message).toEndWith(`denied request: admin|ConfigMap|configmaps|${s.ns}|CreateOptions|false|gold`);
   });
 
+  test('the authorizer library asks the server authorizer about the requesting user and service accounts', async () => {
+    const s = await namespace();
+    await policy(s, {
+      matchConstraints: { resourceRules: rules(['configmaps']) },
+      validations: [
+        { expression: "authorizer.requestResource.check('create').allowed()", message: 'requester may not create' },
+        {
+          expression: "authorizer.group('apps').resource('deployments').namespace('x').check('delete').allowed()",
+          message: 'admin denied',
+        },
+        { expression: "authorizer.path('/healthz').check('get').allowed()", message: 'path denied' },
+        {
+          expression:
+            "!has(object.data) || !('sa' in object.data) || authorizer.serviceAccount(request.namespace, object.data.sa).group('').resource('secrets').check('get').allowed()",
+          messageExpression: "'service account ' + object.data.sa + ' may not read secrets'",
+        },
+      ],
+    });
+    const r = await createDenied(s, () => cm({ sa: 'builder' }));
+    expect(r.status).toBe(422);
+    // The admin (system:masters) passes the first three; a service account has no rights here.
+    expect(r.body.message).toEndWith('denied request: service account builder may not read secrets');
+    expect((await createCm(s, cm({ other: 'x' }))).status).toBe(201);
+  });
+
   test('objectSelector on new or old object; binding matchResources narrows the policy', async () => {
     const s = await namespace();
     await policy(

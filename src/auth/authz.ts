@@ -3,8 +3,10 @@
  * authenticated user may read discovery documents (as the reference's default discovery roles
  * allow) and is otherwise forbidden, with the reference's Forbidden message.
  */
-import type { RequestInfo } from '../api/request-info';
+import { svcGroup } from '../api/brand';
+import type { RequestInfo, Verb } from '../api/request-info';
 import { forbidden, StatusError } from '../api/status';
+import type { AuthzAttributes, AuthzDecision, Decider } from '../cel/lib/authz';
 import { MASTERS, type UserInfo } from './tokens';
 
 /**
@@ -32,4 +34,39 @@ export function authorize(user: UserInfo, info: RequestInfo): StatusError | unde
     info.name || undefined,
     `User "${user.name}" cannot ${info.verb} resource "${resource}" in API group "${info.group}"${where}`,
   );
+}
+
+/**
+ * The authorizer as CEL's authorizer library asks it (admission policies): a decision for `user`
+ * on a resource or a path; `serviceAccount` asks for a service account's user instead.
+ */
+export function authzDecider(user: UserInfo): Decider {
+  return {
+    decide(a: AuthzAttributes): AuthzDecision {
+      const info: RequestInfo =
+        a.path !== undefined
+          ? { isResourceRequest: false, verb: a.verb.toLowerCase(), path: a.path }
+          : {
+              isResourceRequest: true,
+              verb: a.verb as Verb,
+              group: svcGroup(a.group ?? ''),
+              brand: 'svc',
+              version: '',
+              resource: a.resource ?? '',
+              subresource: a.subresource ?? '',
+              namespace: a.namespace ?? '',
+              name: a.name ?? '',
+              parts: [],
+            };
+      const denied = authorize(user, info);
+      return denied ? { allowed: false, reason: '' } : { allowed: true, reason: '' };
+    },
+    serviceAccount(namespace: string, name: string): Decider {
+      return authzDecider({
+        name: `system:serviceaccount:${namespace}:${name}`,
+        uid: '',
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+      });
+    },
+  };
 }

@@ -4,6 +4,7 @@
  * variables declared by CEL type name.
  */
 import { Environment } from '@marcbachmann/cel-js';
+import { registerAuthz } from './lib/authz.ts';
 import { registerFormat } from './lib/format.ts';
 import { registerLists } from './lib/lists.ts';
 import { registerQuantity } from './lib/quantity.ts';
@@ -25,6 +26,7 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerRegex(e);
   registerFormat(e);
   registerQuantity(e);
+  registerAuthz(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }

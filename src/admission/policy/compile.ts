@@ -57,13 +57,14 @@ export interface CompiledBinding {
 }
 
 const ENVS = new Map<string, CelEnv>();
+const AUTHORIZER_TYPE = 'kubernetes.authorization.Authorizer';
 
 function env(names: string[]): CelEnv {
   const key = names.join(',');
   let e = ENVS.get(key);
   if (!e) {
     const vars: Record<string, string> = {};
-    for (const n of names) vars[n] = n === 'variables' ? 'map<string, dyn>' : 'dyn';
+    for (const n of names) vars[n] = n === 'variables' ? 'map<string, dyn>' : n === 'authorizer' ? AUTHORIZER_TYPE : 'dyn';
     e = celEnv(vars);
     ENVS.set(key, e);
   }
@@ -84,8 +85,10 @@ export function compilePolicy(p: Obj): CompiledPolicy {
   const pk = isObject(spec.paramKind) ? spec.paramKind : undefined;
   const withParams = pk !== undefined;
   const base = ['object', 'oldObject', 'request', ...(withParams ? ['params'] : [])];
-  const matchEnv = env(base);
-  const fullEnv = env([...base, 'namespaceObject', 'variables']);
+  const matchEnv = env([...base, 'authorizer']);
+  const fullEnv = env([...base, 'namespaceObject', 'variables', 'authorizer']);
+  // messageExpression and auditAnnotations: no authorizer (as the reference).
+  const messageEnv = env([...base, 'namespaceObject', 'variables']);
   const texts = JSON.stringify([spec.variables, spec.validations, spec.auditAnnotations]);
   return {
     needsNamespace: texts.includes('namespaceObject'),
@@ -104,7 +107,10 @@ export function compilePolicy(p: Obj): CompiledPolicy {
         typeof v.messageExpression === 'string' && v.messageExpression !== '' ? compileExpr(v.messageExpression, fullEnv) : undefined,
       reason: str(v.reason) || 'Invalid',
     })),
-    auditAnnotations: objects(spec.auditAnnotations).map((a) => ({ key: str(a.key), expr: compileExpr(str(a.valueExpression), fullEnv) })),
+    auditAnnotations: objects(spec.auditAnnotations).map((a) => ({
+      key: str(a.key),
+      expr: compileExpr(str(a.valueExpression), messageEnv),
+    })),
   };
 }
 

@@ -22,6 +22,8 @@ export interface Activation {
   oldObject: unknown;
   request: unknown;
   namespaceObject: unknown;
+  /** The authorizer library's variable (an Authorizer for the request's user). */
+  authorizer: unknown;
 }
 
 export interface Decision {
@@ -106,7 +108,7 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
   const fail = p.failurePolicy === 'Fail';
   const out: Result = { decisions: [], annotations: [] };
   if (p.matchConditions.length > 0) {
-    const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request };
+    const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request, authorizer: act.authorizer };
     if (p.paramKind) ctx.params = params;
     const errors: string[] = [];
     for (const mc of p.matchConditions) {
@@ -134,6 +136,7 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     oldObject: act.oldObject,
     request: act.request,
     namespaceObject: act.namespaceObject,
+    authorizer: act.authorizer,
   };
   if (p.paramKind) ctx.params = params;
   ctx.variables = lazyVariables(p, ctx);

@@ -22,7 +22,9 @@
 import { svcApiVersion } from '../../api/brand';
 import { isObject, type Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
+import type { UserInfo } from '../../auth/tokens';
 import { toCel } from '../../cel/index';
+import { authorizerFor, type Decider } from '../../cel/lib/authz';
 import { selectorMatcher } from '../../kinds/validation/common';
 import type { WatchCache } from '../../watch/cache';
 import type { Attributes, Operation, Plugin } from '../chain';
@@ -31,6 +33,11 @@ import { type Activation, type Decision, evaluatePolicy } from './evaluate';
 import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from './matching';
 
 const NO_PARAMS: unknown[] = [null];
+
+const DENY_ALL: Decider = {
+  decide: () => ({ allowed: false, reason: 'no user' }),
+  serviceAccount: () => DENY_ALL,
+};
 
 /** namespaceObject: the request's namespace without its managedFields, in CEL form. */
 function namespaceObject(ns: Obj | undefined): unknown {
@@ -56,6 +63,8 @@ export interface PolicySources {
   params(apiVersion: string, kind: string): ParamSource | undefined;
   /** A namespace object from its watch cache. */
   namespace(name: string): Promise<Obj | undefined>;
+  /** The authorizer's decisions for a user (the authorizer library); absent: everything denied. */
+  decider?: (user: UserInfo) => Decider;
   log?: (msg: string) => void;
 }
 
@@ -305,6 +314,13 @@ export class PolicyAdmission implements Plugin {
       oldObject: q.oldObject ? toCel(q.oldObject) : null,
       request,
       namespaceObject: null,
+      authorizer: authorizerFor(a.user && this.sources.decider ? this.sources.decider(a.user) : DENY_ALL, {
+        group: a.group,
+        resource: a.resource,
+        subresource: a.subresource,
+        namespace: a.namespace,
+        name: a.name,
+      }),
     };
   }
 

@@ -85,7 +85,12 @@ export function typeCheck(policy: Obj, kinds: KindResolver, schemas: SchemaSet):
   }
   // One environment per kind: object and oldObject of its type, params of the paramKind's.
   const envs = targets.map((k) => {
-    const vars: Record<string, string> = { request: 'dyn', namespaceObject: 'dyn', variables: 'map<string, dyn>', authorizer: 'dyn' };
+    const vars: Record<string, string> = {
+      request: 'dyn',
+      namespaceObject: 'dyn',
+      variables: 'map<string, dyn>',
+      authorizer: 'kubernetes.authorization.Authorizer',
+    };
     if (pk && !paramKind) vars.params = 'dyn';
     const e = engineEnvironment(vars);
     const types = new SchemaTypes(e, schemas);
