@@ -542,7 +542,7 @@ describe('operations and variables', () => {
     }
   });
 
-  test('quantity, regex, list, string and url-free libraries in real policies', async () => {
+  test('quantity, regex, list, string and URL libraries in real policies', async () => {
     const s = await namespace();
     await policy(s, {
       matchConstraints: { resourceRules: rules(['configmaps']) },
@@ -551,6 +551,10 @@ describe('operations and variables', () => {
         { expression: "!has(object.data.name) || object.data.name.matches('^[a-z]+$')", message: 'bad name' },
         { expression: "!has(object.data.csv) || object.data.csv.split(',').isSorted()", message: 'unsorted' },
         { expression: '!has(object.data.tag) || object.data.tag.lowerAscii() == object.data.tag', message: 'lower case tags' },
+        {
+          expression: "!has(object.data.endpoint) || (isURL(object.data.endpoint) && url(object.data.endpoint).getScheme() == 'https')",
+          messageExpression: "'endpoint must be an https URL, not ' + object.data.endpoint",
+        },
       ],
     });
     expect((await createDenied(s, () => cm({ mem: '2Gi' }))).body.message).toEndWith('mem too large');
@@ -559,6 +563,11 @@ describe('operations and variables', () => {
     expect((await createCm(s, cm({ csv: 'b,a' }))).body.message).toEndWith('unsorted');
     expect((await createCm(s, cm({ csv: 'a,b' }))).status).toBe(201);
     expect((await createCm(s, cm({ tag: 'Up' }))).body.message).toEndWith('lower case tags');
+    expect((await createCm(s, cm({ endpoint: 'http://example.com/x' }))).body.message).toEndWith(
+      'endpoint must be an https URL, not http://example.com/x',
+    );
+    expect((await createCm(s, cm({ endpoint: 'https://a:b:c/' }))).status).toBe(422);
+    expect((await createCm(s, cm({ endpoint: 'https://example.com:8443/x?y=1' }))).status).toBe(201);
   });
 
   test('policies never apply to policies or bindings', async () => {

@@ -10,6 +10,7 @@ import { registerLists } from './lib/lists.ts';
 import { registerQuantity } from './lib/quantity.ts';
 import { registerRegex } from './lib/regex.ts';
 import { registerStrings } from './lib/strings.ts';
+import { registerUrl } from './lib/url.ts';
 
 export interface EngineOptions {
   /** The reference enables homogeneous aggregate literals; the cel-spec suite assumes them off. */
@@ -27,6 +28,7 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerFormat(e);
   registerQuantity(e);
   registerAuthz(e);
+  registerUrl(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }
