@@ -15,9 +15,10 @@
  *
  * Libraries (src/cel/env.ts, src/cel/lib/): ext strings (charAt, replace, reverse, strings.quote,
  * format; cel-js's own lowerAscii, upperAscii, trim, split, indexOf, lastIndexOf, substring, join),
- * lists, regex find/findAll (re2js), quantity. Escaping of property names: src/cel/escaping.ts.
- * Not yet built (see the issue 12 report): url, ip/cidr, authorizer, schema-derived types, the cost
- * model. `budget` is accepted for the interface but NOT enforced yet, and `cost` is `null`.
+ * lists, regex find/findAll (re2js), quantity, url, authorizer (src/cel/lib/authz.ts; the caller
+ * supplies the decisions). Escaping of property names: src/cel/escaping.ts. Schema-derived types:
+ * src/cel/schema-types.ts (used for type checking admission policies). Not yet built: the cost
+ * model (`budget` is accepted for the interface but NOT enforced, and `cost` is `null`).
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { engineEnvironment } from './env.ts';
