@@ -39,7 +39,7 @@ function hasControl(s: string): boolean {
 }
 
 /** Go's unescape: every % must start a valid escape. */
-function unescape(s: string, what: string, plusSpace = false): string {
+function percentDecode(s: string, what: string, plusSpace = false): string {
   if (!s.includes('%') && !(plusSpace && s.includes('+'))) return s;
   const bytes: number[] = [];
   const enc = new TextEncoder();
@@ -72,7 +72,7 @@ function parseHost(host: string): string {
     const port = host.slice(i);
     if (!validPort(port)) throw new URLError(`invalid port "${port}" after host`);
   }
-  unescape(host, 'host');
+  percentDecode(host, 'host');
   return host;
 }
 
@@ -114,11 +114,11 @@ export function parseRequestURI(raw: string): URLValue {
     if (at >= 0) {
       const userinfo = authority.slice(0, at);
       if (!/^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) throw new URLError('net/url: invalid userinfo');
-      unescape(userinfo, 'userinfo');
+      percentDecode(userinfo, 'userinfo');
     }
     host = parseHost(at >= 0 ? authority.slice(at + 1) : authority);
   }
-  unescape(rest, 'path');
+  percentDecode(rest, 'path');
   return new URLValue(scheme, host, rest, rawQuery);
 }
 
@@ -144,7 +144,7 @@ function escapedPath(raw: string): string {
     if (c === '%') i += 2;
     else if (!PATH_VALID.test(c)) valid = false;
   }
-  return valid ? raw : escapePath(unescape(raw, 'path'));
+  return valid ? raw : escapePath(percentDecode(raw, 'path'));
 }
 
 /** Go's url.ParseQuery, keeping the pairs that parse (as URL.Query does). */
@@ -156,8 +156,8 @@ function query(raw: string): Map<string, string[]> {
     let k: string;
     let v: string;
     try {
-      k = unescape(eq < 0 ? part : part.slice(0, eq), '', true);
-      v = unescape(eq < 0 ? '' : part.slice(eq + 1), '', true);
+      k = percentDecode(eq < 0 ? part : part.slice(0, eq), '', true);
+      v = percentDecode(eq < 0 ? '' : part.slice(eq + 1), '', true);
     } catch {
       continue;
     }
