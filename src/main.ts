@@ -41,6 +41,7 @@ import type { Definitions } from './schema/types';
 import { MvccStore } from './store/mvcc';
 import { isStoreError, prefixEnd } from './store/types';
 import { WatchCache } from './watch/cache';
+import { CelPool } from './workers/cel-pool';
 
 const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -226,6 +227,8 @@ async function main(argv: string[]): Promise<void> {
   // ValidatingAdmissionPolicy last, on every kind, from the policies' and bindings' watch caches.
   const vapStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
   const vapbStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings');
+  // CEL evaluations with a large worst case run in worker threads with a deadline.
+  const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
   let policyAdmission: PolicyAdmission | undefined;
   let policyStatus: PolicyStatusController | undefined;
   if (vapStore && vapbStore && nsStore) {
@@ -249,6 +252,7 @@ async function main(argv: string[]): Promise<void> {
       },
       namespace: async (name) => (await fromCache(nsStore, nsStore.key('', name))).find((o) => o.metadata.name === name),
       decider: authzDecider,
+      pool: celPool,
       log,
     });
     policyAdmission.onCheck = (c) => metrics.observePolicyCheck(c);
@@ -344,6 +348,7 @@ async function main(argv: string[]): Promise<void> {
     quotaController?.stop();
     policyAdmission?.stop();
     policyStatus?.stop();
+    celPool?.close();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();

@@ -25,6 +25,10 @@ export interface Config {
   serviceClusterIPRange: string;
   serviceNodePortRange: [number, number];
   resourceQuotaSyncPeriodMs: number;
+  /** Workers of the CEL pool (0: every expression inline). */
+  celPoolSize: number;
+  /** Deadline of an expression evaluation in the CEL pool. */
+  celEvalDeadlineMs: number;
 }
 
 interface FlagDef {
@@ -191,6 +195,22 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'cel-pool-size',
+    default: '1',
+    help: 'Worker threads for CEL evaluations whose worst case is large (each runs with a deadline); 0 evaluates everything inline.',
+    apply: (c, v) => {
+      c.celPoolSize = int(v, 'cel-pool-size');
+    },
+  },
+  {
+    name: 'cel-eval-deadline',
+    default: '1s',
+    help: 'Deadline of a CEL evaluation in the pool; past it the worker is replaced and the evaluation is an error under the failure policy.',
+    apply: (c, v) => {
+      c.celEvalDeadlineMs = parseDuration(v);
+    },
+  },
+  {
     name: 'min-request-timeout',
     default: '1800',
     help: 'Seconds; a watch without timeoutSeconds ends after a random time between this and twice this.',
@@ -310,6 +330,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     serviceClusterIPRange: '',
     serviceNodePortRange: [0, 0],
     resourceQuotaSyncPeriodMs: 0,
+    celPoolSize: 0,
+    celEvalDeadlineMs: 0,
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

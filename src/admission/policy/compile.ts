@@ -45,6 +45,15 @@ export interface CompiledPolicy {
   readonly auditAnnotations: readonly { key: string; expr: Expr }[];
   /** Whether an expression names `namespaceObject` (else the namespace is not read for it). */
   readonly needsNamespace: boolean;
+  /** Whether an expression names `authorizer` (its decisions are made on the request's thread). */
+  readonly usesAuthorizer: boolean;
+  /**
+   * The most comprehension macros (all, exists, exists_one, map, filter) in one expression: an
+   * upper bound of their nesting, so of the evaluation's worst case (list length ^ nesting).
+   */
+  readonly nesting: number;
+  /** The stored policy (what a worker compiles it from). */
+  readonly obj: Obj;
 }
 
 export interface CompiledBinding {
@@ -57,6 +66,7 @@ export interface CompiledBinding {
 }
 
 const ENVS = new Map<string, CelEnv>();
+const MACRO = /\.\s*(all|exists|exists_one|map|filter)\s*\(/g;
 const AUTHORIZER_TYPE = 'kubernetes.authorization.Authorizer';
 
 function env(names: string[]): CelEnv {
@@ -90,8 +100,14 @@ export function compilePolicy(p: Obj): CompiledPolicy {
   // messageExpression and auditAnnotations: no authorizer (as the reference).
   const messageEnv = env([...base, 'namespaceObject', 'variables']);
   const texts = JSON.stringify([spec.variables, spec.validations, spec.auditAnnotations]);
+  const exprs = [spec.matchConditions, spec.variables, spec.validations, spec.auditAnnotations].flatMap((l) =>
+    objects(l).flatMap((o) => [o.expression, o.messageExpression, o.valueExpression].filter((e): e is string => typeof e === 'string')),
+  );
   return {
+    obj: p,
     needsNamespace: texts.includes('namespaceObject'),
+    usesAuthorizer: exprs.some((e) => e.includes('authorizer')),
+    nesting: Math.max(0, ...exprs.map((e) => (e.match(MACRO) ?? []).length)),
     name: p.metadata.name as string,
     uid: p.metadata.uid ?? '',
     resourceVersion: p.metadata.resourceVersion ?? '',

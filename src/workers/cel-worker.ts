@@ -1,0 +1,34 @@
+/**
+ * The CEL pool's worker (see src/workers/cel-pool.ts): evaluates single expressions and whole
+ * admission-policy evaluations, keeping what it compiled (programs by environment and
+ * expression, policies by uid and resourceVersion) for the next request.
+ */
+import { type CompiledPolicy, compilePolicy } from '../admission/policy/compile';
+import { evaluatePolicy } from '../admission/policy/evaluate';
+import { celEnv, compile, evaluate } from '../cel/index';
+import type { CelRequest, CelResponse } from './cel-pool';
+import { serveWorker } from './pool';
+
+const policies = new Map<string, CompiledPolicy>();
+const MAX_POLICIES = 1000;
+
+serveWorker<CelRequest, CelResponse>((req) => {
+  if (req.kind === 'expr') {
+    const env = celEnv(req.vars);
+    const c = compile(req.expr, env);
+    if (!c.ok) return { kind: 'expr', result: { ok: false, error: c.errors.join('; '), cost: null } };
+    return { kind: 'expr', result: evaluate(c.program, req.activation) };
+  }
+  if (req.kind === 'spin') {
+    // For tests of the deadline: a runaway that only termination stops.
+    for (;;) {}
+  }
+  const key = `${req.policy.metadata.uid}/${req.policy.metadata.resourceVersion}`;
+  let p = policies.get(key);
+  if (!p) {
+    if (policies.size >= MAX_POLICIES) policies.clear();
+    p = compilePolicy(req.policy);
+    policies.set(key, p);
+  }
+  return { kind: 'policy', result: evaluatePolicy(p, { ...req.activation, authorizer: null }, req.params) };
+});
