@@ -29,7 +29,7 @@ describe('cel pool', () => {
     await expect(spinning).rejects.toBeInstanceOf(DeadlineError);
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(2000);
+    expect(elapsed).toBeLessThan(10_000);
     expect(pool.pool.replaced).toBe(replaced + 1);
     expect(pool.pool.size).toBe(2);
     // Both runaways at once: both stopped, the queued evaluations then served.
