@@ -621,8 +621,9 @@ describe('status', () => {
       'spec.validations[2].expression',
     ]);
     // One issue per matched kind, in group/version/kind order, naming the kind as the reference does.
-    expect(warnings[0]?.warning).toStartWith('apps/v1, Kind=Deployment: ');
-    expect(warnings[0]?.warning).toContain('replicass');
+    expect(warnings[0]?.warning).toStartWith(
+      "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass <= 5\n | ...........^\n",
+    );
     expect(warnings[0]?.warning).toContain('\napps/v1, Kind=ReplicaSet: ');
     expect(warnings[1]?.warning).toContain('imagee');
     expect(warnings[2]?.warning).toContain('dataa');
