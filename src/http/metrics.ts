@@ -65,6 +65,20 @@ function seriesLabels(l: RequestLabels): [string, string][] {
   ];
 }
 
+/** The text lines of one histogram series: cumulative buckets, +Inf, sum and count. */
+function histogramLines(out: string[], name: string, h: HistSeries, buckets: readonly number[]): void {
+  let cum = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    cum += h.buckets[i] as number;
+    out.push(`${name}_bucket{${h.labels},le="${buckets[i]}"} ${cum}`);
+  }
+  out.push(
+    `${name}_bucket{${h.labels},le="+Inf"} ${h.count}`,
+    `${name}_sum{${h.labels}} ${h.sum}`,
+    `${name}_count{${h.labels}} ${h.count}`,
+  );
+}
+
 export class Metrics {
   /** One entry per label set without `code`: its histogram and its counters by code. */
   private readonly series = new Map<string, HistSeries & { codes: Map<string, Series> }>();
@@ -128,17 +142,7 @@ export class Metrics {
       '# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
       '# TYPE apiserver_request_duration_seconds histogram',
     );
-    for (const h of this.series.values()) {
-      if (h.count === 0) continue;
-      let cum = 0;
-      for (let i = 0; i < BUCKETS.length; i++) {
-        cum += h.buckets[i] as number;
-        out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${BUCKETS[i]}"} ${cum}`);
-      }
-      out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
-      out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
-      out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);
-    }
+    for (const h of this.series.values()) if (h.count > 0) histogramLines(out, 'apiserver_request_duration_seconds', h, BUCKETS);
     if (this.policyChecks.size > 0) {
       out.push(
         '# HELP apiserver_validating_admission_policy_check_total Validation admission policy check total, labeled by policy and further identified by binding and enforcement action taken.',
@@ -149,16 +153,8 @@ export class Metrics {
         '# HELP apiserver_validating_admission_policy_check_duration_seconds Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.',
         '# TYPE apiserver_validating_admission_policy_check_duration_seconds histogram',
       );
-      for (const h of this.policyChecks.values()) {
-        let cum = 0;
-        for (let i = 0; i < POLICY_BUCKETS.length; i++) {
-          cum += h.buckets[i] as number;
-          out.push(`apiserver_validating_admission_policy_check_duration_seconds_bucket{${h.labels},le="${POLICY_BUCKETS[i]}"} ${cum}`);
-        }
-        out.push(`apiserver_validating_admission_policy_check_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
-        out.push(`apiserver_validating_admission_policy_check_duration_seconds_sum{${h.labels}} ${h.sum}`);
-        out.push(`apiserver_validating_admission_policy_check_duration_seconds_count{${h.labels}} ${h.count}`);
-      }
+      for (const h of this.policyChecks.values())
+        histogramLines(out, 'apiserver_validating_admission_policy_check_duration_seconds', h, POLICY_BUCKETS);
     }
     const s = this.storeFigures();
     const gauge = (name: string, help: string, type: string, v: number) =>
