@@ -14,6 +14,7 @@ import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo,
 import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
 import { type Config, helpText, parseFlags } from './config/flags';
+import { CrdController } from './controllers/crd';
 import { DisruptionController } from './controllers/disruption';
 import { GarbageCollector } from './controllers/gc';
 import { NamespaceController } from './controllers/namespace';
@@ -210,6 +211,7 @@ async function main(argv: string[]): Promise<void> {
     podStore.admission = new AdmissionChain([new LimitRanger(limitRanges)]);
   }
   // ResourceQuota admission on creates of every namespaced kind (after LimitRanger for pods).
+  let quotaPlugin: QuotaAdmission | undefined;
   const quotaStore = api.lookup('', 'v1', 'resourcequotas');
   if (quotaStore) {
     const quotasIn = async (namespace: string) => {
@@ -218,6 +220,7 @@ async function main(argv: string[]): Promise<void> {
       return cache.list(`${quotaStore.prefix}${namespace}/`).map((c) => c.obj);
     };
     const quota = new QuotaAdmission(quotaStore, quotasIn);
+    quotaPlugin = quota;
     const limitRanger = podStore?.admission;
     for (const s of api.stores) {
       if (!s.def.namespaced) continue;
@@ -322,7 +325,37 @@ async function main(argv: string[]): Promise<void> {
   const quotaController = quotaStore
     ? new ResourceQuotaController(api, quotaStore, cacheOf, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log })
     : undefined;
+  // Custom resources: the CRD controller serves each CRD's versions through the same registry.
+  const crdStore = api.lookup('apiextensions.svc.io', 'v1', 'customresourcedefinitions');
+  const stopCache = (s: ResourceStore | undefined) => {
+    if (!s) return;
+    caches.get(s)?.stop();
+    caches.delete(s);
+  };
+  const crdController = crdStore
+    ? new CrdController(
+        crdStore,
+        cacheOf(crdStore),
+        {
+          install: ({ def, schema, list }) => {
+            schemas.define(def.schema, schema);
+            schemas.define(`${def.schema}List`, list);
+            stopCache(api.lookup(def.group, def.version, def.plural));
+            const s = api.add(def);
+            const plugins = [...(def.namespaced && quotaPlugin ? [quotaPlugin] : []), ...(policyAdmission ? [policyAdmission] : [])];
+            if (plugins.length > 0) s.admission = new AdmissionChain(plugins);
+            cacheOf(s);
+            return s;
+          },
+          uninstall: (group, version, plural) => stopCache(api.remove(group, version, plural)),
+          builtinConflict: (group, plural, kind) =>
+            api.stores.some((s) => !s.def.custom && s.def.group === group && (s.def.plural === plural || s.def.kind === kind)),
+        },
+        log,
+      )
+    : undefined;
   void Promise.all([
+    crdController?.start(),
     gc.start(),
     nsController?.start(),
     disruption?.start(),
@@ -348,6 +381,7 @@ async function main(argv: string[]): Promise<void> {
     quotaController?.stop();
     policyAdmission?.stop();
     policyStatus?.stop();
+    crdController?.stop();
     celPool?.close();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');

@@ -13,39 +13,12 @@
  * token from the kubeconfig works unchanged (client-node sets the Authorization header itself).
  */
 import { expect, test } from 'bun:test';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { runClient as runClientIn } from './helpers/client-node';
 import { serverForFile } from './helpers/server';
 
-const ROOT = path.resolve(import.meta.dir, '..');
 const srv = serverForFile();
 
-/** Run `body` (an async function body with `k8s` and `kc` in scope) in a child Bun; returns its JSON result. */
-// biome-ignore lint/suspicious/noExplicitAny: the child's JSON result
-async function runClient(body: string): Promise<any> {
-  const lib = Bun.resolveSync('@kubernetes/client-node', ROOT);
-  const script = path.join(srv.dataDir, `client-${Date.now()}-${Math.random().toString(36).slice(2)}.ts`);
-  fs.writeFileSync(
-    script,
-    `import * as k8s from ${JSON.stringify(lib)};
-const kc = new k8s.KubeConfig();
-kc.loadFromFile(${JSON.stringify(srv.kubeconfig)});
-const result = await (async () => {
-${body}
-})();
-process.stdout.write(JSON.stringify(result));
-`,
-  );
-  const proc = Bun.spawn([process.execPath, script], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: path.join(srv.dataDir, 'ca.crt') },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`client exited ${code}: ${err}${out}`);
-  return JSON.parse(out);
-}
+const runClient = (body: string) => runClientIn(srv, body);
 
 test('list namespaces', async () => {
   const r = await runClient(`

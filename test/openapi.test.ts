@@ -25,7 +25,9 @@ interface Served {
 /** The served kinds, from discovery. */
 async function served(): Promise<Served[]> {
   const gvs: [string, string][] = [['', 'v1']];
-  for (const g of (await srv.json('GET', '/apis')).body.groups) for (const v of g.versions) gvs.push([g.name, v.version]);
+  // Upstream group names (`*.k8s.io`) are discovery aliases of svc groups: OpenAPI describes the svc ones.
+  for (const g of (await srv.json('GET', '/apis')).body.groups)
+    if (!g.name.endsWith('.k8s.io')) for (const v of g.versions) gvs.push([g.name, v.version]);
   const out: Served[] = [];
   for (const [group, version] of gvs) {
     const list = (await srv.json('GET', group ? `/apis/${group}/${version}` : `/api/${version}`)).body;
@@ -41,7 +43,8 @@ function refs(doc: unknown): string[] {
   if (typeof doc !== 'object' || doc === null) return [];
   const out: string[] = [];
   for (const [k, v] of Object.entries(doc)) {
-    if (k === '$ref') out.push(v as string);
+    // A `$ref` key with a non-string value is a property named "$ref" (JSONSchemaProps has one).
+    if (k === '$ref' && typeof v === 'string') out.push(v);
     else out.push(...refs(v));
   }
   return out;

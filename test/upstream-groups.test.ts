@@ -1,7 +1,9 @@
 /**
  * Upstream group names as aliases (issue 9, item 2): every group served as `*.svc.io` answers
  * under its `*.k8s.io` name on every verb, watch included, in the spelling the request used;
- * bodies may use either name; the store keeps one; discovery lists the svc names only.
+ * bodies may use either name; the store keeps one; discovery lists the svc names first and the
+ * upstream names after them (without short names), so kubectl prefers the svc group and still maps
+ * manifests written for the reference.
  */
 import { describe, expect, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
@@ -36,14 +38,27 @@ describe('every svc.io group is served under its upstream name', () => {
     expect(checked).toBeGreaterThanOrEqual(6);
   });
 
-  test('discovery lists no upstream group; kubectl api-resources shows each kind once', async () => {
-    const groups = (await srv.json('GET', '/apis')).body.groups as Json[];
-    expect(groups.filter((g) => g.name.endsWith('.k8s.io'))).toEqual([]);
-    const out = srv.kubectl(['api-resources', '--no-headers', '-o', 'name']);
-    expect(out.code).toBe(0);
-    const names = out.stdout.trim().split('\n');
+  test('discovery lists the upstream groups after the svc ones; short names resolve to the svc group; manifests in upstream names apply', async () => {
+    const groups = ((await srv.json('GET', '/apis')).body.groups as Json[]).map((g) => g.name as string);
+    const firstUpstream = groups.findIndex((g) => g.endsWith('.k8s.io'));
+    expect(firstUpstream).toBeGreaterThan(0);
+    expect(groups.slice(firstUpstream).every((g) => g.endsWith('.k8s.io'))).toBe(true);
+    expect(groups).toContain('coordination.k8s.io');
+    const alias = (await srv.json('GET', '/apis/coordination.k8s.io/v1')).body;
+    expect(alias.groupVersion).toBe('coordination.k8s.io/v1');
+    expect(alias.resources.find((r: Json) => r.name === 'leases').kind).toBe('Lease');
+    const names = srv.kubectl(['api-resources', '--no-headers', '-o', 'name']).stdout.trim().split('\n');
     expect(names).toContain('leases.coordination.svc.io');
-    expect(names.filter((n) => n.startsWith('leases.'))).toHaveLength(1);
+    // kubectl picks the svc group for a plain resource name, with no ambiguity warning.
+    const get = srv.kubectl(['get', 'leases', '-n', 'kube-system', '-o', 'name']);
+    expect(get.code).toBe(0);
+    expect(get.stderr).toBe('');
+    const np = srv.kubectl(
+      ['apply', '-f', '-'],
+      'apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: from-manifest\n  namespace: kube-public\nspec:\n  podSelector: {}\n',
+    );
+    expect(np.code).toBe(0);
+    expect(np.stdout).toBe('networkpolicy.networking.k8s.io/from-manifest created\n');
   });
 });
 

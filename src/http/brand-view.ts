@@ -9,7 +9,7 @@
  *   view.text('{"kind":"Lease","apiVersion":"coordination.svc.io/v1",...}')
  *                                       → '{"kind":"Lease","apiVersion":"coordination.k8s.io/v1",...}'
  */
-import { type Brand, inBrand, retagText } from '../api/brand';
+import { type Brand, inBrand, retagText, upstreamExtensionKeys } from '../api/brand';
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import { apiVersionOf, type KindDef } from '../registry/kind';
@@ -32,25 +32,38 @@ export function brandView(def: Pick<KindDef, 'group' | 'version'>, brand: Brand)
   if (group === def.group) return identity(stored);
   const apiVersion = apiVersionOf({ group, version: def.version });
   const swap = (s: string): string => s.replaceAll(def.group, group);
+  // CustomResourceDefinitions carry schemas: their extension keys go out in the upstream names too.
+  if (def.group === 'apiextensions.svc.io') {
+    return {
+      brand,
+      apiVersion,
+      text: (json) => retagText(json, stored, apiVersion).replaceAll('"x-svc-', '"x-kubernetes-'),
+      obj: (o) => upstreamExtensionKeys(o.apiVersion === stored ? { ...o, apiVersion } : o),
+      error: (e) => errorView(e, swap),
+    };
+  }
   return {
     brand,
     apiVersion,
     text: (json) => retagText(json, stored, apiVersion),
     obj: (o) => (o.apiVersion === stored ? { ...o, apiVersion } : o),
-    error(e) {
-      if (!(e instanceof StatusError)) return e;
-      const d = e.details;
-      const details = d && {
-        ...d,
-        ...(d.group !== undefined && { group: swap(d.group) }),
-        ...(d.causes && { causes: d.causes.map((c) => ({ ...c, ...(c.message !== undefined && { message: swap(c.message) }) })) }),
-      };
-      const out = new StatusError(e.code, e.reason, swap(e.message), details);
-      out.headers = e.headers;
-      out.listMeta = e.listMeta;
-      return out;
-    },
+    error: (e) => errorView(e, swap),
   };
+}
+
+/** A Status error with its group spelled by `swap`; anything else unchanged. */
+function errorView(e: unknown, swap: (s: string) => string): unknown {
+  if (!(e instanceof StatusError)) return e;
+  const d = e.details;
+  const details = d && {
+    ...d,
+    ...(d.group !== undefined && { group: swap(d.group) }),
+    ...(d.causes && { causes: d.causes.map((c) => ({ ...c, ...(c.message !== undefined && { message: swap(c.message) }) })) }),
+  };
+  const out = new StatusError(e.code, e.reason, swap(e.message), details);
+  out.headers = e.headers;
+  out.listMeta = e.listMeta;
+  return out;
 }
 
 const identities = new Map<string, BrandView>();

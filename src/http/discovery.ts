@@ -1,8 +1,8 @@
 /**
  * Discovery documents (/api, /api/v1, /apis, /apis/{group}, /apis/{group}/{version}) and
- * /version, built from the registry. Documents are built once: the set of kinds is fixed at
- * start-up.
+ * /version, built from the registry, and again after the registry changes (custom resources).
  */
+import { upstreamGroup } from '../api/brand';
 import type { ApiRegistry } from '../registry/api-registry';
 import type { ResourceStore } from '../registry/generic';
 
@@ -63,39 +63,70 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
   return out;
 }
 
-export class Discovery {
-  private readonly docs = new Map<string, unknown>();
+function withoutShortcuts(r: Record<string, unknown>): Record<string, unknown> {
+  const { shortNames: _s, categories: _c, ...rest } = r;
+  return rest;
+}
 
-  constructor(api: ApiRegistry, serverAddress: string) {
+export class Discovery {
+  private docs = new Map<string, unknown>();
+  private built = -1;
+
+  constructor(
+    private readonly api: ApiRegistry,
+    private readonly serverAddress: string,
+  ) {
+    this.build();
+  }
+
+  /** Builds the documents from the registry (again when kinds were added or removed since). */
+  private build(): void {
+    const api = this.api;
+    const serverAddress = this.serverAddress;
+    this.built = api.generation;
+    this.docs = new Map();
     this.docs.set('/api', {
       kind: 'APIVersions',
       versions: ['v1'],
       serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
     });
     const groups: Record<string, unknown>[] = [];
+    const aliases: Record<string, unknown>[] = [];
     for (const g of api.groups()) {
-      const versions = g.versions.map((v) => ({ groupVersion: g.group ? `${g.group}/${v}` : v, version: v }));
-      for (const v of g.versions) {
-        const gv = g.group ? `${g.group}/${v}` : v;
-        const path = g.group ? `/apis/${g.group}/${v}` : `/api/${v}`;
-        this.docs.set(path, {
-          kind: 'APIResourceList',
-          apiVersion: 'v1',
-          groupVersion: gv,
-          resources: api.resources(g.group, v).flatMap(resourceEntries),
-        });
+      // A branded group is listed twice: under its svc name and, after every svc group (so that
+      // kubectl prefers the svc one), under its upstream name, so that manifests written for the
+      // reference (`apiVersion: apiextensions.k8s.io/v1`) map to a kind in kubectl.
+      const upstream = upstreamGroup(g.group);
+      for (const name of upstream === g.group ? [g.group] : [g.group, upstream]) {
+        const versions = g.versions.map((v) => ({ groupVersion: name ? `${name}/${v}` : v, version: v }));
+        for (const v of g.versions) {
+          const gv = name ? `${name}/${v}` : v;
+          const path = name ? `/apis/${name}/${v}` : `/api/${v}`;
+          this.docs.set(path, {
+            kind: 'APIResourceList',
+            apiVersion: 'v1',
+            groupVersion: gv,
+            // The alias lists no short names or categories: `kubectl get crd` and `get all`
+            // resolve to the svc group alone (no "could also match" warning, no double rows).
+            resources: api
+              .resources(g.group, v)
+              .flatMap(resourceEntries)
+              .map((r) => (name === g.group ? r : withoutShortcuts(r))),
+          });
+        }
+        if (!name) continue;
+        const group = { name, versions, preferredVersion: versions[0] };
+        (name === g.group ? groups : aliases).push(group);
+        this.docs.set(`/apis/${name}`, { kind: 'APIGroup', apiVersion: 'v1', ...group });
       }
-      if (!g.group) continue;
-      const group = { name: g.group, versions, preferredVersion: versions[0] };
-      groups.push(group);
-      this.docs.set(`/apis/${g.group}`, { kind: 'APIGroup', apiVersion: 'v1', ...group });
     }
-    this.docs.set('/apis', { kind: 'APIGroupList', apiVersion: 'v1', groups });
+    this.docs.set('/apis', { kind: 'APIGroupList', apiVersion: 'v1', groups: [...groups, ...aliases] });
     this.docs.set('/version', VERSION_INFO);
   }
 
   /** The document at `path` (trailing slash ignored), or undefined. */
   get(path: string): unknown {
+    if (this.built !== this.api.generation) this.build();
     return this.docs.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
   }
 }

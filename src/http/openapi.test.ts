@@ -213,7 +213,8 @@ function refs(doc: unknown, where = '#'): [string, string][] {
   if (typeof doc !== 'object' || doc === null) return [];
   const out: [string, string][] = [];
   for (const [k, v] of Object.entries(doc)) {
-    if (k === '$ref') out.push([where, v as string]);
+    // A `$ref` key with a non-string value is a property named "$ref" (JSONSchemaProps has one).
+    if (k === '$ref' && typeof v === 'string') out.push([where, v]);
     else out.push(...refs(v, `${where}/${k}`));
   }
   return out;
@@ -438,7 +439,8 @@ function fromProto(d: Any): Any {
     if (s._ref) o.$ref = s._ref;
     if (s.type) o.type = s.type.value[0];
     if (s.format) o.format = s.format;
-    if (s.properties) o.properties = Object.fromEntries(s.properties.additional_properties.map((p: Any) => [p.name, schema(p.value)]));
+    if (s.properties)
+      o.properties = Object.fromEntries((s.properties.additional_properties ?? []).map((p: Any) => [p.name, schema(p.value)]));
     if (s.additional_properties) o.additionalProperties = schema(s.additional_properties.schema);
     if (s.items) o.items = schema(s.items.schema[0]);
     if (s.required?.length) o.required = s.required;

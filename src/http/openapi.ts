@@ -754,7 +754,18 @@ export class OpenApi {
     return this.api.stores.map((s) => s.def);
   }
 
+  private built = -1;
+
+  /** Drops documents built before the registry last changed (custom resources come and go). */
+  private fresh(): void {
+    if (this.built === this.api.generation) return;
+    this.built = this.api.generation;
+    this.v2Docs = undefined;
+    this.v3Docs = undefined;
+  }
+
   private v2(): V2 {
+    this.fresh();
     if (this.v2Docs) return this.v2Docs;
     const doc = buildV2(this.schemas, this.kinds());
     this.v2Docs = { doc, json: Doc.json(doc) };
@@ -762,6 +773,7 @@ export class OpenApi {
   }
 
   private v3(): V3 {
+    this.fresh();
     if (this.v3Docs) return this.v3Docs;
     const docs = new Map<string, Doc>();
     const paths: Json = {};

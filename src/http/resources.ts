@@ -221,7 +221,10 @@ export class ResourceHandler {
         const w = writeOptions(q);
         const body = await decodeBody(
           req,
-          ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
+          // Custom resources have no patch strategies: strategic merge patch is 415 for them, as the reference.
+          def.custom
+            ? ['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor']
+            : ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
           undefined,
           cborDecode,
         );

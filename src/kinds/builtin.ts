@@ -31,6 +31,8 @@ interface Spec {
   generation?: boolean;
   /** Schema package: io.svc.api.<pkg>.<version>.<Kind>. */
   pkg: string;
+  /** The schema's full name where it is not under io.svc.api (apiextensions). */
+  schema?: string;
   fields?: Record<string, (o: Obj) => string>;
 }
 
@@ -199,6 +201,17 @@ const SPECS: Spec[] = [
     pkg: 'admissionregistration',
   },
   {
+    group: 'apiextensions.svc.io',
+    kind: 'CustomResourceDefinition',
+    plural: 'customresourcedefinitions',
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    namespaced: false,
+    status: true,
+    pkg: 'apiextensions',
+    schema: 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
+  },
+  {
     group: 'admissionregistration.svc.io',
     kind: 'ValidatingAdmissionPolicyBinding',
     plural: 'validatingadmissionpolicybindings',
@@ -210,7 +223,7 @@ const SPECS: Spec[] = [
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';
-  const schema = `io.svc.api.${s.pkg}.${version}.${s.kind}`;
+  const schema = s.schema ?? `io.svc.api.${s.pkg}.${version}.${s.kind}`;
   const strategy: Strategy = { ...strategyFor(s.kind), ...lifecycleFor(s.kind) };
   return {
     group: s.group ?? '',

@@ -36,7 +36,7 @@ function timeMs(ts: unknown): number {
   return Number.isNaN(t) ? 0 : t;
 }
 /** translateTimestampSince: "<unknown>" for a zero time. */
-function since(ts: unknown, now: number): string {
+export function since(ts: unknown, now: number): string {
   if (typeof ts !== 'string' || ts === '') return '<unknown>';
   return age(ts.replace(/(\.\d{3})\d+/, '$1'), now);
 }

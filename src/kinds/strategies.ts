@@ -6,6 +6,7 @@
 import type { Obj } from '../api/meta';
 import type { Strategy } from '../registry/kind';
 import { validatingAdmissionPolicy, validatingAdmissionPolicyBinding } from './validation/admissionregistration';
+import { customResourceDefinition } from './validation/apiextensions';
 import { deployment, replicaSet } from './validation/apps';
 import { lease } from './validation/coordination';
 import { configMap, event, namespaceValidation, node, secret, service } from './validation/core';
@@ -90,6 +91,7 @@ const VALIDATION: Record<string, Strategy> = {
   PodDisruptionBudget: podDisruptionBudget,
   ValidatingAdmissionPolicy: validatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding: validatingAdmissionPolicyBinding,
+  CustomResourceDefinition: customResourceDefinition,
 };
 
 /** Run two preparation steps in order (either may be absent). */
@@ -121,5 +123,7 @@ export function strategyFor(kind: string): Strategy {
   if (v.statusOnCreate) s.statusOnCreate = true;
   if (v.validate) s.validate = v.validate;
   if (v.validateUpdate) s.validateUpdate = v.validateUpdate;
+  if (v.decode) s.decode = v.decode;
+  if (v.beginDelete) s.beginDelete = v.beginDelete;
   return s;
 }

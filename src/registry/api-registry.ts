@@ -16,15 +16,41 @@ export class ApiRegistry {
   private readonly byPath = new Map<string, ResourceStore>();
   private readonly byKind = new Map<string, ResourceStore>();
   readonly stores: ResourceStore[] = [];
+  private readonly ns: ReturnType<typeof namespaceChecker>;
+  /** Bumped on every add/remove (discovery and OpenAPI rebuild their documents after a change). */
+  generation = 0;
 
-  constructor(kv: KV, schemas: SchemaSet, kinds: KindDef[], opts: RegistryOptions = {}) {
-    const ns = namespaceChecker(kv);
-    for (const k of kinds) {
-      const s = new ResourceStore(k, kv, schemas, ns, opts);
-      this.stores.push(s);
-      this.byPath.set(`${k.group}/${k.version}/${k.plural}`, s);
-      this.byKind.set(`${k.group}/${k.version}/${k.kind}`, s);
-    }
+  constructor(
+    private readonly kv: KV,
+    private readonly schemas: SchemaSet,
+    kinds: KindDef[],
+    private readonly opts: RegistryOptions = {},
+  ) {
+    this.ns = namespaceChecker(kv);
+    for (const k of kinds) this.add(k);
+  }
+
+  /** Serves a kind (a custom resource version at run time); replaces one at the same path. */
+  add(k: KindDef): ResourceStore {
+    const old = this.lookup(k.group, k.version, k.plural);
+    if (old) this.remove(k.group, k.version, k.plural);
+    const s = new ResourceStore(k, this.kv, this.schemas, this.ns, this.opts);
+    this.stores.push(s);
+    this.byPath.set(`${k.group}/${k.version}/${k.plural}`, s);
+    this.byKind.set(`${k.group}/${k.version}/${k.kind}`, s);
+    this.generation++;
+    return s;
+  }
+
+  /** Stops serving a kind; answers its store (its watch cache is the caller's to stop). */
+  remove(group: string, version: string, plural: string): ResourceStore | undefined {
+    const s = this.lookup(group, version, plural);
+    if (!s) return undefined;
+    this.byPath.delete(`${group}/${version}/${plural}`);
+    if (this.byKind.get(`${group}/${version}/${s.def.kind}`) === s) this.byKind.delete(`${group}/${version}/${s.def.kind}`);
+    this.stores.splice(this.stores.indexOf(s), 1);
+    this.generation++;
+    return s;
   }
 
   lookup(group: string, version: string, plural: string): ResourceStore | undefined {

@@ -403,8 +403,10 @@ export class ResourceStore {
 
   /** Schema pass over a decoded body: types (fatal 400), unknown fields (per fieldValidation), defaults. */
   admit(obj: Obj, w: WriteOptions): void {
+    this.def.strategy.decode?.(obj);
     const r = this.schemas.normalize(this.def.schema, obj, { prune: true, defaults: true });
-    if (r.typeErrors.length > 0) {
+    // Custom resources: a wrong type is a validation error (422, from the kind's strategy), as the reference.
+    if (r.typeErrors.length > 0 && !this.def.custom) {
       const t = r.typeErrors[0] as { field: string; expected: string; got: string };
       throw badRequest(
         `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`,
@@ -866,6 +868,8 @@ export class ResourceStore {
         const g = this.def.strategy.beginDelete?.(next, o.gracePeriodSeconds);
         grace = g?.grace ?? 0;
         pending = g?.pending ?? false;
+        // Finalizers the strategy adds (a CRD's cleanup) hold the object like any other.
+        for (const f of next.metadata.finalizers ?? []) if (!finalizers.includes(f)) finalizers.push(f);
       } else {
         pending = this.def.strategy.deletePending?.(next) ?? false;
         const remaining = cur.metadata.deletionGracePeriodSeconds ?? 0;

@@ -24,6 +24,8 @@ export interface Strategy {
    * simulators register nodes with their status); other kinds with a status drop it on create.
    */
   statusOnCreate?: boolean;
+  /** Rewrite a decoded body into the stored form before the schema pass (e.g. extension key names). */
+  decode?(obj: Obj): void;
   /** Set server-owned initial state on create (after defaulting, before validation). */
   prepareForCreate?(obj: Obj): void;
   /** Carry server-owned state over on update of the main resource. */
@@ -34,7 +36,7 @@ export interface Strategy {
   validateUpdate?(obj: Obj, old: Obj): FieldError[];
   /**
    * Graceful deletion: called on a delete of a live object (may mutate it, e.g. a namespace's
-   * phase). `grace` > 0 keeps the object Terminating that many seconds (pods bound to a node);
+   * phase, or add a finalizer it then waits for). `grace` > 0 keeps the object Terminating that many seconds (pods bound to a node);
    * `pending` keeps it Terminating until deletePending() turns false.
    */
   beginDelete?(obj: Obj, requestedGrace: number | undefined): { grace: number; pending: boolean };
@@ -74,6 +76,8 @@ export interface KindDef {
   /** Field selectors beyond metadata.name and metadata.namespace. */
   selectableFields: Record<string, (o: Obj) => string>;
   strategy: Strategy;
+  /** A custom resource (from a CustomResourceDefinition): no protobuf, no strategic merge patch. */
+  custom?: boolean;
 }
 
 export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {

@@ -181,6 +181,32 @@ export class SchemaSet {
     }
   }
 
+  /**
+   * Adds or replaces a definition at run time (a custom resource's schema), compiled now; a bad
+   * schema throws and leaves the set as it was.
+   */
+  define(name: DefName, schema: Schema): void {
+    const old = this.defs[name];
+    const oldNode = this.nodes.get(name);
+    this.defs[name] = schema;
+    this.nodes.delete(name);
+    try {
+      this.node(name);
+    } catch (e) {
+      if (old) this.defs[name] = old;
+      else delete this.defs[name];
+      if (oldNode) this.nodes.set(name, oldNode);
+      else this.nodes.delete(name);
+      throw e;
+    }
+  }
+
+  /** Removes a definition added by define(). */
+  undefine(name: DefName): void {
+    delete this.defs[name];
+    this.nodes.delete(name);
+  }
+
   /** The definition (with overlay defaults applied), or undefined. */
   get(name: DefName): Schema | undefined {
     return this.defs[name];

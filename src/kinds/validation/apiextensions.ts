@@ -1,0 +1,187 @@
+/**
+ * apiextensions.svc.io: CustomResourceDefinition (the reference's apiextensions validation and
+ * registry strategy, the rules a client meets first):
+ *
+ *   metadata.name       must be spec.names.plural + "." + spec.group
+ *   spec.group          a DNS subdomain with at least one dot
+ *   spec.names          plural/singular lowercase DNS labels, kind/listKind identifiers
+ *   spec.scope          Cluster or Namespaced (immutable)
+ *   spec.versions       at least one; unique DNS-1035 names; exactly one storage version; a
+ *                       schema for each (openAPIV3Schema of type object at the root)
+ *   spec.conversion     None; Webhook is refused (this server calls no webhooks)
+ *
+ * Schemas written for the reference (`x-kubernetes-*` extension keys) are stored under their
+ * svc names. status.storedVersions gains the storage version; a delete adds the
+ * `customresourcecleanup.apiextensions.k8s.io` finalizer and the Terminating condition, and the
+ * CRD controller (src/controllers/crd.ts) deletes the custom resources before letting it go.
+ */
+import { svcExtensionKeys } from '../../api/brand';
+import { now, type Obj } from '../../api/meta';
+import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import type { Strategy } from '../../registry/kind';
+import { dns1035Label, type Errs, list, obj, str } from './common';
+
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+const IDENTIFIER = /^[A-Za-z][A-Za-z0-9]*$/;
+
+function storageVersion(o: Obj): string | undefined {
+  const spec = obj(o.spec);
+  for (const v of list(spec?.versions)) if (obj(v)?.storage === true) return str(obj(v)?.name);
+  return undefined;
+}
+
+function setCondition(o: Obj, c: { type: string; status: string; reason: string; message: string }, clock = Date.now): void {
+  const status = (obj(o.status) ?? {}) as Record<string, unknown>;
+  const conds = list<Record<string, unknown>>(status.conditions).filter((x) => x.type !== c.type);
+  conds.push({ ...c, lastTransitionTime: now(clock) });
+  status.conditions = conds;
+  o.status = status;
+}
+
+function validateNames(names: Record<string, unknown> | undefined, path: string): Errs {
+  const errs: Errs = [];
+  const n = names ?? {};
+  for (const f of ['plural', 'singular']) {
+    const v = str(n[f]);
+    if (f === 'plural' && v === '') errs.push(required(`${path}.plural`));
+    else if (v !== '') {
+      const bad = dns1035Label(v);
+      if (bad.length > 0) errs.push(invalidValue(`${path}.${f}`, v, bad.join(',')));
+    }
+  }
+  for (const f of ['kind', 'listKind']) {
+    const v = str(n[f]);
+    if (f === 'kind' && v === '') errs.push(required(`${path}.kind`));
+    else if (v !== '' && !IDENTIFIER.test(v)) {
+      errs.push(invalidValue(`${path}.${f}`, v, 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?'));
+    }
+  }
+  if (str(n.kind) !== '' && str(n.kind) === str(n.listKind))
+    errs.push(invalidValue(`${path}.listKind`, str(n.listKind), 'kind and listKind may not be the same'));
+  list<string>(n.shortNames).forEach((s, i) => {
+    const bad = dns1123Label(String(s));
+    if (bad.length > 0) errs.push(invalidValue(`${path}.shortNames[${i}]`, s, bad.join('; ')));
+  });
+  list<string>(n.categories).forEach((s, i) => {
+    const bad = dns1123Label(String(s));
+    if (bad.length > 0) errs.push(invalidValue(`${path}.categories[${i}]`, s, bad.join('; ')));
+  });
+  return errs;
+}
+
+function validateCRD(o: Obj): Errs {
+  const errs: Errs = [];
+  const spec = obj(o.spec) ?? {};
+  const group = str(spec.group);
+  const names = obj(spec.names);
+  const plural = str(names?.plural);
+  if (o.metadata.name !== `${plural}.${group}`) {
+    errs.push(invalidValue('metadata.name', o.metadata.name ?? '', 'must be spec.names.plural+"."+spec.group'));
+  }
+  if (group === '') errs.push(required('spec.group'));
+  else {
+    const bad = dns1123Subdomain(group);
+    if (bad.length > 0) errs.push(invalidValue('spec.group', group, bad.join('; ')));
+    else if (!group.includes('.')) errs.push(invalidValue('spec.group', group, 'should be a domain with at least one dot'));
+  }
+  errs.push(...validateNames(names, 'spec.names'));
+  const scope = str(spec.scope);
+  if (scope === '') errs.push(required('spec.scope'));
+  else if (scope !== 'Cluster' && scope !== 'Namespaced') errs.push(notSupported('spec.scope', scope, ['Cluster', 'Namespaced']));
+  const versions = list<Record<string, unknown>>(spec.versions);
+  if (versions.length === 0) errs.push(required('spec.versions', 'must have exactly one version marked as storage version'));
+  const seen = new Set<string>();
+  let storage = 0;
+  versions.forEach((v, i) => {
+    const p = `spec.versions[${i}]`;
+    const name = str(v.name);
+    if (name === '') errs.push(required(`${p}.name`));
+    else {
+      const bad = dns1035Label(name);
+      if (bad.length > 0) errs.push(invalidValue(`${p}.name`, name, bad.join('; ')));
+      if (seen.has(name)) errs.push(duplicate(`spec.versions[${i}].name`, name));
+      seen.add(name);
+    }
+    if (v.storage === true) storage++;
+    const schema = obj(obj(v.schema)?.openAPIV3Schema);
+    if (!schema) errs.push(required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
+    else if (schema.type !== 'object')
+      errs.push(invalidValue(`${p}.schema.openAPIV3Schema.type`, schema.type ?? '', 'must be object at the root'));
+    const cols = list<Record<string, unknown>>(v.additionalPrinterColumns);
+    cols.forEach((c, j) => {
+      if (str(c.name) === '') errs.push(required(`${p}.additionalPrinterColumns[${j}].name`));
+      if (str(c.jsonPath) === '') errs.push(required(`${p}.additionalPrinterColumns[${j}].jsonPath`));
+      const t = str(c.type);
+      if (!['integer', 'number', 'string', 'boolean', 'date'].includes(t))
+        errs.push(notSupported(`${p}.additionalPrinterColumns[${j}].type`, t, ['boolean', 'date', 'integer', 'number', 'string']));
+    });
+  });
+  if (versions.length > 0 && storage !== 1) {
+    errs.push(
+      invalidValue(
+        'spec.versions',
+        versions.map((v) => str(v.name)),
+        'must have exactly one version marked as storage version',
+      ),
+    );
+  }
+  if (versions.length > 0 && !versions.some((v) => v.served === true)) {
+    errs.push(
+      invalidValue(
+        'spec.versions',
+        versions.map((v) => str(v.name)),
+        'must have at least one version marked as served',
+      ),
+    );
+  }
+  const strategy = str(obj(spec.conversion)?.strategy) || 'None';
+  if (strategy === 'Webhook') {
+    errs.push(
+      forbiddenField('spec.conversion.strategy', 'Webhook conversion is not supported by this server: it calls no webhooks; use None'),
+    );
+  } else if (strategy !== 'None') errs.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
+  return errs;
+}
+
+export const customResourceDefinition: Strategy = {
+  decode(o) {
+    if (o.spec !== undefined) o.spec = svcExtensionKeys(o.spec);
+  },
+  prepareForCreate(o) {
+    o.status = { acceptedNames: { plural: '', kind: '' }, storedVersions: [] };
+    const s = storageVersion(o);
+    if (s) (o.status as { storedVersions: string[] }).storedVersions = [s];
+  },
+  prepareForUpdate(o, old) {
+    o.status = old.status;
+    const s = storageVersion(o);
+    const status = (obj(o.status) ?? {}) as { storedVersions?: string[] };
+    const stored = [...(status.storedVersions ?? [])];
+    if (s && !stored.includes(s)) stored.push(s);
+    o.status = { ...status, storedVersions: stored };
+  },
+  validate: validateCRD,
+  validateUpdate(o, old) {
+    const errs: Errs = [];
+    const spec = obj(o.spec) ?? {};
+    const oldSpec = obj(old.spec) ?? {};
+    if (str(spec.group) !== str(oldSpec.group)) errs.push(invalidValue('spec.group', str(spec.group), 'field is immutable'));
+    if (str(spec.scope) !== str(oldSpec.scope)) errs.push(invalidValue('spec.scope', str(spec.scope), 'field is immutable'));
+    const stored = list<string>(obj(o.status)?.storedVersions);
+    const served = new Set(list<Record<string, unknown>>(spec.versions).map((v) => str(v.name)));
+    for (const v of stored)
+      if (!served.has(v)) errs.push(invalidValue('status.storedVersions', stored, `must appear in spec.versions: ${v}`));
+    return errs;
+  },
+  beginDelete(o) {
+    const f = o.metadata.finalizers ?? [];
+    if (!f.includes(CRD_CLEANUP_FINALIZER)) o.metadata.finalizers = [...f, CRD_CLEANUP_FINALIZER];
+    setCondition(o, {
+      type: 'Terminating',
+      status: 'True',
+      reason: 'InstanceDeletionPending',
+      message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon',
+    });
+    return { grace: 0, pending: false };
+  },
+};

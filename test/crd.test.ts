@@ -1,0 +1,488 @@
+/**
+ * CustomResourceDefinitions (issue 14), end to end with kubectl, client-node and HTTP: a CRD
+ * written for the reference (`apiextensions.k8s.io`, `x-kubernetes-*` keys) is served within a
+ * second through the same registry as built-in kinds: discovery, every verb and watch, status
+ * subresource, validation with the reference's causes, pruning, defaults, preserved fields,
+ * printer columns, explain, merge/JSON patch and apply (strategic merge patch 415), cluster
+ * scope, names conflicts, CRD deletion removing objects and the API, and restarts.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runClient } from './helpers/client-node';
+import { type Server, startServer } from './helpers/server';
+
+// biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
+type Json = any;
+let srv: Server;
+// Our own data dir (the helper removes the ones it makes when the server stops): the last test restarts on it.
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-crd-'));
+beforeAll(async () => {
+  srv = await startServer({ dataDir });
+});
+afterAll(async () => {
+  await srv?.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+const WIDGETS = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    shortNames: [wd]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    additionalPrinterColumns:
+    - name: Size
+      type: integer
+      jsonPath: .spec.size
+    - name: Color
+      type: string
+      jsonPath: .spec.color
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size:
+                type: integer
+                minimum: 1
+                maximum: 10
+              color:
+                type: string
+                enum: [red, blue]
+                default: red
+              tags:
+                type: array
+                maxItems: 3
+                items:
+                  type: string
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+              extra:
+                type: object
+                x-kubernetes-preserve-unknown-fields: true
+              amount:
+                x-kubernetes-int-or-string: true
+          status:
+            type: object
+            properties:
+              ready: {type: boolean}
+`;
+
+async function until<T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 2000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await f();
+    if (done(r) || Date.now() > end) return r;
+    await Bun.sleep(20);
+  }
+}
+
+const W = '/apis/example.com/v1/namespaces/default/widgets';
+const widget = (name: string, spec: Json): Json => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec });
+
+beforeAll(async () => {
+  const k = srv.kubectl(['apply', '-f', '-'], WIDGETS);
+  expect(k.code).toBe(0);
+  const started = Date.now();
+  const r = await until(
+    () => srv.json('GET', W),
+    (r) => r.status === 200,
+  );
+  expect(r.status).toBe(200);
+  expect(Date.now() - started).toBeLessThan(1000);
+});
+
+describe('the CRD', () => {
+  test('is stored with the reference names, accepted and established; answers carry x-kubernetes keys', async () => {
+    const r = await until(
+      () => srv.json('GET', `${CRDS}/widgets.example.com`),
+      (r) => (r.body.status?.conditions ?? []).length === 2,
+    );
+    expect(r.body.status.acceptedNames).toEqual({
+      plural: 'widgets',
+      singular: 'widget',
+      kind: 'Widget',
+      listKind: 'WidgetList',
+      shortNames: ['wd'],
+      categories: ['all'],
+    });
+    expect(r.body.status.storedVersions).toEqual(['v1']);
+    expect(r.body.status.conditions.map((c: Json) => [c.type, c.status, c.reason])).toEqual([
+      ['NamesAccepted', 'True', 'NoConflicts'],
+      ['Established', 'True', 'InitialNamesAccepted'],
+    ]);
+    const schema = r.body.spec.versions[0].schema.openAPIV3Schema;
+    expect(schema.properties.spec.properties.extra['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    const svc = await srv.json('GET', `/apis/apiextensions.svc.io/v1/customresourcedefinitions/widgets.example.com`);
+    expect(svc.body.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.extra['x-svc-preserve-unknown-fields']).toBe(true);
+    // kubectl waits for Established as users do.
+    const w = srv.kubectl(['wait', '--for=condition=Established', 'crd/widgets.example.com', '--timeout=5s']);
+    expect(w.code).toBe(0);
+  });
+
+  test('bad CRDs are refused with the reference causes', async () => {
+    const base = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' };
+    const r = await srv.json('POST', CRDS, {
+      ...base,
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example',
+        scope: 'Everywhere',
+        names: { plural: 'Gadgets', kind: 'Gadget' },
+        versions: [
+          { name: 'v1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } },
+          { name: 'v2', served: true, storage: false },
+        ],
+        conversion: { strategy: 'Webhook' },
+      },
+    });
+    expect(r.status).toBe(422);
+    const causes = r.body.details.causes.map((c: Json) => `${c.field}: ${c.message}`);
+    expect(causes).toContain('metadata.name: Invalid value: "gadgets.example.com": must be spec.names.plural+"."+spec.group');
+    expect(causes).toContain('spec.group: Invalid value: "example": should be a domain with at least one dot');
+    expect(
+      causes.some((c: string) => c.startsWith('spec.names.plural: Invalid value: "Gadgets": a DNS-1035 label must consist of lower case')),
+    ).toBe(true);
+    expect(causes).toContain('spec.scope: Unsupported value: "Everywhere": supported values: "Cluster", "Namespaced"');
+    expect(causes).toContain('spec.versions[1].schema.openAPIV3Schema: Required value: schemas are required');
+    expect(causes).toContain('spec.versions: Invalid value: ["v1","v2"]: must have exactly one version marked as storage version');
+    expect(causes.some((c: string) => c.startsWith('spec.conversion.strategy: Forbidden: Webhook conversion is not supported'))).toBe(true);
+  });
+
+  test('discovery, api-resources and explain know the kind', async () => {
+    const d = await srv.json('GET', '/apis/example.com/v1');
+    expect(d.body.resources.map((r: Json) => r.name).sort()).toEqual(['widgets', 'widgets/status']);
+    const main = d.body.resources.find((r: Json) => r.name === 'widgets');
+    expect(main).toMatchObject({ kind: 'Widget', namespaced: true, singularName: 'widget', shortNames: ['wd'], categories: ['all'] });
+    const groups = await srv.json('GET', '/apis');
+    expect(groups.body.groups.some((g: Json) => g.name === 'example.com')).toBe(true);
+    const ar = srv.kubectl(['api-resources', '--api-group=example.com', '--no-headers']);
+    expect(ar.stdout).toMatch(/^widgets\s+wd\s+example\.com\/v1\s+true\s+Widget/m);
+    const ex = srv.kubectl(['explain', 'widgets.spec']);
+    expect(ex.code).toBe(0);
+    expect(ex.stdout).toContain('size\t<integer>');
+    expect(ex.stdout).toContain('color\t<string>');
+  });
+});
+
+describe('custom resources', () => {
+  test('create: defaults, pruning with a warning, preserved fields, int-or-string', async () => {
+    const r = await srv.json('POST', W, widget('w1', { size: 3, unknown: 1, extra: { any: { deep: [1, 2] } }, amount: '10%' }));
+    expect(r.status).toBe(201);
+    expect(r.body.spec).toEqual({ size: 3, color: 'red', extra: { any: { deep: [1, 2] } }, amount: '10%' });
+    expect(r.headers.get('warning')).toBe('299 - "unknown field \\"spec.unknown\\""');
+    const strict = await srv.json('POST', `${W}?fieldValidation=Strict`, widget('w-strict', { size: 3, unknown: 1 }));
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe('strict decoding error: unknown field "spec.unknown"');
+  });
+
+  test('validation against the schema: 422 with one cause per problem', async () => {
+    const r = await srv.json('POST', W, widget('bad', { size: 'three', color: 'green', tags: ['a', 'b', 'c', 'd'], amount: 1.5 }));
+    expect(r.status).toBe(422);
+    expect(r.body.message).toStartWith('Widget.example.com "bad" is invalid: [');
+    expect(r.body.details.causes).toEqual([
+      {
+        reason: 'FieldValueTypeInvalid',
+        message: 'Invalid value: "three": spec.size in body must be of type integer: "string"',
+        field: 'spec.size',
+      },
+      { reason: 'FieldValueNotSupported', message: 'Unsupported value: "green": supported values: "red", "blue"', field: 'spec.color' },
+      { reason: 'FieldValueTooMany', message: 'Too many: 4: must have at most 3 items', field: 'spec.tags' },
+      {
+        reason: 'FieldValueTypeInvalid',
+        message: 'Invalid value: 1.5: spec.amount in body must be of type integer or string: "number"',
+        field: 'spec.amount',
+      },
+    ]);
+    const missing = await srv.json('POST', W, widget('bad2', { color: 'blue' }));
+    expect(missing.body.details.causes).toEqual([{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.size' }]);
+    const big = await srv.json('POST', W, widget('bad3', { size: 11 }));
+    expect(big.body.message).toBe(
+      'Widget.example.com "bad3" is invalid: spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10',
+    );
+    const dup = await srv.json('POST', W, widget('bad4', { size: 1, ports: [{ name: 'a' }, { name: 'a', port: 2 }] }));
+    expect(dup.body.details.causes).toEqual([
+      { reason: 'FieldValueDuplicate', message: 'Duplicate value: {"name":"a"}', field: 'spec.ports[1]' },
+    ]);
+  });
+
+  test('status subresource: the main resource ignores status, /status ignores spec', async () => {
+    await srv.json('POST', W, widget('s1', { size: 2 }));
+    const put = await srv.json('PUT', `${W}/s1`, { ...widget('s1', { size: 4 }), status: { ready: true } });
+    expect(put.status).toBe(200);
+    expect(put.body.spec.size).toBe(4);
+    expect(put.body.status).toBeUndefined();
+    const st = await srv.json('PUT', `${W}/s1/status`, { ...widget('s1', { size: 9 }), status: { ready: true } });
+    expect(st.status).toBe(200);
+    expect(st.body.spec.size).toBe(4);
+    expect(st.body.status).toEqual({ ready: true });
+    expect(st.body.metadata.generation).toBe(2);
+  });
+
+  test('patches: merge and JSON patch; strategic merge patch is 415; server-side apply with list-map keys and two managers', async () => {
+    await srv.json('POST', W, widget('p1', { size: 1, ports: [{ name: 'http', port: 80 }] }));
+    const merge = await srv.json('PATCH', `${W}/p1`, { spec: { size: 5 } }, { 'content-type': 'application/merge-patch+json' });
+    expect(merge.body.spec.size).toBe(5);
+    const jp = await srv.json('PATCH', `${W}/p1`, [{ op: 'add', path: '/spec/tags', value: ['x'] }], {
+      'content-type': 'application/json-patch+json',
+    });
+    expect(jp.body.spec.tags).toEqual(['x']);
+    const smp = await srv.json('PATCH', `${W}/p1`, { spec: { size: 6 } }, { 'content-type': 'application/strategic-merge-patch+json' });
+    expect(smp.status).toBe(415);
+    expect(smp.body.reason).toBe('UnsupportedMediaType');
+    const apply = (manager: string, ports: Json[]) =>
+      srv.json(
+        'PATCH',
+        `${W}/applied?fieldManager=${manager}`,
+        { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'applied' }, spec: { size: 1, ports } },
+        { 'content-type': 'application/apply-patch+yaml' },
+      );
+    expect((await apply('one', [{ name: 'http', port: 80 }])).status).toBe(201);
+    // A second manager owns another entry of the map list: both stay.
+    const two = await srv.json(
+      'PATCH',
+      `${W}/applied?fieldManager=two`,
+      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'applied' }, spec: { ports: [{ name: 'https', port: 443 }] } },
+      { 'content-type': 'application/apply-patch+yaml' },
+    );
+    expect(two.status).toBe(200);
+    expect(two.body.spec.ports).toEqual([
+      { name: 'http', port: 80 },
+      { name: 'https', port: 443 },
+    ]);
+    // The first manager changing the port the second does not own: no conflict.
+    const again = await apply('one', [{ name: 'http', port: 8080 }]);
+    expect(again.status).toBe(200);
+    expect(again.body.spec.ports).toEqual([
+      { name: 'http', port: 8080 },
+      { name: 'https', port: 443 },
+    ]);
+    // Taking the other manager's field conflicts.
+    const conflict = await apply('one', [
+      { name: 'http', port: 8080 },
+      { name: 'https', port: 8443 },
+    ]);
+    expect(conflict.status).toBe(409);
+  });
+
+  test('kubectl: get with printer columns, short name and category, describe, scale-free edit via patch, delete', async () => {
+    await srv.json('POST', W, widget('k1', { size: 7, color: 'blue' }));
+    const get = srv.kubectl(['get', 'widgets', 'k1']);
+    expect(get.code).toBe(0);
+    expect(get.stdout).toMatch(/^NAME\s+SIZE\s+COLOR\s+AGE\nk1\s+7\s+blue\s+\d+s\n$/);
+    expect(srv.kubectl(['get', 'wd', 'k1', '-o', 'jsonpath={.spec.size}']).stdout).toBe('7');
+    expect(srv.kubectl(['get', 'all', '-n', 'default']).stdout).toContain('widget.example.com/k1');
+    const d = srv.kubectl(['describe', 'widget', 'k1']);
+    expect(d.code).toBe(0);
+    expect(d.stdout).toMatch(/Kind:\s+Widget/);
+    const p = srv.kubectl(['patch', 'widget', 'k1', '--type=merge', '-p', '{"spec":{"size":8}}']);
+    expect(p.code).toBe(0);
+    expect(srv.kubectl(['delete', 'widget', 'k1']).code).toBe(0);
+    expect((await srv.json('GET', `${W}/k1`)).status).toBe(404);
+  });
+
+  test('watch sees custom resources; field and label selectors; Table for custom resources', async () => {
+    const ctl = new AbortController();
+    const res = await srv.fetch(`${W}?watch=true&labelSelector=app%3Dwatched`, { signal: ctl.signal });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await srv.json('POST', W, { ...widget('watched', { size: 1 }), metadata: { name: 'watched', labels: { app: 'watched' } } });
+    let text = '';
+    while (!text.includes('\n')) text += new TextDecoder().decode((await reader.read()).value);
+    ctl.abort();
+    const ev = JSON.parse(text.split('\n')[0] as string);
+    expect(ev.type).toBe('ADDED');
+    expect(ev.object.metadata.name).toBe('watched');
+    const table = await srv.json('GET', `${W}?fieldSelector=metadata.name%3Dwatched`, undefined, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+    });
+    expect(table.body.columnDefinitions.map((c: Json) => c.name)).toEqual(['Name', 'Size', 'Color', 'Age']);
+    expect(table.body.rows.map((r: Json) => r.cells.slice(0, 3))).toEqual([['watched', 1, 'red']]);
+  });
+
+  test('a client-node informer follows a custom resource', async () => {
+    const r = await runClient(
+      srv,
+      `
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const seen = [];
+    const informer = k8s.makeInformer(kc, '/apis/example.com/v1/namespaces/default/widgets',
+      () => custom.listNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'default', plural: 'widgets' }));
+    informer.on('add', (o) => seen.push('add ' + o.metadata.name));
+    informer.on('update', (o) => seen.push('update ' + o.metadata.name + ' ' + o.spec.size));
+    await informer.start();
+    await custom.createNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'default', plural: 'widgets',
+      body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'informed' }, spec: { size: 2 } } });
+    await custom.patchNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'default', plural: 'widgets', name: 'informed',
+      body: { spec: { size: 3 } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    for (let i = 0; i < 100 && !seen.includes('update informed 3'); i++) await new Promise((r) => setTimeout(r, 50));
+    await informer.stop();
+    return seen.filter((s) => s.includes('informed'));
+  `,
+    );
+    expect(r).toEqual(['add informed', 'update informed 3']);
+  }, 30_000);
+});
+
+describe('scope, names, deletion, restart', () => {
+  test('a cluster-scoped custom resource', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'regions.geo.example.com' },
+      spec: {
+        group: 'geo.example.com',
+        scope: 'Cluster',
+        names: { plural: 'regions', singular: 'region', kind: 'Region' },
+        versions: [
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { zone: { type: 'string' } } } } },
+            },
+          },
+        ],
+      },
+    };
+    expect((await srv.json('POST', CRDS, crd)).status).toBe(201);
+    const path = '/apis/geo.example.com/v1alpha1/regions';
+    await until(
+      () => srv.json('GET', path),
+      (r) => r.status === 200,
+    );
+    const r = await srv.json('POST', path, {
+      apiVersion: 'geo.example.com/v1alpha1',
+      kind: 'Region',
+      metadata: { name: 'eu' },
+      spec: { zone: 'a' },
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.metadata.namespace).toBeUndefined();
+    expect(srv.kubectl(['get', 'regions', '--no-headers']).stdout).toMatch(/^eu\s+\d+s$/m);
+  });
+
+  test('a CRD whose kind another CRD of the group serves is not accepted', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gizmos.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Widget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+      },
+    };
+    expect((await srv.json('POST', CRDS, crd)).status).toBe(201);
+    const r = await until(
+      () => srv.json('GET', `${CRDS}/gizmos.example.com`),
+      (r) => (r.body.status?.conditions ?? []).length === 2,
+    );
+    expect(r.body.status.conditions.map((c: Json) => [c.type, c.status, c.reason, c.message])).toEqual([
+      ['NamesAccepted', 'False', 'NameConflict', '"Widget" is already in use'],
+      ['Established', 'False', 'NotAccepted', 'not all names are accepted'],
+    ]);
+    expect((await srv.json('GET', '/apis/example.com/v1/namespaces/default/gizmos')).status).toBe(404);
+  });
+
+  test('deleting a CRD deletes its custom resources, then the API', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'temps.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'temps', singular: 'temp', kind: 'Temp' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    };
+    expect((await srv.json('POST', CRDS, crd)).status).toBe(201);
+    const p = '/apis/example.com/v1/namespaces/default/temps';
+    await until(
+      () => srv.json('GET', p),
+      (r) => r.status === 200,
+    );
+    for (let i = 0; i < 5; i++)
+      await srv.json('POST', p, { apiVersion: 'example.com/v1', kind: 'Temp', metadata: { name: `t${i}` }, data: i });
+    expect((await srv.json('GET', p)).body.items.length).toBe(5);
+    const del = await srv.json('DELETE', `${CRDS}/temps.example.com`);
+    expect(del.status).toBe(200);
+    expect(del.body.metadata.finalizers).toEqual(['customresourcecleanup.apiextensions.k8s.io']);
+    expect(del.body.status.conditions.find((c: Json) => c.type === 'Terminating')).toMatchObject({
+      status: 'True',
+      reason: 'InstanceDeletionPending',
+    });
+    const gone = await until(
+      () => srv.json('GET', `${CRDS}/temps.example.com`),
+      (r) => r.status === 404,
+    );
+    expect(gone.status).toBe(404);
+    expect((await srv.json('GET', p)).status).toBe(404);
+    const d = await srv.json('GET', '/apis/example.com/v1');
+    expect(d.body.resources.map((r: Json) => r.name)).not.toContain('temps');
+    // Nothing of them is left in the store: a new CRD of the same name starts empty.
+    expect((await srv.json('POST', CRDS, crd)).status).toBe(201);
+    const again = await until(
+      () => srv.json('GET', p),
+      (r) => r.status === 200,
+    );
+    expect(again.body.items).toEqual([]);
+  });
+
+  test('custom resources survive a restart and are served before /readyz passes', async () => {
+    expect(await srv.stop()).toBe(0);
+    srv = await startServer({ dataDir });
+    const ready = await srv.fetch('/readyz');
+    if (ready.status === 200) {
+      const r = await srv.json('GET', `${W}/w1`);
+      expect(r.status).toBe(200);
+      expect(r.body.spec.size).toBe(3);
+    }
+    const r = await until(
+      () => srv.json('GET', `${W}/w1`),
+      (r) => r.status === 200,
+    );
+    expect(r.body.spec).toEqual({ size: 3, color: 'red', extra: { any: { deep: [1, 2] } }, amount: '10%' });
+    expect(fs.existsSync(path.join(dataDir, 'admin.kubeconfig'))).toBe(true);
+  });
+});
