@@ -354,6 +354,117 @@ describe('custom resources', () => {
   }, 30_000);
 });
 
+describe('validation rules (x-kubernetes-validations)', () => {
+  const RULES = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'ranges.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'ranges', singular: 'range', kind: 'Range' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              'x-kubernetes-validations': [{ rule: "self.metadata.name.startsWith('r-')", message: 'names start with r-' }],
+              properties: {
+                spec: {
+                  type: 'object',
+                  'x-kubernetes-validations': [
+                    { rule: 'self.min <= self.max', messageExpression: "'min ' + string(self.min) + ' is above max ' + string(self.max)" },
+                    { rule: 'self.max - self.min <= 100', reason: 'FieldValueForbidden', fieldPath: '.max', message: 'too wide' },
+                  ],
+                  properties: {
+                    min: { type: 'integer' },
+                    max: { type: 'integer' },
+                    mode: {
+                      type: 'string',
+                      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'mode is immutable' }],
+                    },
+                    labels: {
+                      type: 'array',
+                      items: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self.size() <= 5' }] },
+                    },
+                    owner: {
+                      type: 'string',
+                      'x-kubernetes-validations': [
+                        {
+                          rule: "!oldSelf.hasValue() || oldSelf.value() == '' || self == oldSelf.value()",
+                          optionalOldSelf: true,
+                          message: 'owner is set once',
+                        },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+  const R = '/apis/example.com/v1/namespaces/default/ranges';
+  const range = (name: string, spec: Json): Json => ({ apiVersion: 'example.com/v1', kind: 'Range', metadata: { name }, spec });
+
+  beforeAll(async () => {
+    expect((await srv.json('POST', CRDS, RULES)).status).toBe(201);
+    await until(
+      () => srv.json('GET', R),
+      (r) => r.status === 200,
+    );
+  });
+
+  test('rules decide with their messages, reasons and field paths', async () => {
+    expect((await srv.json('POST', R, range('r-ok', { min: 1, max: 5, mode: 'a' }))).status).toBe(201);
+    const bad = await srv.json('POST', R, range('r-bad', { min: 7, max: 5, labels: ['ok', 'toolong'] }));
+    expect(bad.status).toBe(422);
+    expect(bad.body.details.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "object": min 7 is above max 5', field: 'spec' },
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "string": failed rule: self.size() <= 5', field: 'spec.labels[1]' },
+    ]);
+    const wide = await srv.json('POST', R, range('r-wide', { min: 1, max: 500 }));
+    expect(wide.body.details.causes).toEqual([{ reason: 'FieldValueForbidden', message: 'Forbidden: too wide', field: 'spec.max' }]);
+    const root = await srv.json('POST', R, range('bad-name', { min: 1, max: 2 }));
+    expect(root.body.details.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "object": names start with r-', field: '' },
+    ]);
+  });
+
+  test('transition rules compare with the stored object; optionalOldSelf rules run on create too', async () => {
+    expect((await srv.json('POST', R, range('r-t', { min: 1, max: 2, mode: 'a', owner: 'me' }))).status).toBe(201);
+    const change = await srv.json('PATCH', `${R}/r-t`, { spec: { mode: 'b' } }, { 'content-type': 'application/merge-patch+json' });
+    expect(change.status).toBe(422);
+    expect(change.body.message).toBe('Range.example.com "r-t" is invalid: spec.mode: Invalid value: "string": mode is immutable');
+    const owner = await srv.json('PATCH', `${R}/r-t`, { spec: { owner: 'you' } }, { 'content-type': 'application/merge-patch+json' });
+    expect(owner.body.message).toBe('Range.example.com "r-t" is invalid: spec.owner: Invalid value: "string": owner is set once');
+    const ok = await srv.json('PATCH', `${R}/r-t`, { spec: { max: 3 } }, { 'content-type': 'application/merge-patch+json' });
+    expect(ok.status).toBe(200);
+  });
+
+  test('a rule that does not compile refuses the CRD', async () => {
+    const bad = structuredClone(RULES);
+    bad.metadata.name = 'broken.example.com';
+    bad.spec.names = { plural: 'broken', singular: 'broken', kind: 'Broken' };
+    bad.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [
+      { rule: 'self.min <=', messageExpression: '' } as Json,
+    ];
+    const r = await srv.json('POST', CRDS, bad);
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes[0].field).toBe(
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+    );
+    expect(r.body.details.causes[0].message).toStartWith(
+      'Invalid value: apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ',
+    );
+  });
+});
+
 describe('scope, names, deletion, restart', () => {
   test('a cluster-scoped custom resource', async () => {
     const crd = {

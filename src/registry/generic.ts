@@ -698,7 +698,7 @@ export class ResourceStore {
         if (!managed) this.recordManaged(cur, next, w, subresource);
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
-        errs.push(...(this.def.strategy.validate?.(next) ?? []), ...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
+        errs.push(...(this.def.strategy.validate?.(next, cur) ?? []), ...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
         if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
       } catch (e) {
         await this.durable(curKv);

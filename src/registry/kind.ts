@@ -30,8 +30,11 @@ export interface Strategy {
   prepareForCreate?(obj: Obj): void;
   /** Carry server-owned state over on update of the main resource. */
   prepareForUpdate?(obj: Obj, old: Obj): void;
-  /** Kind-specific rules on create (ObjectMeta is validated generically). */
-  validate?(obj: Obj): FieldError[];
+  /**
+   * Kind-specific rules (ObjectMeta is validated generically), on create and on update (then
+   * with the stored object as `old`).
+   */
+  validate?(obj: Obj, old?: Obj): FieldError[];
   /** Kind-specific rules on update, e.g. immutable fields (validate() runs too). */
   validateUpdate?(obj: Obj, old: Obj): FieldError[];
   /**

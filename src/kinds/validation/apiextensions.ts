@@ -18,8 +18,9 @@
 import { svcExtensionKeys } from '../../api/brand';
 import { now, type Obj } from '../../api/meta';
 import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import { compileRules, type RuleError } from '../../registry/crd/rules';
 import type { Strategy } from '../../registry/kind';
-import { dns1035Label, type Errs, list, obj, str } from './common';
+import { dns1035Label, type Errs, GoValue, goQuote, list, obj, str } from './common';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const IDENTIFIER = /^[A-Za-z][A-Za-z0-9]*$/;
@@ -107,6 +108,20 @@ function validateCRD(o: Obj): Errs {
     if (!schema) errs.push(required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
     else if (schema.type !== 'object')
       errs.push(invalidValue(`${p}.schema.openAPIV3Schema.type`, schema.type ?? '', 'must be object at the root'));
+    if (schema) {
+      const ruleErrors: RuleError[] = [];
+      compileRules(schema, ruleErrors);
+      for (const e of ruleErrors) {
+        const r = e.rule;
+        const go = new GoValue(
+          `apiextensions.ValidationRule{Rule:${goQuote(str(r.rule))}, Message:${goQuote(str(r.message))}, MessageExpression:${goQuote(str(r.messageExpression))}, Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:${goQuote(str(r.fieldPath))}, OptionalOldSelf:(*bool)(nil)}`,
+          r,
+        );
+        const what = e.error.startsWith('messageExpression') ? 'messageExpression' : 'rule';
+        const detail = what === 'rule' ? `compilation failed: ${e.error}` : e.error;
+        errs.push(invalidValue(`${p}.schema.${e.path}.x-kubernetes-validations[${e.index}].${what}`, go, detail));
+      }
+    }
     const cols = list<Record<string, unknown>>(v.additionalPrinterColumns);
     cols.forEach((c, j) => {
       if (str(c.name) === '') errs.push(required(`${p}.additionalPrinterColumns[${j}].name`));

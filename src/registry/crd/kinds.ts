@@ -10,6 +10,7 @@ import { isObject, type JsonObject, type Obj } from '../../api/meta';
 import { since } from '../../kinds/columns';
 import type { Schema } from '../../schema/types';
 import type { Column, KindDef } from '../kind';
+import { compileRules, validateRules } from './rules';
 import { listSchema, structuralSchema, validateCustomResource } from './schema';
 
 export interface CustomKind {
@@ -80,6 +81,14 @@ function columnsOf(v: JsonObject): Column[] {
   });
 }
 
+/** What rules see of an object at the root: apiVersion, kind, metadata.name/generateName, the rest. */
+function ruleView(o: Obj): JsonObject {
+  const meta: JsonObject = {};
+  if (o.metadata.name !== undefined) meta.name = o.metadata.name;
+  if (o.metadata.generateName !== undefined) meta.generateName = o.metadata.generateName;
+  return { ...o, metadata: meta } as JsonObject;
+}
+
 /** The served versions of a CRD as kinds (the stored CRD, extension keys in svc spelling). */
 export function customKinds(crd: Obj): CustomKind[] {
   const spec = isObject(crd.spec) ? crd.spec : {};
@@ -92,6 +101,7 @@ export function customKinds(crd: Obj): CustomKind[] {
     const version = str(v.name);
     const raw = isObject(v.schema) && isObject(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : { type: 'object' };
     const sub = isObject(v.subresources) ? v.subresources : {};
+    const rules = compileRules(raw);
     const selectable: Record<string, (o: Obj) => string> = {};
     for (const f of Array.isArray(v.selectableFields) ? v.selectableFields.filter(isObject) : []) {
       const p = str(f.jsonPath);
@@ -118,7 +128,11 @@ export function customKinds(crd: Obj): CustomKind[] {
       columns: columnsOf(v),
       selectableFields: selectable,
       strategy: {
-        validate: (o) => validateCustomResource(raw, o),
+        validate: (o, old) => {
+          const errs = validateCustomResource(raw, o);
+          if (rules && errs.length === 0) validateRules(rules, ruleView(o), old && ruleView(old), '', errs);
+          return errs;
+        },
       },
       custom: true,
     };
