@@ -448,7 +448,7 @@ describe('validation rules (x-kubernetes-validations)', () => {
   });
 
   test('a rule that does not compile refuses the CRD', async () => {
-    const bad = structuredClone(RULES);
+    const bad: Json = structuredClone(RULES);
     bad.metadata.name = 'broken.example.com';
     bad.spec.names = { plural: 'broken', singular: 'broken', kind: 'Broken' };
     bad.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [
