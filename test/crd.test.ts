@@ -47,6 +47,10 @@ spec:
     storage: true
     subresources:
       status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+        labelSelectorPath: .status.selector
     additionalPrinterColumns:
     - name: Size
       type: integer
@@ -69,6 +73,8 @@ spec:
                 type: integer
                 minimum: 1
                 maximum: 10
+              replicas:
+                type: integer
               color:
                 type: string
                 enum: [red, blue]
@@ -97,6 +103,8 @@ spec:
             type: object
             properties:
               ready: {type: boolean}
+              replicas: {type: integer}
+              selector: {type: string}
 `;
 
 async function until<T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 2000): Promise<T> {
@@ -182,7 +190,7 @@ describe('the CRD', () => {
 
   test('discovery, api-resources and explain know the kind', async () => {
     const d = await srv.json('GET', '/apis/example.com/v1');
-    expect(d.body.resources.map((r: Json) => r.name).sort()).toEqual(['widgets', 'widgets/status']);
+    expect(d.body.resources.map((r: Json) => r.name).sort()).toEqual(['widgets', 'widgets/scale', 'widgets/status']);
     const main = d.body.resources.find((r: Json) => r.name === 'widgets');
     expect(main).toMatchObject({ kind: 'Widget', namespaced: true, singularName: 'widget', shortNames: ['wd'], categories: ['all'] });
     const groups = await srv.json('GET', '/apis');
@@ -248,6 +256,22 @@ describe('custom resources', () => {
     expect(st.body.spec.size).toBe(4);
     expect(st.body.status).toEqual({ ready: true });
     expect(st.body.metadata.generation).toBe(2);
+  });
+
+  test('scale subresource through the CRD paths: kubectl scale', async () => {
+    await srv.json('POST', W, widget('sc', { size: 1, replicas: 1 }));
+    await srv.json('PUT', `${W}/sc/status`, { ...widget('sc', { size: 1, replicas: 1 }), status: { replicas: 1, selector: 'app=sc' } });
+    const s = await srv.json('GET', `${W}/sc/scale`);
+    expect(s.body).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 1 },
+      status: { replicas: 1, selector: 'app=sc' },
+    });
+    const k = srv.kubectl(['scale', 'widget', 'sc', '--replicas=4']);
+    expect(k.code).toBe(0);
+    expect(k.stdout).toBe('widget.example.com/sc scaled\n');
+    expect((await srv.json('GET', `${W}/sc`)).body.spec.replicas).toBe(4);
   });
 
   test('patches: merge and JSON patch; strategic merge patch is 415; server-side apply with list-map keys and two managers', async () => {

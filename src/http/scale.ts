@@ -10,13 +10,38 @@ import { badRequest, conflict, invalid, methodNotAllowed, STALE_OBJECT } from '.
 import { labelSelectorString } from '../kinds/columns';
 import { decodeStored } from '../registry/encoding';
 import type { ResourceStore, WriteOptions } from '../registry/generic';
+import type { KindDef } from '../registry/kind';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError } from '../registry/patch';
 import { decodeBody } from './body';
 
-/** The autoscaling/v1 Scale of an object. */
-export function scaleOf(o: Obj): Obj {
-  const spec = (o.spec ?? {}) as { replicas?: number; selector?: unknown };
-  const status = (o.status ?? {}) as { replicas?: number };
+/** The value at a `.a.b` path (the paths of a CRD's subresources.scale). */
+function at(o: unknown, path: string): unknown {
+  let cur = o;
+  for (const k of path.split('.').filter(Boolean)) cur = isObject(cur) ? cur[k] : undefined;
+  return cur;
+}
+
+/** A copy of `o` with the value at a `.a.b` path set. */
+function withValue(o: Obj, path: string, v: unknown): Obj {
+  const keys = path.split('.').filter(Boolean);
+  const root: Record<string, unknown> = { ...o };
+  let cur = root;
+  for (const k of keys.slice(0, -1)) {
+    const next = isObject(cur[k]) ? { ...(cur[k] as Record<string, unknown>) } : {};
+    cur[k] = next;
+    cur = next;
+  }
+  cur[keys[keys.length - 1] as string] = v;
+  return root as Obj;
+}
+
+/** The autoscaling/v1 Scale of an object (of a custom kind: through its CRD's paths). */
+export function scaleOf(o: Obj, paths?: KindDef['scalePaths']): Obj {
+  const spec = paths
+    ? { replicas: at(o, paths.specReplicas) as number | undefined, selector: undefined }
+    : ((o.spec ?? {}) as { replicas?: number; selector?: unknown });
+  const status = paths ? { replicas: at(o, paths.statusReplicas) as number | undefined } : ((o.status ?? {}) as { replicas?: number });
+  const selector = paths ? (paths.labelSelector ? at(o, paths.labelSelector) : undefined) : labelSelectorString(spec.selector);
   const meta = o.metadata;
   const s: Obj = {
     kind: 'Scale',
@@ -29,7 +54,7 @@ export function scaleOf(o: Obj): Obj {
       creationTimestamp: meta.creationTimestamp,
     },
     spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: labelSelectorString(spec.selector) ?? '' },
+    status: { replicas: status.replicas ?? 0, selector: typeof selector === 'string' ? selector : '' },
   };
   return s;
 }
@@ -54,7 +79,8 @@ function replicasOf(scale: unknown, name: string): { replicas: number; resourceV
 /** GET/PUT/PATCH of `<name>/scale`; answers the Scale. */
 export async function handleScale(store: ResourceStore, info: ResourceRequest, req: Request, w: WriteOptions): Promise<Obj> {
   const { namespace, name } = info;
-  if (info.verb === 'get') return scaleOf(decodeStored(await store.get(namespace, name)));
+  const paths = store.def.scalePaths;
+  if (info.verb === 'get') return scaleOf(decodeStored(await store.get(namespace, name)), paths);
   if (info.verb !== 'update' && info.verb !== 'patch') throw methodNotAllowed();
   const body = await decodeBody(req, info.verb === 'update' ? ['json', 'yaml'] : ['json-patch', 'merge-patch', 'strategic-merge-patch']);
   for (;;) {
@@ -63,7 +89,7 @@ export async function handleScale(store: ResourceStore, info: ResourceRequest, r
     if (info.verb === 'patch') {
       // A Scale has no lists, so a strategic merge patch of it is a merge patch.
       try {
-        wanted = applyPatch(body.type === 'json-patch' ? JSON_PATCH : MERGE_PATCH, scaleOf(cur), body.value, {
+        wanted = applyPatch(body.type === 'json-patch' ? JSON_PATCH : MERGE_PATCH, scaleOf(cur, paths), body.value, {
           fieldValidation: w.fieldValidation,
         });
       } catch (e) {
@@ -75,11 +101,13 @@ export async function handleScale(store: ResourceStore, info: ResourceRequest, r
     if (want.resourceVersion !== undefined && want.resourceVersion !== cur.metadata.resourceVersion) {
       if (info.verb === 'update') throw conflict(store.target, name, STALE_OBJECT);
       // A patch keeps the current resourceVersion unless it changed it.
-      if (want.resourceVersion !== scaleOf(cur).metadata.resourceVersion) throw conflict(store.target, name, STALE_OBJECT);
+      if (want.resourceVersion !== scaleOf(cur, paths).metadata.resourceVersion) throw conflict(store.target, name, STALE_OBJECT);
     }
-    const next: Obj = { ...cur, spec: { ...((cur.spec as object) ?? {}), replicas: want.replicas } };
+    const next: Obj = paths
+      ? withValue(cur, paths.specReplicas, want.replicas)
+      : { ...cur, spec: { ...((cur.spec as object) ?? {}), replicas: want.replicas } };
     try {
-      return scaleOf(await store.update(namespace, name, next, w, ''));
+      return scaleOf(await store.update(namespace, name, next, w, ''), paths);
     } catch (e) {
       // Raced with another writer between the read and the write: read again (the update pins
       // the version it read through metadata.resourceVersion).

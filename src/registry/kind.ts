@@ -65,6 +65,11 @@ export interface KindDef {
   status: boolean;
   /** The scale subresource (autoscaling/v1 Scale over spec.replicas). */
   scale?: boolean;
+  /**
+   * Where a custom resource keeps what its Scale shows (`.spec.replicas`-style paths of its
+   * CRD's subresources.scale); built-in kinds use spec.replicas, status.replicas, spec.selector.
+   */
+  scalePaths?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
   /** The finalize subresource (namespaces): PUT changes only spec.finalizers. */
   finalize?: boolean;
   /** deletecollection is served (all kinds but namespaces). */

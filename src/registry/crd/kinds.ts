@@ -122,6 +122,14 @@ export function customKinds(crd: Obj): CustomKind[] {
       namespaced: spec.scope === 'Namespaced',
       schema: definitionName(group, version, kind),
       status: isObject(sub.status),
+      scale: isObject(sub.scale),
+      scalePaths: isObject(sub.scale)
+        ? {
+            specReplicas: str(sub.scale.specReplicasPath),
+            statusReplicas: str(sub.scale.statusReplicasPath),
+            labelSelector: str(sub.scale.labelSelectorPath) || undefined,
+          }
+        : undefined,
       deleteCollection: true,
       nameRule: 'subdomain',
       generation: true,
