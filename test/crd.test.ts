@@ -528,6 +528,53 @@ describe('scope, names, deletion, restart', () => {
     expect(srv.kubectl(['get', 'regions', '--no-headers']).stdout).toMatch(/^eu\s+\d+s$/m);
   });
 
+  test('two versions with None conversion: one set of objects, each answer in the version asked for', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'things.multi.example.com' },
+      spec: {
+        group: 'multi.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'things', singular: 'thing', kind: 'Thing' },
+        versions: [
+          {
+            name: 'v1beta1',
+            served: true,
+            storage: false,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    };
+    expect((await srv.json('POST', CRDS, crd)).status).toBe(201);
+    const B = '/apis/multi.example.com/v1beta1/namespaces/default/things';
+    const V = '/apis/multi.example.com/v1/namespaces/default/things';
+    await until(
+      () => srv.json('GET', B),
+      (r) => r.status === 200,
+    );
+    const c = await srv.json('POST', B, { apiVersion: 'multi.example.com/v1beta1', kind: 'Thing', metadata: { name: 't' }, x: 1 });
+    expect(c.status).toBe(201);
+    expect(c.body.apiVersion).toBe('multi.example.com/v1beta1');
+    expect((await srv.json('GET', `${V}/t`)).body.apiVersion).toBe('multi.example.com/v1');
+    expect((await srv.json('GET', V)).body.items.map((i: Json) => i.apiVersion)).toEqual(['multi.example.com/v1']);
+    const p = await srv.json('PATCH', `${B}/t`, { x: 2 }, { 'content-type': 'application/merge-patch+json' });
+    expect(p.status).toBe(200);
+    expect(p.body.apiVersion).toBe('multi.example.com/v1beta1');
+    expect((await srv.json('GET', `${V}/t`)).body.x).toBe(2);
+    const d = await srv.json('GET', '/apis/multi.example.com');
+    // Versions in Kubernetes priority order: v1 preferred.
+    expect(d.body.versions.map((v: Json) => v.version)).toEqual(['v1', 'v1beta1']);
+    expect(d.body.preferredVersion.version).toBe('v1');
+  });
+
   test('a CRD whose kind another CRD of the group serves is not accepted', async () => {
     const crd = {
       apiVersion: 'apiextensions.k8s.io/v1',

@@ -26,7 +26,8 @@ export interface BrandView {
   error(e: unknown): unknown;
 }
 
-export function brandView(def: Pick<KindDef, 'group' | 'version'>, brand: Brand): BrandView {
+export function brandView(def: Pick<KindDef, 'group' | 'version' | 'storageVersion'>, brand: Brand): BrandView {
+  if (def.storageVersion !== undefined) return versionView(def.group, def.version);
   const stored = apiVersionOf(def);
   const group = inBrand(def.group, brand);
   if (group === def.group) return identity(stored);
@@ -64,6 +65,24 @@ function errorView(e: unknown, swap: (s: string) => string): unknown {
   out.headers = e.headers;
   out.listMeta = e.listMeta;
   return out;
+}
+
+/**
+ * A custom kind served in several versions (conversion None): objects are stored in one version
+ * (or in an older storage version), and every answer names the version the request did.
+ */
+function versionView(group: string, version: string): BrandView {
+  const apiVersion = `${group}/${version}`;
+  const prefix = `${group}/`;
+  const stored = new RegExp(`"apiVersion":"${group.replaceAll('.', '\\.')}/[^"]*"`);
+  return {
+    brand: 'svc',
+    apiVersion,
+    text: (json) => json.replace(stored, `"apiVersion":"${apiVersion}"`),
+    obj: (o) =>
+      typeof o.apiVersion === 'string' && o.apiVersion.startsWith(prefix) && o.apiVersion !== apiVersion ? { ...o, apiVersion } : o,
+    error: (e) => e,
+  };
 }
 
 const identities = new Map<string, BrandView>();

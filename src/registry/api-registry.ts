@@ -12,6 +12,22 @@ export interface GroupVersions {
   versions: string[];
 }
 
+/**
+ * Kubernetes version priority (preferred first): GA by major version, then beta, then alpha
+ * (each by major, then minor, descending), then other names alphabetically: v2, v1, v1beta2, v1beta1, v1alpha1.
+ */
+export function compareVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] | undefined => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return undefined;
+    return [m[2] === undefined ? 2 : m[2] === 'beta' ? 1 : 0, Number(m[1]), Number(m[3] ?? 0)];
+  };
+  const x = rank(a);
+  const y = rank(b);
+  if (!x || !y) return x ? -1 : y ? 1 : a < b ? -1 : a > b ? 1 : 0;
+  return y[0] - x[0] || y[1] - x[1] || y[2] - x[2];
+}
+
 export class ApiRegistry {
   private readonly byPath = new Map<string, ResourceStore>();
   private readonly byKind = new Map<string, ResourceStore>();
@@ -69,7 +85,7 @@ export class ApiRegistry {
       g.add(s.def.version);
       out.set(s.def.group, g);
     }
-    return [...out.entries()].map(([group, versions]) => ({ group, versions: [...versions] }));
+    return [...out.entries()].map(([group, versions]) => ({ group, versions: [...versions].sort(compareVersions) }));
   }
 
   /** The resources of one group/version. */

@@ -424,7 +424,12 @@ export class ResourceStore {
     if (!isObject(obj)) throw badRequest(`Object '${this.def.kind}' is not a valid object`);
     const want = apiVersionOf(this.def);
     // Either spelling of the group (coordination.k8s.io/v1 or coordination.svc.io/v1); the store keeps the svc one.
-    if (obj.apiVersion !== undefined && (typeof obj.apiVersion !== 'string' || svcApiVersion(obj.apiVersion) !== want)) {
+    // A custom kind's patched or re-sent object may carry its storage version.
+    const stored = this.def.storageVersion ? apiVersionOf({ group: this.def.group, version: this.def.storageVersion }) : want;
+    if (
+      obj.apiVersion !== undefined &&
+      (typeof obj.apiVersion !== 'string' || (svcApiVersion(obj.apiVersion) !== want && obj.apiVersion !== stored))
+    ) {
       throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
     }
     if (obj.kind !== undefined && obj.kind !== this.def.kind) {
@@ -436,7 +441,8 @@ export class ResourceStore {
         `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal into Go struct field ${this.def.kind}.metadata of type v1.ObjectMeta`,
       );
     }
-    obj.apiVersion = want;
+    // A custom kind is stored in its storage version whichever version the request named.
+    obj.apiVersion = stored;
     obj.kind = this.def.kind;
     return obj as Obj;
   }

@@ -86,6 +86,12 @@ export interface KindDef {
   strategy: Strategy;
   /** A custom resource (from a CustomResourceDefinition): no protobuf, no strategic merge patch. */
   custom?: boolean;
+  /**
+   * A custom kind served in several versions: the version objects are stored in (its CRD's
+   * storage version). Writes through any version store that apiVersion; answers carry the
+   * version the request named (conversion None).
+   */
+  storageVersion?: string;
 }
 
 export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {

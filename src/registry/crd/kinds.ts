@@ -96,7 +96,9 @@ export function customKinds(crd: Obj): CustomKind[] {
   const group = str(spec.group);
   const kind = str(names.kind);
   const out: CustomKind[] = [];
-  for (const v of Array.isArray(spec.versions) ? spec.versions.filter(isObject) : []) {
+  const versions = Array.isArray(spec.versions) ? spec.versions.filter(isObject) : [];
+  const storage = str(versions.find((v) => v.storage === true)?.name);
+  for (const v of versions) {
     if (v.served !== true) continue;
     const version = str(v.name);
     const raw = isObject(v.schema) && isObject(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : { type: 'object' };
@@ -143,6 +145,8 @@ export function customKinds(crd: Obj): CustomKind[] {
         },
       },
       custom: true,
+      // Several versions share the objects (one key prefix), stored in the storage version.
+      storageVersion: storage,
     };
     const gvk = { group, version, kind };
     out.push({ def, schema: structuralSchema(raw, gvk), list: listSchema(def.schema, gvk), storage: v.storage === true });
