@@ -294,6 +294,8 @@ async function main(argv: string[]): Promise<void> {
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
       protobuf,
       cbor,
+      onDeprecated: (def, subresource) =>
+        metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
     }),
     metrics,
     maxInflight: cfg.maxRequestsInflight,

@@ -542,6 +542,7 @@ describe('scope, names, deletion, restart', () => {
             name: 'v1beta1',
             served: true,
             storage: false,
+            deprecated: true,
             schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
           },
           {
@@ -569,6 +570,16 @@ describe('scope, names, deletion, restart', () => {
     expect(p.status).toBe(200);
     expect(p.body.apiVersion).toBe('multi.example.com/v1beta1');
     expect((await srv.json('GET', `${V}/t`)).body.x).toBe(2);
+    // The deprecated version warns on every answer (the reference's default text), errors too; v1 does not.
+    expect(c.headers.get('warning')).toBe('299 - "multi.example.com/v1beta1 Thing is deprecated"');
+    expect((await srv.json('GET', `${B}/missing`)).headers.get('warning')).toBe('299 - "multi.example.com/v1beta1 Thing is deprecated"');
+    expect((await srv.json('GET', `${V}/t`)).headers.get('warning')).toBeNull();
+    const k = srv.kubectl(['get', 'things.v1beta1.multi.example.com', 't']);
+    expect(k.stderr).toContain('Warning: multi.example.com/v1beta1 Thing is deprecated');
+    const metrics = await (await srv.fetch('/metrics')).text();
+    expect(metrics).toContain(
+      'apiserver_requested_deprecated_apis{group="multi.example.com",removed_release="",resource="things",subresource="",version="v1beta1"} 1',
+    );
     const d = await srv.json('GET', '/apis/multi.example.com');
     // Versions in Kubernetes priority order: v1 preferred.
     expect(d.body.versions.map((v: Json) => v.version)).toEqual(['v1', 'v1beta1']);

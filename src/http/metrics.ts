@@ -86,7 +86,23 @@ export class Metrics {
   /** ValidatingAdmissionPolicy checks by policy, binding, error type and action. */
   private readonly policyChecks = new Map<string, HistSeries>();
 
+  /** Deprecated group/version/resource/subresource requested since start. */
+  private readonly deprecated = new Set<string>();
+
   constructor(private readonly storeFigures: () => StoreFigures) {}
+
+  /** A request to a deprecated version (apiserver_requested_deprecated_apis, a gauge of 1 per API). */
+  observeDeprecated(l: { group: string; version: string; resource: string; subresource: string; removedRelease: string }): void {
+    this.deprecated.add(
+      labelText([
+        ['group', l.group],
+        ['removed_release', l.removedRelease],
+        ['resource', l.resource],
+        ['subresource', l.subresource],
+        ['version', l.version],
+      ]),
+    );
+  }
 
   /** One policy check (the reference's apiserver_validating_admission_policy_check_* metrics). */
   observePolicyCheck(c: { policy: string; binding: string; errorType: string; enforcementAction: string; seconds: number }): void {
@@ -156,6 +172,11 @@ export class Metrics {
       for (const h of this.policyChecks.values())
         histogramLines(out, 'apiserver_validating_admission_policy_check_duration_seconds', h, POLICY_BUCKETS);
     }
+    out.push(
+      '# HELP apiserver_requested_deprecated_apis Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+      '# TYPE apiserver_requested_deprecated_apis gauge',
+    );
+    for (const l of this.deprecated) out.push(`apiserver_requested_deprecated_apis{${l}} 1`);
     const s = this.storeFigures();
     const gauge = (name: string, help: string, type: string, v: number) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${v}`);

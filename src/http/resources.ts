@@ -36,6 +36,8 @@ export interface HandlerOptions {
   /** CBOR (application/cbor, apply-patch+cbor), present only with the CBORServingAndStorage gate on. */
   cbor?: CborCodec;
   clock?: () => number;
+  /** A request named a deprecated version (apiserver_requested_deprecated_apis). */
+  onDeprecated?: (def: ResourceStore['def'], subresource: string) => void;
 }
 
 const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'] as const;
@@ -126,10 +128,20 @@ export class ResourceHandler {
     const store = this.api.lookup(info.group, info.version, info.resource);
     if (!store) throw pathNotFound();
     const view = brandView(store.def, info.brand);
+    // A deprecated version: every answer carries its warning, errors too (as the reference).
+    const deprecation = store.def.deprecation;
+    const warning = deprecation === undefined ? undefined : `299 - ${JSON.stringify(deprecation)}`;
+    if (deprecation !== undefined) this.opts.onDeprecated?.(store.def, info.subresource);
     try {
-      return await this.serve(store, info, req, url, view);
+      const res = await this.serve(store, info, req, url, view);
+      if (warning) res.headers.append('Warning', warning);
+      return res;
     } catch (e) {
       const err = view.error(e);
+      if (warning && err instanceof StatusError) {
+        const prior = err.headers?.Warning;
+        err.headers = { ...err.headers, Warning: prior ? `${prior}, ${warning}` : warning };
+      }
       // A Status in protobuf when that is what the client asked for (the reference negotiates
       // errors as it negotiates objects); CBOR likewise; JSON otherwise, from the chain's error renderer.
       if (err instanceof StatusError) {

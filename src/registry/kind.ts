@@ -92,6 +92,8 @@ export interface KindDef {
    * version the request named (conversion None).
    */
   storageVersion?: string;
+  /** A deprecated version: the Warning every response carries (a CRD version's deprecationWarning). */
+  deprecation?: string;
 }
 
 export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {

@@ -147,6 +147,7 @@ export function customKinds(crd: Obj): CustomKind[] {
       custom: true,
       // Several versions share the objects (one key prefix), stored in the storage version.
       storageVersion: storage,
+      deprecation: v.deprecated === true ? str(v.deprecationWarning) || `${group}/${version} ${kind} is deprecated` : undefined,
     };
     const gvk = { group, version, kind };
     out.push({ def, schema: structuralSchema(raw, gvk), list: listSchema(def.schema, gvk), storage: v.storage === true });
