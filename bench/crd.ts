@@ -60,7 +60,8 @@ const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutat
 try {
   const auth = { authorization: `Bearer ${srv.token}`, 'content-type': 'application/json' };
   await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-  for (let i = 0; i < 100 && (await srv.json('GET', '/apis/example.com/v1/namespaces/default/benches')).status !== 200; i++) await Bun.sleep(20);
+  for (let i = 0; i < 100 && (await srv.json('GET', '/apis/example.com/v1/namespaces/default/benches')).status !== 200; i++)
+    await Bun.sleep(20);
   const bodies: Record<string, { url: string; body: (p: string) => string }> = {
     'custom resource': {
       url: `${srv.url}/apis/example.com/v1/namespaces/default/benches`,
@@ -77,7 +78,9 @@ try {
     const r = await load({ url: b.url, method: 'POST', headers: auth, ca: srv.ca, bodyTemplate: b.body(prefix), durationMs: ms });
     return { ops: r.ops, errors: r.errors, cpu: serverCpuPerRequest(before, srv.proc.pid, r.ok) };
   };
-  console.log(`load generator: ${WRK ? 'wrk -t1 -c64' : 'bench/load.ts'}; ${ROUNDS} rounds of ${PHASE_MS} ms per kind after 2 s warm-up each`);
+  console.log(
+    `load generator: ${WRK ? 'wrk -t1 -c64' : 'bench/load.ts'}; ${ROUNDS} rounds of ${PHASE_MS} ms per kind after 2 s warm-up each`,
+  );
   await phase('custom resource', 'warm', 2000);
   await phase('ConfigMap', 'warm', 2000);
   const cpu: Record<string, number[]> = { 'custom resource': [], ConfigMap: [] };
