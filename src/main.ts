@@ -347,6 +347,8 @@ async function main(argv: string[]): Promise<void> {
             const plugins = [...(def.namespaced && quotaPlugin ? [quotaPlugin] : []), ...(policyAdmission ? [policyAdmission] : [])];
             if (plugins.length > 0) s.admission = new AdmissionChain(plugins);
             cacheOf(s);
+            // Owner references on custom resources are followed like any others.
+            void gc.watchStore(s);
             return s;
           },
           uninstall: (group, version, plural) => stopCache(api.remove(group, version, plural)),

@@ -354,6 +354,20 @@ describe('custom resources', () => {
     expect(table.body.rows.map((r: Json) => r.cells.slice(0, 3))).toEqual([['watched', 1, 'red']]);
   });
 
+  test('garbage collection follows owner references to custom resources', async () => {
+    const owner = await srv.json('POST', W, widget('owner', { size: 1 }));
+    const ref = { apiVersion: 'example.com/v1', kind: 'Widget', name: 'owner', uid: owner.body.metadata.uid };
+    const cm = await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'owned', ownerReferences: [ref] } });
+    expect(cm.status).toBe(201);
+    expect((await srv.json('DELETE', `${W}/owner`)).status).toBe(200);
+    const gone = await until(
+      () => srv.json('GET', '/api/v1/namespaces/default/configmaps/owned'),
+      (r) => r.status === 404,
+      5000,
+    );
+    expect(gone.status).toBe(404);
+  });
+
   test('a client-node informer follows a custom resource', async () => {
     const r = await runClient(
       srv,

@@ -45,6 +45,7 @@ export class GarbageCollector {
   private synced = false;
   private stopped = false;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly watched = new Set<ResourceStore>();
 
   constructor(
     private readonly api: ApiRegistry,
@@ -53,21 +54,7 @@ export class GarbageCollector {
   ) {}
 
   async start(): Promise<void> {
-    const loops: Promise<void>[] = [];
-    for (const store of this.api.stores) {
-      const cache = this.cacheOf(store);
-      await cache.start();
-      const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true }, 'now');
-      for (const c of initial) this.observe(store, c.obj, false);
-      loops.push(
-        (async () => {
-          while (!this.stopped && !watcher.ended) {
-            for (const e of await watcher.next(Number.POSITIVE_INFINITY)) this.observe(store, e.obj, e.type === 'DELETED');
-            this.kick();
-          }
-        })(),
-      );
-    }
+    for (const store of [...this.api.stores]) await this.watchStore(store);
     this.synced = true;
     // Everything is suspect once after a (re)start: dependents of owners deleted while down.
     for (const uid of this.live.keys()) this.queue.add(uid);
@@ -83,6 +70,24 @@ export class GarbageCollector {
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
+  }
+
+  /** Follows a kind's objects (every built-in kind at start; a custom kind when it is served). */
+  async watchStore(store: ResourceStore): Promise<void> {
+    if (this.watched.has(store) || this.stopped) return;
+    this.watched.add(store);
+    const cache = this.cacheOf(store);
+    await cache.start();
+    const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true }, 'now');
+    for (const c of initial) this.observe(store, c.obj, false);
+    this.kick();
+    void (async () => {
+      while (!this.stopped && !watcher.ended) {
+        for (const e of await watcher.next(Number.POSITIVE_INFINITY)) this.observe(store, e.obj, e.type === 'DELETED');
+        this.kick();
+      }
+      this.watched.delete(store);
+    })();
   }
 
   private observe(store: ResourceStore, obj: Obj, deleted: boolean): void {
