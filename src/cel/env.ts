@@ -6,6 +6,7 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { registerAuthz } from './lib/authz.ts';
 import { registerFormat } from './lib/format.ts';
+import { registerIp } from './lib/ip.ts';
 import { registerLists } from './lib/lists.ts';
 import { registerQuantity } from './lib/quantity.ts';
 import { registerRegex } from './lib/regex.ts';
@@ -29,6 +30,7 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerQuantity(e);
   registerAuthz(e);
   registerUrl(e);
+  registerIp(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }
