@@ -8,8 +8,12 @@ import { LimitRanger } from './admission/limit-ranger';
 import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
-import { authzDecider } from './auth/authz';
+import { StatusError } from './api/status';
+import { Authorizer } from './auth/authz';
+import { bootstrapPolicy } from './auth/bootstrap-rbac';
 import { servingCerts } from './auth/certs';
+import { RbacIndex } from './auth/rbac';
+import { review } from './auth/reviews';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
@@ -230,6 +234,52 @@ async function main(argv: string[]): Promise<void> {
   // ValidatingAdmissionPolicy last, on every kind, from the policies' and bindings' watch caches.
   const vapStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
   const vapbStore = api.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings');
+  // RBAC: the index follows the four kinds' watch caches; the authorizer asks it per request.
+  const rbac = new RbacIndex();
+  const authorizer = new Authorizer(cfg.authorizationMode, rbac);
+  const RBAC_GROUP = 'rbac.authorization.svc.io';
+  const rbacStores = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']
+    .map((p) => api.lookup(RBAC_GROUP, 'v1', p))
+    .filter((s): s is ResourceStore => s !== undefined);
+  const followRbac = async () => {
+    for (const s of rbacStores) {
+      const cache = cacheOf(s);
+      await cache.start();
+      const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true }, 'now');
+      for (const c of initial) rbac.apply(s.def.kind, c.obj, false);
+      void (async () => {
+        while (!watcher.ended)
+          for (const e of await watcher.next(Number.POSITIVE_INFINITY)) rbac.apply(s.def.kind, e.obj, e.type === 'DELETED');
+      })();
+    }
+    // The bootstrap policy, created where missing (as the reference reconciles it at start).
+    const { clusterRoles, clusterRoleBindings } = bootstrapPolicy();
+    const W = { dryRun: false, fieldValidation: 'Ignore' as const, warnings: [] as string[], fieldManager: 'bootstrap' };
+    for (const [plural, objs] of [
+      ['clusterroles', clusterRoles],
+      ['clusterrolebindings', clusterRoleBindings],
+    ] as const) {
+      const s = api.lookup(RBAC_GROUP, 'v1', plural);
+      if (!s) continue;
+      // Only what is missing, all at once (one log sync for the lot).
+      const present = new Set(
+        cacheOf(s)
+          .list()
+          .map((c) => c.obj.metadata.name),
+      );
+      await Promise.all(
+        objs
+          .filter((o) => !present.has(o.metadata.name))
+          .map(async (o) => {
+            try {
+              await s.create('', structuredClone(o), { ...W, warnings: [] });
+            } catch (e) {
+              if (!(e instanceof StatusError) || e.code !== 409) log(`bootstrap rbac: ${o.metadata.name}: ${(e as Error).message}`);
+            }
+          }),
+      );
+    }
+  };
   // CEL evaluations with a large worst case run in worker threads with a deadline.
   const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
   let policyAdmission: PolicyAdmission | undefined;
@@ -254,7 +304,7 @@ async function main(argv: string[]): Promise<void> {
         };
       },
       namespace: async (name) => (await fromCache(nsStore, nsStore.key('', name))).find((o) => o.metadata.name === name),
-      decider: authzDecider,
+      decider: (user) => authorizer.decider(user),
       pool: celPool,
       log,
     });
@@ -287,6 +337,7 @@ async function main(argv: string[]): Promise<void> {
   const discovery = new Discovery(api, `${host}:${cfg.port}`);
   const chain = buildHandler({
     authn: new TokenAuthenticator(users),
+    authz: authorizer,
     discovery,
     openapi: new OpenApi(api, schemas),
     resources: new ResourceHandler(api, watches, {
@@ -294,6 +345,7 @@ async function main(argv: string[]): Promise<void> {
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
       protobuf,
       cbor,
+      review: (kind, body, user, namespace) => review(kind, body, user, namespace, authorizer, rbac),
       onDeprecated: (def, subresource) =>
         metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
     }),
@@ -359,6 +411,7 @@ async function main(argv: string[]): Promise<void> {
       )
     : undefined;
   void Promise.all([
+    followRbac(),
     crdController?.start(),
     gc.start(),
     nsController?.start(),
@@ -366,9 +419,12 @@ async function main(argv: string[]): Promise<void> {
     quotaController?.start(),
     policyAdmission?.start(),
     policyStatus?.start(),
-  ]).then(() => {
-    controllersStarted = true;
-  });
+  ]).then(
+    () => {
+      controllersStarted = true;
+    },
+    (e) => log(`starting the controllers failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`),
+  );
   const url = `https://${host}:${server.port}`;
   const kubeconfig = writeKubeconfig(dataDir, url, certs.ca, token);
   log(`svc-apiserver serving on ${url} (store revision ${store.currentRevision()}, started in ${Date.now() - started} ms)`);

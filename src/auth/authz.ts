@@ -1,72 +1,118 @@
 /**
- * Authorization until RBAC exists: members of system:masters may do everything; every other
- * authenticated user may read discovery documents (as the reference's default discovery roles
- * allow) and is otherwise forbidden, with the reference's Forbidden message.
+ * Authorization (--authorization-mode, as the reference): `AlwaysAllow`, or `RBAC` (the default)
+ * deciding from the RBAC index (src/auth/rbac.ts). Members of system:masters may do everything in
+ * either mode (the reference's privileged group). A refusal is 403 with the reference's message:
+ *
+ *   pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "dev"
+ *   forbidden: User "alice" cannot get path "/metrics"
+ *
+ * Without an RBAC index (before the server wires one) every authenticated user may read the
+ * discovery and health documents, as the reference's bootstrap roles allow, and nothing else.
  */
 import { svcGroup } from '../api/brand';
-import type { RequestInfo, Verb } from '../api/request-info';
+import type { RequestInfo } from '../api/request-info';
 import { forbidden, StatusError } from '../api/status';
 import type { AuthzAttributes, AuthzDecision, Decider } from '../cel/lib/authz';
+import type { AccessAttributes, RbacIndex } from './rbac';
 import { MASTERS, type UserInfo } from './tokens';
 
-/**
- * Non-resource paths every authenticated user may GET: the reference's default cluster roles
- * system:discovery and system:public-info-viewer (bound to system:authenticated).
- */
+export type AuthorizationMode = 'AlwaysAllow' | 'RBAC';
+
 const DISCOVERY_EXACT = new Set(['/api', '/apis', '/healthz', '/livez', '/readyz', '/version', '/version/', '/openapi']);
 const DISCOVERY_PREFIX = ['/api/', '/apis/', '/openapi/'];
 
-function discoveryAllowed(info: RequestInfo): boolean {
-  if (info.isResourceRequest || (info.verb !== 'get' && info.verb !== 'head')) return false;
-  return DISCOVERY_EXACT.has(info.path) || DISCOVERY_PREFIX.some((p) => info.path.startsWith(p));
+function discoveryAllowed(a: AccessAttributes): boolean {
+  if (a.resourceRequest || (a.verb !== 'get' && a.verb !== 'head')) return false;
+  return DISCOVERY_EXACT.has(a.path) || DISCOVERY_PREFIX.some((p) => a.path.startsWith(p));
 }
 
-export function authorize(user: UserInfo, info: RequestInfo): StatusError | undefined {
-  if (user.groups.includes(MASTERS)) return undefined;
-  if (discoveryAllowed(info)) return undefined;
+/** What RBAC looks at of a request. */
+export function accessAttributes(info: RequestInfo): AccessAttributes {
   if (!info.isResourceRequest) {
-    return new StatusError(403, 'Forbidden', `forbidden: User "${user.name}" cannot ${info.verb} path "${info.path}"`, {});
+    return { verb: info.verb, resourceRequest: false, namespace: '', group: '', resource: '', subresource: '', name: '', path: info.path };
   }
-  const where = info.namespace ? ` in the namespace "${info.namespace}"` : ' at the cluster scope';
-  const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
+  return {
+    verb: info.verb,
+    resourceRequest: true,
+    namespace: info.namespace,
+    group: info.group,
+    resource: info.resource,
+    subresource: info.subresource,
+    name: info.name,
+    path: '',
+  };
+}
+
+/** The reference's Forbidden for a refused request. */
+export function forbiddenFor(user: UserInfo, a: AccessAttributes): StatusError {
+  if (!a.resourceRequest) {
+    return new StatusError(403, 'Forbidden', `forbidden: User "${user.name}" cannot ${a.verb} path "${a.path}"`, {});
+  }
+  const where = a.namespace ? ` in the namespace "${a.namespace}"` : ' at the cluster scope';
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   return forbidden(
-    { group: info.group, resource: info.resource },
-    info.name || undefined,
-    `User "${user.name}" cannot ${info.verb} resource "${resource}" in API group "${info.group}"${where}`,
+    { group: a.group, resource: a.resource },
+    a.name || undefined,
+    `User "${user.name}" cannot ${a.verb} resource "${resource}" in API group "${a.group}"${where}`,
   );
 }
 
-/**
- * The authorizer as CEL's authorizer library asks it (admission policies): a decision for `user`
- * on a resource or a path; `serviceAccount` asks for a service account's user instead.
- */
-export function authzDecider(user: UserInfo): Decider {
-  return {
-    decide(a: AuthzAttributes): AuthzDecision {
-      const info: RequestInfo =
-        a.path !== undefined
-          ? { isResourceRequest: false, verb: a.verb.toLowerCase(), path: a.path }
-          : {
-              isResourceRequest: true,
-              verb: a.verb as Verb,
-              group: svcGroup(a.group ?? ''),
-              brand: 'svc',
-              version: '',
-              resource: a.resource ?? '',
-              subresource: a.subresource ?? '',
-              namespace: a.namespace ?? '',
-              name: a.name ?? '',
-              parts: [],
-            };
-      const denied = authorize(user, info);
-      return denied ? { allowed: false, reason: '' } : { allowed: true, reason: '' };
-    },
-    serviceAccount(namespace: string, name: string): Decider {
-      return authzDecider({
-        name: `system:serviceaccount:${namespace}:${name}`,
-        uid: '',
-        groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
-      });
-    },
-  };
+export class Authorizer {
+  constructor(
+    readonly mode: AuthorizationMode = 'RBAC',
+    private readonly rbac?: RbacIndex,
+  ) {}
+
+  /** Whether the user may do what the attributes say. */
+  allows(user: UserInfo, a: AccessAttributes): boolean {
+    if (this.mode === 'AlwaysAllow' || user.groups.includes(MASTERS)) return true;
+    if (!this.rbac) return discoveryAllowed(a);
+    return this.rbac.allows(user, a);
+  }
+
+  /** The request's refusal, or undefined when it is allowed. */
+  authorize(user: UserInfo, info: RequestInfo): StatusError | undefined {
+    const a = accessAttributes(info);
+    return this.allows(user, a) ? undefined : forbiddenFor(user, a);
+  }
+
+  /**
+   * The authorizer as CEL's authorizer library asks it (admission policies): a decision for
+   * `user` on a resource or a path; `serviceAccount` asks for a service account's user instead.
+   */
+  decider(user: UserInfo): Decider {
+    return {
+      decide: (a: AuthzAttributes): AuthzDecision => {
+        const attrs: AccessAttributes =
+          a.path !== undefined
+            ? {
+                verb: a.verb.toLowerCase(),
+                resourceRequest: false,
+                namespace: '',
+                group: '',
+                resource: '',
+                subresource: '',
+                name: '',
+                path: a.path,
+              }
+            : {
+                verb: a.verb,
+                resourceRequest: true,
+                namespace: a.namespace ?? '',
+                group: svcGroup(a.group ?? ''),
+                resource: a.resource ?? '',
+                subresource: a.subresource ?? '',
+                name: a.name ?? '',
+                path: '',
+              };
+        return { allowed: this.allows(user, attrs), reason: '' };
+      },
+      serviceAccount: (namespace: string, name: string): Decider =>
+        this.decider({
+          name: `system:serviceaccount:${namespace}:${name}`,
+          uid: '',
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+        }),
+    };
+  }
 }

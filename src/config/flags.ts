@@ -29,6 +29,8 @@ export interface Config {
   celPoolSize: number;
   /** Deadline of an expression evaluation in the CEL pool. */
   celEvalDeadlineMs: number;
+  /** --authorization-mode: RBAC (default) or AlwaysAllow. */
+  authorizationMode: 'RBAC' | 'AlwaysAllow';
 }
 
 interface FlagDef {
@@ -195,6 +197,19 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'authorization-mode',
+    default: 'RBAC',
+    help: 'Ordered list of authorizers: RBAC, AlwaysAllow (Node is accepted and has no effect here).',
+    apply: (c, v) => {
+      const modes = v.split(',').map((m) => m.trim());
+      for (const m of modes)
+        if (!['RBAC', 'AlwaysAllow', 'Node'].includes(m))
+          throw new Error(`authorization-mode "${m}" is not a valid mode (RBAC, AlwaysAllow, Node)`);
+      c.authorizationMode =
+        modes.includes('AlwaysAllow') && !modes.includes('RBAC') ? 'AlwaysAllow' : modes.includes('RBAC') ? 'RBAC' : 'AlwaysAllow';
+    },
+  },
+  {
     name: 'cel-pool-size',
     default: '1',
     help: 'Worker threads for CEL evaluations whose worst case is large (each runs with a deadline); 0 evaluates everything inline.',
@@ -332,6 +347,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     resourceQuotaSyncPeriodMs: 0,
     celPoolSize: 0,
     celEvalDeadlineMs: 0,
+    authorizationMode: 'RBAC',
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

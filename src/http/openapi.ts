@@ -159,7 +159,7 @@ function definitions(schemas: SchemaSet, names: DefName[], kinds: KindDef[], fla
   };
   for (const k of kinds) {
     add(k.schema, k);
-    add(listSchema(k), { group: k.group, version: k.version, kind: k.listKind });
+    if (!k.virtual) add(listSchema(k), { group: k.group, version: k.version, kind: k.listKind });
   }
   const out: Json = {};
   for (const name of names) {
@@ -307,6 +307,25 @@ export function kindPaths(k: KindDef): PathItem[] {
     ['200', k.schema],
     ['201', k.schema],
   ];
+  // A virtual kind (access reviews) has one operation: create.
+  if (k.virtual) {
+    return [
+      {
+        path: base,
+        params: [...scopeParams, PRETTY],
+        ops: [
+          op({
+            method: 'post',
+            operationId: `create${p}${scope}${k.kind}`,
+            action: 'post',
+            params: WRITE_QUERY,
+            body: { def: k.schema, required: true },
+            responses: [...written, ['202', k.schema]],
+          }),
+        ],
+      },
+    ];
+  }
   const out: PathItem[] = [
     {
       path: base,
@@ -467,7 +486,7 @@ const INFO = { title: 'svc-apiserver', version: VERSION_INFO.gitVersion.replace(
 
 /** Roots of a document's definitions: what its operations name. */
 function roots(kinds: KindDef[]): DefName[] {
-  return [...kinds.flatMap((k) => [k.schema, listSchema(k)]), STATUS, DELETE_OPTIONS, PATCH, API_RESOURCE_LIST];
+  return [...kinds.flatMap((k) => (k.virtual ? [k.schema] : [k.schema, listSchema(k)])), STATUS, DELETE_OPTIONS, PATCH, API_RESOURCE_LIST];
 }
 
 /** The Swagger 2.0 document of all served kinds. */

@@ -11,6 +11,7 @@ import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
 import { requestUser } from '../auth/request-user';
+import type { UserInfo } from '../auth/tokens';
 import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
@@ -36,6 +37,8 @@ export interface HandlerOptions {
   /** CBOR (application/cbor, apply-patch+cbor), present only with the CBORServingAndStorage gate on. */
   cbor?: CborCodec;
   clock?: () => number;
+  /** The answer to a virtual kind's create (access reviews). */
+  review?: (kind: string, body: Obj, user: UserInfo, namespace: string) => Obj;
   /** A request named a deprecated version (apiserver_requested_deprecated_apis). */
   onDeprecated?: (def: ResourceStore['def'], subresource: string) => void;
 }
@@ -177,6 +180,16 @@ export class ResourceHandler {
     const cborDecode = cborCodec ? (b: Uint8Array) => cborCodec.decode(b, def.schema) : undefined;
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
     const base: ReplyOptions = { pretty: queryBool(q, 'pretty') === true };
+    if (def.virtual) {
+      // Access reviews: create only, answered from the request, nothing stored.
+      if (info.verb !== 'create' || sub !== '') throw methodNotAllowed();
+      const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
+      const obj = store.checkTypeMeta(body.value);
+      const user = requestUser(req);
+      if (!user || !this.opts.review) throw methodNotAllowed();
+      const answer = this.opts.review(def.kind, obj, user, info.namespace);
+      return this.encodeObject(answer, chooseOutput(accept, false, pb, cb), { ...base, status: 201 }, view, def);
+    }
     if (eviction) {
       if (info.verb !== 'create') throw methodNotAllowed();
       const body = await decodeBody(req, ['json', 'yaml']);

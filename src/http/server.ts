@@ -9,7 +9,8 @@
  */
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
 import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
-import { authorize } from '../auth/authz';
+import type { Authorizer } from '../auth/authz';
+import { impersonated } from '../auth/impersonation';
 import { setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { CorruptObjectError } from '../registry/encoding';
@@ -22,6 +23,7 @@ import { reply, replyError } from './respond';
 
 export interface ChainDeps {
   authn: TokenAuthenticator;
+  authz: Authorizer;
   discovery: Discovery;
   openapi: OpenApi;
   resources: ResourceHandler;
@@ -126,10 +128,12 @@ export function buildHandler(d: ChainDeps): Chain {
     try {
       const url = requestUrl(req.url);
       const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      const user = d.authn.authenticate(req);
-      if (!user) throw unauthorized();
+      const authenticated = d.authn.authenticate(req);
+      if (!authenticated) throw unauthorized();
+      const user = impersonated(req, authenticated, d.authz);
+      if (user instanceof StatusError) throw user;
       setRequestUser(req, user);
-      const denied = authorize(user, info);
+      const denied = d.authz.authorize(user, info);
       if (denied) throw denied;
       return await serve();
     } catch (e) {
@@ -144,10 +148,12 @@ export function buildHandler(d: ChainDeps): Chain {
     let res: Response;
     try {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      const user = d.authn.authenticate(req);
-      if (!user) throw unauthorized();
+      const authenticated = d.authn.authenticate(req);
+      if (!authenticated) throw unauthorized();
+      const user = impersonated(req, authenticated, d.authz);
+      if (user instanceof StatusError) throw user;
       setRequestUser(req, user);
-      const denied = authorize(user, info);
+      const denied = d.authz.authorize(user, info);
       if (denied) throw denied;
       const i = info;
       res = await withSlot(i, () => route(i, req, url));

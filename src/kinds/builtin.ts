@@ -33,6 +33,8 @@ interface Spec {
   pkg: string;
   /** The schema's full name where it is not under io.svc.api (apiextensions). */
   schema?: string;
+  /** Create-only, answered and not stored (access reviews). */
+  virtual?: boolean;
   fields?: Record<string, (o: Obj) => string>;
 }
 
@@ -200,6 +202,49 @@ const SPECS: Spec[] = [
     status: true,
     pkg: 'admissionregistration',
   },
+  ...(['SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'] as const).map(
+    (kind): Spec => ({
+      group: 'authorization.svc.io',
+      kind,
+      plural: `${kind.toLowerCase()}s`,
+      namespaced: kind === 'LocalSubjectAccessReview',
+      pkg: 'authorization',
+      virtual: true,
+    }),
+  ),
+  {
+    group: 'authentication.svc.io',
+    kind: 'SelfSubjectReview',
+    plural: 'selfsubjectreviews',
+    namespaced: false,
+    pkg: 'authentication',
+    virtual: true,
+  },
+  {
+    group: 'rbac.authorization.svc.io',
+    kind: 'ClusterRole',
+    plural: 'clusterroles',
+    namespaced: false,
+    pkg: 'rbac',
+    nameRule: 'path-segment',
+  },
+  {
+    group: 'rbac.authorization.svc.io',
+    kind: 'ClusterRoleBinding',
+    plural: 'clusterrolebindings',
+    namespaced: false,
+    pkg: 'rbac',
+    nameRule: 'path-segment',
+  },
+  { group: 'rbac.authorization.svc.io', kind: 'Role', plural: 'roles', namespaced: true, pkg: 'rbac', nameRule: 'path-segment' },
+  {
+    group: 'rbac.authorization.svc.io',
+    kind: 'RoleBinding',
+    plural: 'rolebindings',
+    namespaced: true,
+    pkg: 'rbac',
+    nameRule: 'path-segment',
+  },
   {
     group: 'apiextensions.svc.io',
     kind: 'CustomResourceDefinition',
@@ -242,6 +287,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     deleteCollection: s.deleteCollection ?? true,
     nameRule: s.nameRule ?? 'subdomain',
     returnDeletedObject: s.returnDeletedObject,
+    virtual: s.virtual,
     generation: s.generation ?? hasSpec(schema),
     columns: columnsFor(s.kind),
     selectableFields: s.fields ?? {},

@@ -15,6 +15,7 @@ import { limitRange, resourceQuota } from './validation/core-quota';
 import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol';
 import { networkPolicy } from './validation/networking';
 import { podDisruptionBudget } from './validation/policy';
+import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac';
 
 type Resources = { limits?: Record<string, string>; requests?: Record<string, string> };
 type Container = { resources?: Resources };
@@ -92,6 +93,10 @@ const VALIDATION: Record<string, Strategy> = {
   ValidatingAdmissionPolicy: validatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding: validatingAdmissionPolicyBinding,
   CustomResourceDefinition: customResourceDefinition,
+  Role: role,
+  ClusterRole: clusterRole,
+  RoleBinding: roleBinding,
+  ClusterRoleBinding: clusterRoleBinding,
 };
 
 /** Run two preparation steps in order (either may be absent). */

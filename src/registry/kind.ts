@@ -94,6 +94,11 @@ export interface KindDef {
   storageVersion?: string;
   /** A deprecated version: the Warning every response carries (a CRD version's deprecationWarning). */
   deprecation?: string;
+  /**
+   * A virtual kind (access reviews): create only, answered by the server from the request (the
+   * object with its status), nothing stored.
+   */
+  virtual?: boolean;
 }
 
 export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {

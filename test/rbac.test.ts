@@ -1,0 +1,203 @@
+/**
+ * RBAC (issue 11 items 2-5), end to end: the bootstrap policy; a Role and RoleBinding grant
+ * exactly their verbs in their namespace within a second; ClusterRoles and their aggregation;
+ * access reviews through `kubectl auth can-i` (with --list) and `kubectl auth whoami`;
+ * impersonation with `kubectl --as`, itself authorized; --authorization-mode=AlwaysAllow.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { type Server, startServer } from './helpers/server';
+
+// biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
+type Json = any;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-rbac-'));
+const tokenFile = path.join(dir, 'tokens.csv');
+fs.writeFileSync(tokenFile, ['dev-token,dev,uid-dev,"developers"', 'ops-token,ops,uid-ops,"operators"', ''].join('\n'));
+let srv: Server;
+beforeAll(async () => {
+  srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
+});
+afterAll(async () => {
+  await srv?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+const as = async (token: string, p: string, init: RequestInit = {}) => {
+  const r = await srv.fetch(p, { ...init, token, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } } as RequestInit);
+  return { status: r.status, body: (await r.json()) as Json };
+};
+
+async function until<T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 2000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await f();
+    if (done(r) || Date.now() > end) return r;
+    await Bun.sleep(20);
+  }
+}
+
+describe('bootstrap policy', () => {
+  test('the reference roles and bindings exist; every user may read discovery and ask about itself', async () => {
+    const roles = (await srv.json('GET', `${RBAC}/clusterroles`)).body.items.map((i: Json) => i.metadata.name);
+    expect(roles).toEqual(expect.arrayContaining(['cluster-admin', 'admin', 'edit', 'view', 'system:discovery', 'system:basic-user']));
+    const crb = await srv.json('GET', `${RBAC}/clusterrolebindings/cluster-admin`);
+    expect(crb.body.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:masters' }]);
+    expect((await as('dev-token', '/apis')).status).toBe(200);
+    expect((await as('dev-token', '/version')).status).toBe(200);
+    const denied = await as('dev-token', '/api/v1/namespaces/default/pods');
+    expect(denied.status).toBe(403);
+    expect(denied.body.message).toBe(
+      'pods is forbidden: User "dev" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+  });
+});
+
+describe('roles and bindings', () => {
+  test('a Role + RoleBinding grants exactly its verbs in its namespace, within a second', async () => {
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'team' } });
+    await srv.json('POST', '/api/v1/namespaces/team/configmaps', { metadata: { name: 'cm' } });
+    expect(
+      (
+        await srv.json('POST', `${RBAC}/namespaces/team/roles`, {
+          metadata: { name: 'cm-reader' },
+          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+        })
+      ).status,
+    ).toBe(201);
+    const bound = Date.now();
+    expect(
+      (
+        await srv.json('POST', `${RBAC}/namespaces/team/rolebindings`, {
+          metadata: { name: 'devs-read' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-reader' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'developers' }],
+        })
+      ).status,
+    ).toBe(201);
+    const list = await until(
+      () => as('dev-token', '/api/v1/namespaces/team/configmaps'),
+      (r) => r.status === 200,
+    );
+    expect(list.status).toBe(200);
+    expect(Date.now() - bound).toBeLessThan(1000);
+    expect((await as('dev-token', '/api/v1/namespaces/team/configmaps/cm')).status).toBe(200);
+    const create = await as('dev-token', '/api/v1/namespaces/team/configmaps', {
+      method: 'POST',
+      body: JSON.stringify({ metadata: { name: 'x' } }),
+    });
+    expect(create.status).toBe(403);
+    expect(create.body.message).toBe(
+      'configmaps is forbidden: User "dev" cannot create resource "configmaps" in API group "" in the namespace "team"',
+    );
+    expect((await as('dev-token', '/api/v1/namespaces/default/configmaps')).status).toBe(403);
+    expect((await as('dev-token', '/api/v1/namespaces/team/secrets')).status).toBe(403);
+    expect((await as('ops-token', '/api/v1/namespaces/team/configmaps')).status).toBe(403);
+    // Deleting the binding takes the access away again.
+    await srv.json('DELETE', `${RBAC}/namespaces/team/rolebindings/devs-read`);
+    const gone = await until(
+      () => as('dev-token', '/api/v1/namespaces/team/configmaps'),
+      (r) => r.status === 403,
+    );
+    expect(gone.status).toBe(403);
+  });
+
+  test('a ClusterRoleBinding to the aggregated view role: reads everywhere, includes a role labelled for aggregation', async () => {
+    await srv.json('POST', `${RBAC}/clusterrolebindings`, {
+      metadata: { name: 'ops-view' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ops' }],
+    });
+    const pods = await until(
+      () => as('ops-token', '/api/v1/pods'),
+      (r) => r.status === 200,
+    );
+    expect(pods.status).toBe(200);
+    expect((await as('ops-token', '/apis/apps/v1/deployments')).status).toBe(200);
+    expect((await as('ops-token', '/api/v1/secrets')).status).toBe(403);
+    expect((await as('ops-token', '/apis/coordination.k8s.io/v1/leases')).status).toBe(403);
+    // A ClusterRole labelled aggregate-to-view adds to view.
+    await srv.json('POST', `${RBAC}/clusterroles`, {
+      metadata: { name: 'lease-viewer', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list'] }],
+    });
+    const leases = await until(
+      () => as('ops-token', '/apis/coordination.k8s.io/v1/leases'),
+      (r) => r.status === 200,
+    );
+    expect(leases.status).toBe(200);
+  });
+
+  test('validation: a binding needs a roleRef to a known kind, and its roleRef cannot change', async () => {
+    const bad = await srv.json('POST', `${RBAC}/clusterrolebindings`, {
+      metadata: { name: 'bad' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: '' },
+      subjects: [{ kind: 'ServiceAccount', name: 'sa' }],
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.details.causes.map((c: Json) => c.field)).toEqual(['roleRef.kind', 'roleRef.name', 'subjects[0].namespace']);
+    const ch = await srv.json(
+      'PATCH',
+      `${RBAC}/clusterrolebindings/ops-view`,
+      { roleRef: { name: 'edit' } },
+      {
+        'content-type': 'application/merge-patch+json',
+      },
+    );
+    expect(ch.status).toBe(422);
+    expect(ch.body.message).toContain('cannot change roleRef');
+  });
+});
+
+describe('kubectl auth and impersonation', () => {
+  test('kubectl auth can-i (yes/no, --list) and auth whoami', async () => {
+    const yes = srv.kubectl(['auth', 'can-i', 'create', 'pods', '-n', 'default']);
+    expect(yes.stdout.trim()).toBe('yes');
+    expect(yes.code).toBe(0);
+    // As another user through impersonation (the admin may impersonate anyone).
+    const no = srv.kubectl(['auth', 'can-i', 'create', 'configmaps', '-n', 'team', '--as', 'dev', '--as-group', 'developers']);
+    expect(no.stdout.trim()).toBe('no');
+    expect(no.code).toBe(1);
+    const nonres = srv.kubectl(['auth', 'can-i', 'get', '/version', '--as', 'dev']);
+    expect(nonres.stdout.trim()).toBe('yes');
+    const list = srv.kubectl(['auth', 'can-i', '--list', '-n', 'team', '--as', 'ops']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^pods\s+\[\]\s+\[\]\s+\[get list watch\]/m);
+    const who = srv.kubectl(['auth', 'whoami', '-o', 'json']);
+    expect(who.code).toBe(0);
+    expect(JSON.parse(who.stdout).status.userInfo).toMatchObject({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+    const whoAs = JSON.parse(srv.kubectl(['auth', 'whoami', '-o', 'json', '--as', 'ops', '--as-group', 'operators']).stdout);
+    expect(whoAs.status.userInfo).toEqual({ username: 'ops', groups: ['operators', 'system:authenticated'] });
+  });
+
+  test('impersonation needs the impersonate verb', async () => {
+    const r = await srv.fetch('/api/v1/namespaces/default/pods', {
+      token: 'dev-token',
+      headers: { 'Impersonate-User': 'admin' },
+    } as RequestInit);
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as Json).message).toBe(
+      'users "admin" is forbidden: User "dev" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
+    const sar = await srv.json('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: 'ops', resourceAttributes: { verb: 'list', resource: 'pods', namespace: 'default' } },
+    });
+    expect(sar.status).toBe(201);
+    expect(sar.body.apiVersion).toBe('authorization.k8s.io/v1');
+    expect(sar.body.status).toEqual({ allowed: true });
+  });
+});
+
+test('--authorization-mode=AlwaysAllow lets every authenticated user do everything', async () => {
+  const other = await startServer({ args: [`--token-auth-file=${tokenFile}`, '--authorization-mode=AlwaysAllow'] });
+  try {
+    const r = await other.fetch('/api/v1/namespaces/default/secrets', { token: 'dev-token' } as RequestInit);
+    expect(r.status).toBe(200);
+  } finally {
+    await other.stop();
+  }
+});
