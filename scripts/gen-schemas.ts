@@ -81,6 +81,7 @@ const KINDS: string[] = [
     (k) => `io.k8s.api.authorization.v1.${k}`,
   ),
   'io.k8s.api.authentication.v1.SelfSubjectReview',
+  'io.k8s.api.authentication.v1.TokenRequest',
   'io.k8s.api.flowcontrol.v1.FlowSchema',
   'io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration',
   'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy',
@@ -640,11 +641,17 @@ function protoTypeSchema(type: string, where: string): Schema {
       return { type: 'number', format: 'float' };
     case 'bytes':
       return { type: 'string', format: 'byte' };
-    default:
+    default: {
+      // A Go named slice (`type AttestationValue []string`) is a message with one repeated
+      // `items` field in protobuf, and a plain array in JSON.
+      const wrapper = protoMessage(type);
+      const only = wrapper?.fields.length === 1 ? wrapper.fields[0] : undefined;
+      if (only && only.name === 'items' && only.label === 'repeated') return { type: 'array', items: protoTypeSchema(only.type, where) };
       if (!available(type)) {
         throw new Error(`${where}: message ${type} is in neither the swagger nor the protos`);
       }
       return { type: 'ref', ref: want(type) };
+    }
   }
 }
 

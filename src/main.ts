@@ -14,6 +14,7 @@ import { bootstrapPolicy } from './auth/bootstrap-rbac';
 import { servingCerts } from './auth/certs';
 import { RbacIndex } from './auth/rbac';
 import { review } from './auth/reviews';
+import { ServiceAccountTokens } from './auth/sa-tokens';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
@@ -23,6 +24,7 @@ import { DisruptionController } from './controllers/disruption';
 import { GarbageCollector } from './controllers/gc';
 import { NamespaceController } from './controllers/namespace';
 import { ResourceQuotaController } from './controllers/resource-quota';
+import { ServiceAccountController } from './controllers/service-accounts';
 import { frontEnd, listen } from './http/app';
 import { Discovery } from './http/discovery';
 import { HealthEndpoints } from './http/health';
@@ -149,6 +151,11 @@ async function main(argv: string[]): Promise<void> {
   const certs = await servingCerts(dataDir, cfg.bindAddress, cfg.tlsCertFile || undefined, cfg.tlsPrivateKeyFile || undefined);
   const token = adminToken(dataDir);
   const users = new Map<string, UserInfo>([[token, { name: 'admin', uid: 'admin', groups: [MASTERS] }]]);
+  const saTokens = await ServiceAccountTokens.open(dataDir, {
+    issuer: cfg.serviceAccountIssuer,
+    signingKeyFile: cfg.serviceAccountSigningKeyFile || undefined,
+    keyFile: cfg.serviceAccountKeyFile || undefined,
+  });
   if (cfg.tokenAuthFile) {
     let tokens: Map<string, UserInfo>;
     try {
@@ -335,8 +342,24 @@ async function main(argv: string[]): Promise<void> {
     log,
   });
   const discovery = new Discovery(api, `${host}:${cfg.port}`);
+  // Service accounts: a token's account must still exist with the uid it was issued for (the
+  // watch cache first; the store for an account too new for it).
+  const saStore = api.lookup('', 'v1', 'serviceaccounts');
+  const accountUid = (s: ResourceStore) => {
+    const cache = cacheOf(s);
+    void cache.start();
+    return async (namespace: string, name: string): Promise<string | undefined> => {
+      const cached = cache.list(s.key(namespace, name)).find((c) => c.obj.metadata.name === name);
+      if (cached) return cached.obj.metadata.uid;
+      try {
+        return decodeStored(await s.get(namespace, name)).metadata.uid;
+      } catch {
+        return undefined;
+      }
+    };
+  };
   const chain = buildHandler({
-    authn: new TokenAuthenticator(users),
+    authn: new TokenAuthenticator(users, saStore ? { tokens: saTokens, account: accountUid(saStore) } : undefined),
     authz: authorizer,
     discovery,
     openapi: new OpenApi(api, schemas),
@@ -346,6 +369,7 @@ async function main(argv: string[]): Promise<void> {
       protobuf,
       cbor,
       review: (kind, body, user, namespace) => review(kind, body, user, namespace, authorizer, rbac),
+      tokens: saTokens,
       onDeprecated: (def, subresource) =>
         metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
     }),
@@ -360,6 +384,10 @@ async function main(argv: string[]): Promise<void> {
     health,
     version: () => reply(discovery.get('/version')),
     metrics: async () => replyText(await metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8'),
+    issuer: {
+      configuration: () => reply(saTokens.openidConfiguration()),
+      jwks: () => replyText(JSON.stringify(saTokens.jwks()), 200, 'application/jwk-set+json'),
+    },
     debug: {
       // The store's counters and the process's memory, for load tests watching the server.
       runtime: () => reply({ store: store.stats(), memory: process.memoryUsage(), uptimeSeconds: Math.round(process.uptime()) }),
@@ -410,8 +438,10 @@ async function main(argv: string[]): Promise<void> {
         log,
       )
     : undefined;
+  const saController = saStore && nsStore ? new ServiceAccountController(cacheOf(nsStore), saStore, cacheOf(saStore), log) : undefined;
   void Promise.all([
     followRbac(),
+    saController?.start(),
     crdController?.start(),
     gc.start(),
     nsController?.start(),
@@ -442,6 +472,7 @@ async function main(argv: string[]): Promise<void> {
     policyAdmission?.stop();
     policyStatus?.stop();
     crdController?.stop();
+    saController?.stop();
     celPool?.close();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');

@@ -192,6 +192,89 @@ describe('kubectl auth and impersonation', () => {
   });
 });
 
+describe('service account tokens', () => {
+  test('every namespace gets a default service account', async () => {
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'sa-ns' } });
+    const sa = await until(
+      () => srv.json('GET', '/api/v1/namespaces/sa-ns/serviceaccounts/default'),
+      (r) => r.status === 200,
+    );
+    expect(sa.status).toBe(200);
+  });
+
+  test('kubectl create token: the token authenticates as the account, RBAC decides; deleting the account ends it', async () => {
+    expect((await srv.json('POST', '/api/v1/namespaces/team/serviceaccounts', { metadata: { name: 'robot' } })).status).toBe(201);
+    const k = srv.kubectl(['create', 'token', 'robot', '-n', 'team', '--duration=1h']);
+    expect(k.code).toBe(0);
+    const token = k.stdout.trim();
+    const [, payload] = token.split('.');
+    const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString());
+    expect(claims).toMatchObject({
+      iss: 'https://kubernetes.default.svc.cluster.local',
+      sub: 'system:serviceaccount:team:robot',
+      aud: ['https://kubernetes.default.svc.cluster.local'],
+      'kubernetes.io': { namespace: 'team', serviceaccount: { name: 'robot' } },
+    });
+    expect(claims.exp - claims.iat).toBe(3600);
+    const who = await as(token, '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      method: 'POST',
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+    });
+    expect(who.status).toBe(201);
+    expect(who.body.status.userInfo).toMatchObject({
+      username: 'system:serviceaccount:team:robot',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:team', 'system:authenticated'],
+    });
+    expect((await as(token, '/api/v1/namespaces/team/pods')).status).toBe(403);
+    await srv.json('POST', `${RBAC}/namespaces/team/rolebindings`, {
+      metadata: { name: 'robot-view' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: 'team' }],
+    });
+    expect(
+      (
+        await until(
+          () => as(token, '/api/v1/namespaces/team/pods'),
+          (r) => r.status === 200,
+        )
+      ).status,
+    ).toBe(200);
+    // The issuer's keys are published to service accounts.
+    const jwks = await as(token, '/openid/v1/jwks');
+    expect(jwks.status).toBe(200);
+    expect(jwks.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+    expect((await as(token, '/.well-known/openid-configuration')).body.jwks_uri).toBe(
+      'https://kubernetes.default.svc.cluster.local/openid/v1/jwks',
+    );
+    // Deleted, then recreated under the same name: the old token no longer works.
+    await srv.json('DELETE', '/api/v1/namespaces/team/serviceaccounts/robot');
+    expect(
+      (
+        await until(
+          () => as(token, '/api/v1/namespaces/team/pods'),
+          (r) => r.status === 401,
+        )
+      ).status,
+    ).toBe(401);
+    await srv.json('POST', '/api/v1/namespaces/team/serviceaccounts', { metadata: { name: 'robot' } });
+    await Bun.sleep(100);
+    expect((await as(token, '/api/v1/namespaces/team/pods')).status).toBe(401);
+    expect((await as(`${token}x`, '/api/v1/namespaces/team/pods')).status).toBe(401);
+  });
+
+  test('TokenRequest limits: at least ten minutes', async () => {
+    const r = await srv.json('POST', '/api/v1/namespaces/team/serviceaccounts/default/token', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 60 },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.message).toBe(
+      'TokenRequest.authentication.svc.io "default" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+    );
+  });
+});
+
 test('--authorization-mode=AlwaysAllow lets every authenticated user do everything', async () => {
   const other = await startServer({ args: [`--token-auth-file=${tokenFile}`, '--authorization-mode=AlwaysAllow'] });
   try {

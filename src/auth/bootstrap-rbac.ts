@@ -172,6 +172,17 @@ export function bootstrapPolicy(): { clusterRoles: Obj[]; clusterRoleBindings: O
         { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
         { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
       ]),
+      clusterRole('system:service-account-issuer-discovery', [
+        {
+          nonResourceURLs: [
+            '/.well-known/openid-configuration',
+            '/.well-known/openid-configuration/',
+            '/openid/v1/jwks',
+            '/openid/v1/jwks/',
+          ],
+          verbs: ['get'],
+        },
+      ]),
       clusterRole('admin', [], aggregated('admin')),
       clusterRole('edit', [], aggregated('edit'), { [`${AGG}admin`]: 'true' }),
       clusterRole('view', [], aggregated('view'), { [`${AGG}edit`]: 'true' }),
@@ -184,6 +195,7 @@ export function bootstrapPolicy(): { clusterRoles: Obj[]; clusterRoleBindings: O
       binding('system:discovery', 'system:discovery', ['system:authenticated']),
       binding('system:basic-user', 'system:basic-user', ['system:authenticated']),
       binding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+      binding('system:service-account-issuer-discovery', 'system:service-account-issuer-discovery', ['system:serviceaccounts']),
     ],
   };
 }

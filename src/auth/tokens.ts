@@ -60,19 +60,33 @@ export function parseTokenFile(text: string, file = 'token file'): Map<string, U
   return users;
 }
 
+/** Service account tokens as the authenticator asks them (src/auth/sa-tokens.ts). */
+export type AccountLookup = (namespace: string, name: string) => string | undefined | Promise<string | undefined>;
+
+export interface ServiceAccountAuthenticator {
+  authenticate(token: string, account: AccountLookup): Promise<UserInfo | undefined>;
+}
+
 export class TokenAuthenticator {
   private readonly users: Map<string, UserInfo>;
 
-  constructor(users: Map<string, UserInfo>) {
+  constructor(
+    users: Map<string, UserInfo>,
+    /** Service account JWTs, with the uid of an account by namespace and name (undefined: gone). */
+    private readonly serviceAccounts?: { tokens: ServiceAccountAuthenticator; account: AccountLookup },
+  ) {
     // Users are resolved once, with system:authenticated added; requests share the objects.
     this.users = new Map([...users].map(([t, u]) => [t, Object.freeze({ ...u, groups: [...u.groups, 'system:authenticated'] })]));
   }
 
-  /** The user of a request, or undefined without valid credentials. */
-  authenticate(req: Request): UserInfo | undefined {
+  /** The user of a request, or undefined without valid credentials (a promise for service account tokens). */
+  authenticate(req: Request): UserInfo | undefined | Promise<UserInfo | undefined> {
     const h = req.headers.get('authorization');
     if (!h || h.length < 8 || h.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
-    return this.users.get(h.slice(7).trim());
+    const token = h.slice(7).trim();
+    const u = this.users.get(token);
+    if (u || !this.serviceAccounts) return u;
+    return this.serviceAccounts.tokens.authenticate(token, this.serviceAccounts.account);
   }
 }
 

@@ -169,6 +169,7 @@ const SPECIAL: Record<string, V> = {
   'io.svc.apimachinery.pkg.runtime.RawExtension': V.RawJson,
   [`${APIEXT}.JSON`]: V.RawJson,
   'io.svc.api.authentication.v1.ExtraValue': V.StringList,
+  'io.svc.api.authentication.v1.AttestationValue': V.StringList,
   'io.svc.api.authorization.v1.ExtraValue': V.StringList,
   [`${APIEXT}.JSONSchemaPropsOrArray`]: V.SchemaOrArray,
   [`${APIEXT}.JSONSchemaPropsOrBool`]: V.SchemaOrBool,

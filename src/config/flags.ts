@@ -31,6 +31,9 @@ export interface Config {
   celEvalDeadlineMs: number;
   /** --authorization-mode: RBAC (default) or AlwaysAllow. */
   authorizationMode: 'RBAC' | 'AlwaysAllow';
+  serviceAccountIssuer: string;
+  serviceAccountKeyFile: string;
+  serviceAccountSigningKeyFile: string;
 }
 
 interface FlagDef {
@@ -197,6 +200,30 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'service-account-issuer',
+    default: 'https://kubernetes.default.svc.cluster.local',
+    help: 'Issuer (iss) of service account tokens, and the audience they must name.',
+    apply: (c, v) => {
+      c.serviceAccountIssuer = v;
+    },
+  },
+  {
+    name: 'service-account-key-file',
+    default: '',
+    help: 'PEM public key verifying service account tokens (default: <data-dir>/sa.pub, made on first start).',
+    apply: (c, v) => {
+      c.serviceAccountKeyFile = v;
+    },
+  },
+  {
+    name: 'service-account-signing-key-file',
+    default: '',
+    help: 'PEM (PKCS#8) private key signing service account tokens (default: <data-dir>/sa.key, made on first start).',
+    apply: (c, v) => {
+      c.serviceAccountSigningKeyFile = v;
+    },
+  },
+  {
     name: 'authorization-mode',
     default: 'RBAC',
     help: 'Ordered list of authorizers: RBAC, AlwaysAllow (Node is accepted and has no effect here).',
@@ -348,6 +375,9 @@ export function parseFlags(argv: string[]): Config | undefined {
     celPoolSize: 0,
     celEvalDeadlineMs: 0,
     authorizationMode: 'RBAC',
+    serviceAccountIssuer: '',
+    serviceAccountKeyFile: '',
+    serviceAccountSigningKeyFile: '',
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

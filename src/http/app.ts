@@ -27,6 +27,8 @@ export interface FrontEndDeps {
   metrics: () => Promise<Response>;
   /** GET /debug/<name>: named debug endpoints. */
   debug: Record<string, () => Response | Promise<Response>>;
+  /** Service account issuer discovery: /.well-known/openid-configuration and /openid/v1/jwks. */
+  issuer?: { configuration: () => Response; jwks: () => Response };
 }
 
 export interface ListenOptions {
@@ -55,6 +57,8 @@ export function frontEnd(d: FrontEndDeps) {
     .get('/healthz/*', ({ request }) => health(request))
     .get('/version', ({ request }) => chain.guarded(request, d.version))
     .get('/metrics', ({ request }) => chain.guarded(request, d.metrics))
+    .get('/.well-known/openid-configuration', ({ request }) => (d.issuer ? chain.guarded(request, d.issuer.configuration) : chain(request)))
+    .get('/openid/v1/jwks', ({ request }) => (d.issuer ? chain.guarded(request, d.issuer.jwks) : chain(request)))
     .get('/debug/:name', ({ request, params }) => {
       const f = d.debug[params.name];
       return f ? chain.guarded(request, f) : chain(request);

@@ -47,6 +47,16 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
       kind: 'Eviction',
       verbs: ['create'],
     });
+  if (d.group === '' && d.plural === 'serviceaccounts')
+    out.push({
+      name: 'serviceaccounts/token',
+      singularName: '',
+      namespaced: true,
+      group: 'authentication.k8s.io',
+      version: 'v1',
+      kind: 'TokenRequest',
+      verbs: ['create'],
+    });
   if (d.status)
     out.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
   if (d.scale) {

@@ -11,6 +11,8 @@ import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
 import { requestUser } from '../auth/request-user';
+import type { ServiceAccountTokens } from '../auth/sa-tokens';
+import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
 import type { UserInfo } from '../auth/tokens';
 import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
@@ -37,6 +39,8 @@ export interface HandlerOptions {
   /** CBOR (application/cbor, apply-patch+cbor), present only with the CBORServingAndStorage gate on. */
   cbor?: CborCodec;
   clock?: () => number;
+  /** Service account tokens (serviceaccounts/token); absent: no such subresource. */
+  tokens?: ServiceAccountTokens;
   /** The answer to a virtual kind's create (access reviews). */
   review?: (kind: string, body: Obj, user: UserInfo, namespace: string) => Obj;
   /** A request named a deprecated version (apiserver_requested_deprecated_apis). */
@@ -165,7 +169,8 @@ export class ResourceHandler {
     const finalize = sub === 'finalize' && def.finalize === true;
     const scale = sub === 'scale' && def.scale === true;
     const eviction = sub === 'eviction' && def.group === '' && def.plural === 'pods';
-    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction) throw pathNotFound();
+    const token = sub === 'token' && def.group === '' && def.plural === 'serviceaccounts' && this.opts.tokens !== undefined;
+    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction && !token) throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
@@ -189,6 +194,17 @@ export class ResourceHandler {
       if (!user || !this.opts.review) throw methodNotAllowed();
       const answer = this.opts.review(def.kind, obj, user, info.namespace);
       return this.encodeObject(answer, chooseOutput(accept, false, pb, cb), { ...base, status: 201 }, view, def);
+    }
+    if (token && this.opts.tokens) {
+      if (info.verb !== 'create') throw methodNotAllowed();
+      const trDecode = (b: Uint8Array) => this.opts.protobuf.decode(b, TOKEN_REQUEST_SCHEMA);
+      const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], trDecode);
+      const sa = decodeStored(await store.get(info.namespace, info.name));
+      const answer = await tokenRequest(sa, body.value, this.opts.tokens);
+      const out = chooseOutput(accept, false, true, false);
+      if (out.kind === 'protobuf')
+        return replyBytes(this.opts.protobuf.encode(answer, TOKEN_REQUEST_SCHEMA), out.mediaType, { ...base, status: 201 });
+      return reply(answer, { ...base, status: 201, yaml: out.kind === 'yaml' });
     }
     if (eviction) {
       if (info.verb !== 'create') throw methodNotAllowed();

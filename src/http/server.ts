@@ -128,7 +128,7 @@ export function buildHandler(d: ChainDeps): Chain {
     try {
       const url = requestUrl(req.url);
       const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      const authenticated = d.authn.authenticate(req);
+      const authenticated = await d.authn.authenticate(req);
       if (!authenticated) throw unauthorized();
       const user = impersonated(req, authenticated, d.authz);
       if (user instanceof StatusError) throw user;
@@ -148,7 +148,7 @@ export function buildHandler(d: ChainDeps): Chain {
     let res: Response;
     try {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      const authenticated = d.authn.authenticate(req);
+      const authenticated = await d.authn.authenticate(req);
       if (!authenticated) throw unauthorized();
       const user = impersonated(req, authenticated, d.authz);
       if (user instanceof StatusError) throw user;

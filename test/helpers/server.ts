@@ -97,6 +97,13 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; roo
   const token = fs.readFileSync(path.join(dataDir, 'admin.token'), 'utf8').trim();
   const ca = fs.readFileSync(path.join(dataDir, 'ca.crt'), 'utf8');
   const url = `https://127.0.0.1:${port}`;
+  // Then ready (the controllers started, the bootstrap RBAC policy written), as a harness would
+  // wait; a server that never gets there is the test's to find out (at most 5 s here).
+  for (const until = Date.now() + 5000; Date.now() < until; ) {
+    const r = await fetch(`${url}/readyz`, { tls: { ca } } as RequestInit).catch(() => undefined);
+    if (r?.status === 200) break;
+    await Bun.sleep(10);
+  }
   const srv: Server = {
     url,
     port,
