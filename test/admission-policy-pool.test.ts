@@ -6,6 +6,9 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type Server, startServer } from './helpers/server';
+import { until as untilDone } from './helpers/until';
+
+const until = (f: () => Promise<Json>, done: (r: Json) => boolean) => untilDone(f, done, 2000);
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
@@ -48,14 +51,6 @@ async function policy(name: string, ns: string, failurePolicy: string): Promise<
 
 const data = (n: number, dup = false): Record<string, string> =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, dup && i === n - 1 ? 'v0' : `v${i}`]));
-
-async function until(f: () => Promise<Json>, done: (r: Json) => boolean): Promise<Json> {
-  for (let i = 0; ; i++) {
-    const r = await f();
-    if (done(r) || i > 100) return r;
-    await Bun.sleep(20);
-  }
-}
 
 test('small objects: inline; large ones: in the pool, decided as inline', async () => {
   await policy('distinct', 'pool-a', 'Fail');

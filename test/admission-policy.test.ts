@@ -10,6 +10,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
+import { until } from './helpers/until';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
@@ -47,15 +48,7 @@ async function policy(s: Setup, spec: Json, bindingSpec: Json = {}, name = `p-${
   expect(b.status).toBe(201);
 }
 
-/** Repeat `f` until `done` holds of its answer (policies apply within a second of their write). */
-async function eventually<T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 1500): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const r = await f();
-    if (done(r) || Date.now() > until) return r;
-    await Bun.sleep(20);
-  }
-}
+const eventually = <T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 1500) => until(f, done, ms);
 
 let cmN = 0;
 const cm = (data: Record<string, string> = {}, labels?: Record<string, string>): Json => ({

@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runClient } from './helpers/client-node';
 import { type Server, startServer } from './helpers/server';
+import { until } from './helpers/until';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
@@ -106,15 +107,6 @@ spec:
               replicas: {type: integer}
               selector: {type: string}
 `;
-
-async function until<T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 2000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const r = await f();
-    if (done(r) || Date.now() > end) return r;
-    await Bun.sleep(20);
-  }
-}
 
 const W = '/apis/example.com/v1/namespaces/default/widgets';
 const widget = (name: string, spec: Json): Json => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec });

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type Server, startServer } from './helpers/server';
+import { until } from './helpers/until';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
@@ -29,15 +30,6 @@ const as = async (token: string, p: string, init: RequestInit = {}) => {
   const r = await srv.fetch(p, { ...init, token, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } } as RequestInit);
   return { status: r.status, body: (await r.json()) as Json };
 };
-
-async function until<T>(f: () => Promise<T>, done: (r: T) => boolean, ms = 2000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const r = await f();
-    if (done(r) || Date.now() > end) return r;
-    await Bun.sleep(20);
-  }
-}
 
 describe('bootstrap policy', () => {
   test('the reference roles and bindings exist; every user may read discovery and ask about itself', async () => {

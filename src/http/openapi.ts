@@ -307,25 +307,16 @@ export function kindPaths(k: KindDef): PathItem[] {
     ['200', k.schema],
     ['201', k.schema],
   ];
+  const create = op({
+    method: 'post',
+    operationId: `create${p}${scope}${k.kind}`,
+    action: 'post',
+    params: WRITE_QUERY,
+    body: { def: k.schema, required: true },
+    responses: [...written, ['202', k.schema]],
+  });
   // A virtual kind (access reviews) has one operation: create.
-  if (k.virtual) {
-    return [
-      {
-        path: base,
-        params: [...scopeParams, PRETTY],
-        ops: [
-          op({
-            method: 'post',
-            operationId: `create${p}${scope}${k.kind}`,
-            action: 'post',
-            params: WRITE_QUERY,
-            body: { def: k.schema, required: true },
-            responses: [...written, ['202', k.schema]],
-          }),
-        ],
-      },
-    ];
-  }
+  if (k.virtual) return [{ path: base, params: [...scopeParams, PRETTY], ops: [create] }];
   const out: PathItem[] = [
     {
       path: base,
@@ -339,14 +330,7 @@ export function kindPaths(k: KindDef): PathItem[] {
           responses: [['200', list]],
           produces: PRODUCES_WATCH,
         }),
-        op({
-          method: 'post',
-          operationId: `create${p}${scope}${k.kind}`,
-          action: 'post',
-          params: WRITE_QUERY,
-          body: { def: k.schema, required: true },
-          responses: [...written, ['202', k.schema]],
-        }),
+        create,
         ...(k.deleteCollection
           ? [
               op({

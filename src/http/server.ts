@@ -124,17 +124,22 @@ export function buildHandler(d: ChainDeps): Chain {
     }
   }
 
+  /** Authentication, impersonation, authorization: throws the 401 or 403; records the user. */
+  async function admit(req: Request, info: RequestInfo): Promise<void> {
+    const authenticated = await d.authn.authenticate(req);
+    if (!authenticated) throw unauthorized();
+    const user = impersonated(req, authenticated, d.authz);
+    if (user instanceof StatusError) throw user;
+    setRequestUser(req, user);
+    const denied = d.authz.authorize(user, info);
+    if (denied) throw denied;
+  }
+
   async function guarded(req: Request, serve: () => Response | Promise<Response>): Promise<Response> {
     try {
       const url = requestUrl(req.url);
       const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      const authenticated = await d.authn.authenticate(req);
-      if (!authenticated) throw unauthorized();
-      const user = impersonated(req, authenticated, d.authz);
-      if (user instanceof StatusError) throw user;
-      setRequestUser(req, user);
-      const denied = d.authz.authorize(user, info);
-      if (denied) throw denied;
+      await admit(req, info);
       return await serve();
     } catch (e) {
       return replyError(e, {}, d.log);
@@ -148,13 +153,7 @@ export function buildHandler(d: ChainDeps): Chain {
     let res: Response;
     try {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      const authenticated = await d.authn.authenticate(req);
-      if (!authenticated) throw unauthorized();
-      const user = impersonated(req, authenticated, d.authz);
-      if (user instanceof StatusError) throw user;
-      setRequestUser(req, user);
-      const denied = d.authz.authorize(user, info);
-      if (denied) throw denied;
+      await admit(req, info);
       const i = info;
       res = await withSlot(i, () => route(i, req, url));
     } catch (e) {
