@@ -19,6 +19,7 @@ import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo,
 import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
 import { type Config, helpText, parseFlags } from './config/flags';
+import { ClusterRoleAggregation } from './controllers/cluster-role-aggregation';
 import { CrdController } from './controllers/crd';
 import { DisruptionController } from './controllers/disruption';
 import { GarbageCollector } from './controllers/gc';
@@ -438,10 +439,12 @@ async function main(argv: string[]): Promise<void> {
         log,
       )
     : undefined;
+  const clusterRoleStore = api.lookup(RBAC_GROUP, 'v1', 'clusterroles');
+  const aggregation = clusterRoleStore ? new ClusterRoleAggregation(clusterRoleStore, cacheOf(clusterRoleStore), log) : undefined;
   const saController = saStore && nsStore ? new ServiceAccountController(cacheOf(nsStore), saStore, cacheOf(saStore), log) : undefined;
   void Promise.all([
-    followRbac(),
     saController?.start(),
+    followRbac().then(() => aggregation?.start()),
     crdController?.start(),
     gc.start(),
     nsController?.start(),
@@ -473,6 +476,7 @@ async function main(argv: string[]): Promise<void> {
     policyStatus?.stop();
     crdController?.stop();
     saController?.stop();
+    aggregation?.stop();
     celPool?.close();
     nsController?.stop();
     for (const w of watches.open) w.end('closed');

@@ -120,6 +120,14 @@ describe('roles and bindings', () => {
       (r) => r.status === 200,
     );
     expect(leases.status).toBe(200);
+    // The aggregation controller writes the aggregated rules into the roles: view, edit and admin.
+    const hasLeases = (r: Json) =>
+      (r.body.rules ?? []).some((x: Json) => (x.resources ?? []).includes('leases') && x.verbs.includes('list'));
+    for (const name of ['view', 'edit', 'admin']) {
+      const role = await until(() => srv.json('GET', `${RBAC}/clusterroles/${name}`), hasLeases);
+      expect(hasLeases(role), name).toBe(true);
+      expect(role.body.rules.some((x: Json) => x.resources?.includes('pods'))).toBe(true);
+    }
   });
 
   test('validation: a binding needs a roleRef to a known kind, and its roleRef cannot change', async () => {
