@@ -8,6 +8,7 @@ import { LimitRanger } from './admission/limit-ranger';
 import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
+import { RbacEscalation } from './admission/rbac-escalation';
 import { StatusError } from './api/status';
 import { Authorizer } from './auth/authz';
 import { bootstrapPolicy } from './auth/bootstrap-rbac';
@@ -288,6 +289,9 @@ async function main(argv: string[]): Promise<void> {
       );
     }
   };
+  // RBAC escalation prevention on the four RBAC kinds (with their policy admission, set below).
+  const escalation = new RbacEscalation(rbac, authorizer);
+  for (const s of rbacStores) s.admission = new AdmissionChain([...(s.admission?.plugins ?? []), escalation]);
   // CEL evaluations with a large worst case run in worker threads with a deadline.
   const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
   let policyAdmission: PolicyAdmission | undefined;

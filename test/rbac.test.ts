@@ -151,6 +151,62 @@ describe('roles and bindings', () => {
   });
 });
 
+describe('escalation prevention', () => {
+  test('roles and bindings only with permissions held, unless escalate or bind is granted', async () => {
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'esc' } });
+    await srv.json('POST', `${RBAC}/namespaces/esc/roles`, {
+      metadata: { name: 'role-maker' },
+      rules: [
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['create', 'get', 'list'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
+      ],
+    });
+    await srv.json('POST', `${RBAC}/namespaces/esc/rolebindings`, {
+      metadata: { name: 'dev-role-maker' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'role-maker' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dev' }],
+    });
+    const role = (name: string, rules: Json[]) =>
+      as('dev-token', `${RBAC}/namespaces/esc/roles`, { method: 'POST', body: JSON.stringify({ metadata: { name }, rules }) });
+    const ok = await until(
+      () => role('cm-get', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]),
+      (r) => r.status === 201,
+    );
+    expect(ok.status).toBe(201);
+    const bad = await role('secret-get', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    expect(bad.status).toBe(403);
+    expect(bad.body.message).toBe(
+      'roles.rbac.authorization.k8s.io "secret-get" is forbidden: user "dev" (groups=["developers" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}',
+    );
+    const bind = (name: string, kind: string, roleName: string) =>
+      as('dev-token', `${RBAC}/namespaces/esc/rolebindings`, {
+        method: 'POST',
+        body: JSON.stringify({
+          metadata: { name },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name: roleName },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ops' }],
+        }),
+      });
+    expect((await bind('ops-cm', 'Role', 'cm-get')).status).toBe(201);
+    expect((await bind('ops-admin', 'ClusterRole', 'admin')).status).toBe(403);
+    // With `bind` on that ClusterRole, the binding may grant what dev does not hold.
+    await srv.json('POST', `${RBAC}/namespaces/esc/roles`, {
+      metadata: { name: 'binder' },
+      rules: [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'], resourceNames: ['admin'] }],
+    });
+    await srv.json('POST', `${RBAC}/namespaces/esc/rolebindings`, {
+      metadata: { name: 'dev-binder' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'binder' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dev' }],
+    });
+    const allowed = await until(
+      () => bind('ops-admin', 'ClusterRole', 'admin'),
+      (r) => r.status === 201,
+    );
+    expect(allowed.status).toBe(201);
+  });
+});
+
 describe('kubectl auth and impersonation', () => {
   test('kubectl auth can-i (yes/no, --list) and auth whoami', async () => {
     const yes = srv.kubectl(['auth', 'can-i', 'create', 'pods', '-n', 'default']);

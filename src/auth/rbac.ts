@@ -185,6 +185,15 @@ export class RbacIndex {
     return false;
   }
 
+  /** The rules of a role a binding would name (Role in `namespace`, or ClusterRole). */
+  rulesOfRef(kind: string, namespace: string, name: string): Rule[] {
+    if (kind === 'Role') {
+      const r = this.roles.get(`${namespace}/${name}`);
+      return r ? rulesOf(r) : [];
+    }
+    return this.clusterRoleRules(name);
+  }
+
   /** Every rule that applies to the user in a namespace (SelfSubjectRulesReview). */
   rulesIn(user: UserInfo, namespace: string): Rule[] {
     if (this.dirty) this.rebuild();
