@@ -10,6 +10,8 @@ import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
 import { RbacEscalation } from './admission/rbac-escalation';
 import { StatusError } from './api/status';
+import { AuditLog, parsePolicy } from './auth/audit';
+import { Auditor } from './auth/auditor';
 import { Authorizer } from './auth/authz';
 import { bootstrapPolicy } from './auth/bootstrap-rbac';
 import { servingCerts } from './auth/certs';
@@ -346,6 +348,20 @@ async function main(argv: string[]): Promise<void> {
     watchList: cfg.featureGates.WatchList === true,
     log,
   });
+  // The audit log: a policy file and a path, else nothing is audited (as the reference).
+  let auditLog: AuditLog | undefined;
+  let auditor: Auditor | undefined;
+  if (cfg.auditLogPath && cfg.auditPolicyFile) {
+    const policy = parsePolicy(fs.readFileSync(cfg.auditPolicyFile, 'utf8'));
+    auditLog = new AuditLog({
+      path: cfg.auditLogPath,
+      maxSizeMB: cfg.auditLogMaxSize,
+      maxBackups: cfg.auditLogMaxBackup,
+      maxAgeDays: cfg.auditLogMaxAge,
+      log,
+    });
+    auditor = new Auditor(policy, auditLog);
+  }
   const discovery = new Discovery(api, `${host}:${cfg.port}`);
   // Service accounts: a token's account must still exist with the uid it was issued for (the
   // watch cache first; the store for an account too new for it).
@@ -366,6 +382,7 @@ async function main(argv: string[]): Promise<void> {
   const chain = buildHandler({
     authn: new TokenAuthenticator(users, saStore ? { tokens: saTokens, account: accountUid(saStore) } : undefined),
     authz: authorizer,
+    audit: auditor,
     discovery,
     openapi: new OpenApi(api, schemas),
     resources: new ResourceHandler(api, watches, {
@@ -493,6 +510,7 @@ async function main(argv: string[]): Promise<void> {
       log(`requests still in flight after ${bound} ms; closing their connections`);
       await server.stop(true);
     }
+    await auditLog?.flush();
     await store.close();
     log('shut down cleanly');
     process.exit(0);

@@ -34,6 +34,11 @@ export interface Config {
   serviceAccountIssuer: string;
   serviceAccountKeyFile: string;
   serviceAccountSigningKeyFile: string;
+  auditPolicyFile: string;
+  auditLogPath: string;
+  auditLogMaxSize: number;
+  auditLogMaxBackup: number;
+  auditLogMaxAge: number;
 }
 
 interface FlagDef {
@@ -197,6 +202,46 @@ const FLAGS: FlagDef[] = [
     help: 'Timeout of non-long-running requests.',
     apply: (c, v) => {
       c.requestTimeoutMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'audit-policy-file',
+    default: '',
+    help: 'Path to the audit policy (audit.k8s.io/v1 Policy); with --audit-log-path, requests are audited.',
+    apply: (c, v) => {
+      c.auditPolicyFile = v;
+    },
+  },
+  {
+    name: 'audit-log-path',
+    default: '',
+    help: 'Audit events are written to this file as JSON lines ("-" for standard output).',
+    apply: (c, v) => {
+      c.auditLogPath = v;
+    },
+  },
+  {
+    name: 'audit-log-maxsize',
+    default: '0',
+    help: 'Megabytes an audit log file may reach before it is rotated (0: no rotation).',
+    apply: (c, v) => {
+      c.auditLogMaxSize = int(v, 'audit-log-maxsize');
+    },
+  },
+  {
+    name: 'audit-log-maxbackup',
+    default: '0',
+    help: 'Rotated audit log files to keep (0: all).',
+    apply: (c, v) => {
+      c.auditLogMaxBackup = int(v, 'audit-log-maxbackup');
+    },
+  },
+  {
+    name: 'audit-log-maxage',
+    default: '0',
+    help: 'Days to keep rotated audit log files (0: no limit).',
+    apply: (c, v) => {
+      c.auditLogMaxAge = int(v, 'audit-log-maxage');
     },
   },
   {
@@ -378,6 +423,11 @@ export function parseFlags(argv: string[]): Config | undefined {
     serviceAccountIssuer: '',
     serviceAccountKeyFile: '',
     serviceAccountSigningKeyFile: '',
+    auditPolicyFile: '',
+    auditLogPath: '',
+    auditLogMaxSize: 0,
+    auditLogMaxBackup: 0,
+    auditLogMaxAge: 0,
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

@@ -9,6 +9,7 @@
  */
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
 import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
+import type { Auditor, AuditRecord } from '../auth/auditor';
 import type { Authorizer } from '../auth/authz';
 import { impersonated } from '../auth/impersonation';
 import { setRequestUser } from '../auth/request-user';
@@ -24,6 +25,8 @@ import { reply, replyError } from './respond';
 export interface ChainDeps {
   authn: TokenAuthenticator;
   authz: Authorizer;
+  /** The audit log (--audit-log-path with --audit-policy-file); absent: no auditing. */
+  audit?: Auditor;
   discovery: Discovery;
   openapi: OpenApi;
   resources: ResourceHandler;
@@ -124,15 +127,25 @@ export function buildHandler(d: ChainDeps): Chain {
     }
   }
 
-  /** Authentication, impersonation, authorization: throws the 401 or 403; records the user. */
-  async function admit(req: Request, info: RequestInfo): Promise<void> {
+  /**
+   * Authentication, impersonation, authorization: throws the 401 or 403; records the user. With
+   * an audit log, the request's audit record starts here (RequestReceived) and carries the
+   * authorization decision.
+   */
+  async function admit(req: Request, info: RequestInfo, url?: RequestUrl): Promise<AuditRecord | undefined> {
     const authenticated = await d.authn.authenticate(req);
     if (!authenticated) throw unauthorized();
     const user = impersonated(req, authenticated, d.authz);
     if (user instanceof StatusError) throw user;
     setRequestUser(req, user);
+    const record = d.audit && url ? d.audit.begin(req, info, url, user, user === authenticated ? undefined : authenticated) : undefined;
     const denied = d.authz.authorize(user, info);
-    if (denied) throw denied;
+    record?.decide(denied === undefined);
+    if (denied) {
+      record?.complete(denied.code, denied.body());
+      throw denied;
+    }
+    return record;
   }
 
   async function guarded(req: Request, serve: () => Response | Promise<Response>): Promise<Response> {
@@ -151,14 +164,16 @@ export function buildHandler(d: ChainDeps): Chain {
     const url = requestUrl(req.url);
     let info: RequestInfo | undefined;
     let res: Response;
+    let record: AuditRecord | undefined;
     try {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      await admit(req, info);
+      record = await admit(req, info, url);
       const i = info;
       res = await withSlot(i, () => route(i, req, url));
     } catch (e) {
       res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);
     }
+    if (record && !record.done) record.respond(res, info !== undefined && isLongRunning(info));
     if (info?.isResourceRequest) {
       d.metrics.observe(
         {

@@ -1,0 +1,124 @@
+/**
+ * The audit log (issue 11 item 6): a policy file decides each request's level; events are JSON
+ * lines of audit.k8s.io/v1 Events with the reference's stages and fields; Request and
+ * RequestResponse levels carry the bodies (omitManagedFields honoured); None and omitStages leave
+ * things out; the authorization decision is annotated.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { type Server, startServer } from './helpers/server';
+import { until } from './helpers/until';
+
+// biome-ignore lint/suspicious/noExplicitAny: decoded JSON of the audit events under test
+type Json = any;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-audit-'));
+const policyFile = path.join(dir, 'policy.yaml');
+const logFile = path.join(dir, 'audit.log');
+const tokenFile = path.join(dir, 'tokens.csv');
+fs.writeFileSync(tokenFile, 'eve-token,eve,uid-eve,"staff"\n');
+fs.writeFileSync(
+  policyFile,
+  `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+omitManagedFields: true
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version"]
+- level: None
+  resources:
+  - group: ""
+    resources: ["events"]
+- level: RequestResponse
+  resources:
+  - group: ""
+    resources: ["configmaps"]
+- level: Request
+  resources:
+  - group: ""
+    resources: ["secrets"]
+- level: Metadata
+`,
+);
+let srv: Server;
+beforeAll(async () => {
+  srv = await startServer({ args: [`--audit-policy-file=${policyFile}`, `--audit-log-path=${logFile}`, `--token-auth-file=${tokenFile}`] });
+});
+afterAll(async () => {
+  await srv?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const events = (): Json[] =>
+  fs.existsSync(logFile)
+    ? fs
+        .readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
+
+test('a create at RequestResponse level: the Event with both bodies, managedFields omitted', async () => {
+  const r = await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'audited' }, data: { a: 'b' } });
+  expect(r.status).toBe(201);
+  const found = await until(
+    async () => events().filter((e) => e.objectRef?.name === 'audited' || e.requestObject?.metadata?.name === 'audited'),
+    (l) => l.length > 0,
+  );
+  expect(found).toHaveLength(1);
+  const e = found[0];
+  expect(e).toMatchObject({
+    kind: 'Event',
+    apiVersion: 'audit.k8s.io/v1',
+    level: 'RequestResponse',
+    stage: 'ResponseComplete',
+    requestURI: '/api/v1/namespaces/default/configmaps',
+    verb: 'create',
+    user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] },
+    objectRef: { resource: 'configmaps', namespace: 'default', apiGroup: '', apiVersion: 'v1' },
+    responseStatus: { metadata: {}, code: 201 },
+    requestObject: { metadata: { name: 'audited' }, data: { a: 'b' } },
+    annotations: { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '' },
+  });
+  expect(e.responseObject.metadata.name).toBe('audited');
+  expect(e.responseObject.metadata.managedFields).toBeUndefined();
+  expect(typeof e.auditID).toBe('string');
+  expect(Date.parse(e.stageTimestamp)).toBeGreaterThanOrEqual(Date.parse(e.requestReceivedTimestamp));
+});
+
+test('levels: Request keeps the request body only; Metadata none; None and omitted stages leave nothing', async () => {
+  await srv.json('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 'audited-secret' }, stringData: { k: 'v' } });
+  await srv.json('GET', '/api/v1/namespaces/default/pods');
+  await srv.fetch('/healthz');
+  const secret = await until(
+    async () => events().find((e) => e.objectRef?.resource === 'secrets' && e.verb === 'create'),
+    (x) => x !== undefined,
+  );
+  expect(secret.level).toBe('Request');
+  expect(secret.requestObject.metadata.name).toBe('audited-secret');
+  expect(secret.responseObject).toBeUndefined();
+  const pods = await until(
+    async () => events().find((e) => e.objectRef?.resource === 'pods' && e.verb === 'list'),
+    (x) => x !== undefined,
+  );
+  expect(pods.level).toBe('Metadata');
+  expect(pods.requestObject).toBeUndefined();
+  expect(events().some((e) => e.requestURI.startsWith('/healthz'))).toBe(false);
+  expect(events().some((e) => e.stage === 'RequestReceived')).toBe(false);
+});
+
+test('a refused request is audited with the forbid decision and the 403 status', async () => {
+  const r = await srv.fetch('/api/v1/namespaces/default/pods', { token: 'eve-token' } as RequestInit);
+  expect(r.status).toBe(403);
+  const e = await until(
+    async () => events().find((x) => x.user?.username === 'eve'),
+    (x) => x !== undefined,
+  );
+  expect(e).toMatchObject({
+    stage: 'ResponseComplete',
+    responseStatus: { code: 403, status: 'Failure', reason: 'Forbidden' },
+    annotations: { 'authorization.k8s.io/decision': 'forbid' },
+  });
+});
