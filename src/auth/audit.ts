@@ -64,13 +64,11 @@ export function parsePolicy(text: string): AuditPolicy {
       userGroups: strings(r.userGroups),
       verbs: strings(r.verbs),
       resources: Array.isArray(r.resources)
-        ? r.resources
-            .filter(isObject)
-            .map((g) => ({
-              group: svcGroup(String(g.group ?? '')),
-              resources: strings(g.resources),
-              resourceNames: strings(g.resourceNames),
-            }))
+        ? r.resources.filter(isObject).map((g) => ({
+            group: svcGroup(String(g.group ?? '')),
+            resources: strings(g.resources),
+            resourceNames: strings(g.resourceNames),
+          }))
         : undefined,
       namespaces: strings(r.namespaces),
       nonResourceURLs: strings(r.nonResourceURLs),
@@ -168,7 +166,7 @@ export class AuditLog {
         const text = lines.join('');
         if (this.o.path === '-') process.stdout.write(text);
         else {
-          if (this.o.maxSizeMB > 0 && this.size + text.length > this.o.maxSizeMB * 1024 * 1024) this.rotate();
+          if (this.o.maxSizeMB > 0 && this.size > 0 && this.size + text.length > this.o.maxSizeMB * 1024 * 1024) this.rotate();
           await fs.promises.appendFile(this.o.path, text);
           this.size += Buffer.byteLength(text);
         }
