@@ -122,3 +122,47 @@ test('a refused request is audited with the forbid decision and the 403 status',
     annotations: { 'authorization.k8s.io/decision': 'forbid' },
   });
 });
+
+test('admission policies add their Audit failures and audit annotations to the event', async () => {
+  const ADM = '/apis/admissionregistration.k8s.io/v1';
+  expect(
+    (
+      await srv.json('POST', `${ADM}/validatingadmissionpolicies`, {
+        metadata: { name: 'audited-policy' },
+        spec: {
+          matchConstraints: {
+            resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
+          },
+          validations: [{ expression: "!has(object.data) || !('flag' in object.data)", message: 'flagged' }],
+          auditAnnotations: [
+            {
+              key: 'owner',
+              valueExpression: "has(object.metadata.labels) && 'owner' in object.metadata.labels ? object.metadata.labels.owner : null",
+            },
+          ],
+        },
+      })
+    ).status,
+  ).toBe(201);
+  await srv.json('POST', `${ADM}/validatingadmissionpolicybindings`, {
+    metadata: { name: 'audited-binding' },
+    spec: { policyName: 'audited-policy', validationActions: ['Audit'] },
+  });
+  const create = (name: string) =>
+    srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name, labels: { owner: 'team-a' } }, data: { flag: 'x' } });
+  let n = 0;
+  const e = await until(
+    async () => {
+      const name = `flagged-${n++}`;
+      expect((await create(name)).status).toBe(201);
+      await Bun.sleep(50);
+      return events().find((x) => x.requestObject?.metadata?.name === name && x.annotations?.['audited-policy/owner']);
+    },
+    (x) => x !== undefined,
+    3000,
+  );
+  expect(e.annotations['audited-policy/owner']).toBe('team-a');
+  expect(JSON.parse(e.annotations['validation.policy.admission.svc.io/validation_failure'])).toEqual([
+    { message: 'flagged', policy: 'audited-policy', binding: 'audited-binding', expressionIndex: 0, validationActions: ['Audit'] },
+  ]);
+});

@@ -34,6 +34,8 @@ export interface Attributes {
   options?: JsonObject;
   /** Warnings for the response (`Warning: 299` headers). */
   warnings?: string[];
+  /** Audit annotations of the request (written with its audit event). */
+  annotations?: Record<string, string>;
 }
 
 export interface Plugin {

@@ -6,6 +6,7 @@
  */
 import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { type AuditLevel, type AuditLog, type AuditPolicy, levelOf, objectRef, type Stage } from './audit';
+import { requestAnnotations } from './request-user';
 import type { UserInfo } from './tokens';
 
 export interface AuditRecord {
@@ -55,7 +56,8 @@ export class Auditor {
       ...(objectRef(info) ? { objectRef: objectRef(info) } : {}),
       requestReceivedTimestamp: received,
     };
-    const annotations: Record<string, string> = {};
+    // Shared with admission, which adds its own (policy audit annotations) during the request.
+    const annotations = requestAnnotations(req);
     // The request body, read from a copy before the handler consumes the original.
     const body = atLeast(level, 'Request') && req.body !== null ? req.clone().text() : undefined;
     const emit = (stage: Stage, extra: Record<string, unknown>) => {

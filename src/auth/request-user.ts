@@ -13,3 +13,15 @@ export function setRequestUser(req: Request, user: UserInfo): void {
 export function requestUser(req: Request): UserInfo | undefined {
   return users.get(req);
 }
+
+const annotations = new WeakMap<Request, Record<string, string>>();
+
+/** The audit annotations of a request (admission adds to them; the audit record writes them). */
+export function requestAnnotations(req: Request): Record<string, string> {
+  let a = annotations.get(req);
+  if (!a) {
+    a = {};
+    annotations.set(req, a);
+  }
+  return a;
+}

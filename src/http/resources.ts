@@ -10,7 +10,7 @@ import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import { forbiddenField, notSupported } from '../api/validation';
-import { requestUser } from '../auth/request-user';
+import { requestAnnotations, requestUser } from '../auth/request-user';
 import type { ServiceAccountTokens } from '../auth/sa-tokens';
 import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
 import type { UserInfo } from '../auth/tokens';
@@ -243,6 +243,7 @@ export class ResourceHandler {
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
+        w.auditAnnotations = requestAnnotations(req);
         const out = chooseOutput(accept, false, pb, cb);
         const obj = await store.create(info.namespace, body.value, w);
         return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, view, def);
@@ -253,6 +254,7 @@ export class ResourceHandler {
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
+        w.auditAnnotations = requestAnnotations(req);
         const out = chooseOutput(accept, false, pb, cb);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
         return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, view, def);
@@ -275,6 +277,7 @@ export class ResourceHandler {
         // Apply needs an explicit fieldManager; other patches fall back to the User-Agent.
         w.fieldManager = patchType === 'apply-patch' ? (q.get('fieldManager') ?? undefined) : fieldManager(q, req);
         w.user = requestUser(req);
+        w.auditAnnotations = requestAnnotations(req);
         const force = queryBool(q, 'force');
         if (force !== undefined && patchType !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
@@ -286,6 +289,7 @@ export class ResourceHandler {
         if (sub !== '') throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         o.user = requestUser(req);
+        o.auditAnnotations = requestAnnotations(req);
         o.warnings = [];
         const out = chooseOutput(accept, false, pb, cb);
         const r = await store.delete(info.namespace, info.name, o);
@@ -300,6 +304,7 @@ export class ResourceHandler {
         if (sub !== '' || !def.deleteCollection) throw methodNotAllowed();
         const o = await deleteOptions(req, q, this.opts.unsafeDelete);
         o.user = requestUser(req);
+        o.auditAnnotations = requestAnnotations(req);
         o.warnings = [];
         validateListOptions(q);
         const lo = listOptions(q, store);

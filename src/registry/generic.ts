@@ -62,6 +62,8 @@ export interface WriteOptions {
   user?: UserInfo;
   /** The request is a PATCH (admission sees PatchOptions rather than UpdateOptions). */
   patch?: boolean;
+  /** The request's audit annotations (admission adds to them). */
+  auditAnnotations?: Record<string, string>;
 }
 
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
@@ -117,6 +119,8 @@ export interface DeleteOptions {
   user?: UserInfo;
   /** Warnings for the response, from admission. */
   warnings?: string[];
+  /** The request's audit annotations (admission adds to them). */
+  auditAnnotations?: Record<string, string>;
 }
 
 export interface RegistryOptions {
@@ -523,7 +527,7 @@ export class ResourceStore {
     name: string,
     object: Obj,
     oldObject: Obj | undefined,
-    w: { dryRun: boolean; user?: UserInfo; warnings?: string[]; fieldManager?: string },
+    w: { dryRun: boolean; user?: UserInfo; warnings?: string[]; fieldManager?: string; auditAnnotations?: Record<string, string> },
     optionsKind: string,
   ): Attributes {
     const options: JsonObject = { kind: optionsKind, apiVersion: 'meta.svc.io/v1' };
@@ -544,6 +548,7 @@ export class ResourceStore {
       user: w.user,
       options,
       warnings: w.warnings,
+      annotations: w.auditAnnotations,
     };
   }
 

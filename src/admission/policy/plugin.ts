@@ -69,6 +69,8 @@ function namespaceObject(ns: Obj | undefined): unknown {
 }
 
 export const ADMISSION_GROUP = 'admissionregistration.svc.io';
+/** The audit annotation of the Audit validation action. */
+export const VALIDATION_FAILURE = 'validation.policy.admission.svc.io/validation_failure';
 const EXEMPT = new Set(['validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
 
 /** Objects of a parameter kind, from its watch cache. */
@@ -224,6 +226,8 @@ export class PolicyAdmission implements Plugin {
     };
     const denials: Denial[] = [];
     const warnings: string[] = [];
+    const auditFailures: Record<string, unknown>[] = [];
+    const published = new Map<string, string[]>();
     for (const { policy, bindings } of this.active) {
       if (!rulesMatch(policy.match, q)) continue;
       if ((policy.match.namespaceSelector || policy.match.objectSelector) && !selectorsMatch(policy.match, q, await nsLabels())) continue;
@@ -261,6 +265,13 @@ export class PolicyAdmission implements Plugin {
         let errorType: PolicyCheck['errorType'] = 'no_error';
         for (const param of params) {
           const r = await this.evaluate(policy, act as Activation, param, q);
+          for (const an of r.annotations) {
+            // `{policy}/{key}`: each distinct value once, several bindings' values joined.
+            const key = `${policy.name}/${an.key}`;
+            const values = published.get(key) ?? [];
+            if (!values.includes(an.value)) values.push(an.value);
+            published.set(key, values);
+          }
           for (const d of r.decisions) {
             if (d.error) errorType = d.message.startsWith('compilation error') ? 'compile_error' : 'invalid_error';
             if (d.always) {
@@ -275,7 +286,16 @@ export class PolicyAdmission implements Plugin {
               } else if (act === 'Warn') {
                 warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policy.name}' with binding '${b.name}': ${d.message}`);
                 if (action === 'allow') action = 'warn';
-              } else if (act === 'Audit' && action === 'allow') action = 'audit';
+              } else if (act === 'Audit') {
+                auditFailures.push({
+                  message: d.message,
+                  policy: policy.name,
+                  binding: b.name,
+                  expressionIndex: d.index,
+                  validationActions: [...b.actions],
+                });
+                if (action === 'allow') action = 'audit';
+              }
             }
           }
         }
@@ -289,6 +309,12 @@ export class PolicyAdmission implements Plugin {
       }
     }
     if (a.warnings) a.warnings.push(...warnings);
+    if (a.annotations) {
+      // As the reference: the Audit action's failures, and the policies' audit annotations
+      // (values cut at 10 KiB), in the request's audit event.
+      if (auditFailures.length > 0) a.annotations[VALIDATION_FAILURE] = JSON.stringify(auditFailures);
+      for (const [k, values] of published) if (!(k in a.annotations)) a.annotations[k] = values.join(', ').slice(0, 10 * 1024);
+    }
     const first = denials[0];
     if (!first) return;
     const message = first.binding
