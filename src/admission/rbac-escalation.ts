@@ -8,26 +8,14 @@
  *   "system:authenticated"]) is attempting to grant RBAC permissions not currently held:
  *   {APIGroups:[""], Resources:["secrets"], Verbs:["get"]}
  */
-import { svcGroup } from '../api/brand';
-import { isObject, type Obj } from '../api/meta';
+import { isObject } from '../api/meta';
 import { forbidden } from '../api/status';
 import type { Authorizer } from '../auth/authz';
-import type { RbacIndex, Rule } from '../auth/rbac';
+import { type RbacIndex, type Rule, rulesOf } from '../auth/rbac';
 import { MASTERS } from '../auth/tokens';
 import type { Attributes, Operation, Plugin } from './chain';
 
 const GROUP = 'rbac.authorization.svc.io';
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-
-function toRules(o: Obj): Rule[] {
-  return (Array.isArray(o.rules) ? o.rules.filter(isObject) : []).map((r) => ({
-    verbs: strings(r.verbs),
-    apiGroups: strings(r.apiGroups).map(svcGroup),
-    resources: strings(r.resources),
-    resourceNames: strings(r.resourceNames),
-    nonResourceURLs: strings(r.nonResourceURLs),
-  }));
-}
 
 const has = (list: string[], v: string) => list.includes('*') || list.includes(v);
 
@@ -133,7 +121,7 @@ export class RbacEscalation implements Plugin {
         path: '',
       });
       if (escalate) return;
-      wanted = toRules(o);
+      wanted = rulesOf(o);
     }
     const own = this.rbac.rulesIn(user, a.namespace);
     const missing = wanted.filter((r) => !covered(own, r));

@@ -46,7 +46,8 @@ interface Binding {
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
-function rulesOf(o: Obj): Rule[] {
+/** The rules of a Role or ClusterRole object (apiGroups in svc spelling). */
+export function rulesOf(o: Obj): Rule[] {
   return (Array.isArray(o.rules) ? o.rules.filter(isObject) : []).map((r) => ({
     verbs: strings(r.verbs),
     apiGroups: strings(r.apiGroups).map(svcGroup),
