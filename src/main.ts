@@ -361,6 +361,8 @@ async function main(argv: string[]): Promise<void> {
       log,
     });
     auditor = new Auditor(policy, auditLog);
+    const al = auditLog;
+    metrics.auditFigures = () => ({ events: al.written + al.queued, errors: al.dropped });
   }
   const discovery = new Discovery(api, `${host}:${cfg.port}`);
   // Service accounts: a token's account must still exist with the uid it was issued for (the

@@ -166,3 +166,10 @@ test('admission policies add their Audit failures and audit annotations to the e
     { message: 'flagged', policy: 'audited-policy', binding: 'audited-binding', expressionIndex: 0, validationActions: ['Audit'] },
   ]);
 });
+
+test('the audit metrics count the events', async () => {
+  const text = await (await srv.fetch('/metrics')).text();
+  const m = /^apiserver_audit_event_total (\d+)$/m.exec(text);
+  expect(Number(m?.[1])).toBeGreaterThan(0);
+  expect(text).toContain('apiserver_audit_error_total{plugin="log"} 0');
+});

@@ -228,6 +228,24 @@ describe('kubectl auth and impersonation', () => {
     expect(whoAs.status.userInfo).toEqual({ username: 'ops', groups: ['operators', 'system:authenticated'] });
   });
 
+  test("Impersonate-Extra-* headers become the user's extra", async () => {
+    const r = await srv.fetch('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'Impersonate-User': 'ops',
+        'Impersonate-Extra-scopes': 'read, write',
+      },
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+    } as RequestInit);
+    expect(r.status).toBe(201);
+    expect(((await r.json()) as Json).status.userInfo).toEqual({
+      username: 'ops',
+      groups: ['system:authenticated'],
+      extra: { scopes: ['read', 'write'] },
+    });
+  });
+
   test('impersonation needs the impersonate verb', async () => {
     const r = await srv.fetch('/api/v1/namespaces/default/pods', {
       token: 'dev-token',

@@ -135,8 +135,13 @@ export class AuditLog {
   private size = 0;
   /** Events dropped because the buffer was full (apiserver_audit_error_total). */
   dropped = 0;
-  /** Events written (apiserver_audit_event_total). */
+  /** Events written (apiserver_audit_event_total counts these and those queued). */
   written = 0;
+
+  /** Events waiting to be written. */
+  get queued(): number {
+    return this.buffer.length;
+  }
 
   constructor(private readonly o: AuditLogOptions) {
     if (o.path !== '-') {

@@ -114,6 +114,7 @@ export function review(kind: string, body: Obj, user: UserInfo, namespace: strin
     case 'SelfSubjectReview': {
       const info: JsonObject = { username: user.name, groups: user.groups };
       if (user.uid) info.uid = user.uid;
+      if (user.extra) info.extra = user.extra;
       out.status = { userInfo: info };
       return out;
     }

@@ -10,6 +10,8 @@ export interface UserInfo {
   name: string;
   uid: string;
   groups: string[];
+  /** Extra attributes (Impersonate-Extra-<key> headers). */
+  extra?: Record<string, string[]>;
 }
 
 export const MASTERS = 'system:masters';

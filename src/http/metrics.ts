@@ -89,6 +89,9 @@ export class Metrics {
   /** Deprecated group/version/resource/subresource requested since start. */
   private readonly deprecated = new Set<string>();
 
+  /** The audit log's counts (apiserver_audit_event_total, apiserver_audit_error_total), once it exists. */
+  auditFigures?: () => { events: number; errors: number };
+
   constructor(private readonly storeFigures: () => StoreFigures) {}
 
   /** A request to a deprecated version (apiserver_requested_deprecated_apis, a gauge of 1 per API). */
@@ -177,6 +180,17 @@ export class Metrics {
       '# TYPE apiserver_requested_deprecated_apis gauge',
     );
     for (const l of this.deprecated) out.push(`apiserver_requested_deprecated_apis{${l}} 1`);
+    const audit = this.auditFigures?.();
+    if (audit) {
+      out.push(
+        '# HELP apiserver_audit_event_total Counter of audit events generated and sent to the audit backend.',
+        '# TYPE apiserver_audit_event_total counter',
+        `apiserver_audit_event_total ${audit.events}`,
+        '# HELP apiserver_audit_error_total Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.',
+        '# TYPE apiserver_audit_error_total counter',
+        `apiserver_audit_error_total{plugin="log"} ${audit.errors}`,
+      );
+    }
     const s = this.storeFigures();
     const gauge = (name: string, help: string, type: string, v: number) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${v}`);
