@@ -173,3 +173,28 @@ test('the audit metrics count the events', async () => {
   expect(Number(m?.[1])).toBeGreaterThan(0);
   expect(text).toContain('apiserver_audit_error_total{plugin="log"} 0');
 });
+
+test('a request to a deprecated version carries svc.io/deprecated', async () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'olds.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'olds', singular: 'old', kind: 'Old' },
+      versions: [{ name: 'v1', served: true, storage: true, deprecated: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+    },
+  };
+  expect((await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status).toBe(201);
+  const list = await until(
+    () => srv.json('GET', '/apis/example.com/v1/namespaces/default/olds'),
+    (r) => r.status === 200,
+  );
+  expect(list.headers.get('warning')).toContain('is deprecated');
+  const e = await until(
+    async () => events().find((x) => x.objectRef?.resource === 'olds' && x.responseStatus?.code === 200),
+    (x) => x !== undefined,
+  );
+  expect(e.annotations['svc.io/deprecated']).toBe('true');
+});

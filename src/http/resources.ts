@@ -138,7 +138,11 @@ export class ResourceHandler {
     // A deprecated version: every answer carries its warning, errors too (as the reference).
     const deprecation = store.def.deprecation;
     const warning = deprecation === undefined ? undefined : `299 - ${JSON.stringify(deprecation)}`;
-    if (deprecation !== undefined) this.opts.onDeprecated?.(store.def, info.subresource);
+    if (deprecation !== undefined) {
+      this.opts.onDeprecated?.(store.def, info.subresource);
+      // As the reference's audit annotation k8s.io/deprecated, in the svc spelling.
+      requestAnnotations(req)['svc.io/deprecated'] = 'true';
+    }
     try {
       const res = await this.serve(store, info, req, url, view);
       if (warning) res.headers.append('Warning', warning);
