@@ -9,6 +9,7 @@ import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
 import { RbacEscalation } from './admission/rbac-escalation';
+import { createApf } from './apf';
 import { StatusError } from './api/status';
 import { AuditLog, parsePolicy } from './auth/audit';
 import { Auditor } from './auth/auditor';
@@ -381,6 +382,17 @@ async function main(argv: string[]): Promise<void> {
       }
     };
   };
+  // API Priority and Fairness (--enable-priority-and-fairness, default on).
+  const apf = cfg.enablePriorityAndFairness
+    ? createApf({
+        api,
+        cacheOf,
+        metrics,
+        serverConcurrencyLimit: cfg.maxRequestsInflight + cfg.maxMutatingRequestsInflight,
+        requestTimeoutMs: cfg.requestTimeoutMs,
+        log,
+      })
+    : undefined;
   const chain = buildHandler({
     authn: new TokenAuthenticator(users, saStore ? { tokens: saTokens, account: accountUid(saStore) } : undefined),
     authz: authorizer,
@@ -398,6 +410,7 @@ async function main(argv: string[]): Promise<void> {
         metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
     }),
     metrics,
+    apf: apf?.fc,
     maxInflight: cfg.maxRequestsInflight,
     maxMutatingInflight: cfg.maxMutatingRequestsInflight,
     requestTimeoutMs: cfg.requestTimeoutMs,
@@ -415,6 +428,7 @@ async function main(argv: string[]): Promise<void> {
     debug: {
       // The store's counters and the process's memory, for load tests watching the server.
       runtime: () => reply({ store: store.stats(), memory: process.memoryUsage(), uptimeSeconds: Math.round(process.uptime()) }),
+      ...apf?.debug,
     },
   });
   const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
@@ -475,6 +489,7 @@ async function main(argv: string[]): Promise<void> {
     quotaController?.start(),
     policyAdmission?.start(),
     policyStatus?.start(),
+    apf?.controller.start(),
   ]).then(
     () => {
       controllersStarted = true;
@@ -493,6 +508,7 @@ async function main(argv: string[]): Promise<void> {
     await Bun.sleep(cfg.shutdownDelayMs);
     // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
     gc.stop();
+    apf?.controller.stop();
     disruption?.stop();
     quotaController?.stop();
     policyAdmission?.stop();

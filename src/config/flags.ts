@@ -15,6 +15,8 @@ export interface Config {
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
   requestTimeoutMs: number;
+  /** --enable-priority-and-fairness: APF instead of the two in-flight limits. */
+  enablePriorityAndFairness: boolean;
   minRequestTimeoutSec: number;
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
@@ -194,6 +196,14 @@ const FLAGS: FlagDef[] = [
     help: 'Maximum mutating requests in flight; over it, 429. 0: no limit.',
     apply: (c, v) => {
       c.maxMutatingRequestsInflight = int(v, 'max-mutating-requests-inflight');
+    },
+  },
+  {
+    name: 'enable-priority-and-fairness',
+    default: 'true',
+    help: 'API Priority and Fairness: classify requests by FlowSchema and share --max-requests-inflight + --max-mutating-requests-inflight seats among priority levels with fair queuing. false: the two in-flight limits alone.',
+    apply: (c, v) => {
+      c.enablePriorityAndFairness = parseBool(v, 'enable-priority-and-fairness');
     },
   },
   {
@@ -407,6 +417,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     maxRequestsInflight: 0,
     maxMutatingRequestsInflight: 0,
     requestTimeoutMs: 0,
+    enablePriorityAndFairness: true,
     minRequestTimeoutSec: 0,
     tlsCertFile: '',
     tlsPrivateKeyFile: '',

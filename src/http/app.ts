@@ -26,7 +26,7 @@ export interface FrontEndDeps {
   /** GET /metrics. */
   metrics: () => Promise<Response>;
   /** GET /debug/<name>: named debug endpoints. */
-  debug: Record<string, () => Response | Promise<Response>>;
+  debug: Record<string, (req: Request) => Response | Promise<Response>>;
   /** Service account issuer discovery: /.well-known/openid-configuration and /openid/v1/jwks. */
   issuer?: { configuration: () => Response; jwks: () => Response };
 }
@@ -61,7 +61,11 @@ export function frontEnd(d: FrontEndDeps) {
     .get('/openid/v1/jwks', ({ request }) => (d.issuer ? chain.guarded(request, d.issuer.jwks) : chain(request)))
     .get('/debug/:name', ({ request, params }) => {
       const f = d.debug[params.name];
-      return f ? chain.guarded(request, f) : chain(request);
+      return f ? chain.guarded(request, () => f(request)) : chain(request);
+    })
+    .get('/debug/api_priority_and_fairness/:name', ({ request, params }) => {
+      const f = d.debug[`api_priority_and_fairness/${params.name}`];
+      return f ? chain.guarded(request, () => f(request)) : chain(request);
     })
     .all('/', ({ request }) => chain(request))
     .all('/*', ({ request }) => chain(request));

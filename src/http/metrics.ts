@@ -92,6 +92,9 @@ export class Metrics {
   /** The audit log's counts (apiserver_audit_event_total, apiserver_audit_error_total), once it exists. */
   auditFigures?: () => { events: number; errors: number };
 
+  /** More families, written after the built-in ones (API Priority and Fairness). */
+  readonly sources: ((out: string[]) => void)[] = [];
+
   constructor(private readonly storeFigures: () => StoreFigures) {}
 
   /** A request to a deprecated version (apiserver_requested_deprecated_apis, a gauge of 1 per API). */
@@ -191,6 +194,7 @@ export class Metrics {
         `apiserver_audit_error_total{plugin="log"} ${audit.errors}`,
       );
     }
+    for (const source of this.sources) source(out);
     const s = this.storeFigures();
     const gauge = (name: string, help: string, type: string, v: number) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${v}`);

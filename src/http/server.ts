@@ -2,17 +2,20 @@
  * The request path, in one place (as the reference's DefaultBuildHandlerChain):
  *
  *   request info → health (unauthenticated) → authentication → authorization
- *     → priority and fairness slot → handler (resource / discovery / openapi / metrics)
+ *     → priority and fairness (src/apf/; or the two in-flight limits when it is off)
+ *     → handler (resource / discovery / openapi / metrics)
  *
  * plus metrics and the one error renderer around it all. This is the only file that knows how
  * a request arrives; handlers receive parsed RequestInfo.
  */
+
+import type { FlowControl } from '../apf/flow-control';
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
 import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
 import type { Auditor, AuditRecord } from '../auth/auditor';
 import type { Authorizer } from '../auth/authz';
 import { impersonated } from '../auth/impersonation';
-import { setRequestUser } from '../auth/request-user';
+import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { CorruptObjectError } from '../registry/encoding';
 import type { Discovery } from './discovery';
@@ -31,7 +34,9 @@ export interface ChainDeps {
   openapi: OpenApi;
   resources: ResourceHandler;
   metrics: Metrics;
-  /** --max-requests-inflight / --max-mutating-requests-inflight (0: unlimited). */
+  /** API Priority and Fairness; absent (--enable-priority-and-fairness=false): the in-flight limits. */
+  apf?: FlowControl;
+  /** --max-requests-inflight / --max-mutating-requests-inflight (0: unlimited), without APF. */
   maxInflight: number;
   maxMutatingInflight: number;
   /** --request-timeout in ms for non-long-running requests. */
@@ -97,9 +102,13 @@ export function buildHandler(d: ChainDeps): Chain {
     return reply(doc);
   }
 
-  async function withSlot(info: RequestInfo, f: () => Promise<Response>): Promise<Response> {
-    if (isLongRunning(info)) return f();
+  async function withSlot(info: RequestInfo, req: Request, url: RequestUrl, f: () => Promise<Response>): Promise<Response> {
     const mutating = info.isResourceRequest && MUTATING.has(info.verb);
+    if (d.apf) {
+      const user = requestUser(req);
+      if (user) return d.apf.serve(user, info, url.searchParams, req.signal, () => withDeadline(mutating, f));
+    }
+    if (isLongRunning(info)) return f();
     if (
       mutating ? d.maxMutatingInflight > 0 && mutatingInflight >= d.maxMutatingInflight : d.maxInflight > 0 && inflight >= d.maxInflight
     ) {
@@ -108,22 +117,26 @@ export function buildHandler(d: ChainDeps): Chain {
     if (mutating) mutatingInflight++;
     else inflight++;
     try {
-      // Reads are served from memory with bounded waits (resourceVersion waits end in 504 after
-      // 3 s), so only writes, which wait on the disk, get a deadline.
-      if (!mutating || d.requestTimeoutMs <= 0) return await f();
-      let deadline: Deadline | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        deadline = { at: Date.now() + d.requestTimeoutMs, reject };
-        deadlines.add(deadline);
-      });
-      try {
-        return await Promise.race([f(), timeout]);
-      } finally {
-        if (deadline) deadlines.delete(deadline);
-      }
+      return await withDeadline(mutating, f);
     } finally {
       if (mutating) mutatingInflight--;
       else inflight--;
+    }
+  }
+
+  async function withDeadline(mutating: boolean, f: () => Promise<Response>): Promise<Response> {
+    // Reads are served from memory with bounded waits (resourceVersion waits end in 504 after
+    // 3 s), so only writes, which wait on the disk, get a deadline.
+    if (!mutating || d.requestTimeoutMs <= 0) return f();
+    let deadline: Deadline | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      deadline = { at: Date.now() + d.requestTimeoutMs, reject };
+      deadlines.add(deadline);
+    });
+    try {
+      return await Promise.race([f(), timeout]);
+    } finally {
+      if (deadline) deadlines.delete(deadline);
     }
   }
 
@@ -153,7 +166,7 @@ export function buildHandler(d: ChainDeps): Chain {
       const url = requestUrl(req.url);
       const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       await admit(req, info);
-      return await serve();
+      return await withSlot(info, req, url, async () => serve());
     } catch (e) {
       return replyError(e, {}, d.log);
     }
@@ -169,7 +182,7 @@ export function buildHandler(d: ChainDeps): Chain {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       record = await admit(req, info, url);
       const i = info;
-      res = await withSlot(i, () => route(i, req, url));
+      res = await withSlot(i, req, url, () => route(i, req, url));
     } catch (e) {
       res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);
     }

@@ -705,7 +705,7 @@ export class ResourceStore {
         if (wantRv && wantRv !== curKv.modRevision) throw conflict(this.target, name, STALE_OBJECT);
         cur = decodeStored(curKv);
         const { input, managed } = tryUpdate(clone(cur));
-        next = this.merge(input, cur, subresource);
+        next = this.merge(input, cur, subresource, managed);
         if (!managed) this.recordManaged(cur, next, w, subresource);
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
@@ -779,7 +779,7 @@ export class ResourceStore {
   }
 
   /** The object an update stores: the input with server-owned state carried over from `cur`. */
-  private merge(input: Obj, cur: Obj, subresource: Subresource): Obj {
+  private merge(input: Obj, cur: Obj, subresource: Subresource, managed = false): Obj {
     let next: Obj;
     if (subresource === 'finalize') {
       // namespaces/finalize changes only spec.finalizers.
@@ -794,6 +794,8 @@ export class ResourceStore {
       next = clone(cur);
       if (input.status === undefined) delete next.status;
       else next.status = clone(input.status);
+      // Server-side apply computed the new ownership on the input: keep it.
+      if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else {
       next = clone(input);
       if (this.def.status) {

@@ -1,0 +1,171 @@
+/**
+ * API Priority and Fairness (issue 10 bench).
+ *
+ * 1. What the filter adds to a request, inline: FlowControl.serve() around a no-op handler for a
+ *    user classified to global-default (the longest walk through the bootstrap schemas, a
+ *    QueueSet dispatch, metrics), for an exempt admin, against calling the handler directly.
+ * 2. CPU per GET on the real server with APF on and off (two servers, same run, phases
+ *    alternated), for a non-exempt user (global-default).
+ * 3. A flood: one user LISTs (100 objects) with 10× the server's seats in concurrent requests
+ *    while another user GETs one object; the quiet user's p99 under the flood over its unloaded
+ *    p99, with APF on and off; how the flood was answered (200 / 429 / other) and the server's
+ *    RSS. The server shares 12 seats (--max-requests-inflight=8 --max-mutating-requests-inflight=4).
+ *
+ *     bun bench/apf.ts
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Bench } from 'tinybench';
+import { bootstrapConfig } from '../src/apf/bootstrap-config';
+import { FlowControl } from '../src/apf/flow-control';
+import { parseRequestInfo } from '../src/api/request-info';
+import { type Server, startServer } from '../test/helpers/server';
+import { type LoadResult, load, rssMiB, serverCpuPerRequest, threadCpu } from './harness';
+
+const PHASE_MS = Number(process.env.PHASE_MS ?? 6000);
+
+// 1. Inline cost.
+{
+  const fc = new FlowControl({ serverConcurrencyLimit: 600, requestWaitLimitMs: 15_000 });
+  const cfg = bootstrapConfig();
+  const uid = (o: { metadata: { name?: string; uid?: string } }) => {
+    o.metadata.uid = `uid-${o.metadata.name}`;
+    return o;
+  };
+  fc.configure(
+    [...cfg.mandatory.flowSchemas, ...cfg.suggested.flowSchemas].map(uid),
+    [...cfg.mandatory.priorityLevels, ...cfg.suggested.priorityLevels].map(uid),
+  );
+  const info = parseRequestInfo('GET', '/api/v1/namespaces/default/configmaps/x', new URLSearchParams());
+  const q = new URLSearchParams();
+  const alice = { name: 'alice', uid: '', groups: ['devs', 'system:authenticated'] };
+  const admin = { name: 'admin', uid: '', groups: ['system:masters', 'system:authenticated'] };
+  const res = new Response('{}');
+  const handler = async () => res;
+  const bench = new Bench({ time: 1500 });
+  bench.add('baseline: the handler called directly', async () => {
+    await handler();
+  });
+  bench.add('APF: global-default user (classify, queue set, metrics, headers)', async () => {
+    await fc.serve(alice, info, q, undefined, handler);
+  });
+  bench.add('APF: exempt admin', async () => {
+    await fc.serve(admin, info, q, undefined, handler);
+  });
+  await bench.run();
+  const mean = bench.tasks.map((t) => ((t.result as { latency?: { mean: number } })?.latency?.mean ?? Number.NaN) * 1000);
+  console.log('\n1. inline cost per request');
+  bench.tasks.forEach((t, i) =>
+    console.log(
+      `   ${t.name.padEnd(66)} ${(mean[i] as number).toFixed(3)} us${i > 0 ? `  (+${((mean[i] as number) - (mean[0] as number)).toFixed(3)} us)` : ''}`,
+    ),
+  );
+}
+
+// A user from --token-auth-file with read access, for requests that are not exempt.
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-apf-'));
+const tokenFile = path.join(dir, 'tokens.csv');
+fs.writeFileSync(tokenFile, 'quiet-token,quiet,uid-q,"devs"\nflood-token,flood,uid-f,"devs"\n');
+
+async function prepare(srv: Server): Promise<void> {
+  await srv.json('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'bench-view' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'devs' }],
+  });
+  for (let i = 0; i < 100; i++) {
+    await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `cm-${i}` }, data: { v: 'x'.repeat(200) } });
+  }
+  // The binding reaches the authorizer within a second.
+  for (let i = 0; i < 100; i++) {
+    const r = await srv.fetch('/api/v1/namespaces/default/configmaps/cm-0', { token: 'quiet-token' });
+    await r.arrayBuffer();
+    if (r.status === 200) break;
+    await Bun.sleep(20);
+  }
+}
+
+const phase = (srv: Server, token: string, p: string, concurrency: number, durationMs = PHASE_MS) =>
+  load({
+    url: `${srv.url}${p}`,
+    method: 'GET',
+    headers: { authorization: `Bearer ${token}` },
+    concurrency,
+    durationMs,
+    ca: srv.ca,
+  });
+
+// 2. CPU per GET, on and off.
+{
+  const on = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
+  const off = await startServer({ args: [`--token-auth-file=${tokenFile}`, '--enable-priority-and-fairness=false'] });
+  try {
+    await prepare(on);
+    await prepare(off);
+    const GET = '/api/v1/namespaces/default/configmaps/cm-7';
+    const cpu: Record<string, number[]> = { on: [], off: [] };
+    const ops: Record<string, number[]> = { on: [], off: [] };
+    for (let round = 0; round < 3; round++) {
+      for (const [name, srv] of [
+        ['off', off],
+        ['on', on],
+      ] as const) {
+        const before = threadCpu(srv.proc.pid);
+        const r = await phase(srv, 'quiet-token', GET, 32);
+        cpu[name]?.push(serverCpuPerRequest(before, srv.proc.pid, r.ok));
+        ops[name]?.push(r.ops);
+        if (r.errors > 0) console.log(`   ${name}: ${r.errors} errors ${JSON.stringify(r.codes)}`);
+      }
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    console.log('\n2. GET of one ConfigMap by a global-default user, 32 connections, 3 alternating rounds (median)');
+    console.log(`   APF off: ${med(ops.off as number[])} req/s, server CPU ${med(cpu.off as number[]).toFixed(1)} us/request`);
+    console.log(`   APF on:  ${med(ops.on as number[])} req/s, server CPU ${med(cpu.on as number[]).toFixed(1)} us/request`);
+    console.log(
+      `   added: ${(med(cpu.on as number[]) - med(cpu.off as number[])).toFixed(1)} us/request (rounds: on ${cpu.on?.map((x) => x.toFixed(1)).join(', ')}; off ${cpu.off?.map((x) => x.toFixed(1)).join(', ')})`,
+    );
+  } finally {
+    await on.stop();
+    await off.stop();
+  }
+}
+
+// 3. The flood.
+{
+  const SEATS = 12;
+  const report = (what: string, r: LoadResult) =>
+    `${what}: ${r.ops} ok/s, p50 ${r.p50} ms, p99 ${r.p99} ms, answers ${JSON.stringify({ ok: r.ok, ...r.codes })}`;
+  console.log(`\n3. flood: LISTs of 100 ConfigMaps with ${SEATS * 10} connections (10x the ${SEATS} seats) while another user GETs`);
+  for (const apf of [true, false]) {
+    const srv = await startServer({
+      args: [
+        `--token-auth-file=${tokenFile}`,
+        '--max-requests-inflight=8',
+        '--max-mutating-requests-inflight=4',
+        `--enable-priority-and-fairness=${apf}`,
+      ],
+    });
+    try {
+      await prepare(srv);
+      const GET = '/api/v1/namespaces/default/configmaps/cm-7';
+      const quietAlone = await phase(srv, 'quiet-token', GET, 4);
+      const rss0 = rssMiB(srv.proc.pid);
+      const [flood, quiet] = await Promise.all([
+        phase(srv, 'flood-token', '/api/v1/namespaces/default/configmaps', SEATS * 10),
+        Bun.sleep(500).then(() => phase(srv, 'quiet-token', GET, 4, PHASE_MS - 1000)),
+      ]);
+      const rss1 = rssMiB(srv.proc.pid);
+      console.log(`   APF ${apf ? 'on' : 'off'}:`);
+      console.log(`     ${report('quiet alone      ', quietAlone)}`);
+      console.log(`     ${report('quiet under flood', quiet)}`);
+      console.log(`     ${report('flood            ', flood)}`);
+      console.log(`     quiet p99 under flood / alone: ${(quiet.p99 / quietAlone.p99).toFixed(2)}; server RSS ${rss0} -> ${rss1} MiB`);
+    } finally {
+      await srv.stop();
+    }
+  }
+}
+fs.rmSync(dir, { recursive: true, force: true });
