@@ -3,7 +3,7 @@
  * loop): `bun bench/load.ts <json spec>`; prints one JSON line of results.
  *
  * spec: { url, method, headers, body?, bodyTemplate? ("{{i}}" replaced by a counter),
- *         concurrency, durationMs, ca }
+ *         concurrency, durationMs, ca, retryAfter? (wait out a 429's Retry-After, as client-go) }
  */
 interface Spec {
   url: string;
@@ -16,6 +16,7 @@ interface Spec {
   durationMs: number;
   ca?: string;
   start?: number;
+  retryAfter?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2] as string) as Spec;
@@ -43,6 +44,11 @@ async function worker(): Promise<void> {
       codes[r.status] = (codes[r.status] ?? 0) + 1;
       if (r.status < 300) ok++;
       else errors++;
+      if (r.status === 429 && spec.retryAfter) {
+        latencies.push(performance.now() - t);
+        await Bun.sleep(Math.min(Number(r.headers.get('retry-after') ?? 1) * 1000, deadline - performance.now()));
+        continue;
+      }
     } catch {
       errors++;
     }

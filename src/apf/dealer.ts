@@ -40,6 +40,10 @@ export function validDeal(deckSize: number, handSize: number): boolean {
 }
 
 export class Dealer {
+  /** Scratch space of deal() (no allocation per request). */
+  private readonly limbs = [0, 0, 0, 0];
+  private readonly sorted: number[] = [];
+
   constructor(
     readonly deckSize: number,
     readonly handSize: number,
@@ -52,9 +56,14 @@ export class Dealer {
   /** The hand for `hash`, written into `out` (cleared first); same hash, same hand. */
   deal(hash: FlowHash, out: number[] = []): number[] {
     out.length = 0;
-    const sorted: number[] = [];
+    const sorted = this.sorted;
+    sorted.length = 0;
     // The hash as four 16-bit limbs, most significant first; divided in place.
-    const limbs = [hash.hi >>> 16, hash.hi & 0xffff, hash.lo >>> 16, hash.lo & 0xffff];
+    const limbs = this.limbs;
+    limbs[0] = hash.hi >>> 16;
+    limbs[1] = hash.hi & 0xffff;
+    limbs[2] = hash.lo >>> 16;
+    limbs[3] = hash.lo & 0xffff;
     for (let i = 0; i < this.handSize; i++) {
       const base = this.deckSize - i;
       let r = 0;

@@ -215,7 +215,10 @@ export class FlowControl {
       flow.dispatch(1, 0, true);
       const started = this.clock.now();
       try {
-        return withHeaders(await tagErrors(run, headers), headers);
+        return withHeaders(await run(), headers);
+      } catch (e) {
+        tagError(e, headers);
+        throw e;
       } finally {
         pl.exemptExecuting--;
         pl.integrator.set(pl.exemptExecuting);
@@ -224,14 +227,14 @@ export class FlowControl {
     }
     const work = estimateWork(info, query, pl.limits.nominal, this.o.counts);
     const tag: RequestTag = { fs, distinguisher: distinguisher(fs, user, info), user, info, flow };
-    const arrived = this.clock.now();
     const r: QueuedRequest<RequestTag> = qs.start(hashFlow(fs.name, tag.distinguisher), work, tag, this.o.requestWaitLimitMs, signal);
+    let waited = 0;
     if (r.state === 'waiting') {
       flow.inqueue++;
       await r.decided;
       flow.inqueue--;
+      waited = (this.clock.now() - r.arrivedAt) / 1000;
     }
-    const waited = (this.clock.now() - arrived) / 1000;
     if (r.state !== 'executing') {
       this.reject(pl, flow, r.reason ?? 'concurrency-limit', waited);
       const e = tooManyRequests(1);
@@ -240,13 +243,35 @@ export class FlowControl {
     }
     pl.dispatched++;
     flow.dispatch(r.seats, waited, false);
+    let res: Response;
     try {
-      return withHeaders(await tagErrors(run, headers), headers);
+      res = await run();
+    } catch (e) {
+      tagError(e, headers);
+      throw e;
     } finally {
       flow.done(r.seats, (this.clock.now() - r.startedAt) / 1000, watch);
-      qs.finish(r);
+      this.release(qs, r);
     }
+    return withHeaders(res, headers);
   }
+
+  /**
+   * Seats come back on the event loop's next turn, not at once: a handler that returns
+   * synchronously would otherwise free its seat before the next arrival is even read, and the
+   * flood that arrived first would run first, in arrival order. Held over the turn, the seats
+   * make later arrivals queue, and the queues dispatch them fairly.
+   */
+  private release(qs: QueueSet, r: QueuedRequest<RequestTag>): void {
+    this.releasing.push(qs, r);
+    if (this.releasing.length === 2) setImmediate(this.releaseAll);
+  }
+
+  private readonly releasing: (QueueSet | QueuedRequest<RequestTag>)[] = [];
+  private readonly releaseAll = () => {
+    const batch = this.releasing.splice(0);
+    for (let i = 0; i < batch.length; i += 2) (batch[i] as QueueSet).finish(batch[i + 1] as QueuedRequest<RequestTag>);
+  };
 
   private reject(pl: PriorityLevel, flow: FlowStats, reason: RejectReason, waited: number): void {
     pl.rejected++;
@@ -287,14 +312,10 @@ export class FlowControl {
   }
 }
 
-async function tagErrors(run: () => Promise<Response>, headers: Record<string, string>): Promise<Response> {
-  try {
-    return await run();
-  } catch (e) {
-    const se = e as Partial<StatusError>;
-    if (e && typeof e === 'object' && typeof se.code === 'number') se.headers = { ...se.headers, ...headers };
-    throw e;
-  }
+/** A StatusError thrown by the handler is rendered later: it carries the PF headers along. */
+function tagError(e: unknown, headers: Record<string, string>): void {
+  const se = e as Partial<StatusError>;
+  if (e && typeof e === 'object' && typeof se.code === 'number') se.headers = { ...se.headers, ...headers };
 }
 
 function withHeaders(res: Response, headers: Record<string, string>): Response {
