@@ -164,6 +164,63 @@ describe('bootstrap configuration', () => {
   });
 });
 
+describe('PriorityLevelConfiguration defaults and validation', () => {
+  test('nominalConcurrencyShares defaults to 30 only when unset; an explicit 0 stays; zero queuing fields get defaults', async () => {
+    const unset = await srv.json('POST', `${FC}/prioritylevelconfigurations`, plc('d-unset', { limitResponse: { type: 'Reject' } }));
+    expect(unset.status).toBe(201);
+    expect((unset.body as Json).spec.limited).toEqual({
+      nominalConcurrencyShares: 30,
+      lendablePercent: 0,
+      limitResponse: { type: 'Reject' },
+    });
+    const zero = await srv.json(
+      'POST',
+      `${FC}/prioritylevelconfigurations`,
+      plc('d-zero', {
+        nominalConcurrencyShares: 0,
+        limitResponse: { type: 'Queue', queuing: { queues: 0, handSize: 0, queueLengthLimit: 0 } },
+      }),
+    );
+    expect(zero.status).toBe(201);
+    expect((zero.body as Json).spec.limited.nominalConcurrencyShares).toBe(0);
+    expect((zero.body as Json).spec.limited.limitResponse.queuing).toEqual({ queues: 64, handSize: 8, queueLengthLimit: 50 });
+    // A level with 0 shares has 0 nominal seats: the metrics say so.
+    const metrics = (
+      await until(
+        () => get('/metrics'),
+        (r) => (r.body as string).includes('nominal_limit_seats{priority_level="d-zero"}'),
+      )
+    ).body as string;
+    expect(metrics).toContain('apiserver_flowcontrol_nominal_limit_seats{priority_level="d-zero"} 0');
+    await srv.json('DELETE', `${FC}/prioritylevelconfigurations/d-unset`);
+    await srv.json('DELETE', `${FC}/prioritylevelconfigurations/d-zero`);
+  });
+
+  test('the reference bounds: the entropy of queues and hand size, type Exempt only for "exempt"', async () => {
+    const deal = await srv.json(
+      'POST',
+      `${FC}/prioritylevelconfigurations`,
+      plc('bad-deal', { limitResponse: { type: 'Queue', queuing: { queues: 128, handSize: 10, queueLengthLimit: 5 } } }),
+    );
+    expect(deal.status).toBe(422);
+    expect((deal.body as Json).details.causes).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        field: 'spec.limited.limitResponse.queuing.handSize',
+        message: 'Invalid value: 10: required entropy bits of deckSize 128 and handSize 10 should not be greater than 60',
+      },
+    ]);
+    const exempt = await srv.json('POST', `${FC}/prioritylevelconfigurations`, {
+      apiVersion: 'flowcontrol.apiserver.svc.io/v1',
+      kind: 'PriorityLevelConfiguration',
+      metadata: { name: 'mine' },
+      spec: { type: 'Exempt' },
+    });
+    expect(exempt.status).toBe(422);
+    expect((exempt.body as Json).message).toContain("type must be 'Exempt' if and only if name is 'exempt'");
+  });
+});
+
 describe('Dangling condition', () => {
   test('True/NotFound while the priority level is missing, False/Found within a second of its creation', async () => {
     expect((await srv.json('POST', `${FC}/flowschemas`, flowSchema('orphan', 'not-yet', 'nobody'))).status).toBe(201);

@@ -10,6 +10,7 @@ import type { DefName } from './types';
 const CORE = 'io.svc.api.core.v1';
 const APPS = 'io.svc.api.apps.v1';
 const NET = 'io.svc.api.networking.v1';
+const FLOW = 'io.svc.api.flowcontrol.v1';
 
 /**
  * The tag of an image reference as the reference's parsers.ParseImageName sees it: the part
@@ -129,6 +130,16 @@ function limitRangeItem(o: JsonObject): void {
   if (Object.keys(req).length > 0) o.defaultRequest = req;
 }
 
+/**
+ * SetDefaults_QueuingConfiguration (flowcontrol v1): Go's zero values count as unset, so an
+ * explicit 0 for handSize, queues or queueLengthLimit gets the default too (8, 64, 50).
+ */
+function queuingConfiguration(o: JsonObject): void {
+  if (o.handSize === 0) o.handSize = 8;
+  if (o.queues === 0) o.queues = 64;
+  if (o.queueLengthLimit === 0) o.queueLengthLimit = 50;
+}
+
 export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${CORE}.LimitRangeItem`]: limitRangeItem,
   [`${CORE}.Container`]: container,
@@ -140,4 +151,5 @@ export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${CORE}.Pod`]: pod,
   [`${APPS}.DeploymentStrategy`]: deploymentStrategy,
   [`${NET}.NetworkPolicySpec`]: networkPolicySpec,
+  [`${FLOW}.QueuingConfiguration`]: queuingConfiguration,
 };
