@@ -58,11 +58,10 @@ if (PARTS.has('1')) {
   await bench.run();
   const mean = bench.tasks.map((t) => ((t.result as { latency?: { mean: number } })?.latency?.mean ?? Number.NaN) * 1000);
   console.log('\n1. inline cost per request');
-  bench.tasks.forEach((t, i) =>
-    console.log(
-      `   ${t.name.padEnd(66)} ${(mean[i] as number).toFixed(3)} us${i > 0 ? `  (+${((mean[i] as number) - (mean[0] as number)).toFixed(3)} us)` : ''}`,
-    ),
-  );
+  for (const [i, t] of bench.tasks.entries()) {
+    const added = i > 0 ? `  (+${((mean[i] as number) - (mean[0] as number)).toFixed(3)} us)` : '';
+    console.log(`   ${t.name.padEnd(66)} ${(mean[i] as number).toFixed(3)} us${added}`);
+  }
 }
 
 // A user from --token-auth-file with read access, for requests that are not exempt.

@@ -1,0 +1,442 @@
+/**
+ * The KV interface over a real etcd (v3 API through the `etcd3` client's raw gRPC calls), so
+ * that several API server replicas share one store. Keys live under `--etcd-prefix` (the
+ * reference's `/registry`); revisions are etcd's own, so resourceVersions, continue tokens and
+ * watches mean the same on every replica.
+ *
+ *   range     Range (revision, limit, count), header revision = the read's revision
+ *   txn       Txn with compares; puts and deletes ask for prev_kv; durable when etcd answers
+ *   compact   Compact (physical); a compacted read or watch maps to StoreError `compacted`
+ *   watch     one gRPC watch stream per ChangeStream, prev_kv on, resumed from its position
+ *             (from the compacted revision itself is `compacted`: etcd drops a delete made at
+ *             the compaction revision, so such a watch could miss it)
+ *             after a disconnection; while its consumer waits and the store has moved past
+ *             its position (writes outside its range), it asks etcd for a progress
+ *             notification, so that `position` advances as the embedded store's does
+ *
+ * currentRevision() is the newest revision this process has seen in any etcd answer (a read,
+ * a write, a watch event or progress notification). Failures to reach etcd become StoreError
+ * `unavailable` (the API answers 503/504); the client retries and fails over between endpoints.
+ */
+import { Etcd3, type IKeyValue, type IOptions, type IRequestOp, type IResponseOp, type IWatchResponse } from 'etcd3';
+import {
+  type ChangeEvent,
+  type ChangeStream,
+  type Compare,
+  type KeyValue,
+  type KV,
+  type OpResponse,
+  prefixEnd,
+  type RangeOptions,
+  type RangeResult,
+  type Revision,
+  StoreError,
+  type Txn,
+  type TxnOp,
+  type TxnResult,
+  type WatchOptions,
+} from './types';
+
+export interface EtcdOptions {
+  /** Client URLs (http:// or https://); the client fails over between them. */
+  endpoints: string[];
+  /** Prefix of every key in etcd (`--etcd-prefix`, default `/registry`). */
+  prefix?: string;
+  /** PEM contents of `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`. */
+  tls?: { ca: string; cert?: string; key?: string };
+  /** Deadline of one unary call (default 10 s). */
+  callTimeoutMs?: number;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const COMPARE_TARGET = { mod: 'Mod', create: 'Create', version: 'Version', value: 'Value' } as const;
+const COMPARE_RESULT = { '=': 'Equal', '!=': 'NotEqual', '<': 'Less', '>': 'Greater' } as const;
+
+/** A gRPC or etcd failure as the closed set of store errors. */
+export function storeErrorOf(e: unknown): StoreError {
+  if (e instanceof StoreError) return e;
+  const msg = e instanceof Error ? e.message : String(e);
+  if (msg.includes('required revision has been compacted')) return new StoreError('compacted', msg);
+  if (msg.includes('required revision is a future revision')) return new StoreError('future-revision', msg);
+  if (e instanceof Error && e.name === 'ClientClosedError') return new StoreError('closed', msg);
+  return new StoreError('unavailable', `etcd: ${msg}`);
+}
+
+export class EtcdStore implements KV {
+  readonly client: Etcd3;
+  private readonly prefix: string;
+  private readonly prefixBuf: Buffer;
+  private rev = 0;
+  private compacted = 0;
+  private closed = false;
+  private readonly streams = new Set<EtcdChangeStream>();
+
+  private constructor(o: EtcdOptions) {
+    this.prefix = o.prefix ?? '/registry';
+    this.prefixBuf = Buffer.from(this.prefix);
+    const timeout = o.callTimeoutMs ?? 10_000;
+    const opts: IOptions = {
+      hosts: o.endpoints,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+    };
+    if (o.tls) {
+      opts.credentials = {
+        rootCertificate: Buffer.from(o.tls.ca),
+        ...(o.tls.cert ? { certChain: Buffer.from(o.tls.cert) } : {}),
+        ...(o.tls.key ? { privateKey: Buffer.from(o.tls.key) } : {}),
+      };
+    }
+    this.client = new Etcd3(opts);
+  }
+
+  /** Connects and reads the current revision (throws `unavailable` when no endpoint answers). */
+  static async open(o: EtcdOptions): Promise<EtcdStore> {
+    const s = new EtcdStore(o);
+    try {
+      const r = await s.client.kv.range({ key: s.prefixBuf, range_end: Buffer.from(prefixEnd(s.prefix)), count_only: true });
+      s.seen(r.header.revision);
+    } catch (e) {
+      s.client.close();
+      throw storeErrorOf(e);
+    }
+    return s;
+  }
+
+  currentRevision(): Revision {
+    return this.rev;
+  }
+
+  compactedRevision(): Revision {
+    return this.compacted;
+  }
+
+  /** Ask etcd for its revision now (a consistent read's starting point). */
+  async freshRevision(): Promise<Revision> {
+    const r = await this.call(() => this.client.kv.range({ key: this.prefixBuf, count_only: true }));
+    return this.seen(r.header.revision);
+  }
+
+  async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
+    const r = await this.call(() =>
+      this.client.kv.range({
+        key: this.k(key),
+        ...(opts.end !== undefined ? { range_end: this.end(opts.end) } : {}),
+        ...(opts.revision ? { revision: opts.revision } : {}),
+        ...(opts.limit ? { limit: opts.limit } : {}),
+      }),
+    );
+    const current = this.seen(r.header.revision);
+    // etcd's header names its newest revision; a read at a past one was served at that one.
+    const revision = opts.revision ? opts.revision : current;
+    return { kvs: r.kvs.map((kv) => this.kv(kv)), count: Number(r.count), more: r.more, revision };
+  }
+
+  async txn(t: Txn): Promise<TxnResult> {
+    const r = await this.call(() =>
+      this.client.kv.txn({
+        compare: (t.compare ?? []).map((c) => this.compare(c)),
+        success: (t.success ?? []).map((op) => this.op(op)),
+        failure: (t.failure ?? []).map((op) => this.op(op)),
+      }),
+    );
+    const revision = this.seen(r.header.revision);
+    const ops = (r.succeeded ? t.success : t.failure) ?? [];
+    return { succeeded: r.succeeded, revision, responses: r.responses.map((res, i) => this.response(res, ops[i] as TxnOp, revision)) };
+  }
+
+  async compact(revision: Revision): Promise<void> {
+    if (revision <= this.compacted) throw new StoreError('compacted', `revision ${revision} is already compacted (at ${this.compacted})`);
+    await this.call(() => this.client.kv.compact({ revision, physical: true }));
+    this.compacted = Math.max(this.compacted, revision);
+  }
+
+  watch(fromRevision: Revision, opts: WatchOptions = {}): ChangeStream {
+    const s = new EtcdChangeStream(this, fromRevision, opts.key ?? '', opts.end ?? (opts.key === undefined ? '\0' : undefined));
+    this.streams.add(s);
+    return s;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of [...this.streams]) s.close();
+    this.client.close();
+  }
+
+  // ── internals shared with the change streams ──
+
+  /** @internal */
+  seen(revision: string | number): Revision {
+    const r = Number(revision);
+    if (r > this.rev) this.rev = r;
+    return r;
+  }
+
+  /** @internal a compaction learnt from a cancelled watch. */
+  compactedAt(revision: Revision): void {
+    if (revision > this.compacted) this.compacted = revision;
+  }
+
+  /** @internal */
+  forget(s: EtcdChangeStream): void {
+    this.streams.delete(s);
+  }
+
+  /** @internal the etcd key of a store key. */
+  k(key: string): Buffer {
+    return Buffer.concat([this.prefixBuf, Buffer.from(key)]);
+  }
+
+  /** @internal a range end: '\0' (every key from `key` on) stays inside the prefix. */
+  end(end: string): Buffer {
+    return end === '\0' ? Buffer.from(prefixEnd(this.prefix)) : this.k(end);
+  }
+
+  /** @internal */
+  kv(kv: IKeyValue): KeyValue {
+    return {
+      key: kv.key.subarray(this.prefixBuf.length).toString(),
+      value: new Uint8Array(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength),
+      createRevision: Number(kv.create_revision),
+      modRevision: Number(kv.mod_revision),
+      version: Number(kv.version),
+    };
+  }
+
+  private async call<T>(f: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError('closed', 'the store is closed');
+    try {
+      return await f();
+    } catch (e) {
+      const se = storeErrorOf(e);
+      if (se.code === 'compacted' && this.compacted === 0) this.compacted = 1;
+      throw se;
+    }
+  }
+
+  private compare(c: Compare) {
+    const target = COMPARE_TARGET[c.target];
+    const base = { key: this.k(c.key), target, result: COMPARE_RESULT[c.result] };
+    switch (c.target) {
+      case 'mod':
+        return { ...base, mod_revision: c.value as number };
+      case 'create':
+        return { ...base, create_revision: c.value as number };
+      case 'version':
+        return { ...base, version: c.value as number };
+      default:
+        return { ...base, value: Buffer.from(c.value as Uint8Array) };
+    }
+  }
+
+  private op(op: TxnOp): IRequestOp {
+    switch (op.op) {
+      case 'put':
+        return { request_put: { key: this.k(op.key), value: Buffer.from(op.value), prev_kv: true } };
+      case 'delete':
+        return {
+          request_delete_range: { key: this.k(op.key), ...(op.end !== undefined ? { range_end: this.end(op.end) } : {}), prev_kv: true },
+        };
+      default:
+        return { request_range: { key: this.k(op.key) } };
+    }
+  }
+
+  private response(res: IResponseOp, op: TxnOp, revision: Revision): OpResponse {
+    if (res.response_put) return { op: 'put', revision, prev: res.response_put.prev_kv ? this.kv(res.response_put.prev_kv) : undefined };
+    if (res.response_delete_range) return { op: 'delete', deleted: (res.response_delete_range.prev_kvs ?? []).map((kv) => this.kv(kv)) };
+    const kvs = res.response_range?.kvs ?? [];
+    if (op.op !== 'get') throw new StoreError('unavailable', 'etcd answered a transaction with unexpected responses');
+    return { op: 'get', kv: kvs[0] ? this.kv(kvs[0]) : undefined };
+  }
+}
+
+type Duplex = Awaited<ReturnType<Etcd3['watchClient']['watch']>>;
+
+/** End a gRPC watch stream we no longer read (its late errors are swallowed). */
+function stopDuplex(d: Duplex | undefined): void {
+  if (!d) return;
+  d.on('error', () => {});
+  try {
+    (d as unknown as { cancel?: () => void }).cancel?.();
+    d.end();
+  } catch {
+    // already broken
+  }
+}
+
+/**
+ * One etcd watch as a ChangeStream. Batches are etcd's watch responses (etcd never splits one
+ * revision's events across responses unless asked to fragment). A disconnection resumes from
+ * the stream's position on a new gRPC stream after a short backoff; a compaction past the
+ * position ends it with `compacted`.
+ */
+class EtcdChangeStream implements ChangeStream {
+  private readonly batches: ChangeEvent[][] = [];
+  private failure: StoreError | undefined;
+  private waiter: { resolve: (b: ChangeEvent[]) => void; reject: (e: unknown) => void } | undefined;
+  private duplex: Duplex | undefined;
+  private ended = false;
+  /** Revision the next batch starts at once the consumer comes back (see ChangeStream.position). */
+  private next_: Revision;
+  private pos: Revision;
+  private progressAsked = 0;
+  private backoffMs = 50;
+
+  constructor(
+    private readonly store: EtcdStore,
+    from: Revision,
+    private readonly key: string,
+    private readonly end: string | undefined,
+  ) {
+    this.next_ = this.pos = from;
+    // Not even from the compacted revision itself: etcd's compaction at R drops a delete made at
+    // R, so a watch from R could miss it (the model check found this).
+    if (from > 0 && from <= store.compactedRevision()) {
+      this.fail(new StoreError('compacted', `revision ${from} is compacted (at ${store.compactedRevision()})`));
+    } else void this.connect();
+  }
+
+  get position(): Revision {
+    return this.pos;
+  }
+
+  next(): Promise<ChangeEvent[]> {
+    this.pos = this.next_;
+    const b = this.batches.shift();
+    if (b) return Promise.resolve(b);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+      this.askProgress();
+    });
+  }
+
+  close(): void {
+    if (this.ended) return;
+    this.fail(new StoreError('closed', 'the change stream is closed'));
+  }
+
+  private async connect(): Promise<void> {
+    if (this.ended) return;
+    try {
+      const d = await this.store.client.watchClient.watch();
+      if (this.ended) {
+        d.end();
+        return;
+      }
+      this.duplex = d;
+      // Handlers of a stream given up (after a reconnect or close) ignore what it still says.
+      d.on('data', (res: IWatchResponse) => this.duplex === d && this.onResponse(res));
+      d.on('error', (e: unknown) => this.duplex === d && this.onDisconnect(e));
+      d.on('end', () => this.duplex === d && this.onDisconnect(new Error('watch stream ended')));
+      d.write({
+        create_request: {
+          key: this.store.k(this.key),
+          ...(this.end !== undefined ? { range_end: this.store.end(this.end) } : {}),
+          start_revision: this.next_ > 0 ? this.next_ : this.store.currentRevision() + 1,
+          prev_kv: true,
+        },
+      });
+    } catch (e) {
+      this.onDisconnect(e);
+    }
+  }
+
+  private onDisconnect(e: unknown): void {
+    if (this.ended) return;
+    stopDuplex(this.duplex);
+    this.duplex = undefined;
+    const se = storeErrorOf(e);
+    if (se.code === 'compacted' || se.code === 'closed') {
+      this.fail(se);
+      return;
+    }
+    // Resume where we are after a backoff (the client fails over between endpoints).
+    setTimeout(() => void this.connect(), this.backoffMs).unref?.();
+    this.backoffMs = Math.min(this.backoffMs * 2, 2000);
+  }
+
+  private onResponse(res: IWatchResponse): void {
+    if (this.ended) return;
+    this.backoffMs = 50;
+    if (res.canceled || Number(res.compact_revision) > 0) {
+      const at = Number(res.compact_revision);
+      if (at > 0) {
+        this.store.compactedAt(at);
+        this.fail(new StoreError('compacted', `revision ${this.next_} is compacted (at ${at})`));
+      } else this.fail(new StoreError('watch-cancelled', `etcd cancelled the watch: ${res.cancel_reason}`));
+      return;
+    }
+    const header = this.store.seen(res.header.revision);
+    if (res.created && res.events.length === 0) return;
+    if (res.events.length === 0) {
+      // A progress notification: every event up to the header's revision has been sent.
+      if (header + 1 > this.next_) {
+        this.next_ = header + 1;
+        this.deliver([]);
+      }
+      return;
+    }
+    const batch = res.events.map((ev): ChangeEvent => {
+      const kv = this.store.kv(ev.kv);
+      const prev = ev.prev_kv ? this.store.kv(ev.prev_kv) : undefined;
+      if (ev.type === 'Delete') {
+        return {
+          type: 'delete',
+          kv: { key: kv.key, value: new Uint8Array(0), createRevision: 0, modRevision: kv.modRevision, version: 0 },
+          prev,
+        };
+      }
+      return { type: 'put', kv, prev };
+    });
+    this.next_ = (batch[batch.length - 1] as ChangeEvent).kv.modRevision + 1;
+    this.deliver(batch);
+  }
+
+  /** Hand a batch to the waiting consumer, or keep it; an empty batch only wakes a waiter's position. */
+  private deliver(batch: ChangeEvent[]): void {
+    const w = this.waiter;
+    if (batch.length === 0) {
+      // Progress: the consumer's position moves only when it comes back (ChangeStream.position).
+      if (w && this.batches.length === 0) this.pos = this.next_;
+      return;
+    }
+    if (w) {
+      this.waiter = undefined;
+      w.resolve(batch);
+    } else this.batches.push(batch);
+  }
+
+  /** While waiting behind the store's revision, ask etcd where this watch is (at most every 50 ms). */
+  private askProgress(): void {
+    if (!this.duplex || this.store.currentRevision() < this.next_) return;
+    const now = Date.now();
+    if (now - this.progressAsked < 50) {
+      setTimeout(() => this.waiter && this.askProgress(), 50).unref?.();
+      return;
+    }
+    this.progressAsked = now;
+    try {
+      this.duplex.write({ progress_request: {} });
+    } catch {
+      // the disconnect handler takes over
+    }
+  }
+
+  private fail(e: StoreError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = e;
+    this.store.forget(this);
+    stopDuplex(this.duplex);
+    this.duplex = undefined;
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.reject(e);
+  }
+}
+
+export const decodeKey = (u: Uint8Array): string => dec.decode(u);
+export const encodeKey = (s: string): Uint8Array => enc.encode(s);
