@@ -50,7 +50,7 @@ import { SchemaSet } from './schema/engine';
 import definitions from './schema/generated/definitions.json';
 import { overlays } from './schema/overlays';
 import type { Definitions } from './schema/types';
-import { MvccStore } from './store/mvcc';
+import { openStore, type StoreBackend } from './store/backend';
 import { isStoreError, prefixEnd } from './store/types';
 import { WatchCache } from './watch/cache';
 import { CelPool } from './workers/cel-pool';
@@ -85,7 +85,14 @@ async function main(argv: string[]): Promise<void> {
   const dataDir = path.resolve(cfg.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
 
-  const store = await MvccStore.open({ dir: path.join(dataDir, 'store'), fsync: cfg.fsync, logger: log });
+  let backend: StoreBackend;
+  try {
+    backend = await openStore(cfg, dataDir, log);
+  } catch (e) {
+    process.stderr.write(`Error: cannot open the store: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  }
+  const store = backend.kv;
   const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
   const hasSpec = (name: string) => {
     const s = schemas.get(name);
@@ -181,7 +188,7 @@ async function main(argv: string[]): Promise<void> {
     { name: 'log', check: () => undefined },
     {
       name: 'etcd',
-      check: () => (store.isClosed ? 'store closed' : store.failure ? `store cannot persist writes: ${store.failure.message}` : undefined),
+      check: () => backend.check(),
     },
     { name: 'poststarthook/bootstrap-namespaces', check: hook(() => bootstrapped) },
     { name: 'poststarthook/start-controllers', check: hook(() => controllersStarted) },
@@ -191,10 +198,7 @@ async function main(argv: string[]): Promise<void> {
     healthz: base,
     readyz: [...base, { name: 'shutdown', check: () => (shuttingDown ? 'process is shutting down' : undefined) }],
   });
-  const metrics = new Metrics(() => {
-    const s = store.stats();
-    return { revision: s.committed, compacted: s.compacted, keys: s.keys, walFsyncs: s.walFsyncs, walRecords: s.walRecords };
-  });
+  const metrics = new Metrics(() => backend.figures());
   const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
   // One watch cache per resource, started on first use (watch, or an "Any"/"not older than" list).
   const caches = new Map<ResourceStore, WatchCache>();
@@ -427,7 +431,7 @@ async function main(argv: string[]): Promise<void> {
     },
     debug: {
       // The store's counters and the process's memory, for load tests watching the server.
-      runtime: () => reply({ store: store.stats(), memory: process.memoryUsage(), uptimeSeconds: Math.round(process.uptime()) }),
+      runtime: () => reply({ store: backend.stats(), memory: process.memoryUsage(), uptimeSeconds: Math.round(process.uptime()) }),
       ...apf?.debug,
     },
   });

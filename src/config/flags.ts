@@ -41,6 +41,12 @@ export interface Config {
   auditLogMaxSize: number;
   auditLogMaxBackup: number;
   auditLogMaxAge: number;
+  /** --etcd-servers: the etcd backend's endpoints (empty: the embedded store in the data dir). */
+  etcdServers: string[];
+  etcdPrefix: string;
+  etcdCafile: string;
+  etcdCertfile: string;
+  etcdKeyfile: string;
 }
 
 interface FlagDef {
@@ -341,6 +347,49 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'etcd-servers',
+    default: '',
+    help: 'Comma-separated etcd client URLs (http:// or https://). Set: the store is etcd (several replicas may share it); unset: the embedded store in --data-dir.',
+    apply: (c, v) => {
+      c.etcdServers = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    },
+  },
+  {
+    name: 'etcd-prefix',
+    default: '/registry',
+    help: 'The prefix of every key in etcd.',
+    apply: (c, v) => {
+      c.etcdPrefix = v;
+    },
+  },
+  {
+    name: 'etcd-cafile',
+    default: '',
+    help: 'SSL Certificate Authority file used to secure etcd communication.',
+    apply: (c, v) => {
+      c.etcdCafile = v;
+    },
+  },
+  {
+    name: 'etcd-certfile',
+    default: '',
+    help: 'SSL certification file used to secure etcd communication.',
+    apply: (c, v) => {
+      c.etcdCertfile = v;
+    },
+  },
+  {
+    name: 'etcd-keyfile',
+    default: '',
+    help: 'SSL key file used to secure etcd communication.',
+    apply: (c, v) => {
+      c.etcdKeyfile = v;
+    },
+  },
+  {
     name: 'etcd-compaction-interval',
     default: '5m0s',
     help: 'Interval of store compaction; history (watch resumption, continue tokens) is kept at least this long.',
@@ -418,6 +467,11 @@ export function parseFlags(argv: string[]): Config | undefined {
     maxMutatingRequestsInflight: 0,
     requestTimeoutMs: 0,
     enablePriorityAndFairness: true,
+    etcdServers: [],
+    etcdPrefix: '',
+    etcdCafile: '',
+    etcdCertfile: '',
+    etcdKeyfile: '',
     minRequestTimeoutSec: 0,
     tlsCertFile: '',
     tlsPrivateKeyFile: '',

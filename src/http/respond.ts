@@ -4,6 +4,7 @@
  */
 import YAML from 'yaml';
 import { internal, StatusError } from '../api/status';
+import { isStoreError } from '../store/types';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
 export const GZIP_THRESHOLD = 128 * 1024;
@@ -88,6 +89,8 @@ export function replyText(text: string, status = 200, contentType = 'text/plain;
 export function replyError(e: unknown, o: ReplyOptions = {}, log: (msg: string) => void = console.error): Response {
   let err: StatusError;
   if (e instanceof StatusError) err = e;
+  else if (isStoreError(e, 'unreachable'))
+    err = new StatusError(503, 'ServiceUnavailable', `the storage is not available: ${e.message}`, {});
   else {
     log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     err = internal(e instanceof Error ? e.message : String(e));

@@ -142,7 +142,8 @@ export class WatchHandler {
     let waitFor = 0;
     if (initialEvents || rvParam === '' || rvParam === '0') {
       from = 'now';
-      if (rvParam === '') waitFor = this.kv.currentRevision();
+      // Consistent: from the store's newest revision (asked of etcd, whose writes may come from another replica).
+      if (rvParam === '') waitFor = this.kv.fresh ? await this.kv.fresh() : this.kv.currentRevision();
       else if (rvParam !== '0') waitFor = parseResourceVersion(rvParam);
     } else {
       from = parseResourceVersion(rvParam);

@@ -368,6 +368,8 @@ export class ResourceStore {
   /** Wait (up to futureRevisionWait) for the store to reach `rv`; then 504 Too large resource version. */
   private async waitFor(rv: Revision): Promise<void> {
     if (rv <= this.kv.currentRevision()) return;
+    // A store shared with other replicas may be there already: ask it once.
+    if (this.kv.fresh && rv <= (await this.read(() => (this.kv.fresh as () => Promise<Revision>)()))) return;
     const deadline = this.clock() + this.futureWait;
     while (this.clock() < deadline) {
       await Bun.sleep(25);
@@ -398,6 +400,8 @@ export class ResourceStore {
         return resourceExpired(`too old resource version: ${e.message}`);
       case 'future-revision':
         return tooLargeResourceVersion(0, this.kv.currentRevision());
+      case 'unreachable':
+        return new StatusError(503, 'ServiceUnavailable', `the storage is not available: ${e.message}`, {});
       default:
         return internal(e.message);
     }

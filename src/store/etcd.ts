@@ -16,7 +16,7 @@
  *
  * currentRevision() is the newest revision this process has seen in any etcd answer (a read,
  * a write, a watch event or progress notification). Failures to reach etcd become StoreError
- * `unavailable` (the API answers 503/504); the client retries and fails over between endpoints.
+ * `unreachable` (the API answers 503); the client retries and fails over between endpoints.
  */
 import { Etcd3, type IKeyValue, type IOptions, type IRequestOp, type IResponseOp, type IWatchResponse } from 'etcd3';
 import {
@@ -60,7 +60,7 @@ export function storeErrorOf(e: unknown): StoreError {
   if (msg.includes('required revision has been compacted')) return new StoreError('compacted', msg);
   if (msg.includes('required revision is a future revision')) return new StoreError('future-revision', msg);
   if (e instanceof Error && e.name === 'ClientClosedError') return new StoreError('closed', msg);
-  return new StoreError('unavailable', `etcd: ${msg}`);
+  return new StoreError('unreachable', `etcd: ${msg}`);
 }
 
 export class EtcdStore implements KV {
@@ -71,6 +71,9 @@ export class EtcdStore implements KV {
   private compacted = 0;
   private closed = false;
   private readonly streams = new Set<EtcdChangeStream>();
+  /** Why etcd cannot be reached now (the last call failed and none succeeded since). */
+  private problem: string | undefined;
+  private probeTimer: ReturnType<typeof setInterval> | undefined;
 
   private constructor(o: EtcdOptions) {
     this.prefix = o.prefix ?? '/registry';
@@ -94,7 +97,7 @@ export class EtcdStore implements KV {
   static async open(o: EtcdOptions): Promise<EtcdStore> {
     const s = new EtcdStore(o);
     try {
-      const r = await s.client.kv.range({ key: s.prefixBuf, range_end: Buffer.from(prefixEnd(s.prefix)), count_only: true });
+      const r = await s.client.kv.range({ key: s.k('/'), count_only: true });
       s.seen(r.header.revision);
     } catch (e) {
       s.client.close();
@@ -111,10 +114,31 @@ export class EtcdStore implements KV {
     return this.compacted;
   }
 
+  /** undefined while etcd answers; else why not (the /readyz `etcd` check). */
+  health(): string | undefined {
+    return this.closed ? 'store closed' : this.problem;
+  }
+
+  /**
+   * Ask etcd every `ms` whether it answers (and learn its revision meanwhile), so that health()
+   * notices an outage and a recovery without traffic.
+   */
+  startProbe(ms = 1000): void {
+    this.probeTimer ??= setInterval(() => {
+      this.fresh().catch(() => {});
+    }, ms);
+    this.probeTimer.unref?.();
+  }
+
   /** Ask etcd for its revision now (a consistent read's starting point). */
-  async freshRevision(): Promise<Revision> {
-    const r = await this.call(() => this.client.kv.range({ key: this.prefixBuf, count_only: true }));
+  async fresh(): Promise<Revision> {
+    const r = await this.call(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
     return this.seen(r.header.revision);
+  }
+
+  /** The etcd figures /metrics and /debug/runtime show. */
+  stats(): { backend: 'etcd'; revision: Revision; compacted: Revision; watches: number; problem: string | undefined } {
+    return { backend: 'etcd', revision: this.rev, compacted: this.compacted, watches: this.streams.size, problem: this.problem };
   }
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
@@ -160,6 +184,7 @@ export class EtcdStore implements KV {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
     for (const s of [...this.streams]) s.close();
     this.client.close();
   }
@@ -207,10 +232,13 @@ export class EtcdStore implements KV {
   private async call<T>(f: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreError('closed', 'the store is closed');
     try {
-      return await f();
+      const r = await f();
+      this.problem = undefined;
+      return r;
     } catch (e) {
       const se = storeErrorOf(e);
-      if (se.code === 'compacted' && this.compacted === 0) this.compacted = 1;
+      if (se.code === 'unreachable') this.problem = se.message;
+      else this.problem = undefined;
       throw se;
     }
   }
@@ -247,7 +275,7 @@ export class EtcdStore implements KV {
     if (res.response_put) return { op: 'put', revision, prev: res.response_put.prev_kv ? this.kv(res.response_put.prev_kv) : undefined };
     if (res.response_delete_range) return { op: 'delete', deleted: (res.response_delete_range.prev_kvs ?? []).map((kv) => this.kv(kv)) };
     const kvs = res.response_range?.kvs ?? [];
-    if (op.op !== 'get') throw new StoreError('unavailable', 'etcd answered a transaction with unexpected responses');
+    if (op.op !== 'get') throw new StoreError('unreachable', 'etcd answered a transaction with unexpected responses');
     return { op: 'get', kv: kvs[0] ? this.kv(kvs[0]) : undefined };
   }
 }

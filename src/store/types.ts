@@ -147,6 +147,11 @@ export interface KV {
   latest?(key: string): KeyValue | undefined;
   /** With latest(): resolves once everything up to `revision` is durable (rejects if it cannot be). */
   durable?(revision: Revision): Promise<void>;
+  /**
+   * Optional, for a store shared with other processes (etcd): ask it for its newest revision now
+   * (a round trip), which currentRevision() may not have seen yet. Consistent reads start there.
+   */
+  fresh?(): Promise<Revision>;
 }
 
 export type StoreErrorCode =
@@ -158,6 +163,8 @@ export type StoreErrorCode =
   | 'watch-cancelled'
   | 'closed'
   | 'unavailable'
+  /** A store shared over the network (etcd) does not answer now; it may later. */
+  | 'unreachable'
   | 'corrupt';
 
 /** The closed set of store failures; the registry turns each into one API Status. */

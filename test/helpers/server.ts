@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { type EtcdServer, startEtcd } from '../../bench/etcd';
 
 const ROOT = path.resolve(import.meta.dir, '../..');
 
@@ -51,9 +52,23 @@ export async function freePort(): Promise<number> {
 
 export const KUBECTL = fs.existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : 'kubectl';
 
+/**
+ * SVC_TEST_STORE=etcd: every server started here runs on its own new etcd (Debian's etcd-server)
+ * instead of the embedded store, unless the test passes --etcd-servers itself. CI runs a subset
+ * of the end-to-end suite that way (package.json "test:etcd").
+ */
+const ON_ETCD = process.env.SVC_TEST_STORE === 'etcd';
+
 export async function startServer(opts: { args?: string[]; dataDir?: string; root?: string } = {}): Promise<Server> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
   const port = await freePort();
+  let etcd: EtcdServer | undefined;
+  const args = [...(opts.args ?? [])];
+  if (ON_ETCD && !args.some((a) => a.startsWith('--etcd-servers'))) {
+    etcd = await startEtcd();
+    if (!etcd) throw new Error('SVC_TEST_STORE=etcd but there is no etcd (apt-get install etcd-server)');
+    args.push(`--etcd-servers=${etcd.endpoint}`);
+  }
   let stderr = '';
   const proc = Bun.spawn(
     // SVC_SERVER_BUN_ARGS: extra runtime flags for the server process (e.g. --cpu-prof in benches).
@@ -63,7 +78,7 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; roo
       path.join(opts.root ?? ROOT, 'src/main.ts'),
       `--port=${port}`,
       `--data-dir=${dataDir}`,
-      ...(opts.args ?? []),
+      ...args,
     ],
     {
       cwd: opts.root ?? ROOT,
@@ -145,6 +160,7 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; roo
     async stop(signal = 'SIGTERM') {
       if (proc.exitCode === null) proc.kill(signal);
       const code = await proc.exited;
+      await etcd?.stop();
       if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
       return code;
     },

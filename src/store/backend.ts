@@ -1,0 +1,59 @@
+/**
+ * Which store the server runs on: etcd when `--etcd-servers` is set (several replicas may share
+ * it), else the embedded MVCC store in the data dir. Everything else sees only the KV interface;
+ * this adds what the server shows about its store (the `etcd` health check, /metrics figures,
+ * /debug/runtime).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Config } from '../config/flags';
+import type { StoreFigures } from '../http/metrics';
+import { EtcdStore } from './etcd';
+import { MvccStore } from './mvcc';
+import type { KV } from './types';
+
+export interface StoreBackend {
+  kv: KV;
+  /** undefined while the store works; else why not (the `etcd` check of /livez, /readyz). */
+  check(): string | undefined;
+  figures(): StoreFigures;
+  stats(): unknown;
+}
+
+const REGISTRY = '/registry';
+
+export async function openStore(cfg: Config, dataDir: string, log: (msg: string) => void): Promise<StoreBackend> {
+  if (cfg.etcdServers.length === 0) {
+    const store = await MvccStore.open({ dir: path.join(dataDir, 'store'), fsync: cfg.fsync, logger: log });
+    return {
+      kv: store,
+      check: () => (store.isClosed ? 'store closed' : store.failure ? `store cannot persist writes: ${store.failure.message}` : undefined),
+      figures: () => {
+        const s = store.stats();
+        return { revision: s.committed, compacted: s.compacted, keys: s.keys, walFsyncs: s.walFsyncs, walRecords: s.walRecords };
+      },
+      stats: () => store.stats(),
+    };
+  }
+  const read = (f: string) => (f ? fs.readFileSync(f, 'utf8') : '');
+  // The server's keys start with /registry; --etcd-prefix takes its place.
+  const prefix = cfg.etcdPrefix.endsWith(REGISTRY) ? cfg.etcdPrefix.slice(0, -REGISTRY.length) : cfg.etcdPrefix;
+  const store = await EtcdStore.open({
+    endpoints: cfg.etcdServers,
+    prefix,
+    ...(cfg.etcdCafile || cfg.etcdCertfile
+      ? { tls: { ca: read(cfg.etcdCafile), cert: read(cfg.etcdCertfile) || undefined, key: read(cfg.etcdKeyfile) || undefined } }
+      : {}),
+  });
+  store.startProbe();
+  log(`store: etcd at ${cfg.etcdServers.join(', ')} (prefix ${cfg.etcdPrefix}), revision ${store.currentRevision()}`);
+  return {
+    kv: store,
+    check: () => store.health(),
+    figures: () => {
+      const s = store.stats();
+      return { revision: s.revision, compacted: s.compacted, keys: 0, walFsyncs: 0, walRecords: 0 };
+    },
+    stats: () => store.stats(),
+  };
+}
