@@ -693,6 +693,39 @@ export class ResourceStore {
     wantRv: number,
     tryUpdate: (cur: Obj) => { input: Obj; managed: boolean },
   ): Promise<{ obj: Obj }> {
+    if (this.kv.latest) return this.updateLoop(namespace, name, w, subresource, wantRv, tryUpdate);
+    // A store without latest() (etcd) would make concurrent updates of one key from this
+    // replica fail their compares against each other, each retry a round trip (100 concurrent
+    // patches: thousands of txns). Queued per key here, each reads what the previous wrote;
+    // writes from other replicas still meet in etcd's compare and retry.
+    const key = this.key(namespace, name);
+    const before = this.keyQueue.get(key);
+    let done = () => {};
+    const mine = new Promise<void>((r) => {
+      done = r;
+    });
+    const tail = before ? before.then(() => mine) : mine;
+    this.keyQueue.set(key, tail);
+    try {
+      if (before) await before;
+      return await this.updateLoop(namespace, name, w, subresource, wantRv, tryUpdate);
+    } finally {
+      done();
+      if (this.keyQueue.get(key) === tail) this.keyQueue.delete(key);
+    }
+  }
+
+  /** Per key, the end of the queue of updates from this process (stores without latest()). */
+  private readonly keyQueue = new Map<string, Promise<void>>();
+
+  private async updateLoop(
+    namespace: string,
+    name: string,
+    w: WriteOptions,
+    subresource: Subresource,
+    wantRv: number,
+    tryUpdate: (cur: Obj) => { input: Obj; managed: boolean },
+  ): Promise<{ obj: Obj }> {
     const key = this.key(namespace, name);
     for (;;) {
       // On the embedded store, start from the newest version even if its write is not durable

@@ -346,6 +346,10 @@ class EtcdChangeStream implements ChangeStream {
     this.fail(new StoreError('closed', 'the change stream is closed'));
   }
 
+  progress(): void {
+    this.askProgress();
+  }
+
   private async connect(): Promise<void> {
     if (this.ended) return;
     try {

@@ -112,6 +112,12 @@ export interface ChangeStream {
    */
   readonly position: Revision;
   close(): void;
+  /**
+   * Optional: a consumer waits for `position` to pass a revision that may have no event in this
+   * stream's range (a write elsewhere); ask the backend to report its progress soon (etcd:
+   * a progress request). Backends that advance `position` by themselves leave it out.
+   */
+  progress?(): void;
 }
 
 export interface WatchOptions {

@@ -460,8 +460,14 @@ export class WatchCache {
   async waitFresh(rv: Revision, timeoutMs: number): Promise<boolean> {
     await this.start();
     const deadline = this.clock() + timeoutMs;
+    let asked = 0;
     while (this.revision < rv) {
       if (this.clock() >= deadline) return false;
+      // A shared store (etcd) tells a stream its progress when asked: every 50 ms while waiting.
+      if (this.clock() - asked >= 50) {
+        asked = this.clock();
+        this.stream?.progress?.();
+      }
       await Bun.sleep(1);
     }
     return true;

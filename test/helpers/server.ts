@@ -58,6 +58,8 @@ export const KUBECTL = fs.existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : 
  * of the end-to-end suite that way (package.json "test:etcd").
  */
 const ON_ETCD = process.env.SVC_TEST_STORE === 'etcd';
+/** A test that restarts a server on its own data dir gets the same etcd back (stopped at exit). */
+const etcdOfDataDir = new Map<string, EtcdServer>();
 
 export async function startServer(opts: { args?: string[]; dataDir?: string; root?: string } = {}): Promise<Server> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
@@ -65,9 +67,12 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; roo
   let etcd: EtcdServer | undefined;
   const args = [...(opts.args ?? [])];
   if (ON_ETCD && !args.some((a) => a.startsWith('--etcd-servers'))) {
-    etcd = await startEtcd();
-    if (!etcd) throw new Error('SVC_TEST_STORE=etcd but there is no etcd (apt-get install etcd-server)');
-    args.push(`--etcd-servers=${etcd.endpoint}`);
+    const kept = opts.dataDir ? etcdOfDataDir.get(opts.dataDir) : undefined;
+    const e = kept ?? (await startEtcd());
+    if (!e) throw new Error('SVC_TEST_STORE=etcd but there is no etcd (apt-get install etcd-server)');
+    if (opts.dataDir) etcdOfDataDir.set(opts.dataDir, e);
+    else etcd = e;
+    args.push(`--etcd-servers=${e.endpoint}`);
   }
   let stderr = '';
   const proc = Bun.spawn(
