@@ -27,6 +27,7 @@ import { ClusterRoleAggregation } from './controllers/cluster-role-aggregation';
 import { CrdController } from './controllers/crd';
 import { DisruptionController } from './controllers/disruption';
 import { GarbageCollector } from './controllers/gc';
+import { LeaderElector } from './controllers/leader-election';
 import { NamespaceController } from './controllers/namespace';
 import { ResourceQuotaController } from './controllers/resource-quota';
 import { ServiceAccountController } from './controllers/service-accounts';
@@ -436,19 +437,54 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
-  // Post-start: the in-process controllers (garbage collector, namespace lifecycle).
-  const gc = new GarbageCollector(api, cacheOf, { log });
-  const nsCache = nsStore ? cacheOf(nsStore) : undefined;
-  const nsController = nsCache ? new NamespaceController(api, nsCache, { log }) : undefined;
+  // Post-start: the in-process controllers. Those that write on the cluster's behalf (garbage
+  // collector, namespace lifecycle, disruption, quota, service accounts, role aggregation, policy
+  // status, the APF bootstrap objects) run on one replica at a time: on etcd the replicas elect
+  // one with a Lease in kube-system; the embedded store has one replica, always the leader.
   const pdbStore = api.lookup('policy', 'v1', 'poddisruptionbudgets');
   const podsForPdb = api.lookup('', 'v1', 'pods');
-  const disruption =
-    pdbStore && podsForPdb
-      ? new DisruptionController(pdbStore, cacheOf(pdbStore), podsForPdb, cacheOf(podsForPdb), api, { log })
+  const clusterRoleStore = api.lookup(RBAC_GROUP, 'v1', 'clusterroles');
+  interface LeaderControllers {
+    gc: GarbageCollector;
+    stop(): void;
+  }
+  let leaderControllers: LeaderControllers | undefined;
+  const startLeaderControllers = async (): Promise<void> => {
+    const gc = new GarbageCollector(api, cacheOf, { log });
+    const nsCache = nsStore ? cacheOf(nsStore) : undefined;
+    const nsController = nsCache ? new NamespaceController(api, nsCache, { log }) : undefined;
+    const disruption =
+      pdbStore && podsForPdb
+        ? new DisruptionController(pdbStore, cacheOf(pdbStore), podsForPdb, cacheOf(podsForPdb), api, { log })
+        : undefined;
+    const quotaController = quotaStore
+      ? new ResourceQuotaController(api, quotaStore, cacheOf, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log })
       : undefined;
-  const quotaController = quotaStore
-    ? new ResourceQuotaController(api, quotaStore, cacheOf, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log })
-    : undefined;
+    const aggregation = clusterRoleStore ? new ClusterRoleAggregation(clusterRoleStore, cacheOf(clusterRoleStore), log) : undefined;
+    const saController = saStore && nsStore ? new ServiceAccountController(cacheOf(nsStore), saStore, cacheOf(saStore), log) : undefined;
+    const set: LeaderControllers = {
+      gc,
+      stop: () => {
+        gc.stop();
+        disruption?.stop();
+        quotaController?.stop();
+        saController?.stop();
+        aggregation?.stop();
+        nsController?.stop();
+        if (apf) apf.controller.leading = false;
+      },
+    };
+    leaderControllers = set;
+    if (apf) apf.controller.leading = true;
+    await Promise.all([
+      saController?.start(),
+      rbacFollowed.then(() => aggregation?.start()),
+      gc.start(),
+      nsController?.start(),
+      disruption?.start(),
+      quotaController?.start(),
+    ]);
+  };
   // Custom resources: the CRD controller serves each CRD's versions through the same registry.
   const crdStore = api.lookup('apiextensions.svc.io', 'v1', 'customresourcedefinitions');
   const stopCache = (s: ResourceStore | undefined) => {
@@ -470,7 +506,7 @@ async function main(argv: string[]): Promise<void> {
             if (plugins.length > 0) s.admission = new AdmissionChain(plugins);
             cacheOf(s);
             // Owner references on custom resources are followed like any others.
-            void gc.watchStore(s);
+            if (leaderControllers) void leaderControllers.gc.watchStore(s);
             return s;
           },
           uninstall: (group, version, plural) => stopCache(api.remove(group, version, plural)),
@@ -480,20 +516,32 @@ async function main(argv: string[]): Promise<void> {
         log,
       )
     : undefined;
-  const clusterRoleStore = api.lookup(RBAC_GROUP, 'v1', 'clusterroles');
-  const aggregation = clusterRoleStore ? new ClusterRoleAggregation(clusterRoleStore, cacheOf(clusterRoleStore), log) : undefined;
-  const saController = saStore && nsStore ? new ServiceAccountController(cacheOf(nsStore), saStore, cacheOf(saStore), log) : undefined;
+  const rbacFollowed = followRbac();
+  const leasesStore = api.lookup('coordination.svc.io', 'v1', 'leases');
+  const elector =
+    cfg.etcdServers.length > 0 && leasesStore
+      ? new LeaderElector(leasesStore, {
+          namespace: 'kube-system',
+          name: 'svc-apiserver-controllers',
+          log,
+          onStartedLeading: () => {
+            startLeaderControllers().catch((e) => log(`starting the controllers failed: ${e instanceof Error ? e.message : String(e)}`));
+          },
+          onStoppedLeading: () => {
+            leaderControllers?.stop();
+            leaderControllers = undefined;
+          },
+        })
+      : undefined;
+  // Until elected, this replica's APF controller only reads the configuration.
+  if (apf && elector) apf.controller.leading = false;
   void Promise.all([
-    saController?.start(),
-    followRbac().then(() => aggregation?.start()),
+    rbacFollowed,
     crdController?.start(),
-    gc.start(),
-    nsController?.start(),
-    disruption?.start(),
-    quotaController?.start(),
     policyAdmission?.start(),
     policyStatus?.start(),
     apf?.controller.start(),
+    elector ? elector.start() : startLeaderControllers(),
   ]).then(
     () => {
       controllersStarted = true;
@@ -511,17 +559,13 @@ async function main(argv: string[]): Promise<void> {
     log(`${signal}: /readyz now failing; stopping in ${cfg.shutdownDelayMs} ms`);
     await Bun.sleep(cfg.shutdownDelayMs);
     // Stop accepting, let in-flight requests finish (watches are ended), then sync the store.
-    gc.stop();
+    await elector?.stop();
+    leaderControllers?.stop();
     apf?.controller.stop();
-    disruption?.stop();
-    quotaController?.stop();
     policyAdmission?.stop();
     policyStatus?.stop();
     crdController?.stop();
-    saController?.stop();
-    aggregation?.stop();
     celPool?.close();
-    nsController?.stop();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();
     // Graceful: in-flight requests may finish, bounded like the reference's shutdown timeout (a

@@ -71,6 +71,7 @@ const write = (manager: string): WriteOptions => ({ dryRun: false, fieldValidati
 export class ApfConfigController {
   private stopped = false;
   private running = false;
+  private lead = true;
   private again = false;
   private readonly watchers: { end(reason: 'closed'): void }[] = [];
 
@@ -80,6 +81,20 @@ export class ApfConfigController {
     private readonly levels: { store: ResourceStore; cache: WatchCache },
     private readonly log: (msg: string) => void = () => {},
   ) {}
+
+  /**
+   * Whether this replica writes (the bootstrap objects, Dangling): only the elected one does;
+   * every replica configures its own FlowControl from the objects.
+   */
+  get leading(): boolean {
+    return this.lead;
+  }
+
+  set leading(v: boolean) {
+    const was = this.lead;
+    this.lead = v;
+    if (v && !was) void this.sync();
+  }
 
   async start(): Promise<void> {
     for (const k of [this.flowSchemas, this.levels]) {
@@ -116,8 +131,10 @@ export class ApfConfigController {
         const schemas = this.flowSchemas.cache.list().map((c) => c.obj);
         const levels = this.levels.cache.list().map((c) => c.obj);
         this.fc.configure(schemas, levels);
-        await this.produce(schemas, levels);
-        await this.markDangling(schemas, new Set(levels.map((l) => l.metadata.name as string)));
+        if (this.lead) {
+          await this.produce(schemas, levels);
+          await this.markDangling(schemas, new Set(levels.map((l) => l.metadata.name as string)));
+        }
       } while (this.again && !this.stopped);
     } catch (e) {
       this.log(`apf configuration: ${e instanceof Error ? e.message : String(e)}`);

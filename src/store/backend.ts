@@ -8,7 +8,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Config } from '../config/flags';
 import type { StoreFigures } from '../http/metrics';
-import { EtcdStore } from './etcd';
 import { MvccStore } from './mvcc';
 import type { KV } from './types';
 
@@ -35,6 +34,8 @@ export async function openStore(cfg: Config, dataDir: string, log: (msg: string)
       stats: () => store.stats(),
     };
   }
+  // Loaded only here: the etcd client (gRPC) costs ~0.5 s of start-up the embedded store does not pay.
+  const { EtcdStore } = await import('./etcd');
   const read = (f: string) => (f ? fs.readFileSync(f, 'utf8') : '');
   // The server's keys start with /registry; --etcd-prefix takes its place.
   const prefix = cfg.etcdPrefix.endsWith(REGISTRY) ? cfg.etcdPrefix.slice(0, -REGISTRY.length) : cfg.etcdPrefix;
