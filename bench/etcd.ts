@@ -18,6 +18,9 @@ export interface EtcdServer {
   readonly version: string;
   /** Kill the server and remove its data directory. Idempotent. */
   stop(): Promise<void>;
+  /** SIGKILL the process, keeping its data (an outage); restart() brings it back on the same ports. */
+  kill(): Promise<void>;
+  restart(): Promise<void>;
 }
 
 /** A port nobody listens on right now (the OS picks it; the tiny race is acceptable for a benchmark). */
@@ -58,27 +61,29 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
   const logFile = path.join(dir, 'etcd.log');
-  const log = fs.openSync(logFile, 'w');
-  const child = spawn(
-    bin,
-    [
-      '--name=bench',
-      `--data-dir=${path.join(dir, 'data')}`,
-      `--listen-client-urls=${client}`,
-      `--advertise-client-urls=${client}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=bench=${peer}`,
-      '--initial-cluster-state=new',
-      '--logger=zap',
-      '--log-level=warn',
-    ],
-    { stdio: ['ignore', log, log] },
-  );
-  fs.closeSync(log);
+  const args = [
+    '--name=bench',
+    `--data-dir=${path.join(dir, 'data')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=bench=${peer}`,
+    // A restart on the same data dir ignores this.
+    '--initial-cluster-state=new',
+    '--logger=zap',
+    '--log-level=warn',
+  ];
+  const launch = () => {
+    const log = fs.openSync(logFile, 'a');
+    const c = spawn(bin, args, { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    return c;
+  };
+  let child = launch();
 
   let stopped = false;
-  const killNow = () => {
+  const killNow = (): void => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   };
@@ -105,24 +110,38 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
     process.removeListener('SIGTERM', onSignal);
   };
 
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
-      await stop();
-      throw new Error(`etcd exited during startup (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
+  const healthy = async () => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
+        await stop();
+        throw new Error(`etcd exited during startup (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
+      }
+      try {
+        const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(1000) });
+        if (res.ok && ((await res.json()) as { health?: string }).health === 'true') break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`etcd did not become healthy within ${timeoutMs} ms`);
+      }
+      await sleep(100);
     }
-    try {
-      const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(1000) });
-      if (res.ok && ((await res.json()) as { health?: string }).health === 'true') break;
-    } catch {
-      // not listening yet
+  };
+  await healthy();
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited(child);
     }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`etcd did not become healthy within ${timeoutMs} ms`);
-    }
-    await sleep(100);
-  }
-  return { endpoint: client, version, stop };
+  };
+  const restart = async () => {
+    await kill();
+    child = launch();
+    await healthy();
+  };
+  return { endpoint: client, version, stop, kill, restart };
 }

@@ -162,7 +162,7 @@ const KINDS: KindCase[] = [
         {
           spec: {
             type: 'Limited',
-            limited: { limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 8, queueLengthLimit: 0 } } },
+            limited: { limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 8, queueLengthLimit: -1 } } },
           },
         },
         [
