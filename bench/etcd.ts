@@ -16,6 +16,8 @@ export interface EtcdServer {
   /** Client URL, e.g. http://127.0.0.1:40123 */
   readonly endpoint: string;
   readonly version: string;
+  /** The etcd process (for CPU figures). */
+  readonly pid: number;
   /** Kill the server and remove its data directory. Idempotent. */
   stop(): Promise<void>;
   /** SIGKILL the process, keeping its data (an outage); restart() brings it back on the same ports. */
@@ -143,5 +145,14 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
     child = launch();
     await healthy();
   };
-  return { endpoint: client, version, stop, kill, restart };
+  return {
+    endpoint: client,
+    version,
+    get pid() {
+      return child.pid ?? 0;
+    },
+    stop,
+    kill,
+    restart,
+  };
 }
