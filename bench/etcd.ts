@@ -56,21 +56,52 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * answers /health. Returns undefined when the binary is missing.
  */
 export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<EtcdServer | undefined> {
+  return (await startEtcdCluster(1, bin, timeoutMs))?.[0];
+}
+
+/**
+ * `size` etcd members on loopback forming one cluster (each with its own ports and data dir),
+ * started together and healthy (a quorum elected) when this resolves. A member killed with
+ * kill() keeps its data and rejoins with restart().
+ */
+export async function startEtcdCluster(size: number, bin = ETCD_BIN, timeoutMs = 30_000): Promise<EtcdServer[] | undefined> {
   const version = etcdVersion(bin);
   if (version === undefined) return undefined;
+  const spots = [];
+  for (let i = 0; i < size; i++) {
+    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    spots.push({ name: size === 1 ? 'bench' : `m${i}`, client: `http://127.0.0.1:${clientPort}`, peer: `http://127.0.0.1:${peerPort}` });
+  }
+  const initialCluster = spots.map((x) => `${x.name}=${x.peer}`).join(',');
+  const members = spots.map((x) => member(bin, version, x.name, x.client, x.peer, initialCluster, timeoutMs));
+  try {
+    await Promise.all(members.map((m) => m.healthy()));
+  } catch (e) {
+    await Promise.all(members.map((m) => m.server.stop()));
+    throw e;
+  }
+  return members.map((m) => m.server);
+}
+
+function member(
+  bin: string,
+  version: string,
+  name: string,
+  client: string,
+  peer: string,
+  initialCluster: string,
+  timeoutMs: number,
+): { server: EtcdServer; healthy: () => Promise<void> } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-etcd-'));
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const client = `http://127.0.0.1:${clientPort}`;
-  const peer = `http://127.0.0.1:${peerPort}`;
   const logFile = path.join(dir, 'etcd.log');
   const args = [
-    '--name=bench',
+    `--name=${name}`,
     `--data-dir=${path.join(dir, 'data')}`,
     `--listen-client-urls=${client}`,
     `--advertise-client-urls=${client}`,
     `--listen-peer-urls=${peer}`,
     `--initial-advertise-peer-urls=${peer}`,
-    `--initial-cluster=bench=${peer}`,
+    `--initial-cluster=${initialCluster}`,
     // A restart on the same data dir ignores this.
     '--initial-cluster-state=new',
     '--logger=zap',
@@ -133,7 +164,6 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
       await sleep(100);
     }
   };
-  await healthy();
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
@@ -146,13 +176,16 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
     await healthy();
   };
   return {
-    endpoint: client,
-    version,
-    get pid() {
-      return child.pid ?? 0;
+    server: {
+      endpoint: client,
+      version,
+      get pid() {
+        return child.pid ?? 0;
+      },
+      stop,
+      kill,
+      restart,
     },
-    stop,
-    kill,
-    restart,
+    healthy,
   };
 }

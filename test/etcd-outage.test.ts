@@ -23,7 +23,7 @@ describe.skipIf(!HAVE_ETCD)('etcd outage', () => {
   afterAll(async () => {
     await srv?.stop();
     await etcd?.stop();
-  });
+  }, 30_000);
 
   test('503 and a failing /readyz while etcd is down; everything works again once it is back', async () => {
     expect((await srv.json('POST', CMS, { metadata: { name: 'before' } })).status).toBe(201);

@@ -30,7 +30,7 @@ describe.skipIf(!HAVE_ETCD)('two replicas on one etcd', () => {
     await a?.stop();
     await b?.stop();
     await etcd?.stop();
-  });
+  }, 30_000);
 
   test('what one replica writes the other reads at once, including consistent lists', async () => {
     const made = await a.json('POST', CMS, { metadata: { name: 'from-a' }, data: { x: '1' } });

@@ -48,6 +48,13 @@ export interface EtcdOptions {
   callTimeoutMs?: number;
 }
 
+/** A cockatiel policy that runs the call once (only `execute` is used by the client). */
+const NO_RETRY = {
+  execute: <T>(fn: (ctx: { signal: AbortSignal; attempt: number }) => T) => fn({ signal: new AbortController().signal, attempt: 0 }),
+} as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+/** Reads retried on an unreachable etcd (another endpoint may answer): waits before each retry. */
+const READ_RETRIES_MS = [50, 250, 1000];
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const COMPARE_TARGET = { mod: 'Mod', create: 'Create', version: 'Version', value: 'Value' } as const;
@@ -82,6 +89,11 @@ export class EtcdStore implements KV {
     const opts: IOptions = {
       hosts: o.endpoints,
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // No blind retries: the client's default retries a write whose answer was lost, and the
+      // retry of a create then finds its own key (409 for a create that succeeded). Writes fail
+      // as 503 (their outcome unknown, as the reference answers); reads are retried below.
+      // (The per-host circuit breaker stays: it moves calls off a dead endpoint.)
+      faultHandling: { global: NO_RETRY },
     };
     if (o.tls) {
       opts.credentials = {
@@ -132,7 +144,7 @@ export class EtcdStore implements KV {
 
   /** Ask etcd for its revision now (a consistent read's starting point). */
   async fresh(): Promise<Revision> {
-    const r = await this.call(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
+    const r = await this.read(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
     return this.seen(r.header.revision);
   }
 
@@ -142,7 +154,7 @@ export class EtcdStore implements KV {
   }
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
-    const r = await this.call(() =>
+    const r = await this.read(() =>
       this.client.kv.range({
         key: this.k(key),
         ...(opts.end !== undefined ? { range_end: this.end(opts.end) } : {}),
@@ -227,6 +239,19 @@ export class EtcdStore implements KV {
       modRevision: Number(kv.mod_revision),
       version: Number(kv.version),
     };
+  }
+
+  /** A read: safe to repeat, so retried while etcd is unreachable (failover between endpoints). */
+  private async read<T>(f: () => Promise<T>): Promise<T> {
+    for (let i = 0; ; i++) {
+      try {
+        return await this.call(f);
+      } catch (e) {
+        const wait = READ_RETRIES_MS[i];
+        if (wait === undefined || !(e instanceof StoreError) || e.code !== 'unreachable' || this.closed) throw e;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
   }
 
   private async call<T>(f: () => Promise<T>): Promise<T> {
