@@ -213,7 +213,10 @@ describe('resourceVersion semantics (list)', () => {
     await srv.json('POST', P, { metadata: { name: 'wait-new' } });
     const r = await pending;
     expect(r.status).toBe(200);
-    expect(names(r.body)).toContain('wait-new');
+    expect(Number(r.body.metadata.resourceVersion)).toBeGreaterThanOrEqual(cur + 1);
+    // On etcd the revision is shared with the controllers' Lease renewals, which may reach
+    // cur + 1 first; on the embedded store the create is the next revision.
+    if (process.env.SVC_TEST_STORE !== 'etcd') expect(names(r.body)).toContain('wait-new');
     await srv.json('DELETE', `${P}/wait-new`);
   });
 

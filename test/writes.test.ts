@@ -320,8 +320,11 @@ describe('concurrent writes to one object', () => {
       expect(res.map((r) => r.status)).toEqual(Array(N).fill(200));
       const got = (await srv.json('GET', `${P}/race`)).body;
       expect(count(got)).toBe(N);
-      // One revision per patch, and the responses' revisions are all distinct.
-      expect(Number(got.metadata.resourceVersion)).toBe(Number(c.body.metadata.resourceVersion) + N);
+      // One revision per patch, and the responses' revisions are all distinct. (On etcd the
+      // revision is shared with the controllers' Lease renewals: at least N, not exactly.)
+      const after = Number(got.metadata.resourceVersion) - Number(c.body.metadata.resourceVersion);
+      if (process.env.SVC_TEST_STORE === 'etcd') expect(after).toBeGreaterThanOrEqual(N);
+      else expect(after).toBe(N);
       expect(new Set(res.map((r) => r.body.metadata.resourceVersion)).size).toBe(N);
     });
   }
