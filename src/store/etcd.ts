@@ -18,8 +18,7 @@
  * a write, a watch event or progress notification). Failures to reach etcd become StoreError
  * `unreachable` (the API answers 503); the client retries and fails over between endpoints.
  */
-import { Etcd3, type IKeyValue, type IOptions, type IWatchResponse } from 'etcd3';
-import { b64, EtcdGateway, type JsonHeader, type JsonKeyValue, unb64 } from './etcd-gateway';
+import { Etcd3, type IKeyValue, type IOptions, type IRequestOp, type IResponseOp, type IWatchResponse } from 'etcd3';
 import {
   type ChangeEvent,
   type ChangeStream,
@@ -58,24 +57,8 @@ const READ_RETRIES_MS = [50, 250, 1000];
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const COMPARE_TARGET = { mod: 'MOD', create: 'CREATE', version: 'VERSION', value: 'VALUE' } as const;
-const COMPARE_RESULT = { '=': 'EQUAL', '!=': 'NOT_EQUAL', '<': 'LESS', '>': 'GREATER' } as const;
-
-interface JsonRange {
-  header?: JsonHeader;
-  kvs?: JsonKeyValue[];
-  count?: string;
-  more?: boolean;
-}
-interface JsonTxn {
-  header?: JsonHeader;
-  succeeded?: boolean;
-  responses?: {
-    response_put?: { prev_kv?: JsonKeyValue };
-    response_delete_range?: { prev_kvs?: JsonKeyValue[] };
-    response_range?: { kvs?: JsonKeyValue[] };
-  }[];
-}
+const COMPARE_TARGET = { mod: 'Mod', create: 'Create', version: 'Version', value: 'Value' } as const;
+const COMPARE_RESULT = { '=': 'Equal', '!=': 'NotEqual', '<': 'Less', '>': 'Greater' } as const;
 
 /** A gRPC or etcd failure as the closed set of store errors. */
 export function storeErrorOf(e: unknown): StoreError {
@@ -88,10 +71,7 @@ export function storeErrorOf(e: unknown): StoreError {
 }
 
 export class EtcdStore implements KV {
-  /** gRPC: watches. */
   readonly client: Etcd3;
-  /** HTTP/JSON: range, txn, compaction (etcd-gateway.ts: a fifth of gRPC's client CPU). */
-  private readonly gateway: EtcdGateway;
   private readonly prefix: string;
   private readonly prefixBuf: Buffer;
   private rev = 0;
@@ -123,14 +103,14 @@ export class EtcdStore implements KV {
       };
     }
     this.client = new Etcd3(opts);
-    this.gateway = new EtcdGateway({ endpoints: o.endpoints, tls: o.tls, timeoutMs: timeout });
   }
 
   /** Connects and reads the current revision (throws `unavailable` when no endpoint answers). */
   static async open(o: EtcdOptions): Promise<EtcdStore> {
     const s = new EtcdStore(o);
     try {
-      await s.fresh();
+      const r = await s.client.kv.range({ key: s.k('/'), count_only: true });
+      s.seen(r.header.revision);
     } catch (e) {
       s.client.close();
       throw storeErrorOf(e);
@@ -164,8 +144,8 @@ export class EtcdStore implements KV {
 
   /** Ask etcd for its revision now (a consistent read's starting point). */
   async fresh(): Promise<Revision> {
-    const r = await this.read(() => this.gateway.call<JsonRange>('/v3/kv/range', { key: b64(this.k('/')), count_only: true }, true));
-    return this.seen(r.header?.revision ?? 0);
+    const r = await this.read(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
+    return this.seen(r.header.revision);
   }
 
   /** The etcd figures /metrics and /debug/runtime show. */
@@ -175,45 +155,35 @@ export class EtcdStore implements KV {
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
     const r = await this.read(() =>
-      this.gateway.call<JsonRange>(
-        '/v3/kv/range',
-        {
-          key: b64(this.k(key)),
-          ...(opts.end !== undefined ? { range_end: b64(this.end(opts.end)) } : {}),
-          ...(opts.revision ? { revision: String(opts.revision) } : {}),
-          ...(opts.limit ? { limit: String(opts.limit) } : {}),
-        },
-        true,
-      ),
+      this.client.kv.range({
+        key: this.k(key),
+        ...(opts.end !== undefined ? { range_end: this.end(opts.end) } : {}),
+        ...(opts.revision ? { revision: opts.revision } : {}),
+        ...(opts.limit ? { limit: opts.limit } : {}),
+      }),
     );
-    const current = this.seen(r.header?.revision ?? 0);
+    const current = this.seen(r.header.revision);
     // etcd's header names its newest revision; a read at a past one was served at that one.
     const revision = opts.revision ? opts.revision : current;
-    return { kvs: (r.kvs ?? []).map((kv) => this.jsonKv(kv)), count: Number(r.count ?? 0), more: r.more === true, revision };
+    return { kvs: r.kvs.map((kv) => this.kv(kv)), count: Number(r.count), more: r.more, revision };
   }
 
   async txn(t: Txn): Promise<TxnResult> {
     const r = await this.call(() =>
-      this.gateway.call<JsonTxn>(
-        '/v3/kv/txn',
-        {
-          compare: (t.compare ?? []).map((c) => this.compare(c)),
-          success: (t.success ?? []).map((op) => this.op(op)),
-          failure: (t.failure ?? []).map((op) => this.op(op)),
-        },
-        false,
-      ),
+      this.client.kv.txn({
+        compare: (t.compare ?? []).map((c) => this.compare(c)),
+        success: (t.success ?? []).map((op) => this.op(op)),
+        failure: (t.failure ?? []).map((op) => this.op(op)),
+      }),
     );
-    const revision = this.seen(r.header?.revision ?? 0);
-    const succeeded = r.succeeded === true;
-    const ops = (succeeded ? t.success : t.failure) ?? [];
-    const responses = r.responses ?? [];
-    return { succeeded, revision, responses: ops.map((op, i) => this.response(responses[i] ?? {}, op, revision)) };
+    const revision = this.seen(r.header.revision);
+    const ops = (r.succeeded ? t.success : t.failure) ?? [];
+    return { succeeded: r.succeeded, revision, responses: r.responses.map((res, i) => this.response(res, ops[i] as TxnOp, revision)) };
   }
 
   async compact(revision: Revision): Promise<void> {
     if (revision <= this.compacted) throw new StoreError('compacted', `revision ${revision} is already compacted (at ${this.compacted})`);
-    await this.call(() => this.gateway.call('/v3/kv/compaction', { revision: String(revision), physical: true }, false));
+    await this.call(() => this.client.kv.compact({ revision, physical: true }));
     this.compacted = Math.max(this.compacted, revision);
   }
 
@@ -260,17 +230,6 @@ export class EtcdStore implements KV {
     return end === '\0' ? Buffer.from(prefixEnd(this.prefix)) : this.k(end);
   }
 
-  private jsonKv(kv: JsonKeyValue): KeyValue {
-    const value = unb64(kv.value);
-    return {
-      key: unb64(kv.key).subarray(this.prefixBuf.length).toString(),
-      value: new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
-      createRevision: Number(kv.create_revision ?? 0),
-      modRevision: Number(kv.mod_revision ?? 0),
-      version: Number(kv.version ?? 0),
-    };
-  }
-
   /** @internal */
   kv(kv: IKeyValue): KeyValue {
     return {
@@ -310,47 +269,39 @@ export class EtcdStore implements KV {
   }
 
   private compare(c: Compare) {
-    const base = { key: b64(this.k(c.key)), target: COMPARE_TARGET[c.target], result: COMPARE_RESULT[c.result] };
+    const target = COMPARE_TARGET[c.target];
+    const base = { key: this.k(c.key), target, result: COMPARE_RESULT[c.result] };
     switch (c.target) {
       case 'mod':
-        return { ...base, mod_revision: String(c.value) };
+        return { ...base, mod_revision: c.value as number };
       case 'create':
-        return { ...base, create_revision: String(c.value) };
+        return { ...base, create_revision: c.value as number };
       case 'version':
-        return { ...base, version: String(c.value) };
+        return { ...base, version: c.value as number };
       default:
-        return { ...base, value: b64(c.value as Uint8Array) };
+        return { ...base, value: Buffer.from(c.value as Uint8Array) };
     }
   }
 
-  private op(op: TxnOp) {
+  private op(op: TxnOp): IRequestOp {
     switch (op.op) {
       case 'put':
-        return { request_put: { key: b64(this.k(op.key)), value: b64(op.value), prev_kv: true } };
+        return { request_put: { key: this.k(op.key), value: Buffer.from(op.value), prev_kv: true } };
       case 'delete':
         return {
-          request_delete_range: {
-            key: b64(this.k(op.key)),
-            ...(op.end !== undefined ? { range_end: b64(this.end(op.end)) } : {}),
-            prev_kv: true,
-          },
+          request_delete_range: { key: this.k(op.key), ...(op.end !== undefined ? { range_end: this.end(op.end) } : {}), prev_kv: true },
         };
       default:
-        return { request_range: { key: b64(this.k(op.key)) } };
+        return { request_range: { key: this.k(op.key) } };
     }
   }
 
-  private response(res: NonNullable<JsonTxn['responses']>[number], op: TxnOp, revision: Revision): OpResponse {
-    switch (op.op) {
-      case 'put':
-        return { op: 'put', revision, prev: res.response_put?.prev_kv ? this.jsonKv(res.response_put.prev_kv) : undefined };
-      case 'delete':
-        return { op: 'delete', deleted: (res.response_delete_range?.prev_kvs ?? []).map((kv) => this.jsonKv(kv)) };
-      default: {
-        const kv = res.response_range?.kvs?.[0];
-        return { op: 'get', kv: kv ? this.jsonKv(kv) : undefined };
-      }
-    }
+  private response(res: IResponseOp, op: TxnOp, revision: Revision): OpResponse {
+    if (res.response_put) return { op: 'put', revision, prev: res.response_put.prev_kv ? this.kv(res.response_put.prev_kv) : undefined };
+    if (res.response_delete_range) return { op: 'delete', deleted: (res.response_delete_range.prev_kvs ?? []).map((kv) => this.kv(kv)) };
+    const kvs = res.response_range?.kvs ?? [];
+    if (op.op !== 'get') throw new StoreError('unreachable', 'etcd answered a transaction with unexpected responses');
+    return { op: 'get', kv: kvs[0] ? this.kv(kvs[0]) : undefined };
   }
 }
 
