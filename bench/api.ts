@@ -4,7 +4,8 @@
  *   - GETs/s of one ConfigMap, creates/s of 1 KB ConfigMaps (64 keep-alive clients);
  *   - LIST of 10k and 100k pods, full and pages of 500, with server RSS;
  *   - patches/s (strategic merge and server-side apply) on existing objects.
- * `bun bench/api.ts --quick` is the short run. Figures go to bench/README.md.
+ * `bun bench/api.ts --quick` is the short run; `--etcd` runs the server under test on a new etcd
+ * (Debian's etcd-server) instead of the embedded store. Figures go to bench/README.md.
  */
 import { Etcd3 } from 'etcd3';
 import { startServer } from '../test/helpers/server';
@@ -12,6 +13,7 @@ import { startEtcd } from './etcd';
 import { bareServer, cpuReport as cpuText, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
 
 const QUICK = process.argv.includes('--quick');
+const ON_ETCD = process.argv.includes('--etcd');
 const OPTS = {
   concurrency: 64,
   phaseMs: QUICK ? 3000 : 8000,
@@ -106,7 +108,12 @@ async function main(): Promise<void> {
   bare.stop();
   report(`bare Bun.serve TLS GET (64 clients): ${bareGet.ops} req/s p50 ${bareGet.p50} ms p99 ${bareGet.p99} ms`);
 
-  const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
+  const backing = ON_ETCD ? await startEtcd() : undefined;
+  if (ON_ETCD && !backing) throw new Error('--etcd: etcd is not installed (apt-get install etcd-server)');
+  if (backing) report(`store under test: etcd ${backing.version} at ${backing.endpoint}`);
+  const srv = await startServer({
+    args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', ...(backing ? [`--etcd-servers=${backing.endpoint}`] : [])],
+  });
   const auth = { authorization: `Bearer ${srv.token}`, 'content-type': 'application/json' };
   try {
     await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
@@ -225,6 +232,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await srv.stop();
+    await backing?.stop();
   }
 }
 
