@@ -519,10 +519,13 @@ async function main(argv: string[]): Promise<void> {
   const rbacFollowed = followRbac();
   const leasesStore = api.lookup('coordination.svc.io', 'v1', 'leases');
   const elector =
-    cfg.etcdServers.length > 0 && leasesStore
+    cfg.etcdServers.length > 0 && cfg.leaderElect && leasesStore
       ? new LeaderElector(leasesStore, {
           namespace: 'kube-system',
           name: 'svc-apiserver-controllers',
+          leaseDurationMs: cfg.leaderElectLeaseDurationMs,
+          renewDeadlineMs: cfg.leaderElectRenewDeadlineMs,
+          retryPeriodMs: cfg.leaderElectRetryPeriodMs,
           log,
           onStartedLeading: () => {
             startLeaderControllers().catch((e) => log(`starting the controllers failed: ${e instanceof Error ? e.message : String(e)}`));

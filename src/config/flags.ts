@@ -47,6 +47,11 @@ export interface Config {
   etcdCafile: string;
   etcdCertfile: string;
   etcdKeyfile: string;
+  /** --leader-elect and its timing (the reference's kube-controller-manager flags). */
+  leaderElect: boolean;
+  leaderElectLeaseDurationMs: number;
+  leaderElectRenewDeadlineMs: number;
+  leaderElectRetryPeriodMs: number;
 }
 
 interface FlagDef {
@@ -390,6 +395,38 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'leader-elect',
+    default: 'true',
+    help: 'On etcd, elect one replica (Lease kube-system/svc-apiserver-controllers) to run the controllers that write for the cluster. false: this replica runs them without a Lease (only one replica may then run).',
+    apply: (c, v) => {
+      c.leaderElect = parseBool(v, 'leader-elect');
+    },
+  },
+  {
+    name: 'leader-elect-lease-duration',
+    default: '15s',
+    help: 'How long non-leaders wait after the last observed renewal before taking the Lease.',
+    apply: (c, v) => {
+      c.leaderElectLeaseDurationMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'leader-elect-renew-deadline',
+    default: '10s',
+    help: 'How long the leader keeps leading without a successful renewal.',
+    apply: (c, v) => {
+      c.leaderElectRenewDeadlineMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'leader-elect-retry-period',
+    default: '2s',
+    help: 'How often candidates try to acquire or renew the Lease.',
+    apply: (c, v) => {
+      c.leaderElectRetryPeriodMs = parseDuration(v);
+    },
+  },
+  {
     name: 'etcd-compaction-interval',
     default: '5m0s',
     help: 'Interval of store compaction; history (watch resumption, continue tokens) is kept at least this long.',
@@ -472,6 +509,10 @@ export function parseFlags(argv: string[]): Config | undefined {
     etcdCafile: '',
     etcdCertfile: '',
     etcdKeyfile: '',
+    leaderElect: true,
+    leaderElectLeaseDurationMs: 0,
+    leaderElectRenewDeadlineMs: 0,
+    leaderElectRetryPeriodMs: 0,
     minRequestTimeoutSec: 0,
     tlsCertFile: '',
     tlsPrivateKeyFile: '',

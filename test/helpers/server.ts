@@ -72,7 +72,9 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; roo
     if (!e) throw new Error('SVC_TEST_STORE=etcd but there is no etcd (apt-get install etcd-server)');
     if (opts.dataDir) etcdOfDataDir.set(opts.dataDir, e);
     else etcd = e;
-    args.push(`--etcd-servers=${e.endpoint}`);
+    // One replica per etcd here: it runs the controllers without a Lease, so that, as on the
+    // embedded store, only the test's own writes take revisions.
+    args.push(`--etcd-servers=${e.endpoint}`, '--leader-elect=false');
   }
   let stderr = '';
   const proc = Bun.spawn(
