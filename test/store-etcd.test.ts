@@ -3,7 +3,7 @@
  * missing): a new single-member etcd per test, so that revisions start where the contract
  * expects (etcd's empty revision is 1). Skipped, with a message, when there is no etcd binary.
  */
-import { describe, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { etcdVersion, startEtcd } from '../bench/etcd';
 import { EtcdStore } from '../src/store/etcd';
 import { storeContract } from './store-contract';
@@ -30,3 +30,22 @@ if (etcdVersion() === undefined) {
     { persistent: false, base: 1, cutsSlowConsumers: false, watchesAtCompacted: false },
   );
 }
+
+describe.skipIf(etcdVersion() === undefined)('etcd: large answers', () => {
+  test('a range larger than gRPC’s default 4 MiB message limit is read whole', async () => {
+    const etcd = await startEtcd();
+    if (!etcd) throw new Error('etcd did not start');
+    const kv = await EtcdStore.open({ endpoints: [etcd.endpoint], prefix: '/registry' });
+    try {
+      const value = new Uint8Array(200 * 1024).fill(120);
+      // 30 × 200 KiB = 6 MiB in one range (each put stays under etcd's 1.5 MiB request limit).
+      for (let i = 0; i < 30; i++) await kv.txn({ success: [{ op: 'put', key: `/big/${String(i).padStart(2, '0')}`, value }] });
+      const all = await kv.range('/big/', { end: '/big0' });
+      expect(all.kvs.length).toBe(30);
+      expect(all.kvs.every((x) => x.value.length === value.length)).toBe(true);
+    } finally {
+      await kv.close();
+      await etcd.stop();
+    }
+  }, 60_000);
+});

@@ -94,6 +94,9 @@ export class EtcdStore implements KV {
       // as 503 (their outcome unknown, as the reference answers); reads are retried below.
       // (The per-host circuit breaker stays: it moves calls off a dead endpoint.)
       faultHandling: { global: NO_RETRY },
+      // A list of 10,000 pods is ~12 MB in one answer; gRPC's default limit is 4 MiB (the
+      // reference's client sets no limit either).
+      grpcOptions: { 'grpc.max_receive_message_length': -1, 'grpc.max_send_message_length': -1 },
     };
     if (o.tls) {
       opts.credentials = {
