@@ -374,10 +374,20 @@ async function main(argv: string[]): Promise<void> {
   // Service accounts: a token's account must still exist with the uid it was issued for (the
   // watch cache first; the store for an account too new for it).
   const saStore = api.lookup('', 'v1', 'serviceaccounts');
-  const accountUid = (s: ResourceStore) => {
-    const cache = cacheOf(s);
-    void cache.start();
-    return async (namespace: string, name: string): Promise<string | undefined> => {
+  // The uid of a service account (or of a token's bound Pod, Secret or Node), from the watch
+  // cache when it has it, else from the store.
+  const accountUid = (saStore: ResourceStore) => {
+    const stores: Record<string, ResourceStore | undefined> = {
+      ServiceAccount: saStore,
+      Pod: api.lookup('', 'v1', 'pods'),
+      Secret: api.lookup('', 'v1', 'secrets'),
+      Node: api.lookup('', 'v1', 'nodes'),
+    };
+    void cacheOf(saStore).start();
+    return async (namespace: string, name: string, kind = 'ServiceAccount'): Promise<string | undefined> => {
+      const s = stores[kind];
+      if (!s) return undefined;
+      const cache = cacheOf(s);
       const cached = cache.list(s.key(namespace, name)).find((c) => c.obj.metadata.name === name);
       if (cached) return cached.obj.metadata.uid;
       try {

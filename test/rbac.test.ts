@@ -347,6 +347,44 @@ describe('service account tokens', () => {
       'TokenRequest.authentication.svc.io "default" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
     );
   });
+
+  test('a token bound to a Secret or Pod: the object must exist (404), match its uid (409), run as the account (400); the token ends with it', async () => {
+    const TR = '/api/v1/namespaces/team/serviceaccounts/bound-sa/token';
+    expect((await srv.json('POST', '/api/v1/namespaces/team/serviceaccounts', { metadata: { name: 'bound-sa' } })).status).toBe(201);
+    const req = (ref: Json) => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { boundObjectRef: ref } });
+    const missing = await srv.json('POST', TR, req({ kind: 'Secret', apiVersion: 'v1', name: 'nope' }));
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toBe('secrets "nope" not found');
+    const sec = await srv.json('POST', '/api/v1/namespaces/team/secrets', { metadata: { name: 'holder' } });
+    expect(sec.status).toBe(201);
+    const wrongUid = await srv.json('POST', TR, req({ kind: 'Secret', apiVersion: 'v1', name: 'holder', uid: 'not-the-uid' }));
+    expect(wrongUid.status).toBe(409);
+    expect(wrongUid.body.message).toContain('the UID in the bound object reference (not-the-uid) does not match the UID in record');
+    const pod = await srv.json('POST', '/api/v1/namespaces/team/pods', {
+      metadata: { name: 'other-sa-pod' },
+      spec: { serviceAccountName: 'default', containers: [{ name: 'c', image: 'x' }] },
+    });
+    expect(pod.status).toBe(201);
+    const otherSa = await srv.json('POST', TR, req({ kind: 'Pod', apiVersion: 'v1', name: 'other-sa-pod' }));
+    expect(otherSa.status).toBe(400);
+    expect(otherSa.body.message).toBe('cannot bind token for serviceaccount "bound-sa" to pod running with different serviceaccount name.');
+    const ok = await srv.json('POST', TR, req({ kind: 'Secret', apiVersion: 'v1', name: 'holder', uid: sec.body.metadata.uid }));
+    expect(ok.status).toBe(201);
+    const token = ok.body.status.token as string;
+    const who = async () =>
+      (
+        await srv.json(
+          'POST',
+          '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+          { authorization: `Bearer ${token}` },
+        )
+      ).status;
+    expect(await who()).toBe(201);
+    expect((await srv.json('DELETE', '/api/v1/namespaces/team/secrets/holder')).status).toBe(200);
+    const after = await until(who, (s) => s === 401);
+    expect(after).toBe(401);
+  });
 });
 
 test('--authorization-mode=AlwaysAllow lets every authenticated user do everything', async () => {

@@ -15,6 +15,8 @@ export interface AuditRecord {
   /** The request failed before a response was made (403). */
   complete(code: number, status?: { status?: string; message?: string; reason?: string }): void;
   respond(res: Response, longRunning: boolean): void;
+  /** The handler failed unexpectedly (the reference's recovered panic): stage Panic, 500. */
+  panic(message: string): void;
 }
 
 const atLeast = (level: AuditLevel, want: AuditLevel) =>
@@ -90,6 +92,12 @@ export class Auditor {
         const responseStatus: Record<string, unknown> = { metadata: {}, code };
         if (status) for (const k of ['status', 'message', 'reason'] as const) if (status[k] !== undefined) responseStatus[k] = status[k];
         emit('ResponseComplete', { responseStatus });
+      },
+      panic(message) {
+        record.done = true;
+        emit('Panic', {
+          responseStatus: { metadata: {}, status: 'Failure', message: `APIServer panic'd: ${message}`, reason: 'InternalError', code: 500 },
+        });
       },
       respond(res, longRunning) {
         record.done = true;

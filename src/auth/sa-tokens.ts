@@ -14,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exportJWK, exportPKCS8, exportSPKI, importPKCS8, importSPKI, type JWK, jwtVerify, SignJWT } from 'jose';
-import type { AccountLookup, UserInfo } from './tokens';
+import type { AccountLookup, BoundKind, UserInfo } from './tokens';
 
 type Key = CryptoKey;
 
@@ -34,7 +34,11 @@ interface Verified {
   name: string;
   uid: string;
   exp: number;
+  /** The object the token is bound to (it stops working when that object goes). */
+  bound?: { kind: BoundKind; name: string; uid: string };
 }
+
+const BOUND_KINDS: BoundKind[] = ['Pod', 'Secret', 'Node'];
 
 const MAX_CACHE = 10_000;
 
@@ -109,9 +113,18 @@ export class ServiceAccountTokens {
       if (token.split('.').length !== 3) return undefined;
       try {
         const { payload } = await jwtVerify(token, this.publicKey, { issuer: this.issuer, audience: this.issuer, algorithms: ['RS256'] });
-        const k8s = payload['kubernetes.io'] as { namespace?: string; serviceaccount?: { name?: string; uid?: string } } | undefined;
+        const k8s = payload['kubernetes.io'] as
+          | ({ namespace?: string; serviceaccount?: { name?: string; uid?: string } } & Record<
+              string,
+              { name?: string; uid?: string } | string | undefined
+            >)
+          | undefined;
         if (!k8s?.namespace || !k8s.serviceaccount?.name || !k8s.serviceaccount.uid || typeof payload.exp !== 'number') return undefined;
         v = { namespace: k8s.namespace, name: k8s.serviceaccount.name, uid: k8s.serviceaccount.uid, exp: payload.exp };
+        for (const kind of BOUND_KINDS) {
+          const b = k8s[kind.toLowerCase()];
+          if (b && typeof b === 'object' && b.name && b.uid) v.bound = { kind, name: b.name, uid: b.uid };
+        }
         if (this.verified.size >= MAX_CACHE) this.verified.clear();
         this.verified.set(token, v);
       } catch {
@@ -123,6 +136,8 @@ export class ServiceAccountTokens {
       return undefined;
     }
     if ((await account(v.namespace, v.name)) !== v.uid) return undefined;
+    if (v.bound && (await account(v.bound.kind === 'Node' ? '' : v.namespace, v.bound.name, v.bound.kind)) !== v.bound.uid)
+      return undefined;
     return {
       name: `system:serviceaccount:${v.namespace}:${v.name}`,
       uid: v.uid,

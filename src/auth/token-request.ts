@@ -6,19 +6,25 @@
  *   spec.expirationSeconds   default 3600; at least 600 ("may not specify a duration less than
  *                            10 minutes"), at most 2^32
  *   spec.audiences           default: the issuer
- *   spec.boundObjectRef      recorded in the token's claims
+ *   spec.boundObjectRef      a Pod or Secret in the account's namespace, or a Node, that must
+ *                            exist (404), match the uid given (409) and, for a Pod, run as this
+ *                            account (400); its uid goes into the token's claims, and the token
+ *                            stops working when that object is gone
  *
  * The answer names the group as the request body did (kubectl sends authentication.k8s.io/v1).
  */
 import { isObject, type JsonObject, type Obj } from '../api/meta';
-import { badRequest, invalid } from '../api/status';
+import { badRequest, conflict, invalid, notFound } from '../api/status';
 import type { ServiceAccountTokens } from './sa-tokens';
+
+/** A stored object by kind (Pod, Secret: in the namespace; Node: cluster-scoped), or undefined. */
+export type ObjectLookup = (kind: 'Pod' | 'Secret' | 'Node', namespace: string, name: string) => Promise<Obj | undefined>;
 
 export const TOKEN_REQUEST_SCHEMA = 'io.svc.api.authentication.v1.TokenRequest';
 const MIN_SECONDS = 600;
 const MAX_SECONDS = 2 ** 32;
 
-export async function tokenRequest(sa: Obj, body: unknown, tokens: ServiceAccountTokens): Promise<Obj> {
+export async function tokenRequest(sa: Obj, body: unknown, tokens: ServiceAccountTokens, lookup?: ObjectLookup): Promise<Obj> {
   if (!isObject(body)) throw badRequest('TokenRequest must be an object');
   const apiVersion = body.apiVersion === undefined ? 'authentication.svc.io/v1' : String(body.apiVersion);
   if (apiVersion !== 'authentication.svc.io/v1' && apiVersion !== 'authentication.k8s.io/v1') {
@@ -50,6 +56,29 @@ export async function tokenRequest(sa: Obj, body: unknown, tokens: ServiceAccoun
       detail: 'supported values: "Pod", "Secret", "Node"',
     });
   if (errs.length > 0) throw invalid('TokenRequest', 'authentication.svc.io', sa.metadata.name ?? '', errs);
+  let boundUid = bound ? String(bound.uid ?? '') : '';
+  if (bound && lookup) {
+    const kind = String(bound.kind) as 'Pod' | 'Secret' | 'Node';
+    const name = String(bound.name ?? '');
+    const resource = `${kind.toLowerCase()}s`;
+    const target = await lookup(kind, kind === 'Node' ? '' : (sa.metadata.namespace ?? ''), name);
+    if (!target) throw notFound({ group: '', resource }, name);
+    if (kind === 'Pod') {
+      const podSa = String(((target.spec ?? {}) as JsonObject).serviceAccountName ?? 'default');
+      if (podSa !== sa.metadata.name) {
+        throw badRequest(`cannot bind token for serviceaccount "${sa.metadata.name}" to pod running with different serviceaccount name.`);
+      }
+    }
+    const uid = String(target.metadata.uid ?? '');
+    if (boundUid && boundUid !== uid) {
+      throw conflict(
+        { group: '', resource: kind },
+        name,
+        `the UID in the bound object reference (${boundUid}) does not match the UID in record. The object might have been deleted and then recreated`,
+      );
+    }
+    boundUid = uid;
+  }
   const audiences = Array.isArray(spec.audiences) && spec.audiences.length > 0 ? spec.audiences.map(String) : [tokens.issuer];
   const t = await tokens.issue({
     namespace: sa.metadata.namespace ?? '',
@@ -57,7 +86,7 @@ export async function tokenRequest(sa: Obj, body: unknown, tokens: ServiceAccoun
     uid: sa.metadata.uid ?? '',
     audiences,
     expirationSeconds: seconds,
-    bound: bound ? { kind: String(bound.kind), name: String(bound.name ?? ''), uid: String(bound.uid ?? '') } : undefined,
+    bound: bound ? { kind: String(bound.kind), name: String(bound.name ?? ''), uid: boundUid } : undefined,
   });
   const outSpec: JsonObject = { audiences, expirationSeconds: seconds };
   if (bound) outSpec.boundObjectRef = bound;

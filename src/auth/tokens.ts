@@ -63,7 +63,12 @@ export function parseTokenFile(text: string, file = 'token file'): Map<string, U
 }
 
 /** Service account tokens as the authenticator asks them (src/auth/sa-tokens.ts). */
-export type AccountLookup = (namespace: string, name: string) => string | undefined | Promise<string | undefined>;
+/**
+ * The uid of a stored object (undefined: none). Kind ServiceAccount by default; a token bound to
+ * a Pod, Secret or Node also needs that object alive with the uid it was issued for.
+ */
+export type AccountLookup = (namespace: string, name: string, kind?: BoundKind) => string | undefined | Promise<string | undefined>;
+export type BoundKind = 'ServiceAccount' | 'Pod' | 'Secret' | 'Node';
 
 export interface ServiceAccountAuthenticator {
   authenticate(token: string, account: AccountLookup): Promise<UserInfo | undefined>;

@@ -123,6 +123,18 @@ export function listOptions(q: URLSearchParams, store: ResourceStore): ListOptio
 export class ResourceHandler {
   private readonly clock: () => number;
 
+  /** A core object by plural, namespace and name (undefined when it does not exist). */
+  private async findObject(plural: string, namespace: string, name: string): Promise<Obj | undefined> {
+    const store = this.api.lookup('', 'v1', plural);
+    if (!store) return undefined;
+    try {
+      return decodeStored(await store.get(namespace, name));
+    } catch (e) {
+      if (e instanceof StatusError && e.code === 404) return undefined;
+      throw e;
+    }
+  }
+
   constructor(
     private readonly api: ApiRegistry,
     private readonly watches: WatchHandler,
@@ -204,7 +216,9 @@ export class ResourceHandler {
       const trDecode = (b: Uint8Array) => this.opts.protobuf.decode(b, TOKEN_REQUEST_SCHEMA);
       const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], trDecode);
       const sa = decodeStored(await store.get(info.namespace, info.name));
-      const answer = await tokenRequest(sa, body.value, this.opts.tokens);
+      const answer = await tokenRequest(sa, body.value, this.opts.tokens, (kind, namespace, name) =>
+        this.findObject(`${kind.toLowerCase()}s`, namespace, name),
+      );
       const out = chooseOutput(accept, false, true, false);
       if (out.kind === 'protobuf')
         return replyBytes(this.opts.protobuf.encode(answer, TOKEN_REQUEST_SCHEMA), out.mediaType, { ...base, status: 201 });

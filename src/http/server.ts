@@ -18,6 +18,7 @@ import { impersonated } from '../auth/impersonation';
 import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { CorruptObjectError } from '../registry/encoding';
+import { isStoreError } from '../store/types';
 import type { Discovery } from './discovery';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
@@ -184,6 +185,11 @@ export function buildHandler(d: ChainDeps): Chain {
       const i = info;
       res = await withSlot(i, req, url, () => route(i, req, url));
     } catch (e) {
+      // Anything but an API error or a known store condition is a failure of the server itself:
+      // audited as the reference audits a recovered panic.
+      if (record && !record.done && !(e instanceof StatusError) && !(e instanceof CorruptObjectError) && !isStoreError(e)) {
+        record.panic(e instanceof Error ? e.message : String(e));
+      }
       res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);
     }
     if (record && !record.done) record.respond(res, info !== undefined && isLongRunning(info));
