@@ -17,10 +17,12 @@
  * format; cel-js's own lowerAscii, upperAscii, trim, split, indexOf, lastIndexOf, substring, join),
  * lists, regex find/findAll (re2js), quantity, url, authorizer (src/cel/lib/authz.ts; the caller
  * supplies the decisions). Escaping of property names: src/cel/escaping.ts. Schema-derived types:
- * src/cel/schema-types.ts (used for type checking admission policies). Not yet built: the cost
- * model (`budget` is accepted for the interface but NOT enforced, and `cost` is `null`).
+ * src/cel/schema-types.ts (used for type checking admission policies). Runtime cost (cel-go's
+ * CostTracker with the Kubernetes library's costs): src/cel/cost.ts; `evaluate` reports it and
+ * stops at `budget.costLimit`; `costedExecutable` gives callers the same on CEL-form activations.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { CostLimitExceeded, CostTracker, instrument } from './cost.ts';
 import { engineEnvironment } from './env.ts';
 
 /** A CEL type name as cel-js spells it, e.g. `int`, `dyn`, `list<string>`, `map<string, dyn>`. */
@@ -47,7 +49,7 @@ export interface CostBudget {
   readonly costLimit: number;
 }
 
-/** `cost` is null while the cost model (issue 12 item 3) is not built. */
+/** `cost`: the runtime cost of the evaluation (up to where it stopped). */
 export type EvalResult = { ok: true; value: unknown; cost: number | null } | { ok: false; error: string; cost: number | null };
 
 export type Compiled = (ctx: Record<string, unknown>) => unknown;
@@ -113,6 +115,43 @@ export function executable(program: Program): Compiled {
   return compiled(program);
 }
 
+/** A compiled program that counts its runtime cost; throws CostLimitExceeded past `limit`. */
+export interface CostedProgram {
+  run(ctx: Record<string, unknown>, limit?: number): unknown;
+  /** The cost of the last run (also after it threw). */
+  cost(): number;
+}
+
+const costedPrograms = new Map<string, CostedProgram>();
+
+/**
+ * The program's costed twin: its own parsed copy with every node instrumented (src/cel/cost.ts),
+ * cached per process like the plain closure.
+ */
+export function costedExecutable(program: Program): CostedProgram {
+  const key = `${program.env.key}\u0000${program.expr}`;
+  let c = costedPrograms.get(key);
+  if (c === undefined) {
+    const parsed = engineEnv(program.env).parse(program.expr);
+    const checked = parsed.check();
+    if (!checked.valid) throw new Error(errorText(checked.error));
+    const tracker = new CostTracker();
+    instrument((parsed as unknown as { ast: Parameters<typeof instrument>[0] }).ast, tracker);
+    const fn = parsed as unknown as Compiled;
+    c = {
+      run(ctx, limit = Number.POSITIVE_INFINITY) {
+        tracker.reset(limit);
+        const v = fn(ctx);
+        if (tracker.exceeded) throw new CostLimitExceeded();
+        return v;
+      },
+      cost: () => tracker.cost,
+    };
+    costedPrograms.set(key, c);
+  }
+  return c;
+}
+
 /** JSON value to CEL value: integers become int (bigint). */
 export function toCel(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v;
@@ -152,16 +191,18 @@ export function fromCel(v: unknown): unknown {
 }
 
 /**
- * Evaluates a compiled program on a JSON activation. `budget` is not enforced yet (cost model
- * pending); callers needing a hard stop must rely on the worker pool's deadline.
+ * Evaluates a compiled program on a JSON activation, counting its runtime cost; past
+ * `budget.costLimit` it stops with cel-go's "operation cancelled: actual cost limit exceeded".
  */
-export function evaluate(program: Program, activation: Record<string, unknown>, _budget?: CostBudget): EvalResult {
+export function evaluate(program: Program, activation: Record<string, unknown>, budget?: CostBudget): EvalResult {
+  let c: CostedProgram | undefined;
   try {
-    const fn = compiled(program);
+    c = costedExecutable(program);
     const ctx: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(activation)) ctx[k] = toCel(v);
-    return { ok: true, value: fromCel(fn(ctx)), cost: null };
+    const value = c.run(ctx, budget?.costLimit);
+    return { ok: true, value: fromCel(value), cost: c.cost() };
   } catch (err) {
-    return { ok: false, error: errorText(err), cost: null };
+    return { ok: false, error: errorText(err), cost: c ? c.cost() : 0 };
   }
 }

@@ -16,7 +16,7 @@ serveWorker<CelRequest, CelResponse>((req) => {
   if (req.kind === 'expr') {
     const env = celEnv(req.vars);
     const c = compile(req.expr, env);
-    if (!c.ok) return { kind: 'expr', result: { ok: false, error: c.errors.join('; '), cost: null } };
+    if (!c.ok) return { kind: 'expr', result: { ok: false, error: c.errors.join('; '), cost: 0 } };
     return { kind: 'expr', result: evaluate(c.program, req.activation) };
   }
   if (req.kind === 'spin') {

@@ -13,14 +13,14 @@
  * does not disable the others.
  */
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
-import { type CelEnv, type Compiled, celEnv, compile, executable } from '../../cel/index';
+import { type CelEnv, type CostedProgram, celEnv, compile, costedExecutable } from '../../cel/index';
 import { type CompiledMatch, compileMatch } from './matching';
 
 export type FailurePolicy = 'Fail' | 'Ignore';
 
 export interface Expr {
   readonly expr: string;
-  readonly fn?: Compiled;
+  readonly fn?: CostedProgram;
   /** Why it did not compile. */
   readonly error?: string;
 }
@@ -84,7 +84,7 @@ function env(names: string[]): CelEnv {
 function compileExpr(expr: string, e: CelEnv): Expr {
   const r = compile(expr, e);
   if (!r.ok) return { expr, error: r.errors.join('; ') };
-  return { expr, fn: executable(r.program) };
+  return { expr, fn: costedExecutable(r.program) };
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

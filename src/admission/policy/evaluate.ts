@@ -12,8 +12,14 @@
  *
  * Variables are evaluated lazily, each at most once per evaluation: `variables` is an object
  * whose properties compute on first access.
+ *
+ * Cost (the reference's cel filter): each expression may cost up to PER_CALL_LIMIT (past it,
+ * "operation cancelled: actual cost limit exceeded" is that expression's error); all the
+ * expressions of one evaluation share RUNTIME_COST_BUDGET, and running out of it makes the
+ * whole evaluation one error under failurePolicy ("validation failed due to running out of cost
+ * budget, no further validation rules will be run").
  */
-import type { Compiled } from '../../cel/index';
+import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
 import type { CompiledPolicy, Expr } from './compile';
 
 /** The request's variables in CEL form, shared by every evaluation of one request. */
@@ -58,27 +64,51 @@ const firstLine = (s: string): string => {
 
 class ExpressionError extends Error {}
 
-function run(e: Expr, ctx: Record<string, unknown>): unknown {
-  if (!e.fn) throw new ExpressionError(`compilation error: ${firstLine(e.error ?? 'unknown error')}`);
-  try {
-    return (e.fn as Compiled)(ctx);
-  } catch (err) {
-    if (err instanceof ExpressionError) throw err;
-    const msg = err instanceof Error ? err.message : String(err);
-    throw new ExpressionError(`expression '${e.expr}' resulted in error: ${firstLine(msg)}`);
-  }
+const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
+
+/** The runtime cost left to one evaluation; `exhausted` once an expression went past it. */
+interface Budget {
+  remaining: number;
+  exhausted: boolean;
 }
 
-function tryRun(e: Expr, ctx: Record<string, unknown>): { value?: unknown; error?: string } {
+function run(e: Expr, ctx: Record<string, unknown>, budget: Budget): unknown {
+  if (!e.fn) throw new ExpressionError(`compilation error: ${firstLine(e.error ?? 'unknown error')}`);
+  if (budget.exhausted) throw new ExpressionError(OUT_OF_BUDGET);
+  let value: unknown;
+  let error: unknown;
   try {
-    return { value: run(e, ctx) };
+    value = e.fn.run(ctx, PER_CALL_LIMIT);
+  } catch (err) {
+    error = err;
+  }
+  const cost = e.fn.cost();
+  if (budget.exhausted || cost > budget.remaining) {
+    budget.exhausted = true;
+    throw new ExpressionError(OUT_OF_BUDGET);
+  }
+  budget.remaining -= cost;
+  if (error === undefined) return value;
+  if (error instanceof ExpressionError) throw error;
+  const msg = error instanceof Error ? error.message : String(error);
+  throw new ExpressionError(`expression '${e.expr}' resulted in error: ${firstLine(msg)}`);
+}
+
+function tryRun(e: Expr, ctx: Record<string, unknown>, budget: Budget): { value?: unknown; error?: string } {
+  try {
+    return { value: run(e, ctx, budget) };
   } catch (err) {
     return { error: (err as Error).message };
   }
 }
 
+/** Out of budget: the evaluation is one error decision under the failure policy (none under Ignore). */
+function outOfBudget(fail: boolean): Result {
+  return { decisions: fail ? [{ deny: true, error: true, message: OUT_OF_BUDGET, reason: '', index: 0 }] : [], annotations: [] };
+}
+
 /** `variables`: each computed on first access, then kept; an error is the accessing expression's. */
-function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>): Record<string, unknown> {
+function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>, budget: Budget): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   for (const v of p.variables) {
     let done = false;
@@ -89,7 +119,7 @@ function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>): Record<
       get() {
         if (!done) {
           done = true;
-          const r = tryRun(v.expr, ctx);
+          const r = tryRun(v.expr, ctx, budget);
           value = r.value;
           error = r.error;
         }
@@ -107,12 +137,14 @@ const celTypeName = (v: unknown): string =>
 export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unknown): Result {
   const fail = p.failurePolicy === 'Fail';
   const out: Result = { decisions: [], annotations: [] };
+  const budget: Budget = { remaining: RUNTIME_COST_BUDGET, exhausted: false };
   if (p.matchConditions.length > 0) {
     const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request, authorizer: act.authorizer };
     if (p.paramKind) ctx.params = params;
     const errors: string[] = [];
     for (const mc of p.matchConditions) {
-      const r = tryRun(mc.expr, ctx);
+      const r = tryRun(mc.expr, ctx, budget);
+      if (budget.exhausted) return outOfBudget(fail);
       if (r.error !== undefined) errors.push(r.error);
       else if (r.value === false) return out;
       else if (r.value !== true)
@@ -139,9 +171,10 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     authorizer: act.authorizer,
   };
   if (p.paramKind) ctx.params = params;
-  ctx.variables = lazyVariables(p, ctx);
+  ctx.variables = lazyVariables(p, ctx, budget);
   p.validations.forEach((v, index) => {
-    const r = tryRun(v.expr, ctx);
+    if (budget.exhausted) return;
+    const r = tryRun(v.expr, ctx, budget);
     if (r.error !== undefined) {
       if (fail) out.decisions.push({ deny: true, error: true, message: r.error, reason: '', index });
       return;
@@ -149,7 +182,7 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     if (r.value === true) return;
     let message = '';
     if (v.messageExpr) {
-      const m = tryRun(v.messageExpr, ctx);
+      const m = tryRun(v.messageExpr, ctx, budget);
       if (typeof m.value === 'string') {
         message = m.value.trim();
         if (Buffer.byteLength(message) > MAX_MESSAGE_BYTES || message.includes('\n')) message = '';
@@ -159,8 +192,10 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     if (message === '') message = `failed expression: ${v.expr.expr.trim()}`;
     out.decisions.push({ deny: true, error: false, message, reason: v.reason, index });
   });
+  if (budget.exhausted) return outOfBudget(fail);
   for (const a of p.auditAnnotations) {
-    const r = tryRun(a.expr, ctx);
+    const r = tryRun(a.expr, ctx, budget);
+    if (budget.exhausted) return outOfBudget(fail);
     let error = r.error;
     if (error === undefined) {
       if (typeof r.value === 'string') {
@@ -173,5 +208,5 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     }
     if (fail) out.decisions.push({ deny: true, error: true, message: error, reason: '', index: 0, always: true });
   }
-  return out;
+  return budget.exhausted ? outOfBudget(fail) : out;
 }

@@ -1,0 +1,436 @@
+/**
+ * Runtime cost of CEL evaluations (spec 1, "Cost"; issue 12 item 3), as the reference counts it:
+ * cel-go's CostTracker with the Kubernetes library's CallCost.
+ *
+ * A costed program is a second copy of the parsed expression whose every node reports its value
+ * after evaluation; the tracker keeps them on a stack (as cel-go's refValStack), so a call finds
+ * its arguments' values there and charges what cel-go charges:
+ *
+ *   constant 0 · identifier 1 · each select or index qualifier 1 (a select on something that is
+ *   not an attribute: 2) · has() 1 + its root identifier · list literal 10 · map literal 30 ·
+ *   && || ?: 0 · `in` a list: its size · == != and string/bytes ordering: ⌈min(size)·0.1⌉ ·
+ *   string/bytes +: ⌈(m+n)·0.1⌉ · matches/find/findAll: ⌈(1+len)·0.1⌉·⌈len(re)·0.25⌉ ·
+ *   contains: ⌈len·0.1⌉·⌈len(sub)·0.1⌉ · the Kubernetes library table below · any other call 1.
+ *
+ * Macros are comprehensions in cel-go and charged as their expansions: per element all() 3 + its
+ * predicate (2 for the loop condition, 1 for the accumulator), exists() 4, exists_one() 1-2,
+ * map() 12 and filter() 13 per element kept (1 otherwise), plus 1 for the result and 10 for the
+ * empty list map()/filter()/cel.bind() start from. cel-go's own runtime cost tests are the table
+ * in cost.test.ts.
+ *
+ * Past the limit the evaluation stops with cel-go's "operation cancelled: actual cost limit
+ * exceeded" (every later node throws too, so no `||`, `&&` or all() can absorb it).
+ */
+
+/** celconfig.PerCallLimit: the runtime cost limit of one expression. */
+export const PER_CALL_LIMIT = 1_000_000;
+/** celconfig.RuntimeCELCostBudget: the runtime budget of one object (CRD rules) or policy. */
+export const RUNTIME_COST_BUDGET = 10_000_000;
+
+export const COST_LIMIT_MESSAGE = 'operation cancelled: actual cost limit exceeded';
+
+export class CostLimitExceeded extends Error {
+  constructor() {
+    super(COST_LIMIT_MESSAGE);
+  }
+}
+
+const TRAVERSAL = 0.1;
+const REGEX_LENGTH = 0.25;
+const LIST_CREATE = 10;
+const MAP_CREATE = 30;
+
+/** One cel-js AST node, as far as the tracker looks at it. */
+interface Node {
+  op: string;
+  args: unknown;
+  meta: { evaluate?: Evaluate; alternate?: Node; macro?: Macro };
+  evaluate: Evaluate;
+}
+type Evaluate = (ev: unknown, ast: unknown, ctx: unknown) => unknown;
+interface Macro {
+  evaluate: Evaluate;
+  args?: unknown;
+  val?: Node;
+  exp?: Node;
+  var?: string;
+}
+interface Comprehension {
+  iterable: Node;
+  init: Node;
+  step: Node;
+}
+
+type Kind = 'all' | 'exists' | 'exists_one' | 'map' | 'filter';
+
+/** What each node is, decided once at instrumentation. */
+interface Role {
+  /** Comprehension kind (the comprehension node of a macro). */
+  fold?: Kind;
+  /** A cel.bind() or has() macro call. */
+  macro?: 'bind' | 'has';
+  /** The call or operator name of a call node. */
+  fn?: string;
+  /** Argument nodes of a call (receiver first), in cel-go's order. */
+  argNodes?: Node[];
+}
+
+/** The cost of one evaluation; reused (evaluations are synchronous). */
+export class CostTracker {
+  cost = 0;
+  limit = Number.POSITIVE_INFINITY;
+  exceeded = false;
+  nodes: Node[] = [];
+  values: unknown[] = [];
+  sp = 0;
+
+  reset(limit: number): void {
+    this.cost = 0;
+    this.limit = limit;
+    this.exceeded = false;
+    this.sp = 0;
+  }
+
+  push(n: Node, v: unknown): void {
+    this.nodes[this.sp] = n;
+    this.values[this.sp++] = v;
+  }
+
+  /** The newest value `n` reported above `mark`, or undefined. */
+  valueOf(n: Node, mark: number): unknown {
+    for (let i = this.sp - 1; i >= mark; i--) if (this.nodes[i] === n) return this.values[i];
+    return undefined;
+  }
+
+  count(n: Node, mark: number): number {
+    let c = 0;
+    for (let i = mark; i < this.sp; i++) if (this.nodes[i] === n) c++;
+    return c;
+  }
+}
+
+const isNode = (x: unknown): x is Node =>
+  typeof x === 'object' && x !== null && typeof (x as Node).op === 'string' && 'meta' in (x as object);
+
+/** Attributes in cel-go: identifiers and selects/indexes on them. */
+const ATTRIBUTE_OPS = new Set(['id', '.', '.?', '[]', '[?]']);
+const isAttribute = (n: unknown): boolean => isNode(n) && ATTRIBUTE_OPS.has(n.op);
+
+const FOLDS: Record<string, Kind> = { all: 'all', exists: 'exists', exists_one: 'exists_one', map: 'map', filter: 'filter' };
+
+/**
+ * Wraps every node of a checked expression so that `tracker` sees its evaluations. The AST must
+ * be a copy used only for costed evaluation.
+ */
+export function instrument(root: Node, tracker: CostTracker): void {
+  const seen = new WeakSet<object>();
+  const visit = (x: unknown, role?: Role): void => {
+    if (Array.isArray(x)) {
+      for (const y of x) visit(y);
+      return;
+    }
+    if (!isNode(x)) {
+      if (typeof x === 'object' && x !== null && !seen.has(x)) {
+        seen.add(x);
+        // Comprehension arguments and map entries.
+        for (const k of Object.keys(x)) if (k !== 'iterCtx') visit((x as Record<string, unknown>)[k]);
+      }
+      return;
+    }
+    if (seen.has(x)) return;
+    seen.add(x);
+    const r = role ?? roleOf(x);
+    wrap(x, r, tracker);
+    const alt = x.meta.alternate;
+    if (alt) visit(alt, r.fold ? { fold: r.fold } : undefined);
+    const m = x.meta.macro;
+    if (m) {
+      visit(m.val);
+      visit(m.exp);
+      visit(m.args);
+      const props = (m as { macroHasProps?: Node[] }).macroHasProps;
+      // has(a.b.c): only the root identifier is evaluated as a node.
+      if (props) visit(props[props.length - 1]);
+    }
+    if (x.op !== 'value' && x.op !== 'id') visit(x.args);
+  };
+  visit(root);
+}
+
+function roleOf(n: Node): Role {
+  const r: Role = {};
+  const a = n.args as unknown[];
+  if (n.op === 'call' || n.op === 'rcall') {
+    r.fn = String(a[0]);
+    const args = (n.op === 'call' ? a[1] : a[2]) as Node[];
+    r.argNodes = n.op === 'rcall' ? [a[1] as Node, ...args] : [...args];
+    if (n.meta.alternate && FOLDS[r.fn]) r.fold = FOLDS[r.fn];
+    if (n.meta.macro) r.macro = r.fn === 'has' ? 'has' : r.fn === 'bind' ? 'bind' : undefined;
+  } else if (Array.isArray(a) && a.every(isNode)) {
+    r.fn = n.op;
+    r.argNodes = a as Node[];
+  } else if (isNode(a)) {
+    r.fn = n.op;
+    r.argNodes = [a];
+  }
+  return r;
+}
+
+function wrap(n: Node, role: Role, t: CostTracker): void {
+  const meta = n.meta;
+  const inner: Evaluate = meta.alternate
+    ? (ev, _ast, ctx) => (meta.alternate as Node).evaluate(ev, meta.alternate, ctx)
+    : meta.macro
+      ? (ev, _ast, ctx) => (meta.macro as Macro).evaluate(ev, meta.macro, ctx)
+      : (meta.evaluate as Evaluate);
+  const isFold = n.op === 'comprehension';
+  n.evaluate = function costed(this: unknown, ev, ast, ctx) {
+    if (t.exceeded) throw new CostLimitExceeded();
+    const mark = t.sp;
+    const v = inner.call(this, ev, ast, ctx);
+    const c = isFold ? foldCost(n, role.fold, t, mark) : nodeCost(n, role, v, t, mark);
+    t.sp = mark;
+    t.push(n, v);
+    t.cost += c;
+    if (t.cost > t.limit) {
+      t.exceeded = true;
+      throw new CostLimitExceeded();
+    }
+    return v;
+  };
+}
+
+function foldCost(n: Node, kind: Kind | undefined, t: CostTracker, mark: number): number {
+  const args = n.args as Comprehension;
+  const steps = t.count(args.step, mark);
+  const size = sizeOf(t.valueOf(args.iterable, mark));
+  const conds = steps + (steps < size ? 1 : 0);
+  switch (kind) {
+    case 'all':
+      return 2 * conds + steps + 1;
+    case 'exists':
+      return 3 * conds + steps + 1;
+    case 'exists_one':
+      return 2;
+    default:
+      // map / filter: the accumulator pushes are charged at their nodes; the result 1.
+      return 1;
+  }
+}
+
+function nodeCost(n: Node, role: Role, v: unknown, t: CostTracker, mark: number): number {
+  switch (n.op) {
+    case 'value':
+      return 0;
+    case 'id':
+    case 'accuValue':
+      return 1;
+    case 'accuInc':
+      return 2;
+    case 'accuPush':
+      return 1 + LIST_CREATE + 1;
+    case '.':
+    case '.?':
+    case '[]':
+    case '[?]': {
+      const [operand, index] = n.args as Node[];
+      if (!isAttribute(operand)) return 2;
+      // A variable index of an attribute is resolved inside it (its identifier is not charged).
+      return index?.op === 'id' ? 0 : 1;
+    }
+    case 'list':
+      return LIST_CREATE;
+    case 'map':
+      return MAP_CREATE;
+    case '&&':
+    case '||':
+      return 0;
+    case '?:': {
+      const a = n.args as Node[];
+      // Both branches attributes: cel-go resolves a conditional attribute, whose branch is not
+      // charged as an identifier.
+      return isAttribute(a[1]) && isAttribute(a[2]) ? -1 : 0;
+    }
+    case 'comprehension':
+      return 0;
+  }
+  if (role.macro === 'has') return 1;
+  if (role.macro === 'bind') return LIST_CREATE;
+  if (role.fold) return 0;
+  const fn = role.fn;
+  if (!fn) return 0;
+  const args = (role.argNodes ?? []).map((a) => t.valueOf(a, mark));
+  return callCost(fn, args, v);
+}
+
+/** cel-go's CostTracker.costCall with the Kubernetes library's CallCost before it. */
+export function callCost(fn: string, args: unknown[], result: unknown): number {
+  const k8s = libraryCost(fn, args, result);
+  if (k8s !== undefined) return k8s;
+  const a0 = args[0];
+  const a1 = args[1];
+  switch (fn) {
+    case 'startsWith':
+    case 'endsWith':
+      return Math.ceil(sizeOf(a0) * TRAVERSAL);
+    case 'string':
+      return a0 instanceof Uint8Array ? Math.ceil(sizeOf(a0) * TRAVERSAL) : 1;
+    case 'bytes':
+      return typeof a0 === 'string' ? Math.ceil(sizeOf(a0) * TRAVERSAL) : 1;
+    case 'in':
+      return Array.isArray(a1) ? sizeOf(a1) : 1;
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      if (!(isSized(a0) && isSized(a1) && (typeof a0 === 'string' || a0 instanceof Uint8Array))) return 1;
+      return Math.ceil(Math.min(sizeOf(a0), sizeOf(a1)) * TRAVERSAL);
+    case '==':
+    case '!=':
+      return Math.ceil(Math.min(sizeOf(a0), sizeOf(a1)) * TRAVERSAL);
+    case '+':
+      if (typeof a0 === 'string' || a0 instanceof Uint8Array) return Math.ceil((sizeOf(a0) + sizeOf(a1)) * TRAVERSAL);
+      return 1;
+    case 'matches':
+      return regexCost(a0, a1);
+    case 'contains':
+      if (typeof a0 !== 'string') return 1;
+      return Math.ceil(sizeOf(a0) * TRAVERSAL) * Math.ceil(sizeOf(a1) * TRAVERSAL);
+    default:
+      return 1;
+  }
+}
+
+const regexCost = (s: unknown, re: unknown): number => Math.ceil((1 + sizeOf(s)) * TRAVERSAL) * Math.ceil(sizeOf(re) * REGEX_LENGTH);
+
+/** k8s.io/apiserver/pkg/cel/library CostEstimator.CallCost. */
+function libraryCost(fn: string, args: unknown[], result: unknown): number | undefined {
+  const a0 = args[0];
+  switch (fn) {
+    case 'check':
+      return 350_000;
+    case 'serviceAccount':
+    case 'path':
+    case 'group':
+    case 'resource':
+    case 'subresource':
+    case 'namespace':
+    case 'name':
+    case 'allowed':
+    case 'reason':
+    case 'error':
+    case 'errored':
+      return 1;
+    case 'isSorted':
+    case 'sum':
+    case 'max':
+    case 'min':
+    case 'indexOf':
+    case 'lastIndexOf':
+      return args.length > 0 ? traversalCost(a0) : 0;
+    case 'url':
+    case 'lowerAscii':
+    case 'upperAscii':
+    case 'substring':
+    case 'trim':
+    case 'cidr':
+    case 'isIP':
+    case 'isCIDR':
+    case 'quantity':
+    case 'isQuantity':
+      return args.length >= 1 ? Math.ceil(sizeOf(a0) * TRAVERSAL) : undefined;
+    case 'replace':
+    case 'split':
+      return args.length >= 1 ? Math.ceil(sizeOf(a0) * 2 * TRAVERSAL) : undefined;
+    case 'join':
+      return args.length >= 1 ? Math.ceil(sizeOf(result) * 2 * TRAVERSAL) : undefined;
+    case 'find':
+    case 'findAll':
+      return args.length >= 2 ? regexCost(a0, args[1]) : undefined;
+    case 'ip':
+      // cidr.ip() reads a field; ip(string) parses.
+      if (args.length >= 1) return typeof a0 === 'string' ? Math.ceil(sizeOf(a0) * TRAVERSAL) : 1;
+      return undefined;
+    case 'ip.isCanonical':
+      return args.length >= 1 ? Math.ceil(sizeOf(a0) * 2 * TRAVERSAL) : undefined;
+    case 'masked':
+    case 'prefixLength':
+    case 'family':
+    case 'isUnspecified':
+    case 'isLoopback':
+    case 'isLinkLocalMulticast':
+    case 'isLinkLocalUnicast':
+      return 1;
+    case 'containsIP':
+    case 'containsCIDR': {
+      if (args.length < 2) return undefined;
+      const cidr = sizeOf(a0);
+      let cost = Math.ceil((cidr + cidr) * TRAVERSAL);
+      if (fn === 'containsCIDR') cost += Math.ceil(cidr * TRAVERSAL) + 1;
+      if (typeof args[1] === 'string') cost += Math.ceil(sizeOf(args[1]) * TRAVERSAL);
+      return cost;
+    }
+    case 'sign':
+    case 'asInteger':
+    case 'isInteger':
+    case 'asApproximateFloat':
+    case 'isGreaterThan':
+    case 'isLessThan':
+    case 'compareTo':
+    case 'add':
+    case 'sub':
+      return 1;
+  }
+  return undefined;
+}
+
+const isSized = (v: unknown): boolean =>
+  typeof v === 'string' || v instanceof Uint8Array || Array.isArray(v) || v instanceof Map || isPlainObject(v);
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+
+/** traits.Sizer: code points of a string, bytes, list and map entries; 1 for anything else. */
+export function sizeOf(v: unknown): number {
+  if (typeof v === 'string') return stringSize(v);
+  if (v instanceof Uint8Array || Array.isArray(v)) return v.length;
+  if (v instanceof Map) return v.size;
+  if (isPlainObject(v)) {
+    let n = 0;
+    for (const _ in v) n++;
+    return n;
+  }
+  // Sized library values (IP addresses, CIDRs) report their byte length.
+  if (typeof v === 'object' && v !== null && typeof (v as { size?: unknown }).size === 'number') return (v as { size: number }).size;
+  return 1;
+}
+
+function stringSize(s: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII test
+  if (/^[\u0000-\u007f]*$/.test(s)) return s.length;
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** The library's traversalCost: a value's cost as a data tree. */
+export function traversalCost(v: unknown): number {
+  if (typeof v === 'string') return Math.floor(stringSize(v) * TRAVERSAL);
+  if (v instanceof Uint8Array) return Math.floor(v.length * TRAVERSAL);
+  if (Array.isArray(v)) {
+    let c = 0;
+    for (const x of v) c += traversalCost(x);
+    return c;
+  }
+  if (v instanceof Map) {
+    let c = 0;
+    for (const [k, x] of v) c += traversalCost(k) + traversalCost(x);
+    return c;
+  }
+  if (isPlainObject(v)) {
+    let c = 0;
+    for (const k in v) c += traversalCost(k) + traversalCost(v[k]);
+    return c;
+  }
+  return 1;
+}
