@@ -1,7 +1,7 @@
 /**
  * The engine's environment: a cel-js Environment with the options and libraries spec 1 lists
- * (optional types, homogeneous aggregate literals, strings/lists/regex libraries) and the given
- * variables declared by CEL type name.
+ * (optional types, homogeneous aggregate literals, strings/lists/regex libraries), the set and map
+ * semantics of typed lists (src/cel/lists-typed.ts) and the given variables declared by CEL type name.
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { registerAuthz } from './lib/authz.ts';
@@ -12,6 +12,7 @@ import { registerQuantity } from './lib/quantity.ts';
 import { registerRegex } from './lib/regex.ts';
 import { registerStrings } from './lib/strings.ts';
 import { registerUrl } from './lib/url.ts';
+import { registerTypedLists } from './lists-typed.ts';
 
 export interface EngineOptions {
   /** The reference enables homogeneous aggregate literals; the cel-spec suite assumes them off. */
@@ -31,6 +32,7 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerAuthz(e);
   registerUrl(e);
   registerIp(e);
+  registerTypedLists(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }

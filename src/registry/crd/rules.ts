@@ -11,23 +11,29 @@
  * Transition rules (naming `oldSelf`) run only on updates where the old value exists, unless
  * `optionalOldSelf` (then `oldSelf` is an optional: `oldSelf.hasValue()`, `oldSelf.orValue(x)`).
  * Old and new values correspond by property name, by key for `x-kubernetes-list-type: map` lists,
- * by value for `set` lists; items of atomic lists have no old value. An error names the node's
+ * by value for `set` lists; items of atomic lists have no old value. In self and oldSelf, `set` and
+ * `map` lists compare and concatenate by their list type (`self.tags == ['b', 'a']` ignores order;
+ * src/cel/lists-typed.ts), every other list as an ordinary CEL list. An error names the node's
  * path (plus the rule's `fieldPath`), its schema type as the bad value, and the message:
  * `messageExpression` when it gives a non-blank string, else `message`, else "failed rule: <rule>";
  * `reason` picks the error type (FieldValueInvalid by default, Forbidden, Required, Duplicate).
  */
 import { isObject, type JsonObject } from '../../api/meta';
-import { type Compiled, celEnv, compile, executable, toCel } from '../../cel/index';
+import { CostLimitExceeded, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
+import { type CostedProgram, celEnv, compile, costedExecutable, executable } from '../../cel/index';
+import { type ListShape, toCelShaped } from '../../cel/list-shape';
+import type { ListSemantics } from '../../cel/lists-typed';
 import type { FieldError } from '../../schema/types';
 
 interface Rule {
   rule: string;
-  fn?: Compiled;
+  fn?: CostedProgram;
   error?: string;
   transition: boolean;
   optionalOldSelf: boolean;
   message: string;
-  messageFn?: Compiled;
+  messageSource?: string;
+  messageFn?: CostedProgram;
   reason: string;
   fieldPath: string;
 }
@@ -40,6 +46,8 @@ export interface RuleTree {
   additional?: RuleTree;
   listType?: string;
   mapKeys?: string[];
+  /** Where the node's schema has set and map lists (for self and oldSelf); only on nodes with rules. */
+  shape?: ListShape;
 }
 
 /** A rule that did not compile, with its place in the schema (for the CRD's 422). */
@@ -70,17 +78,48 @@ function compileOne(r: JsonObject, path: string, index: number, errors: RuleErro
     fieldPath: str(r.fieldPath),
   };
   const c = compile(rule, env);
-  if (c.ok) out.fn = executable(c.program);
+  if (c.ok) out.fn = costedExecutable(c.program);
   else {
     out.error = c.errors.join('; ').split('\n')[0] as string;
     errors.push({ path, index, rule: r, error: out.error });
   }
   if (str(r.messageExpression) !== '') {
     const m = compile(str(r.messageExpression), env);
-    if (m.ok) out.messageFn = executable(m.program);
-    else errors.push({ path, index, rule: r, error: `messageExpression compilation failed: ${m.errors.join('; ').split('\n')[0]}` });
+    if (m.ok) {
+      out.messageFn = costedExecutable(m.program);
+      out.messageSource = str(r.messageExpression);
+    } else errors.push({ path, index, rule: r, error: `messageExpression compilation failed: ${m.errors.join('; ').split('\n')[0]}` });
   }
   return out;
+}
+
+/**
+ * Where a schema has `set` and `map` lists (undefined when nowhere): self and oldSelf hold such
+ * lists as typed lists, whose `==` ignores order and whose `+` is a union or a merge by key
+ * (src/cel/lists-typed.ts).
+ */
+export function listShapeOf(schema: JsonObject): ListShape | undefined {
+  let list: ListSemantics | undefined;
+  const listType = schema['x-svc-list-type'];
+  if (listType === 'set') list = { type: 'set' };
+  else if (listType === 'map') {
+    const keys = schema['x-svc-list-map-keys'];
+    list = { type: 'map', keys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [] };
+  }
+  const items = isObject(schema.items) ? listShapeOf(schema.items) : undefined;
+  const additional = isObject(schema.additionalProperties) ? listShapeOf(schema.additionalProperties) : undefined;
+  const properties: Record<string, ListShape> = {};
+  let typedProperty = false;
+  if (isObject(schema.properties)) {
+    for (const [k, v] of Object.entries(schema.properties)) {
+      const sub = isObject(v) ? listShapeOf(v) : undefined;
+      if (sub) typedProperty = true;
+      // With additionalProperties beside (not structural, but possible), every property is named.
+      if (sub || additional) properties[k] = sub ?? {};
+    }
+  }
+  if (!list && !items && !additional && !typedProperty) return undefined;
+  return { list, items, additional, properties: typedProperty || additional ? properties : undefined };
 }
 
 /** The rule tree of a schema (undefined when it has no rules at all). */
@@ -89,6 +128,7 @@ export function compileRules(schema: JsonObject, errors: RuleError[] = [], path 
     compileOne(r, path, i, errors),
   );
   const t: RuleTree = { type: str(schema.type) || (schema['x-svc-int-or-string'] === true ? 'string' : 'object'), rules };
+  if (rules.length > 0) t.shape = listShapeOf(schema);
   let any = rules.length > 0;
   if (isObject(schema.properties)) {
     const props: Record<string, RuleTree> = {};
@@ -138,17 +178,53 @@ function optional(v: unknown): unknown {
   return optionalOf(v);
 }
 
-function messageFor(r: Rule, ctx: Record<string, unknown>): string {
-  if (r.messageFn) {
-    try {
-      const m = r.messageFn(ctx);
-      if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) return m.trim();
-    } catch {
-      // fall back to message
-    }
-  }
-  return r.message || `failed rule: ${r.rule}`;
+/** The reference's ruleErrorString: the rule's message, else its expression. */
+const ruleErrorString = (r: Rule): string => (r.message.trim() || r.rule).trim();
+
+/** What is left of the runtime cost budget of one object's validation (celconfig.RuntimeCELCostBudget). */
+export interface CostBudget {
+  remaining: number;
 }
+
+/**
+ * The message of a failed rule: messageExpression when it gives a usable string (its cost taken
+ * from the budget), else message, else "failed rule: <rule>"; `stop` when the budget or the call
+ * limit ran out (the reference's evalMessageExpression errors).
+ */
+function messageFor(r: Rule, ctx: Record<string, unknown>, budget: CostBudget): { text: string; stop?: boolean } {
+  const fallback = r.message.trim() || `failed rule: ${r.rule}`;
+  if (!r.messageFn) return { text: fallback };
+  let m: unknown;
+  let err: unknown;
+  try {
+    m = r.messageFn.run(ctx, PER_CALL_LIMIT);
+  } catch (e) {
+    err = e;
+  }
+  const cost = r.messageFn.cost();
+  if (cost > budget.remaining) {
+    return {
+      text: 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run',
+      stop: true,
+    };
+  }
+  if (err instanceof CostLimitExceeded) {
+    return {
+      text: `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${JSON.stringify(r.messageSource ?? '')}`,
+      stop: true,
+    };
+  }
+  budget.remaining -= cost;
+  if (!err && typeof m === 'string' && m.trim() !== '' && !m.includes('\n') && m.trim().length <= 5 * 1024) return { text: m.trim() };
+  return { text: fallback };
+}
+
+const invalidAt = (path: string, type: string, detail: string): FieldError => ({
+  type: 'FieldValueInvalid',
+  field: path,
+  badValue: type,
+  detail,
+});
 
 function fieldError(r: Rule, path: string, type: string, detail: string): FieldError {
   const fp = r.fieldPath;
@@ -165,12 +241,23 @@ function fieldError(r: Rule, path: string, type: string, detail: string): FieldE
   }
 }
 
-/** The rule errors of a value (and, on update, the old value it corresponds to) against a rule tree. */
-export function validateRules(t: RuleTree, value: unknown, old: unknown, path: string, out: FieldError[] = []): FieldError[] {
-  if (value === undefined || value === null) return out;
+/**
+ * The rule errors of a value (and, on update, the old value it corresponds to) against a rule
+ * tree. Each rule may cost up to PER_CALL_LIMIT; the costs come out of `budget` (the reference's
+ * 10,000,000 per object): past either, validation stops with the reference's error.
+ */
+export function validateRules(
+  t: RuleTree,
+  value: unknown,
+  old: unknown,
+  path: string,
+  out: FieldError[] = [],
+  budget: CostBudget = { remaining: RUNTIME_COST_BUDGET },
+): FieldError[] {
+  if (value === undefined || value === null || budget.remaining < 0) return out;
   if (t.rules.length > 0) {
-    const self = toCel(value);
-    const oldSelf = old === undefined || old === null ? undefined : toCel(old);
+    const self = toCelShaped(value, t.shape);
+    const oldSelf = old === undefined || old === null ? undefined : toCelShaped(old, t.shape);
     for (const r of t.rules) {
       if (r.transition && oldSelf === undefined && !r.optionalOldSelf) continue;
       const ctx: Record<string, unknown> = { self };
@@ -180,23 +267,49 @@ export function validateRules(t: RuleTree, value: unknown, old: unknown, path: s
         continue;
       }
       let ok: unknown;
+      let err: unknown;
       try {
-        ok = r.fn(ctx);
+        ok = r.fn.run(ctx, PER_CALL_LIMIT);
       } catch (e) {
-        const msg = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-        out.push({ type: 'FieldValueInvalid', field: path, badValue: t.type, detail: `rule evaluation error: ${msg}` });
+        err = e;
+      }
+      const cost = r.fn.cost();
+      if (cost > budget.remaining) {
+        out.push(invalidAt(path, t.type, 'validation failed due to running out of cost budget, no further validation rules will be run'));
+        budget.remaining = -1;
+        return out;
+      }
+      budget.remaining -= cost;
+      if (err !== undefined) {
+        const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+        if (err instanceof CostLimitExceeded) {
+          const detail = `'${msg}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`;
+          out.push(invalidAt(path, t.type, detail));
+          budget.remaining = -1;
+          return out;
+        }
+        out.push(invalidAt(path, t.type, `${msg} evaluating rule: ${ruleErrorString(r)}`));
         continue;
       }
-      if (ok !== true) out.push(fieldError(r, path, t.type, messageFor(r, ctx)));
+      if (ok !== true) {
+        const m = messageFor(r, ctx, budget);
+        if (m.stop) {
+          out.push(invalidAt(path, t.type, m.text));
+          budget.remaining = -1;
+          return out;
+        }
+        out.push(fieldError(r, path, t.type, m.text));
+      }
     }
   }
   if (t.properties && isObject(value)) {
     const o = isObject(old) ? old : undefined;
-    for (const [k, sub] of Object.entries(t.properties)) validateRules(sub, value[k], o?.[k], path ? `${path}.${k}` : k, out);
+    for (const [k, sub] of Object.entries(t.properties)) validateRules(sub, value[k], o?.[k], path ? `${path}.${k}` : k, out, budget);
   }
   if (t.additional && isObject(value)) {
     const o = isObject(old) ? old : undefined;
-    for (const [k, v] of Object.entries(value)) if (!t.properties?.[k]) validateRules(t.additional, v, o?.[k], `${path}[${k}]`, out);
+    for (const [k, v] of Object.entries(value))
+      if (!t.properties?.[k]) validateRules(t.additional, v, o?.[k], `${path}[${k}]`, out, budget);
   }
   if (t.items && Array.isArray(value)) {
     const olds = Array.isArray(old) ? old : [];
@@ -208,7 +321,7 @@ export function validateRules(t: RuleTree, value: unknown, old: unknown, path: s
       } else if (t.listType === 'set') {
         o = olds.find((x) => JSON.stringify(x) === JSON.stringify(v));
       }
-      validateRules(t.items as RuleTree, v, o, `${path}[${i}]`, out);
+      validateRules(t.items as RuleTree, v, o, `${path}[${i}]`, out, budget);
     });
   }
   return out;
