@@ -180,6 +180,124 @@ describe('the CRD', () => {
     expect(causes.some((c: string) => c.startsWith('spec.conversion.strategy: Forbidden: Webhook conversion is not supported'))).toBe(true);
   });
 
+  test('a schema that is not structural is refused with the reference causes', async () => {
+    const r = await srv.json('POST', CRDS, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'loose.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'loose', singular: 'loose', kind: 'Loose' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  metadata: { type: 'object', properties: { labels: { type: 'object' } } },
+                  spec: {
+                    properties: { items: { type: 'array' }, port: { anyOf: [{ type: 'integer' }, { type: 'boolean' }] } },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    expect(r.status).toBe(422);
+    expect(r.body.reason).toBe('Invalid');
+    const S = 'spec.versions[0].schema.openAPIV3Schema';
+    expect(r.body.details.causes).toEqual([
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified',
+        field: `${S}.properties[metadata]`,
+      },
+      {
+        reason: 'FieldValueRequired',
+        message: 'Required value: must be specified',
+        field: `${S}.properties[spec].properties[items].items`,
+      },
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: must be empty to be structural',
+        field: `${S}.properties[spec].properties[port].anyOf[0].type`,
+      },
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: must be empty to be structural',
+        field: `${S}.properties[spec].properties[port].anyOf[1].type`,
+      },
+      {
+        reason: 'FieldValueRequired',
+        message: 'Required value: must not be empty for specified object fields',
+        field: `${S}.properties[spec].properties[port].type`,
+      },
+      {
+        reason: 'FieldValueRequired',
+        message: 'Required value: must not be empty for specified object fields',
+        field: `${S}.properties[spec].type`,
+      },
+    ]);
+    expect((await srv.json('GET', `${CRDS}/loose.example.com`)).status).toBe(404);
+  });
+
+  test('a default its own schema refuses is refused', async () => {
+    const crd = (spec: Json) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'defaulted.defaults.example.com' },
+      spec: {
+        group: 'defaults.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'defaulted', singular: 'defaulted', kind: 'Defaulted' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }],
+      },
+    });
+    const r = await srv.json(
+      'POST',
+      CRDS,
+      crd({
+        type: 'object',
+        properties: {
+          replicas: { type: 'integer', default: 'two' },
+          mode: { type: 'string', enum: ['fast', 'safe'], default: 'slow' },
+          limits: { type: 'object', properties: { cpu: { type: 'string' } }, default: { cpu: '1', memory: '1Gi' } },
+        },
+      }),
+    );
+    expect(r.status).toBe(422);
+    const S = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties';
+    expect(r.body.message).toBe(
+      'CustomResourceDefinition.apiextensions.k8s.io "defaulted.defaults.example.com" is invalid: [' +
+        `${S}[replicas].default: Invalid value: "string":  in body must be of type integer: "string", ` +
+        `${S}[mode].default: Unsupported value: "slow": supported values: "fast", "safe", ` +
+        `${S}[limits].default: Invalid value: map[string]interface {}{"cpu":"1", "memory":"1Gi"}: must not have unknown fields]`,
+    );
+    // The same CRD with defaults its schema accepts is created, and its objects are defaulted.
+    const ok = await srv.json(
+      'POST',
+      CRDS,
+      crd({
+        type: 'object',
+        properties: { replicas: { type: 'integer', default: 2 }, mode: { type: 'string', enum: ['fast', 'safe'], default: 'safe' } },
+      }),
+    );
+    expect(ok.status).toBe(201);
+    const path = '/apis/defaults.example.com/v1/namespaces/default/defaulted';
+    await until(
+      () => srv.json('GET', path),
+      (r) => r.status === 200,
+    );
+    const o = await srv.json('POST', path, { apiVersion: 'defaults.example.com/v1', kind: 'Defaulted', metadata: { name: 'd' }, spec: {} });
+    expect(o.body.spec).toEqual({ replicas: 2, mode: 'safe' });
+  });
+
   test('discovery, api-resources and explain know the kind', async () => {
     const d = await srv.json('GET', '/apis/example.com/v1');
     expect(d.body.resources.map((r: Json) => r.name).sort()).toEqual(['widgets', 'widgets/scale', 'widgets/status']);
@@ -214,14 +332,15 @@ describe('custom resources', () => {
     expect(r.body.details.causes).toEqual([
       {
         reason: 'FieldValueTypeInvalid',
-        message: 'Invalid value: "three": spec.size in body must be of type integer: "string"',
+        // kube-openapi names the JSON type found as the bad value, not the value itself.
+        message: 'Invalid value: "string": spec.size in body must be of type integer: "string"',
         field: 'spec.size',
       },
       { reason: 'FieldValueNotSupported', message: 'Unsupported value: "green": supported values: "red", "blue"', field: 'spec.color' },
       { reason: 'FieldValueTooMany', message: 'Too many: 4: must have at most 3 items', field: 'spec.tags' },
       {
         reason: 'FieldValueTypeInvalid',
-        message: 'Invalid value: 1.5: spec.amount in body must be of type integer or string: "number"',
+        message: 'Invalid value: "number": spec.amount in body must be of type integer,string: "number"',
         field: 'spec.amount',
       },
     ]);
@@ -492,6 +611,88 @@ describe('validation rules (x-kubernetes-validations)', () => {
     expect(r.body.details.causes[0].message).toStartWith(
       'Invalid value: apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ',
     );
+  });
+});
+
+describe('validation rules on set and map lists (x-kubernetes-list-type)', () => {
+  const BAGS = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'bags.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'bags', singular: 'bag', kind: 'Bag' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  'x-kubernetes-validations': [{ rule: "self.tags == ['b', 'a']", message: 'tags are a and b' }],
+                  properties: {
+                    tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+                    labels: {
+                      type: 'array',
+                      'x-kubernetes-list-type': 'set',
+                      items: { type: 'string' },
+                      'x-kubernetes-validations': [{ rule: 'oldSelf + self == self', message: 'labels may only be added' }],
+                    },
+                    ports: {
+                      type: 'array',
+                      'x-kubernetes-list-type': 'map',
+                      'x-kubernetes-list-map-keys': ['name'],
+                      items: {
+                        type: 'object',
+                        required: ['name'],
+                        properties: { name: { type: 'string' }, port: { type: 'integer' } },
+                      },
+                      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'ports are immutable' }],
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+  const B = '/apis/example.com/v1/namespaces/default/bags';
+  const bag = (name: string, spec: Json): Json => ({ apiVersion: 'example.com/v1', kind: 'Bag', metadata: { name }, spec });
+  const merge = { 'content-type': 'application/merge-patch+json' };
+
+  beforeAll(async () => {
+    expect((await srv.json('POST', CRDS, BAGS)).status).toBe(201);
+    await until(
+      () => srv.json('GET', B),
+      (r) => r.status === 200,
+    );
+  });
+
+  test('a set compares regardless of order; a map list by key; + is a union', async () => {
+    const ports = [
+      { name: 'http', port: 80 },
+      { name: 'https', port: 443 },
+    ];
+    expect((await srv.json('POST', B, bag('b1', { tags: ['a', 'b'], labels: ['x'], ports }))).status).toBe(201);
+    const bad = await srv.json('POST', B, bag('b2', { tags: ['a', 'c'] }));
+    expect(bad.status).toBe(422);
+    expect(bad.body.message).toBe('Bag.example.com "b2" is invalid: spec: Invalid value: "object": tags are a and b');
+    // the same ports in another order, one label added (before the old one)
+    const reordered = await srv.json('PATCH', `${B}/b1`, { spec: { ports: ports.toReversed(), labels: ['y', 'x'] } }, merge);
+    expect(reordered.status).toBe(200);
+    const changed = await srv.json('PATCH', `${B}/b1`, { spec: { ports: [{ name: 'http', port: 8080 }, ports[1]] } }, merge);
+    expect(changed.status).toBe(422);
+    expect(changed.body.message).toBe('Bag.example.com "b1" is invalid: spec.ports: Invalid value: "array": ports are immutable');
+    const removed = await srv.json('PATCH', `${B}/b1`, { spec: { labels: ['y'] } }, merge);
+    expect(removed.status).toBe(422);
+    expect(removed.body.message).toBe('Bag.example.com "b1" is invalid: spec.labels: Invalid value: "array": labels may only be added');
   });
 });
 

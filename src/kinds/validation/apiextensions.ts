@@ -7,7 +7,9 @@
  *   spec.names          plural/singular lowercase DNS labels, kind/listKind identifiers
  *   spec.scope          Cluster or Namespaced (immutable)
  *   spec.versions       at least one; unique DNS-1035 names; exactly one storage version; a
- *                       schema for each (openAPIV3Schema of type object at the root)
+ *                       schema for each: structural, with defaults its own nodes accept, within
+ *                       the v1 rules for extensions (crd-schema.ts, structural.ts, crd-defaults.ts)
+ *   spec.preserveUnknownFields  never set to true (fields are always pruned)
  *   spec.conversion     None; Webhook is refused (this server calls no webhooks)
  *
  * Schemas written for the reference (`x-kubernetes-*` extension keys) are stored under their
@@ -21,6 +23,7 @@ import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue
 import { compileRules, type RuleError } from '../../registry/crd/rules';
 import type { Strategy } from '../../registry/kind';
 import { dns1035Label, type Errs, GoValue, goQuote, list, obj, str } from './common';
+import { schemaRules, validateVersionSchema } from './crd-schema';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const IDENTIFIER = /^[A-Za-z][A-Za-z0-9]*$/;
@@ -70,9 +73,10 @@ function validateNames(names: Record<string, unknown> | undefined, path: string)
   return errs;
 }
 
-function validateCRD(o: Obj): Errs {
+function validateCRD(o: Obj, old?: Obj): Errs {
   const errs: Errs = [];
   const spec = obj(o.spec) ?? {};
+  const rules = schemaRules(old);
   const group = str(spec.group);
   const names = obj(spec.names);
   const plural = str(names?.plural);
@@ -106,11 +110,13 @@ function validateCRD(o: Obj): Errs {
     if (v.storage === true) storage++;
     const schema = obj(obj(v.schema)?.openAPIV3Schema);
     if (!schema) errs.push(required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
-    else if (schema.type !== 'object')
-      errs.push(invalidValue(`${p}.schema.openAPIV3Schema.type`, schema.type ?? '', 'must be object at the root'));
-    if (schema) {
+    else {
       const ruleErrors: RuleError[] = [];
-      compileRules(schema, ruleErrors);
+      const tree = compileRules(schema, ruleErrors);
+      const checked = validateVersionSchema(schema, `${p}.schema`, rules, ruleErrors.length === 0 ? tree : undefined);
+      errs.push(...checked.errs);
+      // As the reference, rules are compiled (and their errors shown) only for an otherwise valid schema.
+      if (!checked.celReady) ruleErrors.length = 0;
       for (const e of ruleErrors) {
         const r = e.rule;
         const go = new GoValue(
@@ -146,6 +152,16 @@ function validateCRD(o: Obj): Errs {
         'spec.versions',
         versions.map((v) => str(v.name)),
         'must have at least one version marked as served',
+      ),
+    );
+  }
+  // Pruning is the only behaviour of v1 CRDs; a CRD stored with preserveUnknownFields keeps it.
+  if (spec.preserveUnknownFields === true && obj(old?.spec)?.preserveUnknownFields !== true) {
+    errs.push(
+      invalidValue(
+        'spec.preserveUnknownFields',
+        true,
+        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
       ),
     );
   }

@@ -11,7 +11,7 @@
  * - `validateValue(props, value, path)`: the OpenAPI value checks of the reference's
  *   kube-openapi validator with its texts, e.g.
  *
- *     spec.replicas: Invalid value: "three": spec.replicas in body must be of type integer: "string"
+ *     spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"
  *     spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10
  *     spec.name: Required value
  *
@@ -154,8 +154,8 @@ export function validateValue(p: JsonObject, v: unknown, path: string, out: Fiel
       out.push({
         type: 'FieldValueTypeInvalid',
         field: path,
-        badValue: v,
-        detail: `${path} in body must be of type integer or string: "${goType(v)}"`,
+        badValue: goType(v),
+        detail: `${path} in body must be of type integer,string: "${goType(v)}"`,
       });
       return out;
     }
@@ -163,7 +163,7 @@ export function validateValue(p: JsonObject, v: unknown, path: string, out: Fiel
     out.push({
       type: 'FieldValueTypeInvalid',
       field: path,
-      badValue: v,
+      badValue: goType(v),
       detail: `${path} in body must be of type ${p.type}: "${goType(v)}"`,
     });
     return out;
