@@ -15,9 +15,9 @@ const srv = serverForFile();
 const NESTED = 'self.items.all(x, self.items.all(y, x <= y || x > y))';
 
 /** A CRD whose spec has a list of integers and the given rules at the spec. */
-async function crd(plural: string, rules: string[]): Promise<void> {
+function crdBody(plural: string, rules: string[], maxItems?: number): Json {
   const kind = plural[0]?.toUpperCase() + plural.slice(1, -1);
-  const r = await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+  return {
     metadata: { name: `${plural}.cost.example.com` },
     spec: {
       group: 'cost.example.com',
@@ -34,7 +34,7 @@ async function crd(plural: string, rules: string[]): Promise<void> {
               properties: {
                 spec: {
                   type: 'object',
-                  properties: { items: { type: 'array', maxItems: 1000, items: { type: 'integer' } } },
+                  properties: { items: { type: 'array', ...(maxItems !== undefined && { maxItems }), items: { type: 'integer' } } },
                   'x-kubernetes-validations': rules.map((rule) => ({ rule })),
                 },
               },
@@ -43,7 +43,11 @@ async function crd(plural: string, rules: string[]): Promise<void> {
         },
       ],
     },
-  });
+  };
+}
+
+async function crd(plural: string, rules: string[], maxItems: number): Promise<void> {
+  const r = await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdBody(plural, rules, maxItems));
   expect(r.status).toBe(201);
   await until(
     () => srv.json('GET', `/apis/cost.example.com/v1/namespaces/default/${plural}`),
@@ -62,7 +66,9 @@ const create = (plural: string, name: string, n: number) =>
 
 describe('custom resource rules', () => {
   test('a rule past the per-call limit is refused with the reference message, a cheap object passes', async () => {
-    await crd('pairs', [NESTED]);
+    // Estimated at ~9,000,000 with 1,000 items at most (under the 10,000,000 a rule may be
+    // estimated at), and past the runtime limit of 1,000,000 with 1,000 items.
+    await crd('pairs', [NESTED], 1000);
     expect((await create('pairs', 'small', 20)).status).toBe(201);
     const started = performance.now();
     const r = await create('pairs', 'large', 1000);
@@ -82,7 +88,7 @@ describe('custom resource rules', () => {
     // 920,329 each at 350 items (x <= y || x > y over every pair): 13 of them pass the
     // per-call limit one by one and run out of the object's budget together.
     const rules = Array.from({ length: 13 }, (_, i) => `${NESTED} && ${i} >= 0`);
-    await crd('budgets', rules);
+    await crd('budgets', rules, 400);
     expect((await create('budgets', 'small', 30)).status).toBe(201);
     const r = await create('budgets', 'large', 350);
     expect(r.status).toBe(422);
@@ -92,6 +98,34 @@ describe('custom resource rules', () => {
       field: 'spec',
       message: 'Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run',
     });
+  });
+});
+
+describe('estimated cost when the CRD is written', () => {
+  test('a rule that could cost more than the limit is refused with the reference message; maxItems makes it acceptable', async () => {
+    const r = await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdBody('unbounds', [NESTED]));
+    expect(r.status).toBe(422);
+    expect(r.body.reason).toBe('Invalid');
+    expect(r.body.details.causes).toContainEqual({
+      reason: 'FieldValueForbidden',
+      field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+      message:
+        'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+    });
+    const ok = await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdBody('unbounds', [NESTED], 100));
+    expect(ok.status).toBe(201);
+  });
+
+  test('rules each within the limit but together past 100,000,000 are refused', async () => {
+    const rules = Array.from({ length: 12 }, (_, i) => `${NESTED} && ${i} >= 0`);
+    const r = await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdBody('totals', rules, 1000));
+    expect(r.status).toBe(422);
+    const causes: Json[] = r.body.details.causes;
+    expect(causes.at(-1)?.field).toBe('spec.versions[0].schema.openAPIV3Schema');
+    expect(causes.at(-1)?.message).toStartWith(
+      'Forbidden: x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.',
+    );
+    expect(causes.filter((c) => c.message.includes('contributed to estimated rule & messageExpression cost total')).length).toBe(4);
   });
 });
 

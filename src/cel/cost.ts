@@ -254,6 +254,8 @@ function nodeCost(n: Node, role: Role, v: unknown, t: CostTracker, mark: number)
     case 'comprehension':
       return 0;
   }
+  // cel-go's parser folds a negative number literal (`-1.0` is a constant).
+  if (n.op === '-_' && isNode(n.args) && n.args.op === 'value') return 0;
   if (role.macro === 'has') return 1;
   if (role.macro === 'bind') return LIST_CREATE;
   if (role.fold) return 0;

@@ -20,6 +20,7 @@
 import { svcExtensionKeys } from '../../api/brand';
 import { now, type Obj } from '../../api/meta';
 import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import { ruleCostErrors } from '../../registry/crd/rule-cost';
 import { compileRules, type RuleError } from '../../registry/crd/rules';
 import type { Strategy } from '../../registry/kind';
 import { dns1035Label, type Errs, GoValue, goQuote, list, obj, str } from './common';
@@ -126,6 +127,10 @@ function validateCRD(o: Obj, old?: Obj): Errs {
         const what = e.error.startsWith('messageExpression') ? 'messageExpression' : 'rule';
         const detail = what === 'rule' ? `compilation failed: ${e.error}` : e.error;
         errs.push(invalidValue(`${p}.schema.${e.path}.x-kubernetes-validations[${e.index}].${what}`, go, detail));
+      }
+      // Rules that compile are refused when their estimated cost is past the reference's limits.
+      if (checked.celReady && ruleErrors.length === 0) {
+        for (const c of ruleCostErrors(schema)) errs.push(forbiddenField(`${p}.schema.${c.path}`, c.detail));
       }
     }
     const cols = list<Record<string, unknown>>(v.additionalPrinterColumns);
