@@ -2,12 +2,16 @@
  * CEL evaluation rates inline (issue 12 bench): typical admission expressions through
  * src/cel (compile once, evaluate per call, JSON activation converted per call), with a baseline
  * of the same check written in plain TypeScript. The pool round trip is the worker-pool helper's.
+ * Each expression also on an activation already in CEL form, with and without the runtime cost
+ * tracker (src/cel/cost.ts; admission policies and CRD rules evaluate this way): what counting
+ * the cost adds.
  *
  *     bun bench/cel.ts
  */
 
 import { Bench } from 'tinybench';
-import { celEnv, compile, evaluate, type Program } from '../src/cel/index.ts';
+import { PER_CALL_LIMIT } from '../src/cel/cost.ts';
+import { celEnv, compile, costedExecutable, evaluate, executable, type Program, toCel } from '../src/cel/index.ts';
 
 const env = celEnv({ object: 'dyn' });
 
@@ -39,6 +43,15 @@ for (const [name, p, act] of cases) {
   if (!check.ok || check.value !== true) throw new Error(`${name}: ${JSON.stringify(check)}`);
   bench.add(name, () => {
     evaluate(p, act);
+  });
+  const celAct = toCel(act) as Record<string, unknown>;
+  const plain = executable(p);
+  const costed = costedExecutable(p);
+  bench.add(`  CEL activation, no cost tracking`, () => {
+    plain(celAct);
+  });
+  bench.add(`  CEL activation, cost tracked`, () => {
+    costed.run(celAct, PER_CALL_LIMIT);
   });
 }
 

@@ -200,9 +200,19 @@ export class QuotaAdmission implements Plugin {
     }
   }
 
+  /**
+   * The version of each quota this plugin wrote last (`ns/name`): the next batch starts from it
+   * without reading the store; the write is conditional on its resourceVersion, so a stale copy
+   * costs a 409 and a read, never a wrong decision.
+   */
+  private readonly written = new Map<string, Obj>();
+
   private async decide(ns: string, name: string, batch: Waiter[]): Promise<void> {
+    const key = `${ns}/${name}`;
     for (let attempt = 0; ; attempt++) {
-      const quota = decodeStored(await this.quotas.get(ns, name));
+      const memo = attempt === 0 ? this.written.get(key) : undefined;
+      const quota = memo ? structuredClone(memo) : decodeStored(await this.quotas.get(ns, name));
+      this.written.delete(key);
       const hard = ((quota.spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {}) as Record<string, unknown>;
       const status = (isObject(quota.status) ? quota.status : {}) as { used?: Record<string, unknown> };
       const used = status.used ?? {};
@@ -229,16 +239,19 @@ export class QuotaAdmission implements Plugin {
         const newUsed: Record<string, unknown> = { ...used };
         for (const k of Object.keys(hard)) {
           const v = acc.get(k);
-          if (v) newUsed[k] = formatQuantity(v);
+          // Written in the format of the hard limit, as the controller writes it.
+          if (v) newUsed[k] = formatQuantity({ ...v, format: parseQuantity(hard[k])?.format ?? v.format });
         }
         try {
-          await this.quotas.update(
+          const stored = await this.quotas.update(
             ns,
             name,
             { ...quota, status: { ...status, used: newUsed } },
             { dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'resourcequota-admission' },
             'status',
           );
+          if (this.written.size > 10_000) this.written.clear();
+          this.written.set(key, stored);
         } catch (e) {
           if (e instanceof StatusError && e.code === 409 && attempt < 20) continue;
           throw e;

@@ -3,7 +3,7 @@
  * `status.used` (what the namespace's objects use, as admission/quota.ts counts it) current.
  *
  * A namespace is recomputed when its quotas change, when pods, services, config maps or secrets
- * in it change (after a second without further changes, so a recomputation never runs in the
+ * in it are updated or deleted (creates were charged by admission; after a second without further changes, so a recomputation never runs in the
  * middle of a burst of creates whose reservations admission has made but whose objects are not
  * stored yet), and every `--resource-quota-sync-period` for everything (other `count/` kinds).
  * It runs from the watch caches and writes through the status subresource (conditional on the
@@ -79,22 +79,35 @@ export class ResourceQuotaController {
     await qc.start();
     const q = qc.watch({ keyPrefix: '', match: () => true }, 'now');
     for (const c of q.initial) this.schedule(c.obj.metadata.namespace as string, 0);
-    const follow = async (w: typeof q.watcher, settle: (o: Obj) => number) => {
+    const follow = async (w: typeof q.watcher, settle: (o: Obj) => number, creates = true) => {
       while (!this.stopped && !w.ended) {
-        for (const e of await w.next(Number.POSITIVE_INFINITY)) this.schedule(e.obj.metadata.namespace as string, settle(e.obj));
+        for (const e of await w.next(Number.POSITIVE_INFINITY)) {
+          if (!creates && e.type === 'ADDED') continue;
+          this.schedule(e.obj.metadata.namespace as string, settle(e.obj));
+        }
       }
     };
     // A new quota, or one whose hard changed, is computed at once (creates are refused with
-    // "status unknown" until then); status-only changes (admission's reservations during a
-    // burst) settle first.
+    // "status unknown" until then); status-only changes (admission's reservations) are not a
+    // reason to recompute: a write that failed after its reservation is corrected by the resync.
     const settleMs = this.opts.settleMs ?? 1000;
-    void follow(q.watcher, (quota) => (needsUsage(quota) ? 0 : settleMs));
+    const fq = async () => {
+      while (!this.stopped && !q.watcher.ended) {
+        for (const e of await q.watcher.next(Number.POSITIVE_INFINITY)) {
+          if (e.type === 'DELETED' || needsUsage(e.obj)) this.schedule(e.obj.metadata.namespace as string, 0);
+        }
+      }
+    };
+    void fq();
     for (const [g, r] of WATCHED) {
       const store = this.api.lookup(g, 'v1', r);
       if (!store) continue;
       const cache = this.cacheOf(store);
       await cache.start();
-      void follow(cache.watch({ keyPrefix: '', match: () => true }, 'now').watcher, () => settleMs);
+      // A create was charged by admission before it was stored (as the reference's replenishment,
+      // which recomputes on updates and deletes only): recomputing the namespace after every
+      // burst of creates would cost O(objects) per burst.
+      void follow(cache.watch({ keyPrefix: '', match: () => true }, 'now').watcher, () => settleMs, false);
     }
     this.resync = setInterval(() => {
       for (const c of qc.list()) this.schedule(c.obj.metadata.namespace as string, 0);
