@@ -47,10 +47,10 @@ for (const [name, p, act] of cases) {
   const celAct = toCel(act) as Record<string, unknown>;
   const plain = executable(p);
   const costed = costedExecutable(p);
-  bench.add(`  CEL activation, no cost tracking`, () => {
+  bench.add(`  ${name}: CEL activation, no cost tracking`, () => {
     plain(celAct);
   });
-  bench.add(`  CEL activation, cost tracked`, () => {
+  bench.add(`  ${name}: CEL activation, cost tracked`, () => {
     costed.run(celAct, PER_CALL_LIMIT);
   });
 }
@@ -67,6 +67,6 @@ console.log(`cpu user+sys ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms over
 bench.tasks.forEach((t, i) => {
   const hz = opsPerSecond(i);
   console.log(
-    `${t.name.padEnd(36)} ${hz.toFixed(0).padStart(10)} ops/s  ${(1e6 / hz).toFixed(2).padStart(8)} us/op  x${(base / hz).toFixed(0)} baseline`,
+    `${t.name.padEnd(72)} ${hz.toFixed(0).padStart(10)} ops/s  ${(1e6 / hz).toFixed(2).padStart(8)} us/op  x${(base / hz).toFixed(0)} baseline`,
   );
 });
