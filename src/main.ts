@@ -22,7 +22,7 @@ import { ServiceAccountTokens } from './auth/sa-tokens';
 import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo, writeKubeconfig } from './auth/tokens';
 import { CborCodec } from './codec/cbor';
 import { ProtobufCodec } from './codec/protobuf';
-import { type Config, helpText, parseFlags } from './config/flags';
+import { type Config, featureGateWarnings, helpText, parseFlags } from './config/flags';
 import { ClusterRoleAggregation } from './controllers/cluster-role-aggregation';
 import { CrdController } from './controllers/crd';
 import { DisruptionController } from './controllers/disruption';
@@ -82,6 +82,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(helpText());
     return;
   }
+  for (const w of featureGateWarnings(cfg)) log(`W ${w}`);
   const started = Date.now();
   const dataDir = path.resolve(cfg.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });

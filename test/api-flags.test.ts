@@ -257,6 +257,24 @@ describe('command line', () => {
     expect(run(['-h']).code).toBe(0);
   });
 
+  test('a deprecated feature gate is warned about at start; the declarative validation counters are registered', async () => {
+    const s = await startServer({ args: ['--feature-gates=DeclarativeValidationTakeover=true'] });
+    try {
+      expect(s.logs()).toContain(
+        'W Setting deprecated feature gate DeclarativeValidationTakeover=true. It will be removed in a future release.',
+      );
+      const m = await (await s.fetch('/metrics')).text();
+      expect(m).toContain(
+        '# TYPE apiserver_validation_declarative_validation_mismatch_total counter\napiserver_validation_declarative_validation_mismatch_total 0',
+      );
+      expect(m).toContain('apiserver_validation_declarative_validation_panic_total 0');
+    } finally {
+      await s.stop();
+    }
+    // Gates that are not deprecated are not warned about.
+    expect(srv.logs()).not.toContain('Setting deprecated feature gate');
+  });
+
   test('a bad flag exits non-zero with a message', async () => {
     const unknown = run(['--no-such-flag']);
     expect(unknown.code).not.toBe(0);

@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   dataDir: string;
   featureGates: Record<string, boolean>;
+  /** The gates --feature-gates named, in order (the deprecated ones are warned about at start). */
+  featureGatesSet: string[];
   runtimeConfig: Record<string, boolean>;
   tokenAuthFile: string;
   livezGracePeriodMs: number;
@@ -72,6 +74,19 @@ export const FEATURE_GATES: Record<string, boolean> = {
   DeclarativeValidation: true,
   DeclarativeValidationTakeover: false,
 };
+
+/**
+ * Gates the reference has deprecated: setting one is warned about at start with component-base's
+ * "Setting deprecated feature gate <name>=<value>. It will be removed in a future release."
+ */
+export const DEPRECATED_FEATURE_GATES: ReadonlySet<string> = new Set(['DeclarativeValidationTakeover']);
+
+/** The start-up warnings for the gates set (component-base featuregate's texts). */
+export function featureGateWarnings(c: Pick<Config, 'featureGates' | 'featureGatesSet'>): string[] {
+  return c.featureGatesSet
+    .filter((k) => DEPRECATED_FEATURE_GATES.has(k))
+    .map((k) => `Setting deprecated feature gate ${k}=${c.featureGates[k]}. It will be removed in a future release.`);
+}
 
 /** A Go duration ("1m0s", "90s", "1h30m", "500ms") in milliseconds; a bare number is seconds. */
 export function parseDuration(s: string): number {
@@ -157,6 +172,7 @@ const FLAGS: FlagDef[] = [
       for (const [k, val] of Object.entries(parseMapFlag(v, '--feature-gates'))) {
         if (!(k in FEATURE_GATES)) throw new Error(`--feature-gates: unrecognized feature gate: ${k}`);
         c.featureGates[k] = parseBool(val, `--feature-gates ${k}`);
+        if (!c.featureGatesSet.includes(k)) c.featureGatesSet.push(k);
       }
     },
   },
@@ -496,6 +512,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     port: 0,
     dataDir: '',
     featureGates: { ...FEATURE_GATES },
+    featureGatesSet: [],
     runtimeConfig: {},
     tokenAuthFile: '',
     livezGracePeriodMs: 0,
