@@ -108,7 +108,7 @@ describe('estimated cost when the CRD is written', () => {
     expect(r.body.reason).toBe('Invalid');
     expect(r.body.details.causes).toContainEqual({
       reason: 'FieldValueForbidden',
-      field: 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
+      field: 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
       message:
         'Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
     });
@@ -121,7 +121,7 @@ describe('estimated cost when the CRD is written', () => {
     const r = await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crdBody('totals', rules, 1000));
     expect(r.status).toBe(422);
     const causes: Json[] = r.body.details.causes;
-    expect(causes.at(-1)?.field).toBe('spec.versions[0].schema.openAPIV3Schema');
+    expect(causes.at(-1)?.field).toBe('spec.validation.openAPIV3Schema');
     expect(causes.at(-1)?.message).toStartWith(
       'Forbidden: x-kubernetes-validations estimated rule & messageExpression cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.',
     );

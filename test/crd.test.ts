@@ -211,7 +211,7 @@ describe('the CRD', () => {
     });
     expect(r.status).toBe(422);
     expect(r.body.reason).toBe('Invalid');
-    const S = 'spec.versions[0].schema.openAPIV3Schema';
+    const S = 'spec.validation.openAPIV3Schema';
     expect(r.body.details.causes).toEqual([
       {
         reason: 'FieldValueForbidden',
@@ -272,7 +272,7 @@ describe('the CRD', () => {
       }),
     );
     expect(r.status).toBe(422);
-    const S = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties';
+    const S = 'spec.validation.openAPIV3Schema.properties[spec].properties';
     expect(r.body.message).toBe(
       'CustomResourceDefinition.apiextensions.k8s.io "defaulted.defaults.example.com" is invalid: [' +
         `${S}[replicas].default: Invalid value: "string":  in body must be of type integer: "string", ` +
@@ -605,9 +605,7 @@ describe('validation rules (x-kubernetes-validations)', () => {
     ];
     const r = await srv.json('POST', CRDS, bad);
     expect(r.status).toBe(422);
-    expect(r.body.details.causes[0].field).toBe(
-      'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule',
-    );
+    expect(r.body.details.causes[0].field).toBe('spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule');
     expect(r.body.details.causes[0].message).toStartWith(
       'Invalid value: apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ',
     );

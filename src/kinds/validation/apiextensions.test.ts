@@ -25,7 +25,7 @@ function crd(schema: Any, spec: Any = {}): Obj {
 const texts = (o: Obj, old?: Obj): string[] =>
   (customResourceDefinition.validate?.(o, old) ?? []).map((e) => `${e.field}: ${fieldErrorText(e)}`);
 /** The schema's own path in the errors. */
-const S = 'spec.versions[0].schema.openAPIV3Schema';
+const S = 'spec.validation.openAPIV3Schema';
 /** A schema with the given properties at the root. */
 const root = (properties: Any, more: Any = {}) => ({ type: 'object', properties, ...more });
 const intOrString = [{ type: 'integer' }, { type: 'string' }];
@@ -451,6 +451,19 @@ describe('the CRD around the schema', () => {
     expect(texts(o)).toEqual([
       'spec.versions[1].schema.openAPIV3Schema.items: Required value: must be specified',
       'spec.versions[1].schema.openAPIV3Schema.type: Invalid value: "array": must be object at the root',
+    ]);
+  });
+
+  test('versions with one schema report its errors once, under spec.validation (the reference converts it there)', () => {
+    const bad = { type: 'object', properties: { a: {} } };
+    const o = crd(root({}), {
+      versions: [
+        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: bad } },
+        { name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: bad } },
+      ],
+    });
+    expect(texts(o)).toEqual([
+      'spec.validation.openAPIV3Schema.properties[a].type: Required value: must not be empty for specified object fields',
     ]);
   });
 

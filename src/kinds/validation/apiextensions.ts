@@ -18,7 +18,7 @@
  * CRD controller (src/controllers/crd.ts) deletes the custom resources before letting it go.
  */
 import { svcExtensionKeys } from '../../api/brand';
-import { now, type Obj } from '../../api/meta';
+import { deepEqual, now, type Obj } from '../../api/meta';
 import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import { ruleCostErrors } from '../../registry/crd/rule-cost';
 import { compileRules, type RuleError } from '../../registry/crd/rules';
@@ -98,8 +98,14 @@ function validateCRD(o: Obj, old?: Obj): Errs {
   if (versions.length === 0) errs.push(required('spec.versions', 'must have exactly one version marked as storage version'));
   const seen = new Set<string>();
   let storage = 0;
+  // The reference validates its internal form, into which a v1 CRD whose versions all carry the
+  // same schema converts with that schema in spec.validation: its errors name that path, once.
+  const schemaOf = (v: Record<string, unknown>) => obj(obj(v.schema)?.openAPIV3Schema);
+  const first = versions[0] ? schemaOf(versions[0]) : undefined;
+  const uniform = first !== undefined && versions.every((v) => deepEqual(obj(v.schema), obj(versions[0]?.schema)));
   versions.forEach((v, i) => {
     const p = `spec.versions[${i}]`;
+    const at = uniform ? 'spec.validation' : `${p}.schema`;
     const name = str(v.name);
     if (name === '') errs.push(required(`${p}.name`));
     else {
@@ -111,10 +117,10 @@ function validateCRD(o: Obj, old?: Obj): Errs {
     if (v.storage === true) storage++;
     const schema = obj(obj(v.schema)?.openAPIV3Schema);
     if (!schema) errs.push(required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
-    else {
+    else if (!uniform || i === 0) {
       const ruleErrors: RuleError[] = [];
       const tree = compileRules(schema, ruleErrors);
-      const checked = validateVersionSchema(schema, `${p}.schema`, rules, ruleErrors.length === 0 ? tree : undefined);
+      const checked = validateVersionSchema(schema, at, rules, ruleErrors.length === 0 ? tree : undefined);
       errs.push(...checked.errs);
       // As the reference, rules are compiled (and their errors shown) only for an otherwise valid schema.
       if (!checked.celReady) ruleErrors.length = 0;
@@ -126,11 +132,11 @@ function validateCRD(o: Obj, old?: Obj): Errs {
         );
         const what = e.error.startsWith('messageExpression') ? 'messageExpression' : 'rule';
         const detail = what === 'rule' ? `compilation failed: ${e.error}` : e.error;
-        errs.push(invalidValue(`${p}.schema.${e.path}.x-kubernetes-validations[${e.index}].${what}`, go, detail));
+        errs.push(invalidValue(`${at}.${e.path}.x-kubernetes-validations[${e.index}].${what}`, go, detail));
       }
       // Rules that compile are refused when their estimated cost is past the reference's limits.
       if (checked.celReady && ruleErrors.length === 0) {
-        for (const c of ruleCostErrors(schema)) errs.push(forbiddenField(`${p}.schema.${c.path}`, c.detail));
+        for (const c of ruleCostErrors(schema)) errs.push(forbiddenField(`${at}.${c.path}`, c.detail));
       }
     }
     const cols = list<Record<string, unknown>>(v.additionalPrinterColumns);
