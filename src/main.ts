@@ -10,6 +10,7 @@ import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
 import { RbacEscalation } from './admission/rbac-escalation';
 import { createApf } from './apf';
+import type { Obj } from './api/meta';
 import { StatusError } from './api/status';
 import { AuditLog, parsePolicy } from './auth/audit';
 import { Auditor } from './auth/auditor';
@@ -236,10 +237,15 @@ async function main(argv: string[]): Promise<void> {
   let quotaPlugin: QuotaAdmission | undefined;
   const quotaStore = api.lookup('', 'v1', 'resourcequotas');
   if (quotaStore) {
-    const quotasIn = async (namespace: string) => {
+    let quotaCacheLoaded = false;
+    const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
       const cache = cacheOf(quotaStore);
-      await cache.start();
-      return cache.list(`${quotaStore.prefix}${namespace}/`).map((c) => c.obj);
+      const list = () => cache.list(`${quotaStore.prefix}${namespace}/`).map((c) => c.obj);
+      if (quotaCacheLoaded) return list();
+      return cache.start().then(() => {
+        quotaCacheLoaded = true;
+        return list();
+      });
     };
     const quota = new QuotaAdmission(quotaStore, quotasIn);
     quotaPlugin = quota;

@@ -131,6 +131,13 @@ function check(pod: Obj, items: JsonObject[]): string[] {
  * largest of that and each init container (sidecars, restartPolicy Always, add up like containers).
  */
 export function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
+  const out: ResourceList = {};
+  for (const [k, q] of podTotalQ(pod, which)) out[k] = formatQuantity(q);
+  return out;
+}
+
+/** podTotal as parsed quantities (what quota admission sums, without a format and parse). */
+export function podTotalQ(pod: Obj, which: 'requests' | 'limits'): Map<string, Quantity> {
   const sum = new Map<string, Quantity>();
   const add = (into: Map<string, Quantity>, list: ResourceList) => {
     for (const k in list) {
@@ -163,9 +170,7 @@ export function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
     const cur = sum.get(k);
     if (!cur || cmpQuantity(q, cur) > 0) sum.set(k, q);
   }
-  const out: ResourceList = {};
-  for (const [k, q] of sum) out[k] = formatQuantity(q);
-  return out;
+  return sum;
 }
 
 export function addQ(a: Quantity, b: Quantity): Quantity {
