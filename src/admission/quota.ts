@@ -317,7 +317,10 @@ export class QuotaAdmission implements Plugin {
       const u = usage.get(k);
       if (!u) continue;
       if (used[k] === undefined) return forbidden(target, a.name, `status unknown for quota: ${name}, resource: ${k}`);
-      if (cmpQuantity(addQ(acc.get(k) ?? ZERO, u), hard.parsed.get(k) ?? ONE) > 0) (over ??= []).push(k);
+      if (cmpQuantity(addQ(acc.get(k) ?? ZERO, u), hard.parsed.get(k) ?? ONE) > 0) {
+        over ??= [];
+        over.push(k);
+      }
     }
     if (!over) return undefined;
     const usedU: Usage = new Map(over.map((k) => [k, acc.get(k) ?? ZERO]));
