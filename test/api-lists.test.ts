@@ -490,3 +490,56 @@ describe('field selectors', () => {
     expect(r.body.message).toBe(`invalid selector: 'metadata.name'; can't understand 'metadata.name'`);
   });
 });
+
+describe('long lists are streamed', () => {
+  const BIG = 'big-list';
+  const BP = `/api/v1/namespaces/${BIG}/configmaps`;
+  const N = 1500;
+  beforeAll(async () => {
+    expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: BIG } })).status).toBe(201);
+    const value = 'x'.repeat(400);
+    for (let i = 0; i < N; i += 50) {
+      const rs = await Promise.all(
+        Array.from({ length: 50 }, (_, j) => srv.json('POST', BP, { metadata: { name: `cm-${i + j}` }, data: { v: value } })),
+      );
+      for (const r of rs) expect(r.status).toBe(201);
+    }
+  }, 60_000);
+
+  test('a list of 1,500 items (~700 KB) is one valid JSON document, with and without gzip, newest and from a revision', async () => {
+    for (const encoding of ['identity', 'gzip']) {
+      for (const query of ['', '?resourceVersion=0']) {
+        const r = await srv.fetch(`${BP}${query}`, { headers: { 'accept-encoding': encoding } });
+        expect(r.status).toBe(200);
+        expect(r.headers.get('content-type')).toBe('application/json');
+        if (encoding === 'gzip') expect(r.headers.get('content-encoding')).toBe('gzip');
+        // Streamed: written as read (chunked), never built whole with a length up front.
+        expect(r.headers.get('content-length')).toBeNull();
+        const body = (await r.json()) as { kind: string; metadata: { resourceVersion: string }; items: Item[] };
+        expect(body.kind).toBe('ConfigMapList');
+        expect(Number(body.metadata.resourceVersion)).toBeGreaterThan(0);
+        expect(body.items).toHaveLength(N);
+        expect(new Set(names(body)).size).toBe(N);
+      }
+    }
+  });
+
+  test('while a client reads a long list slowly, other requests are answered', async () => {
+    const r = await srv.fetch(BP, { headers: { 'accept-encoding': 'identity' } });
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(first.done).toBe(false);
+    // The list is not done (the client has not read it): a small request is served meanwhile.
+    const started = performance.now();
+    const small = await srv.json('GET', '/api/v1/namespaces/default');
+    expect(small.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1000);
+    let bytes = first.value?.length ?? 0;
+    for (;;) {
+      const c = await reader.read();
+      if (c.done) break;
+      bytes += c.value.length;
+    }
+    expect(bytes).toBeGreaterThan(N * 400);
+  });
+});

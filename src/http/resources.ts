@@ -21,10 +21,11 @@ import { decodeStored, storedText, writtenText } from '../registry/encoding';
 import { evict } from '../registry/eviction';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import type { FieldError } from '../schema/types';
+import type { KeyValue } from '../store/types';
 import { decodeBody, decodeText, readBody } from './body';
 import { type BrandView, brandView } from './brand-view';
 import { chooseOutput, type Output } from './negotiate';
-import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
+import { type ReplyOptions, reply, replyBytes, replyJsonListStream, replyJsonText, STREAM_MIN_ITEMS } from './respond';
 import { handleScale } from './scale';
 import { partialObjectMetadata, toTable } from './table';
 import type { WatchHandler } from './watch-handler';
@@ -411,6 +412,20 @@ export class ResourceHandler {
     if (out.kind === 'json' && !o.pretty) {
       // Serve stored (or cached) JSON text: no parse, no stringify per item.
       const def = store.def;
+      const count = r.cached ? r.cached.length : r.items.length;
+      if (count >= STREAM_MIN_ITEMS) {
+        const cached = r.cached;
+        const items = r.items;
+        const text = cached ? (i: number) => (cached[i] as { text: string }).text : (i: number) => storedText(items[i] as KeyValue);
+        const item = view.brand === 'svc' ? text : (i: number) => view.text(text(i));
+        return replyJsonListStream(
+          `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`,
+          count,
+          item,
+          ']}',
+          o,
+        );
+      }
       let parts = r.cached ? r.cached.map((c) => c.text) : r.items.map(storedText);
       if (view.brand !== 'svc') parts = parts.map(view.text);
       return replyJsonText(
