@@ -21,6 +21,7 @@ import { svcExtensionKeys } from '../../api/brand';
 import { deepEqual, now, type Obj } from '../../api/meta';
 import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import { ruleCostErrors } from '../../registry/crd/rule-cost';
+import { ruleTypeErrors } from '../../registry/crd/rule-types';
 import { compileRules, type RuleError } from '../../registry/crd/rules';
 import type { Strategy } from '../../registry/kind';
 import { dns1035Label, type Errs, GoValue, goQuote, list, obj, str } from './common';
@@ -74,10 +75,31 @@ function validateNames(names: Record<string, unknown> | undefined, path: string)
   return errs;
 }
 
+/** Every rule and messageExpression text of a CRD's schemas. */
+function ruleTexts(crd: Obj): Set<string> {
+  const out = new Set<string>();
+  const visit = (s: unknown): void => {
+    if (Array.isArray(s)) {
+      for (const x of s) visit(x);
+      return;
+    }
+    const o = obj(s);
+    if (!o) return;
+    for (const r of list<Record<string, unknown>>(o['x-svc-validations'])) {
+      if (str(r.rule)) out.add(str(r.rule));
+      if (str(r.messageExpression)) out.add(str(r.messageExpression));
+    }
+    for (const v of Object.values(o)) if (typeof v === 'object') visit(v);
+  };
+  for (const v of list<Record<string, unknown>>(obj(crd.spec)?.versions)) visit(obj(v.schema)?.openAPIV3Schema);
+  return out;
+}
+
 function validateCRD(o: Obj, old?: Obj): Errs {
   const errs: Errs = [];
   const spec = obj(o.spec) ?? {};
   const rules = schemaRules(old);
+  const preexisting = old ? ruleTexts(old) : new Set<string>();
   const group = str(spec.group);
   const names = obj(spec.names);
   const plural = str(names?.plural);
@@ -124,6 +146,9 @@ function validateCRD(o: Obj, old?: Obj): Errs {
       errs.push(...checked.errs);
       // As the reference, rules are compiled (and their errors shown) only for an otherwise valid schema.
       if (!checked.celReady) ruleErrors.length = 0;
+      // Rules that parse are then type-checked against their node's schema.
+      // An update keeps rules the stored CRD already had (the reference's preexisting expressions).
+      else if (ruleErrors.length === 0) ruleErrors.push(...ruleTypeErrors(schema).filter((e) => !preexisting.has(str(e.rule.rule))));
       for (const e of ruleErrors) {
         const r = e.rule;
         const go = new GoValue(
@@ -136,7 +161,8 @@ function validateCRD(o: Obj, old?: Obj): Errs {
       }
       // Rules that compile are refused when their estimated cost is past the reference's limits.
       if (checked.celReady && ruleErrors.length === 0) {
-        for (const c of ruleCostErrors(schema)) errs.push(forbiddenField(`${at}.${c.path}`, c.detail));
+        for (const c of ruleCostErrors(schema))
+          if (!c.expr || !preexisting.has(c.expr)) errs.push(forbiddenField(`${at}.${c.path}`, c.detail));
       }
     }
     const cols = list<Record<string, unknown>>(v.additionalPrinterColumns);

@@ -11,6 +11,8 @@ export interface RuleCostError {
   /** Path below the version's `schema` (e.g. `openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule`). */
   path: string;
   detail: string;
+  /** The expression (absent on the total). */
+  expr?: string;
 }
 
 /** The cost errors of one schema (none when every estimate is within the limits). */
@@ -32,7 +34,7 @@ export function ruleCostErrors(root: JsonObject): RuleCostError[] {
           const est = estimateCost(expr, s);
           if (est === undefined) continue;
           const cost = Math.min(est * cardinality, Number.MAX_SAFE_INTEGER);
-          if (cost > STATIC_COST_LIMIT) errs.push({ path: `${at}.${key}`, detail: costErrorMessage(what, cost, STATIC_COST_LIMIT) });
+          if (cost > STATIC_COST_LIMIT) errs.push({ path: `${at}.${key}`, detail: costErrorMessage(what, cost, STATIC_COST_LIMIT), expr });
           costs.push({ path: `${at}.${key}`, cost });
         }
       });

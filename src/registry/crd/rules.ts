@@ -20,6 +20,7 @@
  */
 import { isObject, type JsonObject } from '../../api/meta';
 import { CostLimitExceeded, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
+import { escapeName } from '../../cel/escaping';
 import { type CostedProgram, celEnv, compile, costedExecutable, executable } from '../../cel/index';
 import { type ListShape, toCelShaped } from '../../cel/list-shape';
 import type { ListSemantics } from '../../cel/lists-typed';
@@ -48,6 +49,8 @@ export interface RuleTree {
   mapKeys?: string[];
   /** Where the node's schema has set and map lists (for self and oldSelf); only on nodes with rules. */
   shape?: ListShape;
+  /** Renames declared properties to their CEL names (`foo-bar` → `foo__dash__bar`); only where some need it. */
+  escape?: (v: unknown) => unknown;
 }
 
 /** A rule that did not compile, with its place in the schema (for the CRD's 422). */
@@ -122,13 +125,51 @@ export function listShapeOf(schema: JsonObject): ListShape | undefined {
   return { list, items, additional, properties: typedProperty || additional ? properties : undefined };
 }
 
+/**
+ * The property renaming of a schema's values, as the reference exposes objects to CEL: a declared
+ * property under its escaped name (src/cel/escaping.ts), one that cannot be escaped not at all;
+ * undefined when no property in the subtree needs it (the common case: values pass unchanged).
+ */
+export function escaperOf(schema: JsonObject, depth = 0): ((v: unknown) => unknown) | undefined {
+  if (depth > 32) return undefined;
+  const props = isObject(schema.properties) ? schema.properties : undefined;
+  const subs = new Map<string, { name: string | undefined; sub?: (v: unknown) => unknown }>();
+  let needed = false;
+  if (props) {
+    for (const [k, p] of Object.entries(props)) {
+      const name = escapeName(k);
+      const sub = isObject(p) ? escaperOf(p, depth + 1) : undefined;
+      if (name !== k || sub) needed = true;
+      subs.set(k, { name, sub });
+    }
+  }
+  const items = isObject(schema.items) ? escaperOf(schema.items, depth + 1) : undefined;
+  const additional = isObject(schema.additionalProperties) ? escaperOf(schema.additionalProperties, depth + 1) : undefined;
+  if (!needed && !items && !additional) return undefined;
+  return (v) => {
+    if (Array.isArray(v)) return items ? v.map(items) : v;
+    if (!isObject(v)) return v;
+    const out: JsonObject = {};
+    for (const [k, x] of Object.entries(v)) {
+      const d = subs.get(k);
+      if (d) {
+        if (d.name !== undefined) out[d.name] = d.sub ? d.sub(x) : x;
+      } else out[k] = additional ? additional(x) : x;
+    }
+    return out;
+  };
+}
+
 /** The rule tree of a schema (undefined when it has no rules at all). */
 export function compileRules(schema: JsonObject, errors: RuleError[] = [], path = 'openAPIV3Schema'): RuleTree | undefined {
   const rules = (Array.isArray(schema['x-svc-validations']) ? schema['x-svc-validations'].filter(isObject) : []).map((r, i) =>
     compileOne(r, path, i, errors),
   );
   const t: RuleTree = { type: str(schema.type) || (schema['x-svc-int-or-string'] === true ? 'string' : 'object'), rules };
-  if (rules.length > 0) t.shape = listShapeOf(schema);
+  if (rules.length > 0) {
+    t.shape = listShapeOf(schema);
+    t.escape = escaperOf(schema);
+  }
   let any = rules.length > 0;
   if (isObject(schema.properties)) {
     const props: Record<string, RuleTree> = {};
@@ -256,8 +297,8 @@ export function validateRules(
 ): FieldError[] {
   if (value === undefined || value === null || budget.remaining < 0) return out;
   if (t.rules.length > 0) {
-    const self = toCelShaped(value, t.shape);
-    const oldSelf = old === undefined || old === null ? undefined : toCelShaped(old, t.shape);
+    const self = toCelShaped(t.escape ? t.escape(value) : value, t.shape);
+    const oldSelf = old === undefined || old === null ? undefined : toCelShaped(t.escape ? t.escape(old) : old, t.shape);
     for (const r of t.rules) {
       if (r.transition && oldSelf === undefined && !r.optionalOldSelf) continue;
       const ctx: Record<string, unknown> = { self };
