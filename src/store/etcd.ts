@@ -18,6 +18,9 @@
  * a write, a watch event or progress notification). Failures to reach etcd become StoreError
  * `unreachable` (the API answers 503); the client retries and fails over between endpoints.
  */
+import { createRequire } from 'node:module';
+import * as net from 'node:net';
+import type * as Tls from 'node:tls';
 import { Etcd3, type IKeyValue, type IOptions, type IRequestOp, type IResponseOp, type IWatchResponse } from 'etcd3';
 import {
   type ChangeEvent,
@@ -70,6 +73,33 @@ export function storeErrorOf(e: unknown): StoreError {
   return new StoreError('unreachable', `etcd: ${msg}`);
 }
 
+let ipServerNamesAllowed = false;
+
+/**
+ * etcd is usually reached at an IP (`https://10.0.0.5:2379`, the reference's default
+ * `https://127.0.0.1:2379`). grpc-js passes the host as the TLS server name; Node ignores an IP
+ * there (RFC 6066 allows only DNS names), Bun refuses the connection. This drops an IP server
+ * name before tls.connect and keeps the certificate check against that IP (its SAN).
+ */
+function allowIpServerNames(): void {
+  if (ipServerNamesAllowed) return;
+  ipServerNamesAllowed = true;
+  // The module object grpc-js requires (an ES namespace import is read-only).
+  const tls = createRequire(import.meta.url)('node:tls') as typeof Tls;
+  const connect = tls.connect;
+  const patched = (...args: unknown[]) => {
+    const first = args[0] as Tls.ConnectionOptions | undefined;
+    if (first && typeof first === 'object' && typeof first.servername === 'string' && net.isIP(first.servername)) {
+      const { servername, ...rest } = first;
+      const check = rest.checkServerIdentity ?? tls.checkServerIdentity;
+      rest.checkServerIdentity = (_host, cert) => check(servername, cert);
+      args[0] = rest;
+    }
+    return (connect as (...a: unknown[]) => Tls.TLSSocket).apply(tls, args);
+  };
+  (tls as unknown as { connect: typeof patched }).connect = patched;
+}
+
 export class EtcdStore implements KV {
   readonly client: Etcd3;
   private readonly prefix: string;
@@ -99,6 +129,7 @@ export class EtcdStore implements KV {
       grpcOptions: { 'grpc.max_receive_message_length': -1, 'grpc.max_send_message_length': -1 },
     };
     if (o.tls) {
+      allowIpServerNames();
       opts.credentials = {
         rootCertificate: Buffer.from(o.tls.ca),
         ...(o.tls.cert ? { certChain: Buffer.from(o.tls.cert) } : {}),
