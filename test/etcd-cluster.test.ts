@@ -1,10 +1,13 @@
 /**
  * A 3-member etcd cluster on loopback under one API server (issue 18 item 3): SIGKILL of a member
  * during concurrent writes loses no acknowledged write, and writes go on through the other two
- * (the client fails over between --etcd-servers). Skipped, with a message, without an etcd binary.
+ * (the client fails over between --etcd-servers); kubectl and client-node work against each of
+ * two API server replicas on the cluster, each seeing what the other wrote. Skipped, with a
+ * message, without an etcd binary.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { type EtcdServer, etcdVersion, startEtcdCluster } from '../bench/etcd';
+import { runClient } from './helpers/client-node';
 import { type Server, startServer } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
@@ -65,6 +68,30 @@ describe.skipIf(!HAVE_ETCD)('a 3-member etcd cluster', () => {
       expect(acked.filter((a) => !fromRestarted.has(a))).toEqual([]);
     } finally {
       await solo.stop();
+    }
+  }, 60_000);
+
+  test('kubectl and client-node against each of two replicas: what one writes, the other serves', async () => {
+    const b = await startServer({ args: [`--etcd-servers=${members.map((m) => m.endpoint).join(',')}`] });
+    try {
+      const created = srv.kubectl(['create', 'configmap', 'from-a', '--from-literal=k=v']);
+      expect(created.code, created.stderr).toBe(0);
+      const got = b.kubectl(['get', 'configmap', 'from-a', '-o', 'jsonpath={.data.k}']);
+      expect(got.code, got.stderr).toBe(0);
+      expect(got.stdout).toBe('v');
+      const listed = await runClient(
+        b,
+        `const core = kc.makeApiClient(k8s.CoreV1Api);
+         const l = await core.listNamespacedConfigMap({ namespace: 'default' });
+         await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'from-b' }, data: { x: 'y' } } });
+         return l.items.map((i) => i.metadata.name).includes('from-a');`,
+      );
+      expect(listed).toBe(true);
+      const back = srv.kubectl(['get', 'configmap', 'from-b', '-o', 'jsonpath={.data.x}']);
+      expect(back.code, back.stderr).toBe(0);
+      expect(back.stdout).toBe('y');
+    } finally {
+      await b.stop();
     }
   }, 60_000);
 });
