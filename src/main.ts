@@ -208,7 +208,12 @@ async function main(argv: string[]): Promise<void> {
   const cacheOf = (s: ResourceStore): WatchCache => {
     let c = caches.get(s);
     if (!c) {
-      c = new WatchCache(store, s.prefix, { historyMs: cfg.watchHistoryMs, log });
+      c = new WatchCache(store, s.prefix, {
+        historyMs: cfg.watchHistoryMs,
+        maxHistory: cfg.watchCacheMaxEvents,
+        maxHistoryBytes: cfg.watchCacheMaxBytes,
+        log,
+      });
       caches.set(s, c);
       s.cache = c;
     }

@@ -25,6 +25,9 @@ export interface Config {
   fsync: 'always' | 'none';
   compactionIntervalMs: number;
   watchHistoryMs: number;
+  /** --watch-cache-max-events / --watch-cache-max-bytes: bounds of each resource's history. */
+  watchCacheMaxEvents: number;
+  watchCacheMaxBytes: number;
   watchBookmarkIntervalMs: number;
   serviceClusterIPRange: string;
   serviceNodePortRange: [number, number];
@@ -459,6 +462,22 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'watch-cache-max-events',
+    default: '1000000',
+    help: "Most events each resource's watch cache keeps (newest first) whatever their age; a watch from an evicted resourceVersion gets 410 Gone.",
+    apply: (c, v) => {
+      c.watchCacheMaxEvents = int(v, 'watch-cache-max-events');
+    },
+  },
+  {
+    name: 'watch-cache-max-bytes',
+    default: '536870912',
+    help: "Most bytes of event text each resource's watch cache keeps (512 MiB: a few hot resources fit in this machine's memory with the store's own); a watch from an evicted resourceVersion gets 410 Gone.",
+    apply: (c, v) => {
+      c.watchCacheMaxBytes = int(v, 'watch-cache-max-bytes');
+    },
+  },
+  {
     name: 'watch-bookmark-interval',
     default: '1m0s',
     help: 'Interval of BOOKMARK events on watches that allow them.',
@@ -536,6 +555,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     fsync: 'always',
     compactionIntervalMs: 0,
     watchHistoryMs: 0,
+    watchCacheMaxEvents: 0,
+    watchCacheMaxBytes: 0,
     watchBookmarkIntervalMs: 0,
     serviceClusterIPRange: '',
     serviceNodePortRange: [0, 0],

@@ -73,6 +73,11 @@ export class CacheEvent {
     return JSON.parse(this.prevText) as Obj;
   }
 
+  /** Its texts' length (the object's and, for an update, the previous version's). */
+  bytes(): number {
+    return this.text.length + (this.prevText?.length ?? 0);
+  }
+
   /** Drop the parsed forms and encoded lines (the text stays): the event is no longer recent. */
   release(): void {
     this.o = undefined;
@@ -83,6 +88,11 @@ export class CacheEvent {
   }
 }
 
+/** What an event's texts weigh in the history's byte bound (UTF-16 length: what the heap holds, about). */
+function eventBytes(e: CacheEvent): number {
+  return e.bytes();
+}
+
 /** How long an event keeps its parsed object and encoded lines (see CacheEvent). */
 const HOT_MS = 10_000;
 
@@ -91,6 +101,8 @@ export interface WatchCacheOptions {
   historyMs?: number;
   /** Most events kept regardless of age (bounds memory under write bursts). */
   maxHistory?: number;
+  /** Most bytes of event text kept (the object's text and, for updates, the previous one's). */
+  maxHistoryBytes?: number;
   /** A watcher whose undelivered events exceed this is terminated as too slow. */
   maxQueue?: number;
   clock?: () => number;
@@ -288,6 +300,9 @@ export class WatchCache {
   private readonly watchers = new Set<Watcher>();
   private readonly historyMs: number;
   private readonly maxHistory: number;
+  private readonly maxHistoryBytes: number;
+  /** Bytes of event text in the history (from historyHead on). */
+  private historyBytes = 0;
   private readonly maxQueue: number;
   private readonly clock: () => number;
   private readonly log: (msg: string) => void;
@@ -303,6 +318,7 @@ export class WatchCache {
     this.end = prefixEnd(prefix);
     this.historyMs = opts.historyMs ?? 5 * 60_000;
     this.maxHistory = opts.maxHistory ?? 1_000_000;
+    this.maxHistoryBytes = opts.maxHistoryBytes ?? 512 * 1024 * 1024;
     this.maxQueue = opts.maxQueue ?? 10_000;
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});
@@ -324,6 +340,7 @@ export class WatchCache {
     this.oldest = r.revision;
     this.history = [];
     this.historyHead = 0;
+    this.historyBytes = 0;
     this.released = 0;
     this.stream = this.kv.watch(r.revision + 1, { key: this.prefix, end: this.end });
     void this.follow(this.stream);
@@ -417,6 +434,7 @@ export class WatchCache {
     }
     this.rev = rv;
     this.history.push(e);
+    this.historyBytes += eventBytes(e);
     const memo: SelectionMemo | undefined = this.watchers.size > 1 ? new Map() : undefined;
     for (const w of this.watchers) w.offer(e, memo);
   }
@@ -429,7 +447,13 @@ export class WatchCache {
     let h = this.historyHead;
     const size = this.history.length - h;
     let drop = Math.max(0, size - this.maxHistory);
-    while (h + drop < this.history.length && now - (this.history[h + drop] as CacheEvent).at > this.historyMs) drop++;
+    let bytes = this.historyBytes;
+    for (let i = h; i < h + drop; i++) bytes -= eventBytes(this.history[i] as CacheEvent);
+    // Past the byte bound the oldest go too (the newest event always stays).
+    while (h + drop < this.history.length - 1 && bytes > this.maxHistoryBytes) bytes -= eventBytes(this.history[h + drop++] as CacheEvent);
+    while (h + drop < this.history.length && now - (this.history[h + drop] as CacheEvent).at > this.historyMs)
+      bytes -= eventBytes(this.history[h + drop++] as CacheEvent);
+    this.historyBytes = bytes;
     if (drop === 0) return;
     this.oldest = (this.history[h + drop - 1] as CacheEvent).rv;
     h += drop;
