@@ -28,15 +28,9 @@ export type Usage = Map<string, Quantity>;
 const ONE: Quantity = { mant: 1n, exp: 0, format: 'DecimalSI' };
 const ZERO: Quantity = { mant: 0n, exp: 0, format: 'DecimalSI' };
 
-/** A batch is held open this long when the previous one ended less than BUSY_MS ago. */
-const BATCH_WINDOW_MS = 2;
-const BUSY_MS = 20;
-
 interface Queue {
   waiting: Waiter[];
   running: boolean;
-  /** When the last batch ended (performance.now()). */
-  lastBatch: number;
 }
 
 /** A quota's hard limits, parsed once per batch. */
@@ -187,7 +181,7 @@ export class QuotaAdmission implements Plugin {
         const key = `${a.namespace}/${q.metadata.name}`;
         let queue = this.queues.get(key);
         if (!queue) {
-          queue = { waiting: [], running: false, lastBatch: 0 };
+          queue = { waiting: [], running: false };
           this.queues.set(key, queue);
         }
         queue.waiting.push({ a, usage, resolve, reject });
@@ -206,17 +200,12 @@ export class QuotaAdmission implements Plugin {
     queue.running = true;
     try {
       while (queue.waiting.length > 0) {
-        // Under load (a batch ended moments ago) the batch stays open a little longer: each
-        // batch costs one status write, so fewer, larger batches are most of what a quota
-        // costs per create. A create alone is decided at once.
-        if (performance.now() - queue.lastBatch < BUSY_MS) await Bun.sleep(BATCH_WINDOW_MS);
         const batch = queue.waiting.splice(0);
         try {
           await this.decide(ns, name, batch);
         } catch (e) {
           for (const w of batch) w.reject(e);
         }
-        queue.lastBatch = performance.now();
       }
     } finally {
       queue.running = false;

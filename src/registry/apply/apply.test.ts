@@ -728,3 +728,52 @@ describe('managedFields of creates reused by shape', () => {
     expect(ownersOf(a, '.data.a')).toEqual(['m/Update']);
   });
 });
+
+describe('recordUpdate fast path (scalar changes owned only by the writer)', () => {
+  const def = 'io.svc.api.core.v1.ResourceQuota';
+  const base = { apiVersion: 'v1', schemas, defName: def };
+  const hard = { pods: '10', 'requests.cpu': '4' };
+  /** A quota written by `bench` (spec), then its status by the controller and by admission. */
+  function quota(): Any {
+    let q: Any = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'n' }, spec: { hard } };
+    recordUpdate(undefined, q, { ...base, manager: 'bench', now: at(0) });
+    let next: Any = structuredClone(q);
+    next.status = { hard, used: {} };
+    recordUpdate(q, next, { ...base, manager: 'resourcequota-controller', subresource: 'status', now: at(1) });
+    q = next;
+    next = structuredClone(q);
+    next.status.used = { pods: '1', 'requests.cpu': '100m' };
+    recordUpdate(q, next, { ...base, manager: 'resourcequota-admission', subresource: 'status', now: at(2) });
+    return next;
+  }
+  /** recordUpdate and recordUpdateSlow on the same write agree. */
+  function both(old: Any, change: (o: Any) => void, opts: Record<string, unknown>) {
+    const fast: Any = structuredClone(old);
+    change(fast);
+    const slow: Any = structuredClone(fast);
+    recordUpdate(old, fast, { ...base, now: at(3), ...opts } as never);
+    recordUpdateSlow(old, slow, { ...base, now: at(3), ...opts } as never);
+    expect(fast.metadata.managedFields).toEqual(slow.metadata.managedFields);
+    return fast.metadata.managedFields as Any[];
+  }
+
+  test('the owner changes its values again: only its time moves', () => {
+    const q = quota();
+    const mf = both(
+      q,
+      (o) => {
+        o.status.used = { pods: '2', 'requests.cpu': '200m' };
+      },
+      { manager: 'resourcequota-admission', subresource: 'status' },
+    );
+    expect(mf.find((e) => e.manager === 'resourcequota-admission')?.time).toBe(at(3));
+  });
+
+  test('another manager changing the same values, a new key, a removed key: the general path, same result', () => {
+    const q = quota();
+    both(q, (o) => (o.status.used.pods = '3'), { manager: 'someone-else', subresource: 'status' });
+    both(q, (o) => (o.status.used['limits.memory'] = '1Gi'), { manager: 'resourcequota-admission', subresource: 'status' });
+    both(q, (o) => delete o.status.used.pods, { manager: 'resourcequota-admission', subresource: 'status' });
+    both(q, (o) => (o.spec.hard.pods = '20'), { manager: 'resourcequota-admission' });
+  });
+});

@@ -401,7 +401,71 @@ export function recordUpdate(old: Obj | undefined, next: Obj, opts: WriteOptions
     createdManaged(next, opts);
     return;
   }
+  if (old !== undefined && recordUpdateFast(old, next, opts)) return;
   recordUpdateSlow(old, next, opts);
+}
+
+/**
+ * The commonest controller write, without the typed walk: an update that only changes scalar
+ * values (no key added or removed, no list changed), each owned by the writer's own Update entry
+ * and by no other. updateManaged would then find no conflict, nothing removed and nothing new
+ * for the writer, and only move the writer's time to now: that is done here directly (decoded
+ * and encoded as the slow path does, so the two agree). Anything else: false (the slow path).
+ */
+function recordUpdateFast(old: Obj, next: Obj, opts: WriteOptions): boolean {
+  const live = old.metadata?.managedFields;
+  if (!Array.isArray(live) || live.length === 0) return false;
+  const requested = next.metadata.managedFields;
+  if (!opts.subresource && requested !== undefined && requested !== live && !deepEqual(requested, live)) return false;
+  const changed: string[][] = [];
+  if (!changedLeaves(withoutManagedFields(old), withoutManagedFields(next), [], changed) || changed.length === 0) return false;
+  const id = managerId(entryInfo(opts, 'Update'));
+  const entries = live as JsonObject[];
+  const writer = entries.findIndex((e) => managerId(e as unknown as ManagedEntry) === id);
+  if (writer < 0) return false;
+  for (const path of changed) {
+    for (let i = 0; i < entries.length; i++) {
+      if (ownsLeaf((entries[i] as JsonObject).fieldsV1, path) !== (i === writer)) return false;
+    }
+  }
+  const managed = decodeOrEmpty(live);
+  const mine = managed.get(id);
+  if (!mine || managed.size !== entries.length) return false;
+  mine.time = opts.now;
+  setManagedFields(next, managed);
+  return true;
+}
+
+/**
+ * The paths of scalar values that differ between two objects of the same shape; false when the
+ * shapes differ (a key added or removed, a scalar became an object) or a list changed.
+ */
+function changedLeaves(a: unknown, b: unknown, path: string[], out: string[][]): boolean {
+  if (a === b) return true;
+  const ao = typeof a === 'object' && a !== null;
+  const bo = typeof b === 'object' && b !== null;
+  if (!ao && !bo) {
+    out.push(path);
+    return true;
+  }
+  if (!ao || !bo || Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && deepEqual(a, b);
+  const ak = Object.keys(a as JsonObject);
+  if (ak.length !== Object.keys(b as JsonObject).length) return false;
+  for (const k of ak) {
+    if (!Object.hasOwn(b as JsonObject, k)) return false;
+    if (!changedLeaves((a as JsonObject)[k], (b as JsonObject)[k], [...path, k], out)) return false;
+  }
+  return true;
+}
+
+/** Whether a FieldsV1 tree has `path` as a leaf (`{"f:a":{"f:b":{}}}` owns a.b). */
+function ownsLeaf(fields: unknown, path: string[]): boolean {
+  let node = fields;
+  for (const seg of path) {
+    if (typeof node !== 'object' || node === null) return false;
+    node = (node as JsonObject)[`f:${seg}`];
+  }
+  return typeof node === 'object' && node !== null && Object.keys(node).length === 0;
 }
 
 /**

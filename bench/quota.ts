@@ -1,0 +1,112 @@
+/**
+ * What ResourceQuota admission adds to a pod create, in process (issue 16 bench, the steadier
+ * companion of bench/admission.ts): the registry on an in-memory store, 64 creates in flight,
+ * alternating phases of creates into a namespace with a ResourceQuota (pods, requests.cpu,
+ * limits.memory; never full) and into one without, the same pod object; CPU of the process per
+ * create (process.cpuUsage: all threads), no HTTP, no TLS, no load generator on the machine.
+ *
+ *   bun bench/quota.ts [--rounds=N] [--creates=N]
+ */
+import { AdmissionChain } from '../src/admission/chain';
+import { QuotaAdmission } from '../src/admission/quota';
+import type { Obj } from '../src/api/meta';
+import { builtinKinds } from '../src/kinds/builtin';
+import { ApiRegistry } from '../src/registry/api-registry';
+import { decodeStored } from '../src/registry/encoding';
+import type { ResourceStore, WriteOptions } from '../src/registry/generic';
+import { SchemaSet } from '../src/schema/engine';
+import definitions from '../src/schema/generated/definitions.json';
+import { overlays } from '../src/schema/overlays';
+import type { Definitions } from '../src/schema/types';
+import { MvccStore } from '../src/store/mvcc';
+
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const ROUNDS = Number(arg('rounds') ?? 5);
+const CREATES = Number(arg('creates') ?? 20_000);
+const INFLIGHT = 64;
+
+const kv = await MvccStore.open({});
+const api = new ApiRegistry(
+  kv,
+  new SchemaSet(definitions as unknown as Definitions, overlays),
+  builtinKinds(() => true),
+);
+const pods = api.lookup('', 'v1', 'pods') as ResourceStore;
+const quotas = api.lookup('', 'v1', 'resourcequotas') as ResourceStore;
+const nss = api.lookup('', 'v1', 'namespaces') as ResourceStore;
+const w = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Strict', warnings: [], fieldManager: 'bench' });
+
+for (const ns of ['with-quota', 'plain']) await nss.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, w());
+const hard = { pods: '100000000', 'requests.cpu': '100000000', 'limits.memory': '100000Ti' };
+await quotas.create('with-quota', { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'quota' }, spec: { hard } }, w());
+// The controller's first status (used 0), as it writes it.
+const q0 = decodeStored(await quotas.get('with-quota', 'quota'));
+await quotas.update(
+  'with-quota',
+  'quota',
+  { ...q0, status: { hard, used: { pods: '0', 'requests.cpu': '0', 'limits.memory': '0' } } },
+  { ...w(), fieldManager: 'resourcequota-controller' },
+  'status',
+);
+// The namespace's quotas as the server's watch cache gives them (here: read from the store).
+const quotasIn = async (ns: string): Promise<Obj[]> =>
+  (await quotas.list(ns, { resourceVersion: '', limit: 0, continueToken: '', resourceVersionMatch: '' } as never)).items.map(decodeStored);
+let cachedQuotas: Obj[] | undefined;
+const quota = new QuotaAdmission(quotas, (ns) => (ns === 'with-quota' ? (cachedQuotas ??= []) : []));
+pods.admission = new AdmissionChain([quota]);
+cachedQuotas = await quotasIn('with-quota');
+
+const pod = (name: string): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: {
+    containers: [
+      {
+        name: 'web',
+        image: 'nginx:1.25',
+        resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '256Mi' } },
+      },
+    ],
+  },
+});
+
+let n = 0;
+let lastWrites = 0;
+async function phase(ns: string, count: number): Promise<number> {
+  const rev0 = kv.currentRevision();
+  const before = process.cpuUsage();
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      await pods.create(ns, pod(`p-${n++}`), w());
+    }
+  };
+  await Promise.all(Array.from({ length: INFLIGHT }, worker));
+  const cpu = process.cpuUsage(before);
+  // Every revision is a pod or a quota status write.
+  lastWrites = kv.currentRevision() - rev0 - count;
+  return (cpu.user + cpu.system) / count;
+}
+
+await phase('plain', 2000);
+await phase('with-quota', 2000);
+const results: Record<string, number[]> = { 'with-quota': [], plain: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  for (const ns of r % 2 ? ['plain', 'with-quota'] : ['with-quota', 'plain']) {
+    const us = await phase(ns, CREATES);
+    results[ns]?.push(us);
+    const batches =
+      ns === 'with-quota' ? `, ${lastWrites} quota writes (${(CREATES / Math.max(1, lastWrites)).toFixed(1)} creates each)` : '';
+    console.log(`round ${r + 1} ${ns}: ${us.toFixed(1)} us CPU per create${batches}`);
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const a = median(results['with-quota'] as number[]);
+const b = median(results.plain as number[]);
+const used = decodeStored(await quotas.get('with-quota', 'quota')).status as { used: Record<string, string> };
+console.log(
+  `median CPU per create: with the quota ${a.toFixed(1)} us, without ${b.toFixed(1)} us: the quota adds ${(a - b).toFixed(1)} us (used.pods ${used.used.pods})`,
+);
+await kv.close();
