@@ -51,10 +51,9 @@ await quotas.update(
 // The namespace's quotas as the server's watch cache gives them (here: read from the store).
 const quotasIn = async (ns: string): Promise<Obj[]> =>
   (await quotas.list(ns, { resourceVersion: '', limit: 0, continueToken: '', resourceVersionMatch: '' } as never)).items.map(decodeStored);
-let cachedQuotas: Obj[] | undefined;
-const quota = new QuotaAdmission(quotas, (ns) => (ns === 'with-quota' ? (cachedQuotas ??= []) : []));
+const cachedQuotas = await quotasIn('with-quota');
+const quota = new QuotaAdmission(quotas, (ns) => (ns === 'with-quota' ? cachedQuotas : []));
 pods.admission = new AdmissionChain([quota]);
-cachedQuotas = await quotasIn('with-quota');
 
 const pod = (name: string): Obj => ({
   apiVersion: 'v1',
