@@ -16,6 +16,7 @@
 import { svcGroup } from '../../api/brand';
 import { isObject, type Obj } from '../../api/meta';
 import { engineEnvironment } from '../../cel/env';
+import { celGoIssue } from '../../cel/issues';
 import { SchemaTypes } from '../../cel/schema-types';
 import type { SchemaSet } from '../../schema/engine';
 
@@ -69,33 +70,6 @@ function sortKinds(ks: Kind[]): Kind[] {
   return ks.sort((a, b) => cmp(a.group, b.group) || cmp(a.version, b.version) || cmp(a.kind, b.kind));
 }
 
-/**
- * A checker error in cel-go's issue format, which the reference's warnings carry:
- *
- *   ERROR: <input>:1:12: undefined field 'replicass'
- *    | object.spec.replicass <= 5
- *    | ...........^
- *
- * (cel-js says `No such key: replicass` at the field name; cel-go points at the selecting dot.)
- */
-function issueText(expr: string, e: unknown): string {
-  const err = e as { message?: string; range?: { start: number } } | undefined;
-  let message = String(err?.message ?? e).split('\n')[0] as string;
-  let at = err?.range?.start ?? 0;
-  const key = /^No such key: (.*)$/.exec(message);
-  if (key) {
-    message = `undefined field '${key[1]}'`;
-    if (at > 0 && expr[at - 1] === '.') at--;
-  }
-  const op = /^no such overload: (\S+) (\S+) (\S+)$/.exec(message);
-  if (op) message = `found no matching overload for '_${op[2]}_' applied to '(${op[1]}, ${op[3]})'`;
-  const before = expr.slice(0, at);
-  const line = before.split('\n').length;
-  const col = at - (before.lastIndexOf('\n') + 1);
-  const text = expr.split('\n')[line - 1] ?? '';
-  return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${text}\n | ${'.'.repeat(col)}^`;
-}
-
 /** Go's GroupVersionKind.String(). */
 const gvkText = (k: Kind): string => `${k.group}/${k.version}, Kind=${k.kind}`;
 
@@ -133,9 +107,9 @@ export function typeCheck(policy: Obj, kinds: KindResolver, schemas: SchemaSet):
       let error: string | undefined;
       try {
         const r = env.parse(expr).check();
-        if (!r.valid) error = issueText(expr, r.error);
+        if (!r.valid) error = celGoIssue(expr, r.error);
       } catch (e) {
-        error = issueText(expr, e);
+        error = celGoIssue(expr, e);
       }
       if (error !== undefined) issues.push(`${gvkText(kind)}: ${error}\n`);
     }
