@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { COST_LIMIT_MESSAGE, callCost, traversalCost } from './cost';
+import { estimateCost } from './estimate';
 import { celEnv, compile, evaluate } from './index';
 
 const rand = (n: number): string => {
@@ -171,4 +172,27 @@ describe('the Kubernetes library costs (k8s.io/apiserver/pkg/cel/library/cost.go
     const ok = cost('l.all(x, l.all(y, x + y >= 0))', vars, { l: l.slice(0, 10) }, 1_000_000);
     expect(ok.ok).toBe(true);
   });
+});
+
+describe('two-variable comprehensions: the Kubernetes library test TestK8sTwoVariableComprehensionCost', () => {
+  // [expression, runtime cost, estimated maximum]
+  const cases: [string, number, number][] = [
+    ["{'a': 1, 'b': 2}.all(k, v, v > 0)", 41, 41],
+    ["{'a': 1, 'b': 2}.exists(k, v, v > 0)", 40, 43],
+    ["{'a': 1, 'b': 2}.existsOne(k, v, v > 0)", 40, 40],
+    ["{'a': 1, 'b': 2}.transformMap(k, v, v + 1)", 71, 71],
+    ["{'a': 1, 'b': 2}.transformMap(k, v, v < 5, v + 1)", 75, 75],
+    ["{'a': 1, 'b': 2}.transformMapEntry(k, v, {k: v + 1})", 131, 131],
+    ["{'a': 1, 'b': 2}.transformMapEntry(k, v, v < 5, {k: v + 1})", 135, 135],
+    ['[1, 2].all(i, v, v > 0)', 21, 21],
+    ['[1, 2].exists(i, v, v > 0)', 20, 23],
+    ['[1, 2].existsOne(i, v, v > 0)', 20, 20],
+    ['[1, 2].transformList(i, v, v + 1)', 49, 49],
+    ['[1, 2].transformList(i, v, v < 5, v + 1)', 53, 53],
+  ];
+  for (const [expr, runtime, estimated] of cases)
+    test(expr, () => {
+      expect(cost(expr).cost).toBe(runtime);
+      expect(estimateCost(expr, undefined)).toBe(estimated);
+    });
 });

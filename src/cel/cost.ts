@@ -15,8 +15,8 @@
  * Macros are comprehensions in cel-go and charged as their expansions: per element all() 3 + its
  * predicate (2 for the loop condition, 1 for the accumulator), exists() 4, exists_one() 1-2,
  * map() 12 and filter() 13 per element kept (1 otherwise), plus 1 for the result and 10 for the
- * empty list map()/filter()/cel.bind() start from. cel-go's own runtime cost tests are the table
- * in cost.test.ts.
+ * empty list map()/filter()/cel.bind() start from; the two-variable comprehensions as their
+ * expansions too (twoVarCost). cel-go's own runtime cost tests are the table in cost.test.ts.
  *
  * Past the limit the evaluation stops with cel-go's "operation cancelled: actual cost limit
  * exceeded" (every later node throws too, so no `||`, `&&` or all() can absorb it).
@@ -62,6 +62,8 @@ interface Comprehension {
 }
 
 type Kind = 'all' | 'exists' | 'exists_one' | 'map' | 'filter';
+/** Two-variable comprehensions (src/cel/lib/comprehensions2.ts), cel-js macros charged here. */
+type TwoVarKind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap' | 'transformMapEntry';
 
 /** What each node is, decided once at instrumentation. */
 interface Role {
@@ -69,6 +71,8 @@ interface Role {
   fold?: Kind;
   /** A cel.bind() or has() macro call. */
   macro?: 'bind' | 'has';
+  /** A two-variable comprehension call. */
+  twoVar?: TwoVarKind;
   /** The call or operator name of a call node. */
   fn?: string;
   /** Argument nodes of a call (receiver first), in cel-go's order. */
@@ -107,6 +111,13 @@ export class CostTracker {
     for (let i = mark; i < this.sp; i++) if (this.nodes[i] === n) c++;
     return c;
   }
+
+  /** How many times `n` reported `v` above `mark`. */
+  countValue(n: Node, v: unknown, mark: number): number {
+    let c = 0;
+    for (let i = mark; i < this.sp; i++) if (this.nodes[i] === n && this.values[i] === v) c++;
+    return c;
+  }
 }
 
 const isNode = (x: unknown): x is Node =>
@@ -117,6 +128,15 @@ const ATTRIBUTE_OPS = new Set(['id', '.', '.?', '[]', '[?]']);
 const isAttribute = (n: unknown): boolean => isNode(n) && ATTRIBUTE_OPS.has(n.op);
 
 const FOLDS: Record<string, Kind> = { all: 'all', exists: 'exists', exists_one: 'exists_one', map: 'map', filter: 'filter' };
+const TWO_VAR: Record<string, TwoVarKind> = {
+  all: 'all',
+  exists: 'exists',
+  existsOne: 'existsOne',
+  exists_one: 'existsOne',
+  transformList: 'transformList',
+  transformMap: 'transformMap',
+  transformMapEntry: 'transformMapEntry',
+};
 
 /**
  * Wraps every node of a checked expression so that `tracker` sees its evaluations. The AST must
@@ -166,6 +186,7 @@ function roleOf(n: Node): Role {
     r.argNodes = n.op === 'rcall' ? [a[1] as Node, ...args] : [...args];
     if (n.meta.alternate && FOLDS[r.fn]) r.fold = FOLDS[r.fn];
     if (n.meta.macro) r.macro = r.fn === 'has' ? 'has' : r.fn === 'bind' ? 'bind' : undefined;
+    if (n.meta.macro && n.op === 'rcall' && args.length >= 3) r.twoVar = TWO_VAR[r.fn];
   } else if (Array.isArray(a) && a.every(isNode)) {
     r.fn = n.op;
     r.argNodes = a as Node[];
@@ -218,6 +239,36 @@ function foldCost(n: Node, kind: Kind | undefined, t: CostTracker, mark: number)
   }
 }
 
+/**
+ * What cel-go's expansion of a two-variable comprehension costs beyond its body's nodes (charged
+ * at them): all/exists/existsOne as their one-variable forms; transformList as map() (10 for the
+ * empty list, 12 per element kept); transformMap and transformMapEntry 30 for the empty map and
+ * `@mapInsert(accu, k, e)` 3, `@mapInsert(accu, e)` 2 per element kept; an element the filter
+ * drops 1 (the accumulator); the result 1. `nodes` are the receiver, the two variables, the body.
+ */
+function twoVarCost(kind: TwoVarKind, nodes: Node[], t: CostTracker, mark: number): number {
+  const body = nodes.slice(3);
+  const expr = body[body.length - 1] as Node;
+  const steps = t.count(expr, mark);
+  const size = sizeOf(t.valueOf(nodes[0] as Node, mark));
+  const conds = steps + (steps < size ? 1 : 0);
+  const visited = body.length === 2 ? t.count(body[0] as Node, mark) : steps;
+  switch (kind) {
+    case 'all':
+      return 2 * conds + steps + 1;
+    case 'exists':
+      return 3 * conds + steps + 1;
+    case 'existsOne':
+      return 2 + steps + t.countValue(expr, true, mark);
+    case 'transformList':
+      return 10 + 12 * steps + (visited - steps) + 1;
+    case 'transformMap':
+      return 30 + 3 * steps + (visited - steps) + 1;
+    case 'transformMapEntry':
+      return 30 + 2 * steps + (visited - steps) + 1;
+  }
+}
+
 function nodeCost(n: Node, role: Role, v: unknown, t: CostTracker, mark: number): number {
   switch (n.op) {
     case 'value':
@@ -256,6 +307,7 @@ function nodeCost(n: Node, role: Role, v: unknown, t: CostTracker, mark: number)
   }
   // cel-go's parser folds a negative number literal (`-1.0` is a constant).
   if (n.op === '-_' && isNode(n.args) && n.args.op === 'value') return 0;
+  if (role.twoVar) return twoVarCost(role.twoVar, role.argNodes ?? [], t, mark);
   if (role.macro === 'has') return 1;
   if (role.macro === 'bind') return LIST_CREATE;
   if (role.fold) return 0;

@@ -5,11 +5,14 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { registerAuthz } from './lib/authz.ts';
+import { registerTwoVarComprehensions } from './lib/comprehensions2.ts';
 import { registerFormat } from './lib/format.ts';
 import { registerIp } from './lib/ip.ts';
 import { registerLists } from './lib/lists.ts';
+import { registerOptionals } from './lib/optionals.ts';
 import { registerQuantity } from './lib/quantity.ts';
 import { registerRegex } from './lib/regex.ts';
+import { registerStandard } from './lib/standard.ts';
 import { registerStrings } from './lib/strings.ts';
 import { registerUrl } from './lib/url.ts';
 import { registerTypedLists } from './lists-typed.ts';
@@ -32,6 +35,9 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerAuthz(e);
   registerUrl(e);
   registerIp(e);
+  registerStandard(e);
+  registerOptionals(e);
+  registerTwoVarComprehensions(e);
   registerTypedLists(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;

@@ -81,6 +81,25 @@ describe('estimated cost against the reference table', () => {
   }
 });
 
+describe('two-variable comprehensions cost as their one-variable counterparts', () => {
+  const pairs: [string, string][] = [
+    ['self.all(i, x, x > 0.0)', 'self.all(x, x > 0.0)'],
+    ['self.exists(i, x, x > 0.0)', 'self.exists(x, x > 0.0)'],
+    ['self.existsOne(i, x, x > 0.0)', 'self.exists_one(x, x > 0.0)'],
+    ['self.transformList(i, x, x * 2.0)', 'self.map(x, x * 2.0)'],
+    ['self.all(i, x, self.all(j, y, true))', 'self.all(x, self.all(y, true))'],
+  ];
+  for (const [twoVar, oneVar] of pairs)
+    test(twoVar, () => {
+      for (const max of [undefined, 10])
+        expect(estimateCost(twoVar, array('number')(max))).toBe(estimateCost(oneVar, array('number')(max)) as number);
+    });
+  test('transformMap grows with the range', () => {
+    expect(estimateCost('self.transformMap(k, v, v)', map('number')(10))).toBe(1 + 30 + 10 * (3 + 1) + 1);
+    expect(estimateCost('self.transformMapEntry(k, v, {k: v})', map('number')())).toBeGreaterThan(10_000_000);
+  });
+});
+
 describe('the cost error message', () => {
   test('factor formats as the reference', () => {
     expect(costErrorMessage('estimated rule cost', 2e9, 1e7)).toBe(

@@ -266,6 +266,8 @@ function call(n: AstNode, scope: Scope): Est {
   const argNodes = ((n.op === 'rcall' ? a[2] : a[1]) ?? []) as AstNode[];
   if (name === 'has' && n.meta.macro) return { cost: 0, size: 0, kind: 'scalar' };
   if (target && FOLDS.has(name) && n.meta.alternate) return fold(name, target, argNodes, scope);
+  if (target && TWO_VAR_FOLDS.has(name) && argNodes.length >= 3 && argNodes[0]?.op === 'id' && argNodes[1]?.op === 'id')
+    return fold2(name, target, argNodes, scope);
   if (name === 'bind' && n.meta.macro && argNodes.length === 3) {
     const init = walk(argNodes[1], scope);
     const inner = new Map(scope);
@@ -303,6 +305,41 @@ function fold(name: string, target: AstNode, argNodes: AstNode[], scope: Scope):
       const el = e[e.length - 1];
       return { cost: add(range.cost, 10, mul(n, add(pred, 12, f)), 1), size: n, kind: 'list', elem: el && { ...el, cost: 0 } };
     }
+  }
+}
+
+/** Two-variable comprehensions (src/cel/lib/comprehensions2.ts); the estimator's parser has no such macros. */
+const TWO_VAR_FOLDS = new Set(['all', 'exists', 'existsOne', 'exists_one', 'transformList', 'transformMap', 'transformMapEntry']);
+
+/**
+ * cel-go's expansions of the two-variable comprehensions have the one-variable ones' loop steps
+ * (all/exists/existsOne; transformList as map()), or insert into a map that starts as a map
+ * literal (30): transformMap `@mapInsert(accu, k, e)` 3 per element, transformMapEntry
+ * `@mapInsert(accu, e)` 2. A filter's cost is added to every element's.
+ */
+function fold2(name: string, target: AstNode, argNodes: AstNode[], scope: Scope): Est {
+  const range = walk(target, scope);
+  const n = range.size;
+  const inner = new Map(scope);
+  const first = range.kind === 'list' ? { cost: 0, size: 1, kind: 'scalar' as Kind } : { ...(range.elem ?? DYN), cost: 0 };
+  const second = range.kind === 'list' ? (range.elem ?? DYN) : member(range, undefined);
+  inner.set(String(argNodes[0]?.args), first);
+  inner.set(String(argNodes[1]?.args), { ...second, cost: 0 });
+  const e = argNodes.slice(2).map((x) => walk(x, inner));
+  const body = add(...e.map((x) => x.cost));
+  const last = e[e.length - 1];
+  switch (name) {
+    case 'all':
+      return { cost: add(range.cost, mul(n, add(3, body)), 1), size: 0, kind: 'scalar' };
+    case 'exists':
+      return { cost: add(range.cost, mul(n, add(4, body)), 1), size: 0, kind: 'scalar' };
+    case 'existsOne':
+    case 'exists_one':
+      return { cost: add(range.cost, mul(n, add(2, body)), 2), size: 0, kind: 'scalar' };
+    case 'transformList':
+      return { cost: add(range.cost, 10, mul(n, add(12, body)), 1), size: n, kind: 'list', elem: last && { ...last, cost: 0 } };
+    default:
+      return { cost: add(range.cost, 30, mul(n, add(name === 'transformMap' ? 3 : 2, body)), 1), size: n, kind: 'map' };
   }
 }
 

@@ -1,9 +1,13 @@
 /**
  * ext strings `format` (cel-go ext.Strings): `'%s %d'.format([a, b])` with the clauses %s, %d,
  * %f and %e (with precision), %b, %o, %x, %X and %%. Errors on too few arguments or a clause that
- * does not fit the argument's type.
+ * does not fit the argument's type. %s prints lists and maps in brackets with their elements
+ * unquoted and map entries sorted by key (`{6: 422s, strKey: x}`), timestamps in RFC 3339,
+ * durations in seconds and types by name; %f rounds exact ties to even, as Go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { Duration } from '@marcbachmann/cel-js/evaluator';
+import { formatDuration, formatTimestamp } from './time.ts';
 
 function isUint(v: unknown): boolean {
   return v !== null && typeof v === 'object' && v.constructor?.name === 'UnsignedInt';
@@ -33,20 +37,49 @@ function exp(f: number, p: number): string {
   return s.replace(/e([+-])(\d)$/, 'e$10$2');
 }
 
+/** The `%s` text of a value (cel-go's string clause): lists and maps in brackets, map keys sorted. */
 function asString(v: unknown): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'bigint' || typeof v === 'boolean') return String(v);
   if (isUint(v)) return String((v as { valueOf(): bigint }).valueOf());
-  if (typeof v === 'number') return special(v) ?? (Number.isInteger(v) ? String(v) : String(v));
+  if (typeof v === 'number') return special(v) ?? String(v);
   if (v === null) return 'null';
   if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
-  if (Array.isArray(v)) return `[${v.map(inner).join(', ')}]`;
-  if (v instanceof Map) return `{${[...v.entries()].map(([k, x]) => `${inner(k)}: ${inner(x)}`).join(', ')}}`;
+  if (v instanceof Date) return formatTimestamp(v);
+  if (v instanceof Duration) return formatDuration(v);
+  if (Array.isArray(v)) return `[${v.map(asString).join(', ')}]`;
+  if (v instanceof Map) return formatEntries([...v.entries()]);
+  if (v !== null && typeof v === 'object' && (v.constructor === Object || v.constructor === undefined)) {
+    return formatEntries(Object.entries(v));
+  }
+  // A type value: its name (cel-js prints `Type<name>`).
+  const name = (v as { name?: unknown }).name;
+  if (typeof name === 'string' && String(v) === `Type<${name}>`) return name === 'null' ? 'null_type' : name;
   return String(v);
 }
 
-function inner(v: unknown): string {
-  return typeof v === 'string' ? JSON.stringify(v) : asString(v);
+function formatEntries(entries: [unknown, unknown][]): string {
+  const texts = entries.map(([k, x]) => [asString(k), asString(x)] as const);
+  texts.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return `{${texts.map(([k, x]) => `${k}: ${x}`).join(', ')}}`;
+}
+
+/**
+ * Go's %.<p>f: the double's exact value rounded to p digits, ties to even (JS toFixed breaks
+ * exact ties upwards: (2.5).toFixed(0) is '3' where Go prints '2').
+ */
+function fixed(f: number, p: number): string {
+  const s = f.toFixed(p);
+  if (Math.abs(f) >= 1e21) return s;
+  const exact = Math.abs(f).toFixed(100);
+  const dot = exact.indexOf('.');
+  const rest = exact.slice(dot + 1 + p);
+  if (!/^50*$/.test(rest)) return s;
+  // An exact tie: keep the truncated digits when their last digit is even.
+  const truncated = exact.slice(0, p === 0 ? dot : dot + 1 + p);
+  const last = Number(truncated[truncated.length - 1]);
+  if (last % 2 === 1) return s;
+  return `${f < 0 ? '-' : ''}${truncated}`;
 }
 
 function hex(v: unknown, upper: boolean): string {
@@ -98,7 +131,7 @@ export function format(fmt: string, args: unknown[]): string {
       }
       case 'f': {
         const f = floatOf(v);
-        out += special(f) ?? f.toFixed(precision ?? 6);
+        out += special(f) ?? fixed(f, precision ?? 6);
         break;
       }
       case 'e': {

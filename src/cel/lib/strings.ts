@@ -5,10 +5,13 @@
  * strings.ts: the ext strings library (cel-go ext.Strings) for the members cel-js does not provide:
  * charAt, replace, reverse and strings.quote (indices count Unicode code points, as cel-go).
  * cel-js already has lowerAscii, upperAscii, trim, split, indexOf, lastIndexOf, substring and join
- * and refuses overlapping overloads, so those are its own (known differences: its lowerAscii and
- * upperAscii also map non-ASCII letters, its indexOf counts UTF-16 units).
+ * and refuses overlapping overloads, so those are its own, except that the handlers of lowerAscii
+ * and upperAscii (cel-js maps non-ASCII letters too) and trim (JavaScript's white space is not
+ * Go's unicode.IsSpace) are replaced by the reference's (src/cel/lib/builtins.ts). Known
+ * difference left: its indexOf counts UTF-16 units.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { replaceFunction } from './builtins.ts';
 
 function cps(s: string): string[] {
   return Array.from(s);
@@ -88,6 +91,41 @@ export function quote(s: string): string {
   return `${out}"`;
 }
 
+/** Go's unicode.IsSpace: ASCII white space, NEL, NBSP and the Unicode White_Space separators. */
+function isSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0x85) return false;
+  return (
+    c === 0x85 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
+}
+
+/** Go's strings.TrimSpace (all the spaces above are single UTF-16 units). */
+export function trimSpace(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && isSpace(s.charCodeAt(start))) start++;
+  while (end > start && isSpace(s.charCodeAt(end - 1))) end--;
+  return start === 0 && end === s.length ? s : s.slice(start, end);
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** ASCII letters only (cel-js maps every letter): 'TacoCÆt' is 'tacocÆt'. */
+const lowerAscii = (s: string) => (isAscii(s) ? s.toLowerCase() : s.replace(/[A-Z]+/g, (m) => m.toLowerCase()));
+const upperAscii = (s: string) => (isAscii(s) ? s.toUpperCase() : s.replace(/[a-z]+/g, (m) => m.toUpperCase()));
+
 /** The receiver of `strings.quote(...)`. */
 class StringsNamespace {}
 
@@ -104,4 +142,7 @@ export function registerStrings(env: Environment): void {
     .registerType('StringsNamespace', StringsNamespace)
     .registerConstant('strings', 'StringsNamespace', new StringsNamespace())
     .registerFunction('StringsNamespace.quote(string): string', (_ns: StringsNamespace, s: string) => quote(s));
+  replaceFunction(env, 'string.lowerAscii(): string', () => lowerAscii);
+  replaceFunction(env, 'string.upperAscii(): string', () => upperAscii);
+  replaceFunction(env, 'string.trim(): string', () => trimSpace);
 }
