@@ -102,6 +102,8 @@ export class CostTracker {
 
   /** The newest value `n` reported above `mark`, or undefined. */
   valueOf(n: Node, mark: number): unknown {
+    // Literals are not instrumented (they cost nothing): their value is in the AST.
+    if (n.op === 'value') return n.args;
     for (let i = this.sp - 1; i >= mark; i--) if (this.nodes[i] === n) return this.values[i];
     return undefined;
   }
@@ -159,6 +161,7 @@ export function instrument(root: Node, tracker: CostTracker): void {
     }
     if (seen.has(x)) return;
     seen.add(x);
+    if (x.op === 'value') return;
     const r = role ?? roleOf(x);
     wrap(x, r, tracker);
     const alt = x.meta.alternate;
@@ -313,9 +316,57 @@ function nodeCost(n: Node, role: Role, v: unknown, t: CostTracker, mark: number)
   if (role.fold) return 0;
   const fn = role.fn;
   if (!fn) return 0;
-  const args = (role.argNodes ?? []).map((a) => t.valueOf(a, mark));
+  if (!SIZED_COST.has(fn)) return callCost(fn, NO_ARGS, v);
+  const nodes = role.argNodes ?? [];
+  const args = new Array(nodes.length);
+  for (let i = 0; i < nodes.length; i++) args[i] = t.valueOf(nodes[i] as Node, mark);
   return callCost(fn, args, v);
 }
+
+const NO_ARGS: unknown[] = [];
+
+/** The calls whose cost depends on their arguments (or result); every other costs a constant. */
+const SIZED_COST = new Set([
+  'startsWith',
+  'endsWith',
+  'string',
+  'bytes',
+  'in',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '==',
+  '!=',
+  '+',
+  'matches',
+  'contains',
+  'isSorted',
+  'sum',
+  'max',
+  'min',
+  'indexOf',
+  'lastIndexOf',
+  'url',
+  'lowerAscii',
+  'upperAscii',
+  'substring',
+  'trim',
+  'cidr',
+  'isIP',
+  'isCIDR',
+  'quantity',
+  'isQuantity',
+  'replace',
+  'split',
+  'join',
+  'find',
+  'findAll',
+  'ip',
+  'ip.isCanonical',
+  'containsIP',
+  'containsCIDR',
+]);
 
 /** cel-go's CostTracker.costCall with the Kubernetes library's CallCost before it. */
 export function callCost(fn: string, args: unknown[], result: unknown): number {
