@@ -120,7 +120,8 @@ function check(pod: Obj, items: JsonObject[]): string[] {
         constraints('Container', it, requests, limits);
       }
     } else if (it.type === 'Pod') {
-      constraints('Pod', it, podTotal(pod, 'requests'), podTotal(pod, 'limits'));
+      // The totals as parsed quantities: formatted only if a message needs them.
+      constraints('Pod', it, Object.fromEntries(podTotalQ(pod, 'requests')), Object.fromEntries(podTotalQ(pod, 'limits')));
     }
   }
   return errs;
@@ -128,15 +129,9 @@ function check(pod: Obj, items: JsonObject[]): string[] {
 
 /**
  * A pod's requests or limits as the reference computes them: the sum over containers, then the
- * largest of that and each init container (sidecars, restartPolicy Always, add up like containers).
+ * largest of that and each init container (sidecars, restartPolicy Always, add up like containers),
+ * as parsed quantities.
  */
-export function podTotal(pod: Obj, which: 'requests' | 'limits'): ResourceList {
-  const out: ResourceList = {};
-  for (const [k, q] of podTotalQ(pod, which)) out[k] = formatQuantity(q);
-  return out;
-}
-
-/** podTotal as parsed quantities (what quota admission sums, without a format and parse). */
 export function podTotalQ(pod: Obj, which: 'requests' | 'limits'): Map<string, Quantity> {
   const sum = new Map<string, Quantity>();
   const add = (into: Map<string, Quantity>, list: ResourceList) => {
@@ -174,48 +169,54 @@ export function podTotalQ(pod: Obj, which: 'requests' | 'limits'): Map<string, Q
 }
 
 export function addQ(a: Quantity, b: Quantity): Quantity {
+  if (a.exp === b.exp) return { mant: a.mant + b.mant, exp: a.exp, format: a.format };
   const exp = Math.min(a.exp, b.exp);
   const mant = a.mant * 10n ** BigInt(a.exp - exp) + b.mant * 10n ** BigInt(b.exp - exp);
   return { mant, exp, format: a.format };
 }
 
+/** A value of a resource list: a quantity's text, or (a pod's totals) the parsed quantity itself. */
+const asQuantity = (v: unknown): Quantity | undefined =>
+  typeof v === 'object' && v !== null && typeof (v as Quantity).mant === 'bigint' ? (v as Quantity) : parseQuantity(v);
+
 /** requestLimitEnforcedValues: values in milli-units (the reference compares at that precision). */
 function milli(v: unknown): number {
-  const q = parseQuantity(v);
+  const q = asQuantity(v);
   return q ? Number(quantityMilliValue(q)) : 0;
 }
 
+/** The canonical text, for messages only (formatting is the costly part of a check). */
 const text = (v: unknown): string => {
-  const q = parseQuantity(v);
+  const q = asQuantity(v);
   return q ? formatQuantity(q) : String(v);
 };
 
 function minConstraint(type: string, k: string, enforced: unknown, requests: ResourceList, limits: ResourceList): string | undefined {
-  const e = text(enforced);
-  if (requests[k] === undefined) return `minimum ${k} usage per ${type} is ${e}.  No request is specified`;
-  if (milli(requests[k]) < milli(enforced)) return `minimum ${k} usage per ${type} is ${e}, but request is ${text(requests[k])}`;
+  const e = () => text(enforced);
+  if (requests[k] === undefined) return `minimum ${k} usage per ${type} is ${e()}.  No request is specified`;
+  if (milli(requests[k]) < milli(enforced)) return `minimum ${k} usage per ${type} is ${e()}, but request is ${text(requests[k])}`;
   if (limits[k] !== undefined && milli(limits[k]) < milli(enforced))
-    return `minimum ${k} usage per ${type} is ${e}, but limit is ${text(limits[k])}`;
+    return `minimum ${k} usage per ${type} is ${e()}, but limit is ${text(limits[k])}`;
   return undefined;
 }
 
 function maxConstraint(type: string, k: string, enforced: unknown, requests: ResourceList, limits: ResourceList): string | undefined {
-  const e = text(enforced);
-  if (limits[k] === undefined) return `maximum ${k} usage per ${type} is ${e}.  No limit is specified`;
-  if (milli(limits[k]) > milli(enforced)) return `maximum ${k} usage per ${type} is ${e}, but limit is ${text(limits[k])}`;
+  const e = () => text(enforced);
+  if (limits[k] === undefined) return `maximum ${k} usage per ${type} is ${e()}.  No limit is specified`;
+  if (milli(limits[k]) > milli(enforced)) return `maximum ${k} usage per ${type} is ${e()}, but limit is ${text(limits[k])}`;
   if (requests[k] !== undefined && milli(requests[k]) > milli(enforced))
-    return `maximum ${k} usage per ${type} is ${e}, but request is ${text(requests[k])}`;
+    return `maximum ${k} usage per ${type} is ${e()}, but request is ${text(requests[k])}`;
   return undefined;
 }
 
 function ratioConstraint(type: string, k: string, enforced: unknown, requests: ResourceList, limits: ResourceList): string | undefined {
-  const e = text(enforced);
+  const e = () => text(enforced);
   const req = requests[k] === undefined ? 0 : milli(requests[k]);
   const lim = limits[k] === undefined ? 0 : milli(limits[k]);
-  if (req === 0) return `${k} max limit to request ratio per ${type} is ${e}, but no request is specified or request is 0`;
-  if (lim === 0) return `${k} max limit to request ratio per ${type} is ${e}, but no limit is specified or limit is 0`;
+  if (req === 0) return `${k} max limit to request ratio per ${type} is ${e()}, but no request is specified or request is 0`;
+  if (lim === 0) return `${k} max limit to request ratio per ${type} is ${e()}, but no limit is specified or limit is 0`;
   const ratio = lim / req;
   if (ratio * 1000 > milli(enforced))
-    return `${k} max limit to request ratio per ${type} is ${e}, but provided ratio is ${ratio.toFixed(6)}`;
+    return `${k} max limit to request ratio per ${type} is ${e()}, but provided ratio is ${ratio.toFixed(6)}`;
   return undefined;
 }

@@ -63,6 +63,18 @@ describe('quantities', () => {
     expect(quantityMilliValue(q('1.0001'))).toBe(1001n);
     expect(quantityMilliValue(q('2'))).toBe(2000n);
   });
+
+  test('parsed texts are remembered (bounded) without changing any answer', () => {
+    // Twice each: the second answer comes from the memo; invalid texts stay invalid.
+    for (let round = 0; round < 2; round++) {
+      expect(formatQuantity(parseQuantity(' 1Gi ')!)).toBe('1Gi');
+      expect(parseQuantity('1Z')).toBeUndefined();
+      expect(cmpQuantity(parseQuantity('100m')!, parseQuantity('0.1')!)).toBe(0);
+    }
+    // More distinct texts than the memo holds: every one still parses to its own value.
+    for (let i = 0; i < 10_000; i++) expect(quantityMilliValue(parseQuantity(`${i}m`)!)).toBe(BigInt(i));
+    expect(formatQuantity(parseQuantity('256Mi')!)).toBe('256Mi');
+  });
 });
 
 describe('CIDRs', () => {

@@ -21,10 +21,28 @@ const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6
 const DECIMAL_SUFFIX: Record<number, string> = Object.fromEntries(Object.entries(DECIMAL).map(([s, e]) => [e, s]));
 const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
+/**
+ * Parsed quantities by text: objects of one template repeat the same few texts ("100m", "256Mi"),
+ * and quota admission and the limit ranger parse each of them per create. Quantities are never
+ * mutated (every operation returns a new one), so they are shared. Bounded: cleared when full.
+ */
+const parsed = new Map<string, Quantity | null>();
+const PARSED_MAX = 4096;
+
 /** Parse a quantity string (or a JSON number); undefined when it does not parse. */
 export function parseQuantity(v: unknown): Quantity | undefined {
-  const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : undefined;
-  if (s === undefined) return undefined;
+  if (typeof v === 'string') {
+    const hit = parsed.get(v);
+    if (hit !== undefined) return hit ?? undefined;
+    const q = parseText(v.trim());
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(v, q ?? null);
+    return q;
+  }
+  return typeof v === 'number' ? parseText(String(v)) : undefined;
+}
+
+function parseText(s: string): Quantity | undefined {
   const m = QUANTITY.exec(s);
   if (!m) return undefined;
   const [, sign, whole = '', frac = '', suffix = ''] = m;
@@ -53,12 +71,14 @@ export function parseQuantity(v: unknown): Quantity | undefined {
 }
 
 function align(a: Quantity, b: Quantity): [bigint, bigint] {
+  if (a.exp === b.exp) return [a.mant, b.mant];
   const e = Math.min(a.exp, b.exp);
   return [a.mant * 10n ** BigInt(a.exp - e), b.mant * 10n ** BigInt(b.exp - e)];
 }
 
 /** -1, 0 or 1. */
 export function cmpQuantity(a: Quantity, b: Quantity): number {
+  if (a.exp === b.exp) return a.mant < b.mant ? -1 : a.mant > b.mant ? 1 : 0;
   const [x, y] = align(a, b);
   return x < y ? -1 : x > y ? 1 : 0;
 }
