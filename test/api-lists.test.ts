@@ -11,6 +11,8 @@ const NS = 'lists';
 const P = `/api/v1/namespaces/${NS}/configmaps`;
 /** Revision after the fixture was created (the 10 configmaps c00..c09). */
 let fixtureRv = 0;
+/** The resourceVersion of each fixture object's create (controllers write in between: not contiguous). */
+const createdRv: number[] = [];
 
 type Item = { metadata: { name: string; namespace?: string; resourceVersion: string } };
 const names = (b: { items: Item[] }) => b.items.map((i) => i.metadata.name);
@@ -29,6 +31,7 @@ beforeAll(async () => {
     const r = await srv.json('POST', P, { metadata: { name: `c0${i}`, labels }, data: { i: String(i) } });
     expect(r.status).toBe(201);
     fixtureRv = Number(r.body.metadata.resourceVersion);
+    createdRv.push(fixtureRv);
   }
 }, 30_000);
 afterAll(async () => {
@@ -128,17 +131,21 @@ describe('resourceVersion semantics (list)', () => {
 
   test('resourceVersionMatch=Exact (with and without limit): the list as of N', async () => {
     await srv.json('POST', P, { metadata: { name: 'exact-later2' } });
-    for (const extra of [{}, { limit: 4 }] as Record<string, number>[]) {
-      const r = await srv.json('GET', `${P}${q({ resourceVersion: fixtureRv, resourceVersionMatch: 'Exact', ...extra })}`);
-      expect(r.status).toBe(200);
-      expect(r.body.metadata.resourceVersion).toBe(String(fixtureRv));
-      expect(names(r.body)).not.toContain('exact-later2');
+    try {
+      for (const extra of [{}, { limit: 4 }] as Record<string, number>[]) {
+        const r = await srv.json('GET', `${P}${q({ resourceVersion: fixtureRv, resourceVersionMatch: 'Exact', ...extra })}`);
+        expect(r.status).toBe(200);
+        expect(r.body.metadata.resourceVersion).toBe(String(fixtureRv));
+        expect(names(r.body)).not.toContain('exact-later2');
+      }
+      // The version of c04's create: the c0x objects created later are absent.
+      const early = await srv.json('GET', `${P}${q({ resourceVersion: createdRv[4] as number, resourceVersionMatch: 'Exact' })}`);
+      expect(early.status).toBe(200);
+      expect(names(early.body)).toEqual(['c00', 'c01', 'c02', 'c03', 'c04']);
+    } finally {
+      // Later tests count the collection.
+      await srv.json('DELETE', `${P}/exact-later2`);
     }
-    // A version before the fixture: c0x objects created later are absent.
-    const early = await srv.json('GET', `${P}${q({ resourceVersion: fixtureRv - 5, resourceVersionMatch: 'Exact' })}`);
-    expect(early.status).toBe(200);
-    expect(names(early.body)).toEqual(['c00', 'c01', 'c02', 'c03', 'c04']);
-    await srv.json('DELETE', `${P}/exact-later2`);
   });
 
   test('resourceVersionMatch without resourceVersion: 400 (issue 3) with the ListOptions causes', async () => {
