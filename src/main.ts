@@ -1,6 +1,7 @@
 /**
  * Composition root: flags → config → construct → wire → listen. Nothing imports this file.
  */
+import { heapStats } from 'bun:jsc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AdmissionChain } from './admission/chain';
@@ -58,6 +59,27 @@ import { WatchCache } from './watch/cache';
 import { CelPool } from './workers/cel-pool';
 
 const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/**
+ * Kinds whose watch cache keeps every object parsed (`group/plural`): the server reads them on
+ * requests and controller passes (admission configuration, authorization, flow control, budgets),
+ * and there are few of them. Every other cache holds stored bytes only and parses on demand.
+ */
+const PARSED_KINDS = new Set([
+  '/namespaces',
+  '/limitranges',
+  '/resourcequotas',
+  'admissionregistration.svc.io/validatingadmissionpolicies',
+  'admissionregistration.svc.io/validatingadmissionpolicybindings',
+  'apiextensions.svc.io/customresourcedefinitions',
+  'flowcontrol.apiserver.svc.io/flowschemas',
+  'flowcontrol.apiserver.svc.io/prioritylevelconfigurations',
+  'rbac.authorization.svc.io/roles',
+  'rbac.authorization.svc.io/clusterroles',
+  'rbac.authorization.svc.io/rolebindings',
+  'rbac.authorization.svc.io/clusterrolebindings',
+  'policy/poddisruptionbudgets',
+]);
 
 function log(msg: string): void {
   process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
@@ -212,6 +234,8 @@ async function main(argv: string[]): Promise<void> {
         historyMs: cfg.watchHistoryMs,
         maxHistory: cfg.watchCacheMaxEvents,
         maxHistoryBytes: cfg.watchCacheMaxBytes,
+        selectableFields: (o) => s.selectorFields(o),
+        keepParsed: PARSED_KINDS.has(`${s.def.group}/${s.def.plural}`),
         log,
       });
       caches.set(s, c);
@@ -608,6 +632,20 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // For benches (bench/memory.ts): SIGUSR2 runs a full garbage collection and logs the heap's
+  // size and its most numerous object types, so memory is read after "a GC" as the targets say.
+  if (process.env.SVC_DEBUG_HEAP_SIGNAL === '1') {
+    process.on('SIGUSR2', () => {
+      Bun.gc(true);
+      const h = heapStats();
+      const top = Object.entries(h.objectTypeCounts)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 12)
+        .map(([t, n]) => `${t}=${n}`)
+        .join(' ');
+      log(`heap: size ${(h.heapSize / 2 ** 20).toFixed(1)} MiB, ${h.objectCount} objects; ${top}`);
+    });
+  }
 }
 
 // As the reference recovers a handler that panics: a stray failure outside any request's own

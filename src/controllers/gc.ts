@@ -13,19 +13,35 @@
  * by a restart (dangling dependents, pending finalizers) is picked up again.
  */
 import type { Obj, OwnerReference } from '../api/meta';
-import { clone } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored } from '../registry/encoding';
 import { FOREGROUND, ORPHAN, type ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 
+/** What the collector needs of an object's metadata (not the object: the graph holds every object of every kind). */
+interface Meta {
+  ownerReferences?: OwnerReference[];
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  resourceVersion?: string;
+}
+
 interface Node {
   store: ResourceStore;
   namespace: string;
   name: string;
   uid: string;
-  obj: Obj;
+  meta: Meta;
+}
+
+/** The metadata of an object with no owners, no finalizers and no deletion (most): shared. */
+const PLAIN: Meta = Object.freeze({});
+
+function metaOf(o: Obj): Meta {
+  const { ownerReferences, deletionTimestamp, finalizers, resourceVersion } = o.metadata;
+  if (!ownerReferences?.length && !deletionTimestamp && !finalizers?.length) return PLAIN;
+  return { ownerReferences, deletionTimestamp, finalizers, resourceVersion };
 }
 
 const WRITE = { dryRun: false, fieldValidation: 'Ignore' as const, warnings: [] as string[] };
@@ -60,8 +76,7 @@ export class GarbageCollector {
     for (const uid of this.live.keys()) this.queue.add(uid);
     this.kick();
     this.timer = setInterval(() => {
-      for (const [uid, n] of this.live)
-        if (n.obj.metadata.deletionTimestamp || (n.obj.metadata.ownerReferences?.length ?? 0) > 0) this.queue.add(uid);
+      for (const [uid, n] of this.live) if (n.meta.deletionTimestamp || (n.meta.ownerReferences?.length ?? 0) > 0) this.queue.add(uid);
       this.kick();
     }, this.opts.resyncMs ?? 5000);
     this.timer.unref();
@@ -94,7 +109,7 @@ export class GarbageCollector {
     const uid = obj.metadata.uid;
     if (!uid) return;
     const prev = this.live.get(uid);
-    for (const o of prev?.obj.metadata.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(uid);
+    for (const o of prev?.meta.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(uid);
     if (deleted) {
       this.live.delete(uid);
       // Its dependents may now be orphans; its owners may be waiting for it (foreground).
@@ -102,7 +117,7 @@ export class GarbageCollector {
       for (const o of obj.metadata.ownerReferences ?? []) this.queue.add(o.uid);
       return;
     }
-    this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, obj });
+    this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, meta: metaOf(obj) });
     for (const o of obj.metadata.ownerReferences ?? []) {
       let set = this.dependents.get(o.uid);
       if (!set) {
@@ -167,7 +182,7 @@ export class GarbageCollector {
   }
 
   private async process(n: Node): Promise<void> {
-    const meta = n.obj.metadata;
+    const meta = n.meta;
     const fins = meta.finalizers ?? [];
     if (meta.deletionTimestamp && fins.includes(ORPHAN)) return this.orphanDependents(n);
     if (meta.deletionTimestamp && fins.includes(FOREGROUND)) return this.foreground(n);
@@ -179,7 +194,7 @@ export class GarbageCollector {
       // An owner being deleted in the foreground takes its dependents along.
       for (const r of refs) {
         const owner = this.live.get(r.uid);
-        if (owner?.obj.metadata.deletionTimestamp && owner.obj.metadata.finalizers?.includes(FOREGROUND) && !meta.deletionTimestamp) {
+        if (owner?.meta.deletionTimestamp && owner.meta.finalizers?.includes(FOREGROUND) && !meta.deletionTimestamp) {
           await n.store.delete(n.namespace, n.name, { dryRun: false, propagationPolicy: 'Foreground', preconditions: { uid: n.uid } });
           return;
         }
@@ -203,10 +218,10 @@ export class GarbageCollector {
     for (const d of this.dependents.get(owner.uid) ?? []) {
       const dep = this.live.get(d);
       if (!dep) continue;
-      const ref = dep.obj.metadata.ownerReferences?.find((r) => r.uid === owner.uid);
+      const ref = dep.meta.ownerReferences?.find((r) => r.uid === owner.uid);
       if (!ref) continue;
       if (ref.blockOwnerDeletion) blocking++;
-      if (!dep.obj.metadata.deletionTimestamp) {
+      if (!dep.meta.deletionTimestamp) {
         await dep.store.delete(dep.namespace, dep.name, {
           dryRun: false,
           propagationPolicy: 'Foreground',
@@ -232,14 +247,15 @@ export class GarbageCollector {
       const dep = this.live.get(d);
       if (dep) deps.set(d, dep);
     }
-    const rv = Number(owner.obj.metadata.resourceVersion ?? 0);
+    const rv = Number(owner.meta.resourceVersion ?? 0);
     for (const store of this.api.stores) {
       const cache = this.cacheOf(store);
       await cache.waitFresh(rv, 5000);
       for (const c of cache.list()) {
-        const m = c.obj.metadata;
+        const o = c.obj;
+        const m = o.metadata;
         if (!m.uid || deps.has(m.uid) || !m.ownerReferences?.some((r) => r.uid === owner.uid)) continue;
-        deps.set(m.uid, { store, namespace: m.namespace ?? '', name: m.name as string, uid: m.uid, obj: c.obj });
+        deps.set(m.uid, { store, namespace: m.namespace ?? '', name: m.name as string, uid: m.uid, meta: metaOf(o) });
       }
     }
     for (const dep of deps.values()) {
@@ -253,10 +269,10 @@ export class GarbageCollector {
     });
   }
 
-  /** Update an object from its latest cached state (conflicts are retried by the next pass). */
+  /** Update an object from its stored state, conditionally on it (conflicts are retried by the next pass). */
   private async rewrite(n: Node, change: (o: Obj) => void): Promise<void> {
-    const latest = this.live.get(n.uid)?.obj ?? n.obj;
-    const next = clone(latest);
+    const next = decodeStored(await n.store.get(n.namespace, n.name));
+    if (next.metadata.uid !== n.uid) return;
     change(next);
     try {
       await n.store.update(n.namespace, n.name, next, WRITE, '');

@@ -43,6 +43,17 @@ export interface Hint {
 }
 let hints = new Map<Uint8Array, Hint>();
 let olderHints = new Map<Uint8Array, Hint>();
+/**
+ * Hints are also aged by time: every HINT_AGE_MS the generations turn over, so an entry lives
+ * between one and two of those. The cache reads a write's hint milliseconds after the write;
+ * without this, the last 16k writes' objects and texts stayed on the heap while no writes came.
+ */
+const HINT_AGE_MS = 5_000;
+setInterval(() => {
+  if (hints.size === 0 && olderHints.size === 0) return;
+  olderHints = hints;
+  hints = new Map();
+}, HINT_AGE_MS).unref();
 /** The hint of an object just written (for the write's response), by object. */
 const hintOfWritten = new WeakMap<Obj, Hint>();
 
@@ -98,24 +109,47 @@ function withResourceVersion(text: string, rv: string): string {
 
 /** The stored JSON text of `kv` with metadata.resourceVersion set to its modRevision. */
 export function storedText(kv: KeyValue): string {
-  const hint = writtenHint(kv.value);
-  if (hint) return hintText(hint, String(kv.modRevision));
-  const text = dec.decode(kv.value);
+  return storedTextAt(kv.key, kv.value, kv.modRevision);
+}
+
+/** The JSON text of the stored bytes `value` of `key` with metadata.resourceVersion `rv`. */
+export function storedTextAt(key: string, value: Uint8Array, rv: number): string {
+  const hint = writtenHint(value);
+  if (hint) return hintText(hint, String(rv));
+  const text = dec.decode(value);
   // A cheap structural check on the fast path (no parse): our own writes always pass it.
   if (text.indexOf(META) < 0 || text.charCodeAt(0) !== 123 || text.charCodeAt(text.length - 1) !== 125)
-    throw new CorruptObjectError(kv.key, 'not a stored object');
-  return withResourceVersion(text, String(kv.modRevision));
+    throw new CorruptObjectError(key, 'not a stored object');
+  return withResourceVersion(text, String(rv));
+}
+
+const META_BYTES = enc.encode(META);
+
+/**
+ * The JSON of stored bytes with metadata.resourceVersion `rv`, as three UTF-8 chunks: the bytes
+ * before the splice point and after it (views of `value`, not copies) and the field between.
+ * Only for bytes already known to be a stored object (the watch cache's entries).
+ */
+export function storedJsonChunks(value: Uint8Array, rv: number): [Uint8Array, Uint8Array, Uint8Array] {
+  const i = Buffer.from(value.buffer, value.byteOffset, value.byteLength).indexOf(META_BYTES) + META_BYTES.length;
+  const field = enc.encode(value[i] === 125 /* } */ ? `"resourceVersion":"${rv}"` : `"resourceVersion":"${rv}",`);
+  return [value.subarray(0, i), field, value.subarray(i)];
 }
 
 export function decodeStored(kv: KeyValue): Obj {
+  return decodeStoredAt(kv.key, kv.value, kv.modRevision);
+}
+
+/** The object of the stored bytes `value` of `key`, with metadata.resourceVersion `rv`. */
+export function decodeStoredAt(key: string, value: Uint8Array, rv: number): Obj {
   let o: Obj;
   try {
-    o = JSON.parse(dec.decode(kv.value)) as Obj;
+    o = JSON.parse(dec.decode(value)) as Obj;
   } catch (e) {
-    throw new CorruptObjectError(kv.key, (e as Error).message);
+    throw new CorruptObjectError(key, (e as Error).message);
   }
   if (typeof o !== 'object' || o === null || typeof o.metadata !== 'object' || o.metadata === null)
-    throw new CorruptObjectError(kv.key, 'no metadata');
-  o.metadata.resourceVersion = String(kv.modRevision);
+    throw new CorruptObjectError(key, 'no metadata');
+  o.metadata.resourceVersion = String(rv);
   return o;
 }

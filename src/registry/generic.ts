@@ -32,7 +32,7 @@ import type { SchemaSet } from '../schema/engine';
 import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
-import type { CachedObject, WatchCache } from '../watch/cache';
+import { type CachedObject, viewField, type WatchCache } from '../watch/cache';
 import {
   ApplyConflictError,
   apply as applyObject,
@@ -312,9 +312,7 @@ export class ResourceStore {
     if (bad.length > 0) throw new CorruptObjectError(bad.join(', '), `${bad.length} object(s) cannot be decoded`);
     const all = cache.list(keyPrefix);
     const cached = o.hasSelectors
-      ? all.filter(
-          (c) => matchesLabels(o.labelSelector, c.obj.metadata.labels) && matchesFields(o.fieldSelector, (f) => this.fieldValue(c.obj, f)),
-        )
+      ? all.filter((c) => matchesLabels(o.labelSelector, c.view.labels) && matchesFields(o.fieldSelector, (f) => viewField(c.view, f)))
       : all;
     return { items: [], cached, revision: cache.revision, continueToken: '' };
   }
@@ -323,6 +321,17 @@ export class ResourceStore {
     const obj = decodeStored(kv);
     if (!matchesLabels(o.labelSelector, obj.metadata.labels)) return false;
     return matchesFields(o.fieldSelector, (f) => this.fieldValue(obj, f));
+  }
+
+  /** The kind's selectable fields of an object beyond name and namespace (the watch cache's selector views). */
+  selectorFields(obj: Obj): Record<string, string> | undefined {
+    const fields = this.def.selectableFields;
+    let out: Record<string, string> | undefined;
+    for (const f in fields) {
+      out ??= {};
+      out[f] = fields[f]?.(obj) ?? '';
+    }
+    return out;
   }
 
   fieldValue(obj: Obj, field: string): string {

@@ -8,7 +8,7 @@ import { deepEqual, type Obj } from '../api/meta';
 import { encodeStored } from '../registry/encoding';
 import { MvccStore } from '../store/mvcc';
 import { create, remove, update } from '../store/ops';
-import { type CacheEvent, WatchCache, type Watcher } from './cache';
+import { type CacheEvent, type SelectorView, WatchCache, type Watcher } from './cache';
 
 const P = '/registry/configmaps/';
 const cm = (name: string, labels: Record<string, string>, v: string): Obj =>
@@ -32,7 +32,7 @@ test('an old event parses its text again, with the same result as when it was fr
   const cache = new WatchCache(kv, P, { clock: () => now });
   await cache.start();
   const start = kv.currentRevision();
-  const app = (o: Obj) => (o.metadata.labels as Record<string, string> | undefined)?.app === 'web';
+  const app = (v: SelectorView) => v.labels?.app === 'web';
   const sel = { keyPrefix: `${P}ns/`, match: app, key: 'web' };
   const all = { keyPrefix: '', match: () => true, key: 'all' };
   const early = cache.watch(sel, start).watcher;

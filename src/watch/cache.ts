@@ -16,26 +16,72 @@
  */
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
-import { CorruptObjectError, decodeStored, hintText, storedText, writtenHint } from '../registry/encoding';
+import { CorruptObjectError, decodeStoredAt, hintText, storedTextAt, writtenHint } from '../registry/encoding';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-export interface CachedObject {
-  key: string;
-  rv: Revision;
-  obj: Obj;
-  /** The object's JSON text (with resourceVersion). */
-  text: string;
+/**
+ * What selectors look at, kept for every cached object and event so that matching never needs
+ * the parsed object: name, namespace, labels and the kind's selectable fields (field selector
+ * name → value; metadata.name and metadata.namespace are answered from the first two).
+ */
+export interface SelectorView {
+  name: string;
+  namespace: string;
+  labels: Record<string, string> | undefined;
+  fields: Record<string, string> | undefined;
+}
+
+/** The view of an object: name, namespace, labels (the kind's selectable fields come from `fields`). */
+export function selectorView(o: Obj, fields?: (o: Obj) => Record<string, string> | undefined): SelectorView {
+  const m = o.metadata;
+  return { name: m.name ?? '', namespace: m.namespace ?? '', labels: m.labels, fields: fields?.(o) };
+}
+
+/** A field selector's field of a view ('' when the kind has no such field or the object no value). */
+export function viewField(v: SelectorView, field: string): string {
+  if (field === 'metadata.name') return v.name;
+  if (field === 'metadata.namespace') return v.namespace;
+  return v.fields?.[field] ?? '';
 }
 
 /**
- * One change of one object, as the cache saw it. The event keeps the object's text; its parsed
- * form (and the previous version's) is held only while the event is recent (HOT_MS): fan-out
- * matches selectors on it at once, and watchers keep what they queued. An older event parses
- * its text again when a watch resuming from far back needs it. Without this, every update kept
- * a parsed copy of the object for the whole history window (~7 KB of RSS per update of a 1 KB
+ * One object of the cache's current state. It holds the stored bytes (the same bytes the
+ * embedded store holds for the key's newest version: no second copy) and its selector view;
+ * its JSON text (with resourceVersion) and its parsed form are made when asked for, as for an
+ * object read from the store. Caches of the kinds the server itself reads on every request
+ * (admission configuration, authorization, flow control) keep the parsed form (`keepParsed`).
+ */
+export class CachedObject {
+  constructor(
+    readonly key: string,
+    readonly rv: Revision,
+    readonly value: Uint8Array,
+    readonly view: SelectorView,
+    private readonly parsed: Obj | undefined,
+  ) {}
+
+  /** The object's JSON text with resourceVersion (built on each call; our recent writes' is shared). */
+  get text(): string {
+    return storedTextAt(this.key, this.value, this.rv);
+  }
+
+  /** The parsed object (a new one on each call unless the cache keeps them: treat it as read-only). */
+  get obj(): Obj {
+    return this.parsed ?? decodeStoredAt(this.key, this.value, this.rv);
+  }
+}
+
+/**
+ * One change of one object, as the cache saw it. The event keeps the stored bytes of the
+ * version it carries (a DELETED event: the deleted version's, with the delete's revision) and,
+ * for an update or delete, those of the version before, plus both selector views. Its parsed
+ * forms and text are held only while the event is recent (HOT_MS): fan-out matches and encodes
+ * it at once, and watchers keep what they queued. An older event decodes its bytes again when a
+ * watch resuming from far back needs them. Without this, every update kept a parsed copy and a
+ * text of the object for the whole history window (~7 KB of RSS per update of a 1 KB
  * ConfigMap, with the store's own history).
  */
 export class CacheEvent {
@@ -45,50 +91,63 @@ export class CacheEvent {
   frames?: Record<string, Uint8Array>;
   private o: Obj | undefined;
   private p: Obj | undefined;
+  private t: string | undefined;
 
   constructor(
     /** What happened in the store; watchers may see it as another type after filtering. */
     readonly type: EventType,
     readonly rv: Revision,
     readonly key: string,
-    readonly text: string,
-    obj: Obj,
+    /** The stored bytes of the object the event carries. */
+    private readonly value: Uint8Array,
+    readonly view: SelectorView,
+    text: string | undefined,
+    obj: Obj | undefined,
+    /** The previous version (for selector transitions): its bytes, revision, view; absent on create. */
+    private readonly prevValue: Uint8Array | undefined,
+    private readonly prevRv: Revision,
+    readonly prevView: SelectorView | undefined,
     prev: Obj | undefined,
-    /** The previous version's text (for selector transitions); undefined on create. */
-    private readonly prevText: string | undefined,
     /** When the cache received it (ms), for the time-based history window. */
     readonly at: number,
   ) {
+    this.t = text;
     this.o = obj;
     this.p = prev;
   }
 
+  /** The object's JSON text with this event's resourceVersion. */
+  get text(): string {
+    return this.t ?? storedTextAt(this.key, this.value, this.rv);
+  }
+
   get obj(): Obj {
-    return this.o ?? (JSON.parse(this.text) as Obj);
+    return this.o ?? decodeStoredAt(this.key, this.value, this.rv);
   }
 
   /** The previous version (for selector transitions); undefined on create. */
   get prev(): Obj | undefined {
-    if (this.p !== undefined || this.prevText === undefined) return this.p;
-    return JSON.parse(this.prevText) as Obj;
+    if (this.p !== undefined || this.prevValue === undefined) return this.p;
+    return decodeStoredAt(this.key, this.prevValue, this.prevRv);
   }
 
-  /** Its texts' length (the object's and, for an update, the previous version's). */
+  /** The bytes it holds (the object's and, for an update, the previous version's). */
   bytes(): number {
-    return this.text.length + (this.prevText?.length ?? 0);
+    return this.value.length + (this.prevValue?.length ?? 0);
   }
 
-  /** Drop the parsed forms and encoded lines (the text stays): the event is no longer recent. */
+  /** Drop the parsed forms, the text and encoded lines (the bytes stay): the event is no longer recent. */
   release(): void {
     this.o = undefined;
     this.p = undefined;
+    this.t = undefined;
     this.lines = undefined;
     this.frames = undefined;
     exits.delete(this);
   }
 }
 
-/** What an event's texts weigh in the history's byte bound (UTF-16 length: what the heap holds, about). */
+/** What an event weighs in the history's byte bound (the stored bytes it keeps alive). */
 function eventBytes(e: CacheEvent): number {
   return e.bytes();
 }
@@ -101,8 +160,12 @@ export interface WatchCacheOptions {
   historyMs?: number;
   /** Most events kept regardless of age (bounds memory under write bursts). */
   maxHistory?: number;
-  /** Most bytes of event text kept (the object's text and, for updates, the previous one's). */
+  /** Most bytes of events kept (the object's stored bytes and, for updates, the previous version's). */
   maxHistoryBytes?: number;
+  /** The kind's selectable fields of an object (field selector name → value), for selector views. */
+  selectableFields?: (o: Obj) => Record<string, string> | undefined;
+  /** Keep the parsed form of every cached object (kinds the server reads on every request). */
+  keepParsed?: boolean;
   /** A watcher whose undelivered events exceed this is terminated as too slow. */
   maxQueue?: number;
   clock?: () => number;
@@ -118,11 +181,11 @@ export class TooOldError extends Error {
   }
 }
 
-/** A watcher's selection: key range plus a predicate on objects. */
+/** A watcher's selection: key range plus a predicate on objects' selector views. */
 export interface Selection {
   /** Only keys starting with this (a namespace prefix), or '' for all of the resource. */
   keyPrefix: string;
-  match: (o: Obj) => boolean;
+  match: (v: SelectorView) => boolean;
   /**
    * Watchers whose selections have the same key select the same objects: an event is matched
    * once for all of them (fan-out evaluates each distinct selection once per event).
@@ -135,7 +198,30 @@ export type SelectionMemo = Map<string, number>;
 const NOW = 1;
 const BEFORE = 2;
 
-export type WatcherEvent = { type: EventType; event: CacheEvent; obj: Obj; text: string };
+/**
+ * An event as one watcher gets it: its type after filtering, and the event's object, or for an
+ * update that moved the object out of the watcher's selection, the previous content (`gone`).
+ */
+export class WatcherEvent {
+  constructor(
+    readonly type: EventType,
+    readonly event: CacheEvent,
+    private readonly gone?: { obj: Obj; text: string },
+  ) {}
+
+  get obj(): Obj {
+    return this.gone ? this.gone.obj : this.event.obj;
+  }
+
+  get text(): string {
+    return this.gone ? this.gone.text : this.event.text;
+  }
+
+  /** Whether it carries the event's own object (its encoded lines can be shared by every watcher). */
+  get shared(): boolean {
+    return this.gone === undefined;
+  }
+}
 
 const NO_EVENTS: readonly WatcherEvent[] = Object.freeze([]);
 
@@ -169,7 +255,8 @@ export class Watcher {
       const k = this.sel.key;
       let m = memo && k !== undefined ? memo.get(k) : undefined;
       if (m === undefined) {
-        m = (this.sel.match(e.obj) ? NOW : 0) | (e.prev !== undefined && e.type !== 'ADDED' && this.sel.match(e.prev) ? BEFORE : 0);
+        m =
+          (this.sel.match(e.view) ? NOW : 0) | (e.prevView !== undefined && e.type !== 'ADDED' && this.sel.match(e.prevView) ? BEFORE : 0);
         if (memo && k !== undefined) memo.set(k, m);
       }
       const now = (m & NOW) !== 0;
@@ -186,10 +273,9 @@ export class Watcher {
         }
         if (type === 'DELETED' && e.type !== 'DELETED') {
           // Moved out of the selection: as the reference, the previous content at this event's version.
-          const gone = exitedSelection(e);
-          this.queue.push({ type, event: e, obj: gone.obj, text: gone.text });
+          this.queue.push(new WatcherEvent(type, e, exitedSelection(e)));
         } else {
-          this.queue.push({ type, event: e, obj: e.obj, text: e.text });
+          this.queue.push(new WatcherEvent(type, e));
         }
       }
     }
@@ -309,6 +395,8 @@ export class WatchCache {
   private stopped = false;
   private ready: Promise<void> | undefined;
   private readonly end: string;
+  private readonly fields: ((o: Obj) => Record<string, string> | undefined) | undefined;
+  private readonly keepParsed: boolean;
 
   constructor(
     private readonly kv: KV,
@@ -322,6 +410,8 @@ export class WatchCache {
     this.maxQueue = opts.maxQueue ?? 10_000;
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});
+    this.fields = opts.selectableFields;
+    this.keepParsed = opts.keepParsed ?? false;
   }
 
   /** Load the state and start following the store. Idempotent. */
@@ -366,17 +456,42 @@ export class WatchCache {
       const now = this.clock();
       for (const ce of batch) this.apply(ce, now);
       this.evict(now);
+      this.releaseLater();
       for (const w of this.watchers) w.signal();
     }
   }
 
-  /** Insert an object into the state; undecodable ones are remembered as corrupt, not cached. */
-  private put(kv: KeyValue): CachedObject | undefined {
+  private releaseTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Recent events are released (and the history trimmed by age) when the next batch arrives;
+   * after the last batch of a burst, a timer does it, or the burst's parsed objects and texts
+   * would stay until the resource's next write.
+   */
+  private releaseLater(): void {
+    if (this.releaseTimer !== undefined || this.released >= this.history.length || this.stopped) return;
+    const first = this.history[Math.max(this.released, this.historyHead)] as CacheEvent | undefined;
+    const wait = first ? Math.max(0, first.at + HOT_MS - this.clock()) + 50 : HOT_MS;
+    this.releaseTimer = setTimeout(() => {
+      this.releaseTimer = undefined;
+      this.evict(this.clock());
+      this.releaseLater();
+    }, wait);
+    this.releaseTimer.unref();
+  }
+
+  /**
+   * Insert an object into the state; undecodable ones are remembered as corrupt, not cached.
+   * Returns the cached entry and the parsed object with its text (for the event: our own recent
+   * writes' come from the write hint, others are decoded once here).
+   */
+  private put(kv: KeyValue): { c: CachedObject; obj: Obj; text: string } | undefined {
     try {
-      const c = cached(kv);
+      const { obj, text } = parsedOf(kv);
+      const c = new CachedObject(kv.key, kv.modRevision, kv.value, selectorView(obj, this.fields), this.keepParsed ? obj : undefined);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       this.corrupt.delete(kv.key);
-      return c;
+      return { c, obj, text };
     } catch (e) {
       if (!(e instanceof CorruptObjectError)) throw e;
       if (this.state.delete(kv.key)) this.count(kv.key, -1);
@@ -412,25 +527,43 @@ export class WatchCache {
     let e: CacheEvent;
     if (ce.type === 'delete') {
       this.corrupt.delete(ce.kv.key);
-      const prevCached = this.state.get(ce.kv.key);
-      let prev = prevCached?.obj;
-      if (!prev && ce.prev) {
+      const before = this.state.get(ce.kv.key);
+      // The deleted version: the cached one, else the store's previous value (a cache that
+      // started after the object's last write has it cached; this is for corrupt ones).
+      let prevValue = before?.value;
+      let prevRv = before?.rv ?? 0;
+      let prevView = before?.view;
+      if (!before && ce.prev) {
         try {
-          prev = decodeStored(ce.prev);
+          prevView = selectorView(decodeStoredAt(ce.kv.key, ce.prev.value, ce.prev.modRevision), this.fields);
+          prevValue = ce.prev.value;
+          prevRv = ce.prev.modRevision;
         } catch {
-          prev = undefined;
+          prevValue = undefined;
         }
       }
-      if (!prev) return;
-      const obj: Obj = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(rv) } };
+      if (!prevValue || !prevView) return;
       if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
-      e = new CacheEvent('DELETED', rv, ce.kv.key, JSON.stringify(obj), obj, prev, prevCached?.text ?? JSON.stringify(prev), at);
+      e = new CacheEvent('DELETED', rv, ce.kv.key, prevValue, prevView, undefined, undefined, prevValue, prevRv, prevView, undefined, at);
     } else {
       // Version 1 is the first put of the key (a create): no previous version to look up.
       const before = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key);
-      const c = this.put(ce.kv);
-      if (!c) return;
-      e = new CacheEvent(before ? 'MODIFIED' : 'ADDED', rv, ce.kv.key, c.text, c.obj, before?.obj, before?.text, at);
+      const put = this.put(ce.kv);
+      if (!put) return;
+      e = new CacheEvent(
+        before ? 'MODIFIED' : 'ADDED',
+        rv,
+        ce.kv.key,
+        ce.kv.value,
+        put.c.view,
+        put.text,
+        put.obj,
+        before?.value,
+        before?.rv ?? 0,
+        before?.view,
+        undefined,
+        at,
+      );
     }
     this.rev = rv;
     this.history.push(e);
@@ -516,7 +649,7 @@ export class WatchCache {
   watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
     const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.watchers.delete(x));
     if (from === 'now') {
-      const initial = this.list(sel.keyPrefix).filter((c) => sel.match(c.obj));
+      const initial = this.list(sel.keyPrefix).filter((c) => sel.match(c.view));
       const revision = this.revision;
       w.delivered = revision;
       this.watchers.add(w);
@@ -534,22 +667,24 @@ export class WatchCache {
 
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.releaseTimer);
     this.stream?.close();
     for (const w of [...this.watchers]) w.end('closed');
   }
 }
 
-function cached(kv: KeyValue): CachedObject {
+/** The object and text of a stored value: our own recent write's from its hint, else decoded. */
+function parsedOf(kv: KeyValue): { obj: Obj; text: string } {
   const hint = writtenHint(kv.value);
   if (!hint) {
-    const text = storedText(kv);
-    return { key: kv.key, rv: kv.modRevision, obj: JSON.parse(text) as Obj, text };
+    const text = storedTextAt(kv.key, kv.value, kv.modRevision);
+    return { obj: JSON.parse(text) as Obj, text };
   }
   // Our own write: its object, with a metadata of the cache's own carrying the revision.
   const rv = String(kv.modRevision);
   const o = hint.obj;
   const obj = { ...o, metadata: { ...o.metadata, resourceVersion: rv } } as Obj;
-  return { key: kv.key, rv: kv.modRevision, obj, text: hintText(hint, rv) };
+  return { obj, text: hintText(hint, rv) };
 }
 
 /** The DELETED form of an update that moved an object out of a selection (built once per event). */

@@ -61,7 +61,9 @@ const ON_ETCD = process.env.SVC_TEST_STORE === 'etcd';
 /** A test that restarts a server on its own data dir gets the same etcd back (stopped at exit). */
 const etcdOfDataDir = new Map<string, EtcdServer>();
 
-export async function startServer(opts: { args?: string[]; dataDir?: string; root?: string } = {}): Promise<Server> {
+export async function startServer(
+  opts: { args?: string[]; dataDir?: string; root?: string; env?: Record<string, string> } = {},
+): Promise<Server> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
   const port = await freePort();
   let etcd: EtcdServer | undefined;
@@ -89,6 +91,7 @@ export async function startServer(opts: { args?: string[]; dataDir?: string; roo
     ],
     {
       cwd: opts.root ?? ROOT,
+      env: { ...process.env, ...opts.env },
       stdout: 'pipe',
       stderr: 'pipe',
     },
