@@ -275,6 +275,7 @@ export class MvccStore implements KV {
       if (!set) {
         set = new Set();
         this.prefixStreams.set(prefix, set);
+        this.streamsByParent.clear();
       }
       set.add(s);
     } else this.otherStreams.add(s);
@@ -284,7 +285,11 @@ export class MvccStore implements KV {
   /** @internal A stream is closed: no more marking. */
   unregister(s: MvccChangeStream): void {
     this.otherStreams.delete(s);
-    for (const [p, set] of this.prefixStreams) if (set.delete(s) && set.size === 0) this.prefixStreams.delete(p);
+    for (const [p, set] of this.prefixStreams)
+      if (set.delete(s) && set.size === 0) {
+        this.prefixStreams.delete(p);
+        this.streamsByParent.clear();
+      }
   }
 
   /**
@@ -299,11 +304,30 @@ export class MvccStore implements KV {
       const key = e.kv.key;
       for (const s of this.otherStreams) if (s.covers(key)) s.matched(rev);
       if (this.prefixStreams.size === 0) continue;
-      for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) {
-        const set = this.prefixStreams.get(key.slice(0, i + 1));
-        if (set) for (const st of set) st.matched(rev);
-      }
+      for (const set of this.streamSetsOf(key)) for (const st of set) st.matched(rev);
     }
+  }
+
+  /**
+   * The prefix streams' sets whose prefix is one of the key's own '/'-prefixes, found once per
+   * parent path (`/registry/core/configmaps/ns/`) rather than by a slice and a lookup per '/'
+   * on every write. Cleared when a prefix gains its first stream or loses its last.
+   */
+  private readonly streamsByParent = new Map<string, Set<MvccChangeStream>[]>();
+
+  private streamSetsOf(key: string): Set<MvccChangeStream>[] {
+    const parent = key.slice(0, key.lastIndexOf('/') + 1);
+    let sets = this.streamsByParent.get(parent);
+    if (sets === undefined) {
+      sets = [];
+      for (let i = parent.indexOf('/'); i >= 0; i = parent.indexOf('/', i + 1)) {
+        const set = this.prefixStreams.get(parent.slice(0, i + 1));
+        if (set) sets.push(set);
+      }
+      if (this.streamsByParent.size >= 10_000) this.streamsByParent.clear();
+      this.streamsByParent.set(parent, sets);
+    }
+    return sets;
   }
 
   async close(): Promise<void> {
