@@ -10,6 +10,7 @@
  *   bun bench/admission.ts [--rounds=N] [--phase-ms=MS] [--only=with-lr,plain,...]
  */
 import { startServer } from '../test/helpers/server';
+import { BENCH_LIMIT_RANGE_SPEC } from './fixtures';
 import { load, serverCpuPerRequest, threadCpu, WRK } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -29,18 +30,7 @@ try {
   for (const ns of ['with-lr', 'plain', 'with-quota']) await srv.json('POST', '/api/v1/namespaces', { metadata: { name: ns } });
   await srv.json('POST', '/api/v1/namespaces/with-lr/limitranges', {
     metadata: { name: 'limits' },
-    spec: {
-      limits: [
-        {
-          type: 'Container',
-          default: { cpu: '500m', memory: '256Mi' },
-          defaultRequest: { cpu: '100m' },
-          max: { cpu: '2' },
-          maxLimitRequestRatio: { cpu: '10' },
-        },
-        { type: 'Pod', max: { memory: '4Gi' } },
-      ],
-    },
+    spec: BENCH_LIMIT_RANGE_SPEC,
   });
   // And a ResourceQuota there (large enough never to refuse): each create reserves its usage.
   await srv.json('POST', '/api/v1/namespaces/with-lr/resourcequotas', {

@@ -23,6 +23,7 @@ import { overlays } from '../src/schema/overlays';
 import type { Definitions } from '../src/schema/types';
 import { MvccStore } from '../src/store/mvcc';
 import { prefixEnd } from '../src/store/types';
+import { BENCH_LIMIT_RANGE_SPEC } from './fixtures';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const ROUNDS = Number(arg('rounds') ?? 5);
@@ -51,18 +52,7 @@ await lrs.create(
     apiVersion: 'v1',
     kind: 'LimitRange',
     metadata: { name: 'limits' },
-    spec: {
-      limits: [
-        {
-          type: 'Container',
-          default: { cpu: '500m', memory: '256Mi' },
-          defaultRequest: { cpu: '100m' },
-          max: { cpu: '2' },
-          maxLimitRequestRatio: { cpu: '10' },
-        },
-        { type: 'Pod', max: { memory: '4Gi' } },
-      ],
-    },
+    spec: BENCH_LIMIT_RANGE_SPEC,
   },
   w(),
 );
