@@ -4,6 +4,8 @@
  *
  *     bun bench/store.ts            # full mode: ~10 s phases, 1M-record restart
  *     bun bench/store.ts --quick    # quick mode: 2 s phases, 200k-record restart (< 60 s in total)
+ *     bun bench/store.ts --restart-only --restart-history=1000000
+ *                                   # only the restart, after that many overwrites of the records
  *
  * Compared (1 KB values, durable writes: embedded fsync 'always', etcd defaults):
  *   durable puts/s with 1, 16 and 256 concurrent writers (each writer puts distinct keys),
@@ -25,6 +27,8 @@ import { prefixEnd, type Revision } from '../src/store/types';
 import { ETCD_BIN, startEtcd } from './etcd';
 
 const QUICK = process.argv.includes('--quick');
+const RESTART_ONLY = process.argv.includes('--restart-only');
+const argValue = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
 /** Every size and duration of the run. */
 const OPTIONS = {
@@ -41,6 +45,8 @@ const OPTIONS = {
   loadConcurrency: 256,
   memoryKeys: 100_000,
   restartRecords: QUICK ? 200_000 : 1_000_000,
+  /** Overwrites of the restart's records after they are written (history the reopen replays). */
+  restartHistory: Number(argValue('restart-history') ?? 0),
   /** The restart figure the target is about; a smaller run is extrapolated linearly to it. */
   restartTargetRecords: 1_000_000,
   targets: { putRatio256: 3, restartSeconds: 10 },
@@ -327,22 +333,28 @@ async function measureRestart(): Promise<number> {
     const writer = await MvccStore.open({ dir, fsync: 'none' });
     const b = embeddedBackend(writer);
     await forEachIndex(n, OPTIONS.loadConcurrency, (i) => b.put(`/bench/restart/${i.toString().padStart(8, '0')}`, makeValue(i)));
+    const h = OPTIONS.restartHistory;
+    await forEachIndex(h, OPTIONS.loadConcurrency, (i) => b.put(`/bench/restart/${(i % n).toString().padStart(8, '0')}`, makeValue(n + i)));
     await writer.close();
     const snapshots = writer.stats().snapshots;
     console.log(
-      `embedded restart setup: ${n} puts of distinct 1 KB keys written with fsync 'none' in ${((performance.now() - t0) / 1000).toFixed(1)} s ` +
+      `embedded restart setup: ${n} puts of distinct 1 KB keys${h ? ` and ${h} overwrites of them` : ''} written with fsync 'none' in ${((performance.now() - t0) / 1000).toFixed(1)} s ` +
         `(${(dirBytes(dir) / MiB).toFixed(0)} MiB on disk, ${snapshots} snapshots taken)`,
     );
     Bun.gc(true);
 
+    const rss0 = process.memoryUsage().rss;
     const t1 = performance.now();
     const { store, report } = await MvccStore.openWithReport({ dir }); // default fsync 'always'
     const seconds = (performance.now() - t1) / 1000;
-    const keys = store.stats().keys;
+    const st = store.stats();
+    Bun.gc(true);
+    const rss = process.memoryUsage().rss - rss0;
     await store.close();
-    if (keys !== n) throw new Error(`restart: expected ${n} keys after reopening, found ${keys}`);
+    if (st.keys !== n) throw new Error(`restart: expected ${n} keys after reopening, found ${st.keys}`);
     console.log(
-      `embedded restart with ${n} records: ${seconds.toFixed(2)} s (MvccStore.open with default fsync; snapshot + ${report?.records ?? 0} WAL records replayed)`,
+      `embedded restart with ${n} records: ${seconds.toFixed(2)} s (MvccStore.open with default fsync; snapshot + ${report?.records ?? 0} WAL records replayed; ` +
+        `${st.retainedRevisions} revisions of history retained, ${st.spilledVersions} superseded values spilled; rss +${(rss / MiB).toFixed(0)} MiB)`,
     );
     const target = OPTIONS.restartTargetRecords;
     if (n === target) return seconds;
@@ -364,6 +376,11 @@ async function main(): Promise<void> {
       `load average ${os.loadavg()[0]?.toFixed(2)}, ${OPTIONS.valueBytes} B values, ${OPTIONS.phaseMs / 1000} s phases`,
   );
 
+  if (RESTART_ONLY) {
+    const sec = await measureRestart();
+    console.log(`# total ${((performance.now() - started) / 1000).toFixed(1)} s; restart ${sec.toFixed(2)} s`);
+    return;
+  }
   await measureMemory();
   const embedded = await runEmbeddedSuite();
   Bun.gc(true);

@@ -125,7 +125,10 @@ async function main(argv: string[]): Promise<void> {
   };
   const rc = cfg.runtimeConfig;
   const kinds = builtinKinds(hasSpec).filter((k) => enabled(k, rc));
-  const api = new ApiRegistry(store, schemas, kinds, { continueTtlMs: cfg.compactionIntervalMs });
+  const api = new ApiRegistry(store, schemas, kinds, {
+    // Compaction off: continue tokens expire only if an explicit compaction passes them.
+    continueTtlMs: cfg.compactionIntervalMs > 0 ? cfg.compactionIntervalMs : Number.POSITIVE_INFINITY,
+  });
 
   // Post-start: the system namespaces exist from the first start on.
   let bootstrapped = false;
@@ -172,17 +175,22 @@ async function main(argv: string[]): Promise<void> {
   }
   bootstrapped = true;
 
-  // Compaction as the reference's compactor: every interval, compact to the revision seen one interval ago.
+  // Compaction as the reference's compactor: every interval, compact to the revision seen one
+  // interval ago. An interval of 0 turns it off (as the reference's flag).
   let lastRev = store.currentRevision();
-  const compactor = setInterval(() => {
-    const target = lastRev;
-    lastRev = store.currentRevision();
-    if (target > store.compactedRevision()) {
-      store.compact(target).catch((e) => {
-        if (!isStoreError(e, 'compacted')) log(`compaction to ${target} failed: ${String(e)}`);
-      });
-    }
-  }, cfg.compactionIntervalMs);
+  const compactor = setInterval(
+    () => {
+      if (cfg.compactionIntervalMs <= 0) return;
+      const target = lastRev;
+      lastRev = store.currentRevision();
+      if (target > store.compactedRevision()) {
+        store.compact(target).catch((e) => {
+          if (!isStoreError(e, 'compacted')) log(`compaction to ${target} failed: ${String(e)}`);
+        });
+      }
+    },
+    cfg.compactionIntervalMs > 0 ? cfg.compactionIntervalMs : 2 ** 31 - 1,
+  );
   compactor.unref();
 
   const certs = await servingCerts(dataDir, cfg.bindAddress, cfg.tlsCertFile || undefined, cfg.tlsPrivateKeyFile || undefined);

@@ -212,7 +212,9 @@ describe('store model check', () => {
   for (const seed of [11, 12, 13]) {
     test(`on disk with reopens, snapshots and rollover, seed ${seed}`, async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'store-model-'));
-      const opts = { dir, segmentBytes: 16 << 10, snapshotMinBytes: 8 << 10 };
+      // Seed 13 also spills every superseded value at once (history read back from spill files).
+      const spill = seed === 13 ? { afterMs: 0, maxPendingBytes: 0, minValueBytes: 0, fileBytes: 2048 } : undefined;
+      const opts = { dir, segmentBytes: 16 << 10, snapshotMinBytes: 8 << 10, spill };
       let kv = await MvccStore.open(opts);
       try {
         await run(seed, kv, 1500, async () => {

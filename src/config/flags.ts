@@ -448,7 +448,7 @@ const FLAGS: FlagDef[] = [
   {
     name: 'etcd-compaction-interval',
     default: '5m0s',
-    help: 'Interval of store compaction; history (watch resumption, continue tokens) is kept at least this long.',
+    help: 'Interval of store compaction; history (watch resumption, continue tokens) is kept at least this long. 0 turns compaction off.',
     apply: (c, v) => {
       c.compactionIntervalMs = parseDuration(v);
     },
@@ -463,16 +463,16 @@ const FLAGS: FlagDef[] = [
   },
   {
     name: 'watch-cache-max-events',
-    default: '1000000',
-    help: "Most events each resource's watch cache keeps (newest first) whatever their age; a watch from an evicted resourceVersion gets 410 Gone.",
+    default: '102400',
+    help: "Most events each resource's watch cache keeps (newest first) whatever their age (the reference's upper bound, 100 x 1024); a watch from an evicted resourceVersion gets 410 Gone.",
     apply: (c, v) => {
       c.watchCacheMaxEvents = int(v, 'watch-cache-max-events');
     },
   },
   {
     name: 'watch-cache-max-bytes',
-    default: '536870912',
-    help: "Most bytes of event text each resource's watch cache keeps (512 MiB: a few hot resources fit in this machine's memory with the store's own); a watch from an evicted resourceVersion gets 410 Gone.",
+    default: '67108864',
+    help: "Most bytes of stored values each resource's watch cache keeps for its events (64 MiB: the store's own history is on disk, so this is what churn costs the heap, and about 3x that in RSS as the events are spread over the allocator's blocks); a watch from an evicted resourceVersion gets 410 Gone.",
     apply: (c, v) => {
       c.watchCacheMaxBytes = int(v, 'watch-cache-max-bytes');
     },

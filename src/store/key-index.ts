@@ -68,6 +68,14 @@ export class KeyIndex {
     return last === undefined || isTombstone(last) ? undefined : last;
   }
 
+  /**
+   * The key's versions, oldest first: the array the index itself reads. Only the history spill
+   * replaces entries in it (a version by its spilled form, same revisions).
+   */
+  versions(key: string): KeyValue[] | undefined {
+    return this.map.get(key);
+  }
+
   /** The live version of `key` at revision `rev`. */
   at(key: string, rev: Revision): KeyValue | undefined {
     const h = this.map.get(key);

@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { isTombstone, KeyIndex, tombstone } from './key-index';
 import { loadSnapshot, writeSnapshot } from './snapshot';
+import { HistorySpill, indexOf, type SpillOptions } from './spill';
 import {
   type ChangeEvent,
   type ChangeStream,
@@ -53,6 +54,8 @@ export interface MvccOptions {
   snapshotMinBytes?: number;
   /** Most revisions handed to a change stream in one batch (bounds one next()'s work). */
   watchBatchRevisions?: number;
+  /** Superseded versions' values go to files under `<dir>/history` (spill.ts); only with `dir`. */
+  spill?: SpillOptions;
   logger?: (msg: string) => void;
 }
 
@@ -67,6 +70,9 @@ export interface StoreStats {
   walFsyncs: number;
   walRecords: number;
   snapshots: number;
+  /** Superseded versions whose values were spilled to files, and the files holding them now. */
+  spilledVersions: number;
+  spillFiles: number;
 }
 
 interface Signal {
@@ -101,8 +107,11 @@ export class MvccStore implements KV {
   /** Open change streams, by prefix range (see watch) and the rest. */
   private readonly prefixStreams = new Map<string, Set<MvccChangeStream>>();
   private readonly otherStreams = new Set<MvccChangeStream>();
-  /** log[i] holds the events of revision logStart + i. */
-  private log: ChangeEvent[][] = [];
+  /**
+   * log[i] names the keys written at revision logStart + i (one key, the usual case, or several);
+   * the events themselves are read back from the index (eventAt), so the log holds no versions.
+   */
+  private log: (string | string[])[] = [];
   private logStart: Revision = 1;
   private rev: Revision = 0;
   private committed: Revision = 0;
@@ -117,8 +126,16 @@ export class MvccStore implements KV {
   private readonly w = new Writer(4096);
 
   private wal: Wal | undefined;
+  private readonly spill: HistorySpill | undefined;
+  private spillTimer: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(private readonly opts: MvccOptions) {}
+  private constructor(private readonly opts: MvccOptions) {
+    if (opts.dir !== undefined) {
+      this.spill = new HistorySpill(path.join(opts.dir, 'history'), this.index, opts.spill);
+      this.spillTimer = setInterval(() => this.spillDue(), 250);
+      this.spillTimer.unref?.();
+    }
+  }
 
   /** Open (and recover) a store. Throws WalCorruptError / SnapshotCorruptError on corruption. */
   static async open(opts: MvccOptions = {}): Promise<MvccStore> {
@@ -155,17 +172,18 @@ export class MvccStore implements KV {
       return;
     }
     if (rev !== this.rev + 1) throw new Error(`revision gap: expected ${this.rev + 1}, found ${rev}`);
-    const events: ChangeEvent[] = [];
+    const keys: string[] = [];
     for (const o of b.ops) {
-      if (o.op === 'put') events.push(this.applyPut(o.key, o.value, rev));
+      if (o.op === 'put') this.applyPut(o.key, o.value, rev, keys);
       else {
         const prev = this.index.latest(o.key);
         if (prev === undefined) throw new Error(`delete of absent key ${o.key}`);
-        events.push(this.applyDelete(prev, rev));
+        this.applyDelete(prev, rev, keys);
       }
     }
     this.rev = this.committed = rev;
-    this.appendLog(rev, events);
+    this.appendLog(rev, keys.length === 1 ? (keys[0] as string) : keys);
+    if (this.spill?.overBound) this.spill.spillDue();
   }
 
   currentRevision(): Revision {
@@ -227,17 +245,16 @@ export class MvccStore implements KV {
       return { succeeded, revision: observed, responses };
     }
     const rev = this.rev + 1;
-    const events: ChangeEvent[] = [];
     const logged: LoggedOp[] = [];
+    const keys: string[] = [];
     const responses: OpResponse[] = [];
     for (const o of ops) {
       if (o.op === 'get') {
         responses.push({ op: 'get', kv: this.index.latest(o.key) });
       } else if (o.op === 'put') {
-        const e = this.applyPut(o.key, o.value, rev);
-        events.push(e);
+        const prev = this.applyPut(o.key, o.value, rev, keys);
         logged.push(o);
-        responses.push({ op: 'put', revision: rev, prev: e.prev });
+        responses.push({ op: 'put', revision: rev, prev });
       } else {
         const deleted: KeyValue[] = [];
         this.index.scan(o.key, o.end, Number.POSITIVE_INFINITY, (kv) => {
@@ -245,14 +262,15 @@ export class MvccStore implements KV {
           return true;
         });
         for (const prev of deleted) {
-          events.push(this.applyDelete(prev, rev));
+          this.applyDelete(prev, rev, keys);
           logged.push({ op: 'delete', key: prev.key });
         }
         responses.push({ op: 'delete', deleted });
       }
     }
     this.rev = rev;
-    this.appendLog(rev, events);
+    this.appendLog(rev, keys.length === 1 ? (keys[0] as string) : keys);
+    if (this.spill?.overBound) this.spillDue();
     await this.persist(rev, (w) => encodeTxnBody(w, logged));
     return { succeeded, revision: rev, responses };
   }
@@ -298,14 +316,39 @@ export class MvccStore implements KV {
    * may hold one of its events, and skips ahead when none can (with a cache per resource, most
    * streams match no event of a write).
    */
-  private appendLog(rev: Revision, events: ChangeEvent[]): void {
-    this.log.push(events);
-    for (const e of events) {
-      const key = e.kv.key;
-      for (const s of this.otherStreams) if (s.covers(key)) s.matched(rev);
-      if (this.prefixStreams.size === 0) continue;
-      for (const set of this.streamSetsOf(key)) for (const st of set) st.matched(rev);
-    }
+  private appendLog(rev: Revision, keys: string | string[]): void {
+    this.log.push(keys);
+    if (typeof keys === 'string') this.markStreams(rev, keys);
+    else for (const key of keys) this.markStreams(rev, key);
+  }
+
+  private markStreams(rev: Revision, key: string): void {
+    for (const s of this.otherStreams) if (s.covers(key)) s.matched(rev);
+    if (this.prefixStreams.size === 0) return;
+    for (const set of this.streamSetsOf(key)) for (const st of set) st.matched(rev);
+  }
+
+  /**
+   * The event of `key` at `rev` (a revision in the log), read from the key's versions. The log
+   * keeps the compacted revision itself, whose versions the index may have dropped: a delete there
+   * left no tombstone, and what either kind of write superseded is gone (as etcd, whose watch
+   * from the compacted revision has no previous values either).
+   */
+  private eventAt(key: string, rev: Revision): ChangeEvent {
+    const h = this.index.versions(key);
+    const last = h === undefined ? -1 : h.length - 1;
+    const i = h === undefined ? -1 : (h[last] as KeyValue).modRevision === rev ? last : indexOf(h, rev);
+    if (h === undefined || i < 0) return { type: 'delete', kv: tombstone(key, rev), prev: undefined };
+    const kv = h[i] as KeyValue;
+    const before = i > 0 ? (h[i - 1] as KeyValue) : undefined;
+    const prev = before === undefined || isTombstone(before) ? undefined : before;
+    return { type: isTombstone(kv) ? 'delete' : 'put', kv, prev };
+  }
+
+  /** Spill the superseded values that are due (spill.ts). */
+  private spillDue(): void {
+    if (this.closed) return;
+    this.spill?.spillDue();
   }
 
   /**
@@ -334,6 +377,8 @@ export class MvccStore implements KV {
     if (this.closed) return;
     if (this.snapshotting) await this.snapshotting.catch(() => {});
     this.closed = true;
+    if (this.spillTimer) clearInterval(this.spillTimer);
+    this.spill?.close();
     await this.wal?.close();
     this.signalAll();
   }
@@ -350,6 +395,8 @@ export class MvccStore implements KV {
       walFsyncs: this.wal?.stats.fsyncs ?? 0,
       walRecords: this.wal?.stats.records ?? 0,
       snapshots: this.snapshots,
+      spilledVersions: this.spill?.stats.spilled ?? 0,
+      spillFiles: this.spill?.fileCount ?? 0,
     };
   }
 
@@ -367,7 +414,10 @@ export class MvccStore implements KV {
     const to = Math.min(this.committed, from + (this.opts.watchBatchRevisions ?? 1000) - 1);
     const events: ChangeEvent[] = [];
     for (let r = from; r <= to; r++) {
-      for (const e of this.log[r - this.logStart] as ChangeEvent[]) if (covers.covers(e.kv.key)) events.push(e);
+      const keys = this.log[r - this.logStart] as string | string[];
+      if (typeof keys === 'string') {
+        if (covers.covers(keys)) events.push(this.eventAt(keys, r));
+      } else for (const key of keys) if (covers.covers(key)) events.push(this.eventAt(key, r));
     }
     return { events, next: Math.max(from, to + 1) };
   }
@@ -462,23 +512,29 @@ export class MvccStore implements KV {
     return writes;
   }
 
-  private applyPut(key: string, value: Uint8Array, rev: Revision): ChangeEvent {
-    const prev = this.index.latest(key);
+  /** Returns the version it superseded; adds the key (the index's own string) to `keys`. */
+  private applyPut(key: string, value: Uint8Array, rev: Revision, keys: string[]): KeyValue | undefined {
+    const h = this.index.versions(key);
+    const last = h === undefined ? undefined : h[h.length - 1];
+    const prev = last === undefined || isTombstone(last) ? undefined : last;
     const kv: KeyValue = {
-      key,
+      // Every version shares the first one's key string (the caller's is a fresh one per write).
+      key: last === undefined ? key : last.key,
       value,
       createRevision: prev ? prev.createRevision : rev,
       modRevision: rev,
       version: prev ? prev.version + 1 : 1,
     };
     this.index.append(kv);
-    return { type: 'put', kv, prev };
+    keys.push(kv.key);
+    if (prev !== undefined) this.spill?.superseded(prev);
+    return prev;
   }
 
-  private applyDelete(prev: KeyValue, rev: Revision): ChangeEvent {
-    const kv = tombstone(prev.key, rev);
-    this.index.append(kv);
-    return { type: 'delete', kv, prev };
+  private applyDelete(prev: KeyValue, rev: Revision, keys: string[]): void {
+    this.index.append(tombstone(prev.key, rev));
+    keys.push(prev.key);
+    this.spill?.superseded(prev);
   }
 
   private async persist(rev: Revision, encode: (w: Writer) => void): Promise<void> {
@@ -533,7 +589,13 @@ export class MvccStore implements KV {
       this.logStart += drop;
     }
     if (this.snapshotting) this.deferredCompact = Math.max(this.deferredCompact, revision);
-    else this.index.compact(revision);
+    else this.compactIndex(revision);
+  }
+
+  /** Drop old versions from the index, then the spill files that held only those. */
+  private compactIndex(revision: Revision): void {
+    this.index.compact(revision);
+    this.spill?.release(revision);
   }
 
   private startSnapshot(): void {
@@ -571,7 +633,7 @@ export class MvccStore implements KV {
       .finally(() => {
         this.snapshotting = undefined;
         if (this.deferredCompact > 0) {
-          this.index.compact(this.deferredCompact);
+          this.compactIndex(this.deferredCompact);
           this.deferredCompact = 0;
         }
       });

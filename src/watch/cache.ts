@@ -405,8 +405,8 @@ export class WatchCache {
   ) {
     this.end = prefixEnd(prefix);
     this.historyMs = opts.historyMs ?? 5 * 60_000;
-    this.maxHistory = opts.maxHistory ?? 1_000_000;
-    this.maxHistoryBytes = opts.maxHistoryBytes ?? 512 * 1024 * 1024;
+    this.maxHistory = opts.maxHistory ?? 102_400;
+    this.maxHistoryBytes = opts.maxHistoryBytes ?? 64 * 1024 * 1024;
     this.maxQueue = opts.maxQueue ?? 10_000;
     this.clock = opts.clock ?? Date.now;
     this.log = opts.log ?? (() => {});

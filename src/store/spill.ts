@@ -1,0 +1,226 @@
+/**
+ * History off the heap: the values of superseded versions, spilled to files.
+ *
+ * The newest version of every key stays on the heap (every read, compare and write needs it).
+ * A version that a later write superseded is needed only by reads at old revisions and by change
+ * streams catching up, so once it has been superseded for `afterMs` its value is written to a
+ * spill file under `<dir>/history` and the index keeps a SpilledValue in its place: the key, the
+ * revisions, the version and where the bytes are (about 80 bytes instead of the value and its
+ * typed array). Reading `value` reads the bytes back (from the page cache, nearly always).
+ *
+ * Spill files are a cache of what the WAL already made durable, not a second log: they are never
+ * synced, and a restart deletes them (history older than the last snapshot is gone after a
+ * restart anyway; the WAL's replay rebuilds the rest and spills it again).
+ *
+ * Compaction reclaims the space by whole files: a version superseded at revision S is dropped by
+ * any compaction at a revision >= S, so a file whose newest superseding revision is <= the
+ * compacted revision holds nothing readable and is deleted. Versions are spilled in the order they
+ * were superseded, so files fall due oldest first.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type KeyValue, type Revision, StoreError } from './types';
+
+export interface SpillOptions {
+  /** How long a superseded value stays on the heap (watchers read it right away). Default 5 s. */
+  afterMs?: number;
+  /** Spill at once, whatever their age, when superseded values on the heap exceed this. Default 64 MiB. */
+  maxPendingBytes?: number;
+  /** Values shorter than this stay on the heap (spilled, they would save little). Default 128. */
+  minValueBytes?: number;
+  /** Size at which a spill file is closed and the next one begun. Default 64 MiB. */
+  fileBytes?: number;
+}
+
+/** A descriptor of an unlinked file stays open this long, for readers that still hold its versions. */
+const CLOSE_DELAY_MS = 30_000;
+
+class SpillFile {
+  readonly fd: number;
+  size = 0;
+  /** Newest revision that superseded a version held here: compaction there frees the whole file. */
+  maxSuccessor: Revision = 0;
+  closed = false;
+
+  constructor(readonly file: string) {
+    this.fd = fs.openSync(file, 'w+');
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fs.closeSync(this.fd);
+  }
+}
+
+/** A superseded version whose value lives in a spill file. */
+export class SpilledValue implements KeyValue {
+  constructor(
+    readonly key: string,
+    readonly createRevision: Revision,
+    readonly modRevision: Revision,
+    readonly version: number,
+    private readonly file: SpillFile,
+    private readonly offset: number,
+    private readonly length: number,
+  ) {}
+
+  /** Read back on every access: holding it would put the value back on the heap. */
+  get value(): Uint8Array {
+    const f = this.file;
+    if (f.closed) throw new StoreError('compacted', `mvcc: the value of ${this.key} at revision ${this.modRevision} has been compacted`);
+    const buf = new Uint8Array(this.length);
+    for (let done = 0; done < this.length; ) {
+      const n = fs.readSync(f.fd, buf, done, this.length - done, this.offset + done);
+      if (n <= 0) throw new StoreError('unavailable', `mvcc: spill file ${f.file} ends at ${this.offset + done}`);
+      done += n;
+    }
+    return buf;
+  }
+}
+
+/** Where the spill finds a version in the index and puts its replacement. */
+export interface SpillIndex {
+  /** The key's versions, oldest first (the array the index reads). */
+  versions(key: string): KeyValue[] | undefined;
+}
+
+export class HistorySpill {
+  private readonly afterMs: number;
+  private readonly maxPendingBytes: number;
+  private readonly minValueBytes: number;
+  private readonly fileBytes: number;
+  private files: SpillFile[] = [];
+  private seq = 0;
+  /** Superseded versions still on the heap, by the tick they were superseded in (oldest first). */
+  private gens: { at: number; kvs: KeyValue[] }[] = [];
+  private pendingBytes = 0;
+  stats = { spilled: 0, bytes: 0, filesDeleted: 0 };
+
+  constructor(
+    private readonly dir: string,
+    private readonly index: SpillIndex,
+    opts: SpillOptions = {},
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.afterMs = opts.afterMs ?? 5_000;
+    this.maxPendingBytes = opts.maxPendingBytes ?? 64 << 20;
+    this.minValueBytes = opts.minValueBytes ?? 128;
+    this.fileBytes = opts.fileBytes ?? 64 << 20;
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  /** `kv` was just superseded by a later version of its key (a put or a delete). */
+  superseded(kv: KeyValue): void {
+    const n = kv.value.length;
+    if (n < this.minValueBytes || kv instanceof SpilledValue) return;
+    const now = this.clock();
+    let g = this.gens[this.gens.length - 1];
+    // One generation per 100 ms keeps the age check coarse and cheap.
+    if (g === undefined || now - g.at >= 100) {
+      g = { at: now, kvs: [] };
+      this.gens.push(g);
+    }
+    g.kvs.push(kv);
+    this.pendingBytes += n;
+  }
+
+  /** Whether pending values passed the byte bound (the store then spills before going on). */
+  get overBound(): boolean {
+    return this.pendingBytes > this.maxPendingBytes;
+  }
+
+  /** Spill what has waited `afterMs`, or everything when over the byte bound. */
+  spillDue(): void {
+    const all = this.overBound;
+    const cutoff = this.clock() - this.afterMs;
+    let n = 0;
+    while (n < this.gens.length && (all || (this.gens[n] as { at: number }).at <= cutoff)) n++;
+    if (n === 0) return;
+    const due = this.gens.splice(0, n);
+    for (const g of due) this.spill(g.kvs);
+  }
+
+  private spill(kvs: KeyValue[]): void {
+    const found: { h: KeyValue[]; i: number; successor: Revision }[] = [];
+    let total = 0;
+    for (const kv of kvs) {
+      this.pendingBytes -= kv.value.length;
+      const h = this.index.versions(kv.key);
+      if (h === undefined) continue;
+      const i = indexOf(h, kv.modRevision);
+      // Gone (compacted) or already replaced: nothing to do.
+      if (i < 0 || h[i] !== kv || i + 1 >= h.length) continue;
+      found.push({ h, i, successor: (h[i + 1] as KeyValue).modRevision });
+      total += kv.value.length;
+    }
+    if (found.length === 0) return;
+    let file = this.files[this.files.length - 1];
+    if (file === undefined || file.size + total > this.fileBytes) {
+      file = new SpillFile(path.join(this.dir, `${(this.seq++).toString(16).padStart(8, '0')}.val`));
+      this.files.push(file);
+    }
+    const buf = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (const f of found) {
+      const v = (f.h[f.i] as KeyValue).value;
+      buf.set(v, at);
+      at += v.length;
+    }
+    for (let done = 0; done < total; ) done += fs.writeSync(file.fd, buf, done, total - done, file.size + done);
+    at = file.size;
+    for (const f of found) {
+      const kv = f.h[f.i] as KeyValue;
+      const len = kv.value.length;
+      f.h[f.i] = new SpilledValue(kv.key, kv.createRevision, kv.modRevision, kv.version, file, at, len);
+      at += len;
+      if (f.successor > file.maxSuccessor) file.maxSuccessor = f.successor;
+    }
+    file.size += total;
+    this.stats.spilled += found.length;
+    this.stats.bytes += total;
+  }
+
+  /** The index was compacted at `rev`: delete the files holding only versions it dropped. */
+  release(rev: Revision): void {
+    const keep: SpillFile[] = [];
+    for (const f of this.files) {
+      if (f.maxSuccessor > rev) {
+        keep.push(f);
+        continue;
+      }
+      fs.rmSync(f.file, { force: true });
+      this.stats.filesDeleted++;
+      // The current file too: the next spill begins a new one.
+      setTimeout(() => f.close(), CLOSE_DELAY_MS).unref();
+    }
+    this.files = keep;
+  }
+
+  get fileCount(): number {
+    return this.files.length;
+  }
+
+  close(): void {
+    for (const f of this.files) f.close();
+    this.files = [];
+    this.gens = [];
+    this.pendingBytes = 0;
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The position of the version with modRevision `rev` in `h` (oldest first), or -1. */
+export function indexOf(h: KeyValue[], rev: Revision): number {
+  let lo = 0;
+  let hi = h.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = (h[mid] as KeyValue).modRevision;
+    if (m === rev) return mid;
+    if (m < rev) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
