@@ -16,9 +16,25 @@
  * Point lookups (every get, every compare and write of a transaction) go through a hash map that
  * shares the history arrays with the tree: O(1) instead of O(log n) string compares, for about
  * 80 bytes per key. The tree is touched only to add or remove a key and for ordered scans.
+ *
+ * A superseded version whose value went to the history spill (spill.ts) is held as a number: its
+ * slot in the spill's table of revisions and file locations (no object per version). Readers get
+ * a KeyValue made from the slot when they ask for it. The newest version is never a slot.
  */
 import BTree from 'sorted-btree';
 import type { KeyValue, Revision } from './types';
+
+/** A version in a key's history: in memory, or a slot of the history spill's table. */
+export type Entry = KeyValue | number;
+
+/** The history spill's table, as the index reads it. */
+export interface SpillSlots {
+  modRevision(slot: number): Revision;
+  /** The version in `slot` as a KeyValue (its value is read from the spill file on access). */
+  materialize(slot: number, key: string): KeyValue;
+  /** Compaction dropped the version in `slot`. */
+  drop(slot: number): void;
+}
 
 const EMPTY = new Uint8Array(0);
 
@@ -33,28 +49,37 @@ export function isTombstone(kv: KeyValue): boolean {
 const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The version of `history` visible at `rev` (the newest with modRevision <= rev), or undefined. */
-function versionAt(history: KeyValue[], rev: Revision): KeyValue | undefined {
-  const last = history[history.length - 1];
+function versionAt(history: Entry[], rev: Revision, key: string, slots: SpillSlots | undefined): KeyValue | undefined {
+  const last = history[history.length - 1] as KeyValue | undefined;
   if (last === undefined) return undefined;
-  let found: KeyValue | undefined;
+  let found: Entry | undefined;
   if (last.modRevision <= rev) found = last;
   else {
     let lo = 0;
     let hi = history.length - 1; // history[hi].modRevision > rev
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((history[mid] as KeyValue).modRevision <= rev) lo = mid + 1;
+      if (modOf(history[mid] as Entry, slots) <= rev) lo = mid + 1;
       else hi = mid;
     }
     found = lo > 0 ? history[lo - 1] : undefined;
   }
-  return found === undefined || isTombstone(found) ? undefined : found;
+  if (found === undefined) return undefined;
+  // A slot holds a superseded put, never a tombstone.
+  if (typeof found === 'number') return (slots as SpillSlots).materialize(found, key);
+  return isTombstone(found) ? undefined : found;
+}
+
+function modOf(e: Entry, slots: SpillSlots | undefined): Revision {
+  return typeof e === 'number' ? (slots as SpillSlots).modRevision(e) : e.modRevision;
 }
 
 export class KeyIndex {
-  private readonly tree = new BTree<string, KeyValue[]>(undefined, compareKeys, 64);
-  private readonly map = new Map<string, KeyValue[]>();
+  private readonly tree = new BTree<string, Entry[]>(undefined, compareKeys, 64);
+  private readonly map = new Map<string, Entry[]>();
   private readonly compactable = new Set<string>();
+  /** The history spill's table, once the store has one. */
+  slots: SpillSlots | undefined;
 
   /** Number of keys with any retained history (live or tombstoned). */
   get size(): number {
@@ -64,7 +89,7 @@ export class KeyIndex {
   /** Newest version of `key` if it is live (including writes not yet durable). */
   latest(key: string): KeyValue | undefined {
     const h = this.map.get(key);
-    const last = h?.[h.length - 1];
+    const last = h?.[h.length - 1] as KeyValue | undefined;
     return last === undefined || isTombstone(last) ? undefined : last;
   }
 
@@ -72,14 +97,53 @@ export class KeyIndex {
    * The key's versions, oldest first: the array the index itself reads. Only the history spill
    * replaces entries in it (a version by its spilled form, same revisions).
    */
-  versions(key: string): KeyValue[] | undefined {
+  versions(key: string): Entry[] | undefined {
     return this.map.get(key);
+  }
+
+  /** The modRevision of a history entry. */
+  modOf(e: Entry): Revision {
+    return modOf(e, this.slots);
+  }
+
+  /** A history entry as a KeyValue (a slot is made into one). */
+  kvOf(e: Entry, key: string): KeyValue {
+    return typeof e === 'number' ? (this.slots as SpillSlots).materialize(e, key) : e;
+  }
+
+  /**
+   * The version of `key` written at exactly `rev` and the live version it superseded, or
+   * undefined when the index no longer holds it.
+   */
+  written(key: string, rev: Revision): { kv: KeyValue; prev: KeyValue | undefined } | undefined {
+    const h = this.map.get(key);
+    if (h === undefined) return undefined;
+    const last = h.length - 1;
+    const i = (h[last] as KeyValue).modRevision === rev ? last : this.indexOf(h, rev);
+    if (i < 0) return undefined;
+    const before = i > 0 ? (h[i - 1] as Entry) : undefined;
+    const prev = before === undefined || (typeof before !== 'number' && isTombstone(before)) ? undefined : this.kvOf(before, key);
+    return { kv: this.kvOf(h[i] as Entry, key), prev };
+  }
+
+  /** The position of the version with modRevision `rev` in `h`, or -1. */
+  indexOf(h: Entry[], rev: Revision): number {
+    let lo = 0;
+    let hi = h.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const m = modOf(h[mid] as Entry, this.slots);
+      if (m === rev) return mid;
+      if (m < rev) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 
   /** The live version of `key` at revision `rev`. */
   at(key: string, rev: Revision): KeyValue | undefined {
     const h = this.map.get(key);
-    return h === undefined ? undefined : versionAt(h, rev);
+    return h === undefined ? undefined : versionAt(h, rev, key, this.slots);
   }
 
   /** Record a new version (a put, or a tombstone). Its modRevision must exceed the key's last one. */
@@ -92,7 +156,7 @@ export class KeyIndex {
       if (isTombstone(kv)) this.compactable.add(kv.key);
       return;
     }
-    const last = h[h.length - 1];
+    const last = h[h.length - 1] as KeyValue | undefined;
     if (last !== undefined && last.modRevision >= kv.modRevision) {
       throw new Error(`bug: version of ${kv.key} at ${kv.modRevision} not after ${last.modRevision}`);
     }
@@ -118,20 +182,20 @@ export class KeyIndex {
       return;
     }
     const unbounded = end === '\0';
-    const pair: [string, KeyValue[]] = ['', []];
-    for (const [k, h] of this.tree.entries(key, pair as (string | KeyValue[])[])) {
+    const pair: [string, Entry[]] = ['', []];
+    for (const [k, h] of this.tree.entries(key, pair as (string | Entry[])[])) {
       if (!unbounded && k >= end) break;
-      const kv = versionAt(h, rev);
+      const kv = versionAt(h, rev, k, this.slots);
       if (kv !== undefined && !visit(kv)) break;
     }
   }
 
   /** Every live key at `rev`, in key order (for snapshots). Resumes after `afterKey` when given. */
   *liveAt(rev: Revision, afterKey?: string): Generator<KeyValue> {
-    const pair: [string, KeyValue[]] = ['', []];
-    for (const [k, h] of this.tree.entries(afterKey ?? '', pair as (string | KeyValue[])[])) {
+    const pair: [string, Entry[]] = ['', []];
+    for (const [k, h] of this.tree.entries(afterKey ?? '', pair as (string | Entry[])[])) {
       if (afterKey !== undefined && k === afterKey) continue;
-      const kv = versionAt(h, rev);
+      const kv = versionAt(h, rev, k, this.slots);
       if (kv !== undefined) yield kv;
     }
   }
@@ -146,14 +210,19 @@ export class KeyIndex {
       }
       let keepFrom = -1;
       for (let i = h.length - 1; i >= 0; i--) {
-        if ((h[i] as KeyValue).modRevision <= rev) {
+        if (modOf(h[i] as Entry, this.slots) <= rev) {
           keepFrom = i;
           break;
         }
       }
       if (keepFrom < 0) continue;
-      if (isTombstone(h[keepFrom] as KeyValue)) keepFrom++;
-      if (keepFrom > 0) h.splice(0, keepFrom);
+      const kept = h[keepFrom] as Entry;
+      if (typeof kept !== 'number' && isTombstone(kept)) keepFrom++;
+      if (keepFrom > 0) {
+        const slots = this.slots;
+        if (slots !== undefined) for (let i = 0; i < keepFrom; i++) if (typeof h[i] === 'number') slots.drop(h[i] as number);
+        h.splice(0, keepFrom);
+      }
       if (h.length === 0) {
         this.tree.delete(key);
         this.map.delete(key);

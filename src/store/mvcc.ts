@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { isTombstone, KeyIndex, tombstone } from './key-index';
 import { loadSnapshot, writeSnapshot } from './snapshot';
-import { HistorySpill, indexOf, type SpillOptions } from './spill';
+import { HistorySpill, type SpillOptions } from './spill';
 import {
   type ChangeEvent,
   type ChangeStream,
@@ -335,14 +335,9 @@ export class MvccStore implements KV {
    * from the compacted revision has no previous values either).
    */
   private eventAt(key: string, rev: Revision): ChangeEvent {
-    const h = this.index.versions(key);
-    const last = h === undefined ? -1 : h.length - 1;
-    const i = h === undefined ? -1 : (h[last] as KeyValue).modRevision === rev ? last : indexOf(h, rev);
-    if (h === undefined || i < 0) return { type: 'delete', kv: tombstone(key, rev), prev: undefined };
-    const kv = h[i] as KeyValue;
-    const before = i > 0 ? (h[i - 1] as KeyValue) : undefined;
-    const prev = before === undefined || isTombstone(before) ? undefined : before;
-    return { type: isTombstone(kv) ? 'delete' : 'put', kv, prev };
+    const w = this.index.written(key, rev);
+    if (w === undefined) return { type: 'delete', kv: tombstone(key, rev), prev: undefined };
+    return { type: isTombstone(w.kv) ? 'delete' : 'put', kv: w.kv, prev: w.prev };
   }
 
   /** Spill the superseded values that are due (spill.ts). */
@@ -515,7 +510,8 @@ export class MvccStore implements KV {
   /** Returns the version it superseded; adds the key (the index's own string) to `keys`. */
   private applyPut(key: string, value: Uint8Array, rev: Revision, keys: string[]): KeyValue | undefined {
     const h = this.index.versions(key);
-    const last = h === undefined ? undefined : h[h.length - 1];
+    // The newest version is never a spilled slot.
+    const last = h === undefined ? undefined : (h[h.length - 1] as KeyValue);
     const prev = last === undefined || isTombstone(last) ? undefined : last;
     const kv: KeyValue = {
       // Every version shares the first one's key string (the caller's is a fresh one per write).

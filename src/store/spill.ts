@@ -4,9 +4,11 @@
  * The newest version of every key stays on the heap (every read, compare and write needs it).
  * A version that a later write superseded is needed only by reads at old revisions and by change
  * streams catching up, so once it has been superseded for `afterMs` its value is written to a
- * spill file under `<dir>/history` and the index keeps a SpilledValue in its place: the key, the
- * revisions, the version and where the bytes are (about 80 bytes instead of the value and its
- * typed array). Reading `value` reads the bytes back (from the page cache, nearly always).
+ * spill file under `<dir>/history`, and the index keeps a number in its place: a slot of this
+ * spill's table, which holds the version's revisions, its version number and where its bytes are
+ * in 32 bytes of typed arrays (no JS object per version: a million of them would cost 80 MB of
+ * heap, and more of RSS). Readers get a SpilledValue made from the slot; reading its `value`
+ * reads the bytes back (from the page cache, nearly always).
  *
  * Spill files are a cache of what the WAL already made durable, not a second log: they are never
  * synced, and a restart deletes them (history older than the last snapshot is gone after a
@@ -19,6 +21,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Entry, KeyIndex, SpillSlots } from './key-index';
 import { type KeyValue, type Revision, StoreError } from './types';
 
 export interface SpillOptions {
@@ -28,7 +31,7 @@ export interface SpillOptions {
   maxPendingBytes?: number;
   /** Values shorter than this stay on the heap (spilled, they would save little). Default 128. */
   minValueBytes?: number;
-  /** Size at which a spill file is closed and the next one begun. Default 64 MiB. */
+  /** Size at which a spill file is closed and the next one begun. Default 64 MiB (at most 2 GiB). */
   fileBytes?: number;
 }
 
@@ -37,12 +40,18 @@ const CLOSE_DELAY_MS = 30_000;
 
 class SpillFile {
   readonly fd: number;
+  /** Its number in the slot table. */
+  readonly id: number;
   size = 0;
   /** Newest revision that superseded a version held here: compaction there frees the whole file. */
   maxSuccessor: Revision = 0;
   closed = false;
 
-  constructor(readonly file: string) {
+  constructor(
+    readonly file: string,
+    id: number,
+  ) {
+    this.id = id;
     this.fd = fs.openSync(file, 'w+');
   }
 
@@ -79,19 +88,23 @@ export class SpilledValue implements KeyValue {
   }
 }
 
-/** Where the spill finds a version in the index and puts its replacement. */
-export interface SpillIndex {
-  /** The key's versions, oldest first (the array the index reads). */
-  versions(key: string): KeyValue[] | undefined;
-}
+/** Values past this length stay on the heap (the slot table keeps lengths in 32 bits). */
+const MAX_SPILLED = 2 ** 31;
 
-export class HistorySpill {
+export class HistorySpill implements SpillSlots {
   private readonly afterMs: number;
   private readonly maxPendingBytes: number;
   private readonly minValueBytes: number;
   private readonly fileBytes: number;
   private files: SpillFile[] = [];
+  /** Open files by id (deleted files leave when released). */
+  private readonly byId = new Map<number, SpillFile>();
   private seq = 0;
+  /** The slot table: modRevision and createRevision per slot, then version, file, offset, length. */
+  private revs = new Float64Array(2 * 1024);
+  private meta = new Uint32Array(4 * 1024);
+  private nextSlot = 0;
+  private readonly free: number[] = [];
   /** Superseded versions still on the heap, by the tick they were superseded in (oldest first). */
   private gens: { at: number; kvs: KeyValue[] }[] = [];
   private pendingBytes = 0;
@@ -99,22 +112,76 @@ export class HistorySpill {
 
   constructor(
     private readonly dir: string,
-    private readonly index: SpillIndex,
+    private readonly index: KeyIndex,
     opts: SpillOptions = {},
     private readonly clock: () => number = Date.now,
   ) {
     this.afterMs = opts.afterMs ?? 5_000;
     this.maxPendingBytes = opts.maxPendingBytes ?? 64 << 20;
     this.minValueBytes = opts.minValueBytes ?? 128;
-    this.fileBytes = opts.fileBytes ?? 64 << 20;
+    this.fileBytes = Math.min(opts.fileBytes ?? 64 << 20, 2 ** 31);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
+    index.slots = this;
+  }
+
+  // ---- the slot table (SpillSlots) ------------------------------------------------------
+
+  modRevision(slot: number): Revision {
+    return this.revs[2 * slot] as number;
+  }
+
+  materialize(slot: number, key: string): KeyValue {
+    const m = this.meta;
+    const file = this.byId.get(m[4 * slot + 1] as number);
+    if (file === undefined) throw new StoreError('compacted', `mvcc: a version of ${key} has been compacted`);
+    return new SpilledValue(
+      key,
+      this.revs[2 * slot + 1] as number,
+      this.revs[2 * slot] as number,
+      m[4 * slot] as number,
+      file,
+      m[4 * slot + 2] as number,
+      m[4 * slot + 3] as number,
+    );
+  }
+
+  drop(slot: number): void {
+    this.free.push(slot);
+  }
+
+  private allocSlot(kv: KeyValue, file: SpillFile, offset: number, length: number): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.nextSlot++;
+      if (2 * slot >= this.revs.length) {
+        const revs = new Float64Array(this.revs.length * 2);
+        revs.set(this.revs);
+        this.revs = revs;
+        const meta = new Uint32Array(this.meta.length * 2);
+        meta.set(this.meta);
+        this.meta = meta;
+      }
+    }
+    this.revs[2 * slot] = kv.modRevision;
+    this.revs[2 * slot + 1] = kv.createRevision;
+    const m = this.meta;
+    m[4 * slot] = kv.version;
+    m[4 * slot + 1] = file.id;
+    m[4 * slot + 2] = offset;
+    m[4 * slot + 3] = length;
+    return slot;
+  }
+
+  /** Slots in use (spilled versions the index still holds). */
+  get slotsInUse(): number {
+    return this.nextSlot - this.free.length;
   }
 
   /** `kv` was just superseded by a later version of its key (a put or a delete). */
   superseded(kv: KeyValue): void {
     const n = kv.value.length;
-    if (n < this.minValueBytes || kv instanceof SpilledValue) return;
+    if (n < this.minValueBytes || n >= MAX_SPILLED || kv instanceof SpilledValue) return;
     const now = this.clock();
     let g = this.gens[this.gens.length - 1];
     // One generation per 100 ms keeps the age check coarse and cheap.
@@ -143,23 +210,25 @@ export class HistorySpill {
   }
 
   private spill(kvs: KeyValue[]): void {
-    const found: { h: KeyValue[]; i: number; successor: Revision }[] = [];
+    const found: { h: Entry[]; i: number; successor: Revision }[] = [];
     let total = 0;
     for (const kv of kvs) {
       this.pendingBytes -= kv.value.length;
       const h = this.index.versions(kv.key);
       if (h === undefined) continue;
-      const i = indexOf(h, kv.modRevision);
+      const i = this.index.indexOf(h, kv.modRevision);
       // Gone (compacted) or already replaced: nothing to do.
       if (i < 0 || h[i] !== kv || i + 1 >= h.length) continue;
-      found.push({ h, i, successor: (h[i + 1] as KeyValue).modRevision });
+      found.push({ h, i, successor: this.index.modOf(h[i + 1] as Entry) });
       total += kv.value.length;
     }
     if (found.length === 0) return;
     let file = this.files[this.files.length - 1];
     if (file === undefined || file.size + total > this.fileBytes) {
-      file = new SpillFile(path.join(this.dir, `${(this.seq++).toString(16).padStart(8, '0')}.val`));
+      const id = this.seq++;
+      file = new SpillFile(path.join(this.dir, `${id.toString(16).padStart(8, '0')}.val`), id);
       this.files.push(file);
+      this.byId.set(id, file);
     }
     const buf = Buffer.allocUnsafe(total);
     let at = 0;
@@ -173,7 +242,7 @@ export class HistorySpill {
     for (const f of found) {
       const kv = f.h[f.i] as KeyValue;
       const len = kv.value.length;
-      f.h[f.i] = new SpilledValue(kv.key, kv.createRevision, kv.modRevision, kv.version, file, at, len);
+      f.h[f.i] = this.allocSlot(kv, file, at, len);
       at += len;
       if (f.successor > file.maxSuccessor) file.maxSuccessor = f.successor;
     }
@@ -191,6 +260,7 @@ export class HistorySpill {
         continue;
       }
       fs.rmSync(f.file, { force: true });
+      this.byId.delete(f.id);
       this.stats.filesDeleted++;
       // The current file too: the next spill begins a new one.
       setTimeout(() => f.close(), CLOSE_DELAY_MS).unref();
@@ -205,22 +275,9 @@ export class HistorySpill {
   close(): void {
     for (const f of this.files) f.close();
     this.files = [];
+    this.byId.clear();
     this.gens = [];
     this.pendingBytes = 0;
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-/** The position of the version with modRevision `rev` in `h` (oldest first), or -1. */
-export function indexOf(h: KeyValue[], rev: Revision): number {
-  let lo = 0;
-  let hi = h.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const m = (h[mid] as KeyValue).modRevision;
-    if (m === rev) return mid;
-    if (m < rev) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
 }
