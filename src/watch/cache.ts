@@ -375,7 +375,8 @@ export class WatchCache {
   /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
   private readonly counts = new Map<string, number>();
   private readonly corrupt = new Set<string>();
-  private history: CacheEvent[] = [];
+  /** Events from historyHead on; the slots before it are emptied (undefined) until the next slice. */
+  private history: (CacheEvent | undefined)[] = [];
   private historyHead = 0;
   /** History index of the first event not yet released (see HOT_MS). */
   private released = 0;
@@ -589,6 +590,9 @@ export class WatchCache {
     this.historyBytes = bytes;
     if (drop === 0) return;
     this.oldest = (this.history[h + drop - 1] as CacheEvent).rv;
+    // Dropped events leave the array now, not when it is next sliced: until then they would keep
+    // their bytes, and their parsed forms too when the bounds drop them before HOT_MS.
+    for (let i = h; i < h + drop; i++) this.history[i] = undefined;
     h += drop;
     if (h > 4096 && h > this.history.length / 2) {
       this.history = this.history.slice(h);
