@@ -17,7 +17,7 @@
  */
 import * as path from 'node:path';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
-import { isTombstone, KeyIndex, tombstone } from './key-index';
+import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
 import { loadSnapshot, writeSnapshot } from './snapshot';
 import { HistorySpill, type SpillOptions } from './spill';
 import {
@@ -146,10 +146,17 @@ export class MvccStore implements KV {
     const store = new MvccStore(opts);
     if (opts.dir === undefined) return { store, report: undefined };
     let maxRev = 0;
-    const snapRev = loadSnapshot(path.join(opts.dir, 'snap'), (kv) => {
-      store.index.unsafeLoad(kv);
-      if (kv.modRevision > maxRev) maxRev = kv.modRevision;
-    });
+    // Loaded values are views into the files' buffers: the spill reads superseded ones back from
+    // those files rather than writing them again (HistorySpill.borrow).
+    const borrow = (file: string, buf: Uint8Array) => store.spill?.borrow(file, buf);
+    const snapRev = loadSnapshot(
+      path.join(opts.dir, 'snap'),
+      (kv) => {
+        store.index.unsafeLoad(kv);
+        if (kv.modRevision > maxRev) maxRev = kv.modRevision;
+      },
+      borrow,
+    );
     if (maxRev > snapRev) throw new StoreError('corrupt', `snapshot at ${snapRev} holds a key at revision ${maxRev}`);
     store.rev = store.committed = store.compacted = snapRev;
     store.logStart = snapRev + 1;
@@ -157,6 +164,7 @@ export class MvccStore implements KV {
       { dir: path.join(opts.dir, 'wal'), fsync: opts.fsync, segmentBytes: opts.segmentBytes, logger: opts.logger },
       snapRev,
       (rev, body) => store.replay(rev, body),
+      borrow,
     );
     wal.onDurable = (rev) => store.onDurable(rev);
     store.wal = wal;
@@ -523,14 +531,14 @@ export class MvccStore implements KV {
     };
     this.index.append(kv);
     keys.push(kv.key);
-    if (prev !== undefined) this.spill?.superseded(prev);
+    if (prev !== undefined) this.spill?.superseded(prev, h as Entry[]);
     return prev;
   }
 
   private applyDelete(prev: KeyValue, rev: Revision, keys: string[]): void {
     this.index.append(tombstone(prev.key, rev));
     keys.push(prev.key);
-    this.spill?.superseded(prev);
+    this.spill?.superseded(prev, this.index.versions(prev.key) as Entry[]);
   }
 
   private async persist(rev: Revision, encode: (w: Writer) => void): Promise<void> {

@@ -102,11 +102,16 @@ export async function writeSnapshot(
  * Load the newest snapshot in `dir`, calling `onEntry` for each key in key order.
  * Returns its revision, or 0 when there is none.
  */
-export function loadSnapshot(dir: string, onEntry: (kv: KeyValue) => void): Revision {
+/**
+ * Load the newest snapshot, calling `onEntry` for each key. `onFile` gets the file's path and the
+ * buffer holding it first: the entries' values are views into that buffer.
+ */
+export function loadSnapshot(dir: string, onEntry: (kv: KeyValue) => void, onFile?: (file: string, buf: Uint8Array) => void): Revision {
   for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (name.endsWith('.tmp')) fs.rmSync(path.join(dir, name));
   const newest = snapshotFiles(dir).pop();
   if (newest === undefined) return 0;
   const buf: Uint8Array = fs.readFileSync(newest.file);
+  onFile?.(newest.file, buf);
   if (buf.length < MAGIC.length + 8 + 16 || Buffer.compare(buf.subarray(0, MAGIC.length), MAGIC) !== 0) {
     throw new SnapshotCorruptError(newest.file, 'bad header');
   }

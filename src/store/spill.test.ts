@@ -94,9 +94,24 @@ describe('history spill', () => {
     expect(kv.stats().spilledVersions).toBe(9);
     expect(dec.decode((await kv.range('/t', { revision: 3 })).kvs[0]?.value)).toBe(dec.decode(val('/t', 2)));
     await kv.close();
-    kv = await MvccStore.open(opts);
+    kv = await MvccStore.open({ ...opts, spill: { afterMs: 60_000 } });
+    // The replay superseded versions loaded from the WAL: their slots point into the WAL segment
+    // the store read, at once, and nothing is written to a spill file.
+    expect(kv.stats().spilledVersions).toBe(9);
+    expect(spillFiles(dir)).toEqual([]);
     expect(dec.decode((await kv.range('/t', { revision: 3 })).kvs[0]?.value)).toBe(dec.decode(val('/t', 2)));
     expect(dec.decode((await kv.range('/t')).kvs[0]?.value)).toBe(dec.decode(val('/t', 9)));
+    // Superseding the newest loaded version needs no wait either; it reads back from the WAL.
+    const rev = (await kv.txn({ success: [{ op: 'put', key: '/t', value: val('/t', 10) }] })).revision;
+    expect(kv.stats().spilledVersions).toBe(10);
+    expect(dec.decode((await kv.range('/t', { revision: rev - 1 })).kvs[0]?.value)).toBe(dec.decode(val('/t', 9)));
+    expect(spillFiles(dir)).toEqual([]);
+    // Compaction releases the borrowed segment (closed, never deleted: it is the WAL's).
+    await kv.compact(rev);
+    expect(fs.readdirSync(path.join(dir, 'wal')).some((f) => f.endsWith('.wal'))).toBe(true);
+    await kv.close();
+    kv = await MvccStore.open(opts);
+    expect(dec.decode((await kv.range('/t')).kvs[0]?.value)).toBe(dec.decode(val('/t', 10)));
     await kv.close();
   });
 

@@ -50,9 +50,11 @@ class SpillFile {
   constructor(
     readonly file: string,
     id: number,
+    /** A WAL segment or snapshot the store loaded: read from, never written or deleted here. */
+    readonly borrowed = false,
   ) {
     this.id = id;
-    this.fd = fs.openSync(file, 'w+');
+    this.fd = fs.openSync(file, borrowed ? 'r' : 'w+');
   }
 
   close(): void {
@@ -97,6 +99,8 @@ export class HistorySpill implements SpillSlots {
   private readonly minValueBytes: number;
   private readonly fileBytes: number;
   private files: SpillFile[] = [];
+  /** The spill file being written (the next spill begins a new one when it is full or released). */
+  private current: SpillFile | undefined;
   /** Open files by id (deleted files leave when released). */
   private readonly byId = new Map<number, SpillFile>();
   private seq = 0;
@@ -105,8 +109,10 @@ export class HistorySpill implements SpillSlots {
   private meta = new Uint32Array(4 * 1024);
   private nextSlot = 0;
   private readonly free: number[] = [];
+  /** Files the store loaded whole, by the buffer holding them (see borrow). */
+  private readonly loaded = new Map<ArrayBufferLike, { file: SpillFile; base: number }>();
   /** Superseded versions still on the heap, by the tick they were superseded in (oldest first). */
-  private gens: { at: number; kvs: KeyValue[] }[] = [];
+  private gens: { at: number; kvs: KeyValue[]; hs: Entry[][] }[] = [];
   private pendingBytes = 0;
   stats = { spilled: 0, bytes: 0, filesDeleted: 0 };
 
@@ -178,19 +184,54 @@ export class HistorySpill implements SpillSlots {
     return this.nextSlot - this.free.length;
   }
 
-  /** `kv` was just superseded by a later version of its key (a put or a delete). */
-  superseded(kv: KeyValue): void {
-    const n = kv.value.length;
+  /**
+   * The store loaded `file` (a snapshot or WAL segment) into `buf`, and loaded values are views
+   * into it. A superseded value in such a buffer is already on disk: its slot points into the
+   * file instead of copying the bytes to a spill file (at restart, every replayed update would
+   * otherwise be written again). The file is opened for reading now, so it stays readable when
+   * the WAL releases it after a snapshot; its descriptor closes when compaction frees it.
+   */
+  borrow(file: string, buf: Uint8Array): void {
+    // Only a buffer that is exactly the file (not a slice of a shared pool) maps offsets safely.
+    if (buf.byteOffset !== 0 || buf.byteLength !== buf.buffer.byteLength) return;
+    const id = this.seq++;
+    const f = new SpillFile(file, id, true);
+    this.files.push(f);
+    this.byId.set(id, f);
+    this.loaded.set(buf.buffer, { file: f, base: 0 });
+  }
+
+  /**
+   * `kv` was just superseded by a later version of its key (a put or a delete), the last entry of
+   * `h` (the key's history).
+   */
+  superseded(kv: KeyValue, h: Entry[]): void {
+    const v = kv.value;
+    const n = v.length;
     if (n < this.minValueBytes || n >= MAX_SPILLED || kv instanceof SpilledValue) return;
+    const loaded = this.loaded.get(v.buffer);
+    if (loaded !== undefined && h[h.length - 2] === kv) {
+      // Loaded from a file the store read at open (replay, mostly): already on disk, no wait.
+      this.borrowSlot(h, h.length - 2, kv, loaded, (h[h.length - 1] as KeyValue).modRevision);
+      return;
+    }
     const now = this.clock();
     let g = this.gens[this.gens.length - 1];
     // One generation per 100 ms keeps the age check coarse and cheap.
     if (g === undefined || now - g.at >= 100) {
-      g = { at: now, kvs: [] };
+      g = { at: now, kvs: [], hs: [] };
       this.gens.push(g);
     }
     g.kvs.push(kv);
+    g.hs.push(h);
     this.pendingBytes += n;
+  }
+
+  private borrowSlot(h: Entry[], i: number, kv: KeyValue, loaded: { file: SpillFile; base: number }, successor: Revision): void {
+    const f = loaded.file;
+    h[i] = this.allocSlot(kv, f, loaded.base + kv.value.byteOffset, kv.value.length);
+    if (successor > f.maxSuccessor) f.maxSuccessor = successor;
+    this.stats.spilled++;
   }
 
   /** Whether pending values passed the byte bound (the store then spills before going on). */
@@ -206,29 +247,39 @@ export class HistorySpill implements SpillSlots {
     while (n < this.gens.length && (all || (this.gens[n] as { at: number }).at <= cutoff)) n++;
     if (n === 0) return;
     const due = this.gens.splice(0, n);
-    for (const g of due) this.spill(g.kvs);
+    for (const g of due) this.spill(g.kvs, g.hs);
   }
 
-  private spill(kvs: KeyValue[]): void {
+  private spill(kvs: KeyValue[], hs: Entry[][]): void {
     const found: { h: Entry[]; i: number; successor: Revision }[] = [];
     let total = 0;
-    for (const kv of kvs) {
-      this.pendingBytes -= kv.value.length;
-      const h = this.index.versions(kv.key);
-      if (h === undefined) continue;
+    for (let k = 0; k < kvs.length; k++) {
+      const kv = kvs[k] as KeyValue;
+      const h = hs[k] as Entry[];
+      const v = kv.value;
+      this.pendingBytes -= v.length;
+      // The key's history array (compaction empties it in place, or drops the key).
       const i = this.index.indexOf(h, kv.modRevision);
       // Gone (compacted) or already replaced: nothing to do.
       if (i < 0 || h[i] !== kv || i + 1 >= h.length) continue;
-      found.push({ h, i, successor: this.index.modOf(h[i + 1] as Entry) });
-      total += kv.value.length;
+      const successor = this.index.modOf(h[i + 1] as Entry);
+      const loaded = this.loaded.get(v.buffer);
+      if (loaded !== undefined) {
+        // Already on disk where the store loaded it from.
+        this.borrowSlot(h, i, kv, loaded, successor);
+        continue;
+      }
+      found.push({ h, i, successor });
+      total += v.length;
     }
     if (found.length === 0) return;
-    let file = this.files[this.files.length - 1];
+    let file = this.current;
     if (file === undefined || file.size + total > this.fileBytes) {
       const id = this.seq++;
       file = new SpillFile(path.join(this.dir, `${id.toString(16).padStart(8, '0')}.val`), id);
       this.files.push(file);
       this.byId.set(id, file);
+      this.current = file;
     }
     const buf = Buffer.allocUnsafe(total);
     let at = 0;
@@ -259,10 +310,12 @@ export class HistorySpill implements SpillSlots {
         keep.push(f);
         continue;
       }
-      fs.rmSync(f.file, { force: true });
+      // A borrowed file is the WAL's or the snapshot's to delete.
+      if (!f.borrowed) fs.rmSync(f.file, { force: true });
+      if (f === this.current) this.current = undefined;
       this.byId.delete(f.id);
+      for (const [b, l] of this.loaded) if (l.file === f) this.loaded.delete(b);
       this.stats.filesDeleted++;
-      // The current file too: the next spill begins a new one.
       setTimeout(() => f.close(), CLOSE_DELAY_MS).unref();
     }
     this.files = keep;
@@ -275,7 +328,9 @@ export class HistorySpill implements SpillSlots {
   close(): void {
     for (const f of this.files) f.close();
     this.files = [];
+    this.current = undefined;
     this.byId.clear();
+    this.loaded.clear();
     this.gens = [];
     this.pendingBytes = 0;
     fs.rmSync(this.dir, { recursive: true, force: true });

@@ -198,6 +198,8 @@ export class Wal {
     opts: WalOptions,
     afterRev: Revision,
     replay: (rev: Revision, body: Uint8Array) => void,
+    /** Called with each segment's path and the buffer holding it before its records replay (their bodies are views into it). */
+    onSegment?: (file: string, buf: Uint8Array) => void,
   ): { wal: Wal; report: WalRecoveryReport } {
     fs.mkdirSync(opts.dir, { recursive: true });
     for (const name of fs.readdirSync(opts.dir)) if (name.endsWith('.tmp')) fs.rmSync(path.join(opts.dir, name));
@@ -211,7 +213,7 @@ export class Wal {
     for (let i = 0; i < wal.segments.length; i++) {
       const seg = wal.segments[i] as Segment;
       const last = i === wal.segments.length - 1;
-      const end = wal.readSegment(seg, last, afterRev, replay, report);
+      const end = wal.readSegment(seg, last, afterRev, replay, report, onSegment);
       if (last) {
         wal.fd = fs.openSync(seg.file, 'r+');
         wal.offset = end;
@@ -227,8 +229,10 @@ export class Wal {
     afterRev: Revision,
     replay: (rev: Revision, body: Uint8Array) => void,
     report: WalRecoveryReport,
+    onSegment: ((file: string, buf: Uint8Array) => void) | undefined,
   ): number {
     const buf: Uint8Array = fs.readFileSync(seg.file);
+    onSegment?.(seg.file, buf);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     let p = 0;
     while (p + 4 <= buf.length) {
