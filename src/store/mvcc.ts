@@ -131,7 +131,7 @@ export class MvccStore implements KV {
 
   private constructor(private readonly opts: MvccOptions) {
     if (opts.dir !== undefined) {
-      this.spill = new HistorySpill(path.join(opts.dir, 'history'), this.index, opts.spill);
+      this.spill = new HistorySpill(path.join(opts.dir, 'history'), this.index, opts.spill, opts.logger);
       this.spillTimer = setInterval(() => this.spillDue(), 250);
       this.spillTimer.unref?.();
     }

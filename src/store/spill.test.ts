@@ -115,6 +115,22 @@ describe('history spill', () => {
     await kv.close();
   });
 
+  test('a spill that cannot write leaves the values on the heap and fails no write', async () => {
+    const dir = tmp();
+    const logs: string[] = [];
+    const kv = await MvccStore.open({ dir, fsync: 'none', spill: { afterMs: 0, maxPendingBytes: 0 }, logger: (m) => logs.push(m) });
+    // The spill directory is replaced by a file: creating a spill file fails (ENOTDIR).
+    fs.rmSync(path.join(dir, 'history'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'history'), 'not a directory');
+    const revs: number[] = [];
+    for (let n = 0; n < 4; n++) revs.push((await kv.txn({ success: [{ op: 'put', key: '/f', value: val('/f', n) }] })).revision);
+    expect(kv.stats().spilledVersions).toBe(0);
+    expect(logs.some((l) => l.includes('history spill failed'))).toBe(true);
+    for (let n = 0; n < 4; n++)
+      expect(dec.decode((await kv.range('/f', { revision: revs[n] })).kvs[0]?.value)).toBe(dec.decode(val('/f', n)));
+    await kv.close();
+  });
+
   test('a store without a directory keeps its history on the heap', async () => {
     const kv = await MvccStore.open({ spill: { afterMs: 0, maxPendingBytes: 0 } });
     for (let n = 0; n < 5; n++) await kv.txn({ success: [{ op: 'put', key: '/m', value: val('/m', n) }] });

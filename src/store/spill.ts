@@ -37,6 +37,8 @@ export interface SpillOptions {
 
 /** A descriptor of an unlinked file stays open this long, for readers that still hold its versions. */
 const CLOSE_DELAY_MS = 30_000;
+/** After a failed spill write, values stay on the heap this long before the next try. */
+const PAUSE_MS = 10_000;
 
 class SpillFile {
   readonly fd: number;
@@ -114,12 +116,14 @@ export class HistorySpill implements SpillSlots {
   /** Superseded versions still on the heap, by the tick they were superseded in (oldest first). */
   private gens: { at: number; kvs: KeyValue[]; hs: Entry[][] }[] = [];
   private pendingBytes = 0;
+  private pausedUntil = 0;
   stats = { spilled: 0, bytes: 0, filesDeleted: 0 };
 
   constructor(
     private readonly dir: string,
     private readonly index: KeyIndex,
     opts: SpillOptions = {},
+    private readonly log: (msg: string) => void = () => {},
     private readonly clock: () => number = Date.now,
   ) {
     this.afterMs = opts.afterMs ?? 5_000;
@@ -195,7 +199,12 @@ export class HistorySpill implements SpillSlots {
     // Only a buffer that is exactly the file (not a slice of a shared pool) maps offsets safely.
     if (buf.byteOffset !== 0 || buf.byteLength !== buf.buffer.byteLength) return;
     const id = this.seq++;
-    const f = new SpillFile(file, id, true);
+    let f: SpillFile;
+    try {
+      f = new SpillFile(file, id, true);
+    } catch {
+      return; // Out of descriptors, say: its superseded values are copied to spill files instead.
+    }
     this.files.push(f);
     this.byId.set(id, f);
     this.loaded.set(buf.buffer, { file: f, base: 0 });
@@ -272,23 +281,31 @@ export class HistorySpill implements SpillSlots {
       found.push({ h, i, successor });
       total += v.length;
     }
-    if (found.length === 0) return;
+    if (found.length === 0 || this.clock() < this.pausedUntil) return;
     let file = this.current;
-    if (file === undefined || file.size + total > this.fileBytes) {
-      const id = this.seq++;
-      file = new SpillFile(path.join(this.dir, `${id.toString(16).padStart(8, '0')}.val`), id);
-      this.files.push(file);
-      this.byId.set(id, file);
-      this.current = file;
-    }
-    const buf = Buffer.allocUnsafe(total);
     let at = 0;
-    for (const f of found) {
-      const v = (f.h[f.i] as KeyValue).value;
-      buf.set(v, at);
-      at += v.length;
+    try {
+      if (file === undefined || file.size + total > this.fileBytes) {
+        const id = this.seq++;
+        file = new SpillFile(path.join(this.dir, `${id.toString(16).padStart(8, '0')}.val`), id);
+        this.files.push(file);
+        this.byId.set(id, file);
+        this.current = file;
+      }
+      const buf = Buffer.allocUnsafe(total);
+      for (const f of found) {
+        const v = (f.h[f.i] as KeyValue).value;
+        buf.set(v, at);
+        at += v.length;
+      }
+      for (let done = 0; done < total; ) done += fs.writeSync(file.fd, buf, done, total - done, file.size + done);
+    } catch (e) {
+      // A full disk or an I/O error: the versions stay on the heap as they were (nothing was
+      // replaced), and spilling pauses. Never a failure of the write that triggered it.
+      this.pausedUntil = this.clock() + PAUSE_MS;
+      this.log(`store: history spill failed, superseded values stay in memory for now: ${String(e)}`);
+      return;
     }
-    for (let done = 0; done < total; ) done += fs.writeSync(file.fd, buf, done, total - done, file.size + done);
     at = file.size;
     for (const f of found) {
       const kv = f.h[f.i] as KeyValue;
