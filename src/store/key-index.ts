@@ -148,7 +148,11 @@ export class KeyIndex {
 
   /** Record a new version (a put, or a tombstone). Its modRevision must exceed the key's last one. */
   append(kv: KeyValue): void {
-    const h = this.map.get(kv.key);
+    this.appendTo(this.map.get(kv.key), kv);
+  }
+
+  /** append() for a caller that just looked the key's history up (versions()): one lookup less. */
+  appendTo(h: Entry[] | undefined, kv: KeyValue): void {
     if (h === undefined) {
       const fresh = [kv];
       this.tree.set(kv.key, fresh);
@@ -160,8 +164,10 @@ export class KeyIndex {
     if (last !== undefined && last.modRevision >= kv.modRevision) {
       throw new Error(`bug: version of ${kv.key} at ${kv.modRevision} not after ${last.modRevision}`);
     }
+    // A key with two versions or more is in `compactable` already (compaction removes it only
+    // when one live version is left).
+    if (h.length < 2) this.compactable.add(kv.key);
     h.push(kv);
-    this.compactable.add(kv.key);
   }
 
   /** Insert a key known to be absent with a single live version (snapshot loading). */

@@ -529,7 +529,7 @@ export class MvccStore implements KV {
       modRevision: rev,
       version: prev ? prev.version + 1 : 1,
     };
-    this.index.append(kv);
+    this.index.appendTo(h, kv);
     keys.push(kv.key);
     if (prev !== undefined) this.spill?.superseded(prev, h as Entry[]);
     return prev;
