@@ -257,6 +257,28 @@ describe('command line', () => {
     expect(run(['-h']).code).toBe(0);
   });
 
+  test('--etcd-compaction-interval=0 turns compaction off: old revisions and continue tokens stay valid', async () => {
+    const s = await startServer({ args: ['--etcd-compaction-interval=0'] });
+    try {
+      const cms = '/api/v1/namespaces/default/configmaps';
+      for (const n of ['z1', 'z2', 'z3']) expect((await s.json('POST', cms, { metadata: { name: n } })).status).toBe(201);
+      const page = await s.json('GET', `${cms}?limit=1`);
+      const rv = page.body.metadata.resourceVersion as string;
+      // More writes, then time: a compactor running on a 0 interval compacted past rv at once,
+      // and a continue token's lifetime (the interval) was 0.
+      for (const n of ['z4', 'z5']) await s.json('POST', cms, { metadata: { name: n } });
+      await Bun.sleep(1500);
+      const exact = await s.json('GET', `${cms}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
+      expect(exact.status).toBe(200);
+      expect(exact.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['z1', 'z2', 'z3']);
+      const next = await s.json('GET', `${cms}?limit=5&continue=${encodeURIComponent(page.body.metadata.continue)}`);
+      expect(next.status).toBe(200);
+      expect(next.body.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toEqual(['z2', 'z3']);
+    } finally {
+      await s.stop();
+    }
+  }, 30_000);
+
   test('a deprecated feature gate is warned about at start; the declarative validation counters are registered', async () => {
     const s = await startServer({ args: ['--feature-gates=DeclarativeValidationTakeover=true'] });
     try {
