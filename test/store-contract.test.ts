@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MvccStore } from '../src/store/mvcc';
+import { type MvccOptions, MvccStore } from '../src/store/mvcc';
 import { storeContract } from './store-contract';
 
 storeContract(
@@ -13,49 +13,35 @@ storeContract(
   { persistent: false },
 );
 
-storeContract(
-  'embedded, on disk (durable)',
-  async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'store-contract-'));
-    // Small segments so rollover happens inside the suite.
-    const opts = { dir, segmentBytes: 64 << 10 };
-    let kv = await MvccStore.open(opts);
-    return {
-      kv,
-      reopen: async () => {
-        await kv.close();
-        kv = await MvccStore.open(opts);
-        return kv;
-      },
-      cleanup: async () => {
-        await kv.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  { persistent: true },
-);
+/** A store in a temporary directory opened with `opts`, reopened on the same directory. */
+const onDisk = (name: string, opts: Omit<MvccOptions, 'dir'>) => async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), name));
+  const all = { ...opts, dir };
+  let kv = await MvccStore.open(all);
+  return {
+    kv,
+    reopen: async () => {
+      await kv.close();
+      kv = await MvccStore.open(all);
+      return kv;
+    },
+    cleanup: async () => {
+      await kv.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
 
+// Small segments so rollover happens inside the suite.
+storeContract('embedded, on disk (durable)', onDisk('store-contract-', { segmentBytes: 64 << 10 }), { persistent: true });
+
+// The history spill's byte bound at zero: each write spills what it superseded, so every read of
+// history and every watch event's previous value comes from the spill files.
 storeContract(
   'embedded, on disk, every superseded value spilled at once',
-  async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'store-contract-spill-'));
-    // The history spill's byte bound at zero: each write spills what it superseded, so every
-    // read of history and every watch event's previous value below comes from the spill files.
-    const opts = { dir, segmentBytes: 64 << 10, spill: { afterMs: 0, maxPendingBytes: 0, minValueBytes: 0, fileBytes: 4096 } };
-    let kv = await MvccStore.open(opts);
-    return {
-      kv,
-      reopen: async () => {
-        await kv.close();
-        kv = await MvccStore.open(opts);
-        return kv;
-      },
-      cleanup: async () => {
-        await kv.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
+  onDisk('store-contract-spill-', {
+    segmentBytes: 64 << 10,
+    spill: { afterMs: 0, maxPendingBytes: 0, minValueBytes: 0, fileBytes: 4096 },
+  }),
   { persistent: true },
 );
