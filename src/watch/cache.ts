@@ -30,6 +30,8 @@ export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface SelectorView {
   name: string;
   namespace: string;
+  /** metadata.uid ('' if none): what the garbage collector's first pass needs of a plain object. */
+  uid: string;
   labels: Record<string, string> | undefined;
   fields: Record<string, string> | undefined;
 }
@@ -37,7 +39,7 @@ export interface SelectorView {
 /** The view of an object: name, namespace, labels (the kind's selectable fields come from `fields`). */
 export function selectorView(o: Obj, fields?: (o: Obj) => Record<string, string> | undefined): SelectorView {
   const m = o.metadata;
-  return { name: m.name ?? '', namespace: m.namespace ?? '', labels: m.labels, fields: fields?.(o) };
+  return { name: m.name ?? '', namespace: m.namespace ?? '', uid: m.uid ?? '', labels: m.labels, fields: fields?.(o) };
 }
 
 /** A field selector's field of a view ('' when the kind has no such field or the object no value). */
