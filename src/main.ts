@@ -302,6 +302,8 @@ async function main(argv: string[]): Promise<void> {
   const rbacStores = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']
     .map((p) => api.lookup(RBAC_GROUP, 'v1', p))
     .filter((s): s is ResourceStore => s !== undefined);
+  /** Newest revision the RBAC index has applied, per kind's store (for the bootstrap's wait below). */
+  const rbacApplied = new Map<ResourceStore, number>();
   const followRbac = async () => {
     for (const s of rbacStores) {
       const cache = cacheOf(s);
@@ -310,7 +312,10 @@ async function main(argv: string[]): Promise<void> {
       for (const c of initial) rbac.apply(s.def.kind, c.obj, false);
       void (async () => {
         while (!watcher.ended)
-          for (const e of await watcher.next(Number.POSITIVE_INFINITY)) rbac.apply(s.def.kind, e.obj, e.type === 'DELETED');
+          for (const e of await watcher.next(Number.POSITIVE_INFINITY)) {
+            rbac.apply(s.def.kind, e.obj, e.type === 'DELETED');
+            rbacApplied.set(s, e.event.rv);
+          }
       })();
     }
     // The bootstrap policy, created where missing (as the reference reconciles it at start).
@@ -328,17 +333,22 @@ async function main(argv: string[]): Promise<void> {
           .list()
           .map((c) => c.obj.metadata.name),
       );
-      await Promise.all(
+      const created = await Promise.all(
         objs
           .filter((o) => !present.has(o.metadata.name))
           .map(async (o) => {
             try {
-              await s.create('', structuredClone(o), { ...W, warnings: [] });
+              return Number((await s.create('', structuredClone(o), { ...W, warnings: [] })).metadata.resourceVersion);
             } catch (e) {
               if (!(e instanceof StatusError) || e.code !== 409) log(`bootstrap rbac: ${o.metadata.name}: ${(e as Error).message}`);
+              return 0;
             }
           }),
       );
+      // Ready means the policy is in force: wait (5 s at most) until the index has applied what
+      // was just created, which reaches it through the watch cache a little after the write.
+      const want = Math.max(0, ...created);
+      for (let waited = 0; (rbacApplied.get(s) ?? 0) < want && waited < 5000; waited += 5) await Bun.sleep(5);
     }
   };
   // RBAC escalation prevention on the four RBAC kinds (with their policy admission, set below).
