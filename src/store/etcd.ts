@@ -55,8 +55,12 @@ export interface EtcdOptions {
 const NO_RETRY = {
   execute: <T>(fn: (ctx: { signal: AbortSignal; attempt: number }) => T) => fn({ signal: new AbortController().signal, attempt: 0 }),
 } as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
-/** Reads retried on an unreachable etcd (another endpoint may answer): waits before each retry. */
-const READ_RETRIES_MS = [50, 250, 1000];
+/**
+ * Reads retried on an unreachable etcd (another endpoint may answer): waits before each retry.
+ * 3.3 s in all: right after a member dies, the client may pick its endpoint again for a while (a
+ * CI run under load saw a LIST fail after 1.3 s of retries while two members were up).
+ */
+const READ_RETRIES_MS = [50, 250, 1000, 2000];
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
