@@ -57,6 +57,7 @@ import { openStore, type StoreBackend } from './store/backend';
 import { isStoreError, prefixEnd } from './store/types';
 import { WatchCache } from './watch/cache';
 import { CelPool } from './workers/cel-pool';
+import { CodecPool } from './workers/codec-pool';
 
 const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -398,6 +399,21 @@ async function main(argv: string[]): Promise<void> {
     for (const s of api.stores) s.admission = new AdmissionChain([...(s.admission?.plugins ?? []), policyAdmission]);
   }
 
+  // Long lists are encoded and compressed in worker threads, a chunk at a time.
+  const codecPool = cfg.codecPoolSize > 0 ? new CodecPool({ size: cfg.codecPoolSize }) : undefined;
+  if (codecPool) {
+    const p = codecPool.pool;
+    metrics.sources.push((out) =>
+      out.push(
+        '# HELP svc_codec_pool_tasks_total Chunks of long lists encoded or compressed by the codec pool.',
+        '# TYPE svc_codec_pool_tasks_total counter',
+        `svc_codec_pool_tasks_total ${p.completed}`,
+        '# HELP svc_codec_pool_workers_replaced_total Codec pool workers replaced after a deadline or a failure.',
+        '# TYPE svc_codec_pool_workers_replaced_total counter',
+        `svc_codec_pool_workers_replaced_total ${p.replaced}`,
+      ),
+    );
+  }
   const protobuf = new ProtobufCodec(schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(schemas) : undefined;
   const watches = new WatchHandler(store, cacheOf, {
@@ -473,6 +489,7 @@ async function main(argv: string[]): Promise<void> {
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
       protobuf,
       cbor,
+      codecPool,
       review: (kind, body, user, namespace) => review(kind, body, user, namespace, authorizer, rbac),
       tokens: saTokens,
       onDeprecated: (def, subresource) =>
@@ -633,6 +650,7 @@ async function main(argv: string[]): Promise<void> {
     policyStatus?.stop();
     crdController?.stop();
     celPool?.close();
+    codecPool?.close();
     for (const w of watches.open) w.end('closed');
     for (const c of caches.values()) c.stop();
     // Graceful: in-flight requests may finish, bounded like the reference's shutdown timeout (a

@@ -31,6 +31,8 @@ export const CBOR_MEDIA_TYPE = 'application/cbor';
 export const CBOR_SEQ_MEDIA_TYPE = 'application/cbor-seq';
 export const SELF_DESCRIBED = new Uint8Array([0xd9, 0xd9, 0xf7]);
 
+/** The map key "items" (a byte string of 5) followed by an empty array: where a list's items go. */
+const ITEMS_EMPTY = new Uint8Array([0x45, 0x69, 0x74, 0x65, 0x6d, 0x73, 0x80]);
 const MAX_DEPTH = 64;
 const MAX_ITEMS = 1024;
 const TAG_BASE64 = 22;
@@ -205,6 +207,33 @@ export class CborCodec {
     o.buf.set(SELF_DESCRIBED, 0);
     o.pos = 3;
     this.write(o, value, defName ? this.schemas.get(defName) : undefined);
+    return o.take();
+  }
+
+  /**
+   * A long list written in parts (streamed): `list`'s encoding (its items left out) split where the
+   * items go, with the items array's header for `count` items at the end of `head`. The stream is
+   * `head` + `listItems` of every chunk + `tail`, the same bytes as `encode` of the whole list (a
+   * CBOR array is counted in items, not bytes, so nothing waits for the items' sizes).
+   */
+  listParts(list: object, listDef: string, count: number): { head: Uint8Array; tail: Uint8Array } {
+    const whole = this.encode({ ...list, items: [] }, listDef);
+    // The key "items" (byte string of 5) and an empty array.
+    const at = Buffer.from(whole.buffer, whole.byteOffset, whole.length).indexOf(ITEMS_EMPTY);
+    if (at < 0) throw new Error(`cbor: ${listDef} has no items to write in parts`);
+    const o = new Out();
+    o.ensure(at + 6);
+    o.buf.set(whole.subarray(0, at + 6), 0);
+    o.pos = at + 6;
+    o.head(4, count);
+    return { head: o.take(), tail: whole.slice(at + 7) };
+  }
+
+  /** The items of a list written in parts (see listParts), each of definition `itemDef`. */
+  listItems(objs: readonly unknown[], itemDef: string | undefined): Uint8Array {
+    const o = new Out();
+    const s = itemDef ? this.schemas.get(itemDef) : undefined;
+    for (const v of objs) this.write(o, v, s);
     return o.take();
   }
 

@@ -40,6 +40,8 @@ export const PROTOBUF_PREFIX: Readonly<Uint8Array> = new Uint8Array([0x6b, 0x38,
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.svc.protobuf';
 /** The media type unmodified upstream clients send and accept (same encoding). */
 export const PROTOBUF_MEDIA_TYPE_UPSTREAM = 'application/vnd.kubernetes.protobuf';
+/** What follows a list's items in its envelope (see ProtobufCodec.listHead): contentEncoding and contentType, empty. */
+export const PROTOBUF_LIST_TAIL: Readonly<Uint8Array> = new Uint8Array([0x1a, 0x00, 0x22, 0x00]);
 
 const STATUS_DEF = 'io.svc.apimachinery.pkg.apis.meta.v1.Status';
 const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
@@ -797,6 +799,52 @@ export class ProtobufCodec {
     const w = this.w;
     w.reset();
     this.writeEnvelope(status as Json, STATUS_DEF, { apiVersion: 'v1', kind: 'Status' });
+    return w.take();
+  }
+
+  /**
+   * A long list written in parts (streamed): the envelope of `list` (its items left out) up to the
+   * point where the items go, with the raw message's length counting `itemsLength` more bytes.
+   * The stream is then `listHead` + `listItems` of every chunk of items + LIST_TAIL, the same bytes
+   * as `encode` of the whole list. Items are the list message's last field in every list kind
+   * (metadata = 1, items = 2); a list kind where they are not is refused here.
+   */
+  listHead(list: object, listDef: DefName, itemsLength: number): Uint8Array {
+    const msg = this.msg(listDef);
+    const items = msg.byName.get('items');
+    const lastTag = msg.fields[msg.fields.length - 1]?.tag;
+    if (items === undefined || items.card !== Card.Repeated || items.tag !== lastTag)
+      throw new Error(`protobuf: ${listDef} cannot be written in parts`);
+    const whole = this.encode({ ...list, items: [] }, listDef);
+    // prefix (4), 0a len typeMeta, 12 len raw, 1a 00 22 00
+    const r = new Reader(whole, 4, whole.length);
+    if (r.uvarint32() !== 0x0a) throw new Error('protobuf: unexpected envelope');
+    const typeMetaLen = r.len();
+    r.pos += typeMetaLen;
+    const rawKey = r.pos;
+    if (r.uvarint32() !== 0x12) throw new Error('protobuf: unexpected envelope');
+    const rawLen = r.len();
+    const body = whole.subarray(r.pos, r.pos + rawLen);
+    const w = this.w;
+    w.reset();
+    w.ensure(rawKey + 11 + body.length);
+    w.buf.set(whole.subarray(0, rawKey), 0);
+    w.pos = rawKey;
+    w.byte(0x12);
+    w.uvarint(rawLen + itemsLength);
+    w.buf.set(body, w.pos);
+    w.pos += body.length;
+    return w.take();
+  }
+
+  /** The items field entries of `objs` (items of list kind `listDef`), for `listHead`. */
+  listItems(objs: readonly object[], listDef: DefName): Uint8Array {
+    const msg = this.msg(listDef);
+    const f = msg.byName.get('items');
+    if (f === undefined) throw new Error(`protobuf: ${listDef} has no items`);
+    const w = this.w;
+    w.reset();
+    this.writeField(msg, f, objs);
     return w.take();
   }
 

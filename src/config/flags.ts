@@ -34,6 +34,8 @@ export interface Config {
   resourceQuotaSyncPeriodMs: number;
   /** Workers of the CEL pool (0: every expression inline). */
   celPoolSize: number;
+  /** Workers of the codec pool (0: long lists encoded inline). */
+  codecPoolSize: number;
   /** Deadline of an expression evaluation in the CEL pool. */
   celEvalDeadlineMs: number;
   /** --authorization-mode: RBAC (default) or AlwaysAllow. */
@@ -330,6 +332,14 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'codec-pool-size',
+    default: '1',
+    help: 'Worker threads that encode and compress the chunks of long lists (JSON, protobuf, CBOR); 0 encodes them inline (still streamed).',
+    apply: (c, v) => {
+      c.codecPoolSize = int(v, 'codec-pool-size');
+    },
+  },
+  {
     name: 'cel-eval-deadline',
     default: '1s',
     help: 'Deadline of a CEL evaluation in the pool; past it the worker is replaced and the evaluation is an error under the failure policy.',
@@ -562,6 +572,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     serviceNodePortRange: [0, 0],
     resourceQuotaSyncPeriodMs: 0,
     celPoolSize: 0,
+    codecPoolSize: 0,
     celEvalDeadlineMs: 0,
     authorizationMode: 'RBAC',
     serviceAccountIssuer: '',

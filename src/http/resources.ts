@@ -22,10 +22,14 @@ import { evict } from '../registry/eviction';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import type { FieldError } from '../schema/types';
 import type { KeyValue } from '../store/types';
+import type { CachedObject } from '../watch/cache';
+import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, decodeText, readBody } from './body';
 import { type BrandView, brandView } from './brand-view';
+import { inlineEncoder } from './list-chunks';
+import { replyListStream, STREAM_MIN_ITEMS } from './list-stream';
 import { chooseOutput, type Output } from './negotiate';
-import { type ReplyOptions, reply, replyBytes, replyJsonListStream, replyJsonText, STREAM_MIN_ITEMS } from './respond';
+import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
 import { handleScale } from './scale';
 import { partialObjectMetadata, toTable } from './table';
 import type { WatchHandler } from './watch-handler';
@@ -39,6 +43,8 @@ export interface HandlerOptions {
   protobuf: ProtobufCodec;
   /** CBOR (application/cbor, apply-patch+cbor), present only with the CBORServingAndStorage gate on. */
   cbor?: CborCodec;
+  /** Long lists encoded off this thread (absent: inline, still streamed). */
+  codecPool?: CodecPool;
   clock?: () => number;
   /** Service account tokens (serviceaccounts/token); absent: no such subresource. */
   tokens?: ServiceAccountTokens;
@@ -405,27 +411,48 @@ export class ResourceHandler {
     }
   }
 
-  private encodeList(store: ResourceStore, view: BrandView, r: ListResult, out: Output, o: ReplyOptions): Response {
+  private encodeList(store: ResourceStore, view: BrandView, r: ListResult, out: Output, o: ReplyOptions): Response | Promise<Response> {
     const meta: Record<string, unknown> = { resourceVersion: String(r.revision) };
     if (r.continueToken) meta.continue = r.continueToken;
     if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
+    const def = store.def;
+    const count = r.cached ? r.cached.length : r.items.length;
+    const media =
+      out.kind === 'json' ? (o.pretty ? undefined : 'json') : out.kind === 'protobuf' || out.kind === 'cbor' ? out.kind : undefined;
+    if (media !== undefined && count >= STREAM_MIN_ITEMS) {
+      const pool = this.opts.codecPool;
+      const cached = r.cached;
+      const kvs = r.items;
+      return replyListStream({
+        media,
+        contentType: out.kind === 'protobuf' ? out.mediaType : out.kind === 'cbor' ? CBOR_MEDIA_TYPE : 'application/json',
+        listDef: `${def.schema}List`,
+        itemDef: def.schema,
+        list: { kind: def.listKind, apiVersion: view.apiVersion, metadata: meta },
+        items: cached
+          ? {
+              count,
+              key: (i) => (cached[i] as CachedObject).key,
+              value: (i) => (cached[i] as CachedObject).value,
+              rv: (i) => (cached[i] as CachedObject).rv,
+            }
+          : {
+              count,
+              key: (i) => (kvs[i] as KeyValue).key,
+              value: (i) => (kvs[i] as KeyValue).value,
+              rv: (i) => (kvs[i] as KeyValue).modRevision,
+            },
+        encoder:
+          pool?.supports(def.schema, def.storageVersion) === true
+            ? pool.encoder(def.group, def.version, view.brand)
+            : inlineEncoder({ protobuf: this.opts.protobuf, cbor: this.opts.cbor }, view),
+        protobuf: this.opts.protobuf,
+        cbor: this.opts.cbor,
+        reply: o,
+      });
+    }
     if (out.kind === 'json' && !o.pretty) {
       // Serve stored (or cached) JSON text: no parse, no stringify per item.
-      const def = store.def;
-      const count = r.cached ? r.cached.length : r.items.length;
-      if (count >= STREAM_MIN_ITEMS) {
-        const cached = r.cached;
-        const items = r.items;
-        const text = cached ? (i: number) => (cached[i] as { text: string }).text : (i: number) => storedText(items[i] as KeyValue);
-        const item = view.brand === 'svc' ? text : (i: number) => view.text(text(i));
-        return replyJsonListStream(
-          `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`,
-          count,
-          item,
-          ']}',
-          o,
-        );
-      }
       let parts = r.cached ? r.cached.map((c) => c.text) : r.items.map(storedText);
       if (view.brand !== 'svc') parts = parts.map(view.text);
       return replyJsonText(

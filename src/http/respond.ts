@@ -21,7 +21,7 @@ export interface ReplyOptions {
 }
 
 /** Header pairs (a plain array is much cheaper for Response than a Headers object). */
-function headersFor(contentType: string, o: ReplyOptions): [string, string][] {
+export function headersFor(contentType: string, o: ReplyOptions): [string, string][] {
   const h: [string, string][] = [
     ['Content-Type', contentType],
     ['Cache-Control', 'no-cache, private'],
@@ -54,7 +54,8 @@ function finish(body: string | Uint8Array<ArrayBuffer>, contentType: string, o: 
   const h = headersFor(contentType, o);
   if (o.gzip && body.length >= GZIP_THRESHOLD) {
     h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
-    return new Response(Bun.gzipSync(body), { status: o.status ?? 200, headers: h });
+    // Level 1, as the reference's gzip writer (defaultGzipContentEncodingLevel).
+    return new Response(Bun.gzipSync(body, { level: 1 }), { status: o.status ?? 200, headers: h });
   }
   return new Response(body, { status: o.status ?? 200, headers: h });
 }
@@ -78,59 +79,6 @@ export function replyBytes(body: Uint8Array, contentType: string, o: ReplyOption
 export function replyJsonText(text: string, o: ReplyOptions = {}): Response {
   if (o.pretty || o.yaml) return reply(JSON.parse(text), o);
   return finish(text, 'application/json', o);
-}
-
-/**
- * Lists of at least this many items are streamed (STREAM_CHUNK_BYTES at a time) rather than built
- * whole. SVC_LIST_STREAM_MIN_ITEMS overrides it (bench/list-stream.ts compares both in one run).
- */
-export const STREAM_MIN_ITEMS = Number(process.env.SVC_LIST_STREAM_MIN_ITEMS) || 500;
-/** About how much of a streamed list is produced per read of the client. */
-const STREAM_CHUNK_BYTES = 1024 * 1024;
-
-/**
- * A JSON list written as it is read: the head, then the items' texts (each already JSON)
- * joined by commas, about STREAM_CHUNK_BYTES per pull, then the tail. Nothing holds the whole
- * encoding: a 100k-item list costs the texts it already had (the watch cache's) plus one chunk,
- * and between two chunks the event loop serves other requests. The client's reading paces it
- * (a stream is pulled only when the socket drained what it had). With gzip, the chunks go
- * through a streaming compressor instead of one synchronous gzip of the whole body.
- */
-export function replyJsonListStream(
-  head: string,
-  count: number,
-  item: (i: number) => string,
-  tail: string,
-  o: ReplyOptions = {},
-): Response {
-  const enc = new TextEncoder();
-  let i = 0;
-  let started = false;
-  let body: ReadableStream<Uint8Array> = new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        let chunk = started ? '' : head;
-        started = true;
-        while (i < count && chunk.length < STREAM_CHUNK_BYTES) {
-          chunk += i === 0 ? item(i) : `,${item(i)}`;
-          i++;
-        }
-        if (i >= count) {
-          controller.enqueue(enc.encode(chunk + tail));
-          controller.close();
-          return;
-        }
-        controller.enqueue(enc.encode(chunk));
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  const h = headersFor('application/json', o);
-  if (o.gzip) {
-    h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
-    body = body.pipeThrough(new CompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>);
-  }
-  return new Response(body, { status: o.status ?? 200, headers: h });
 }
 
 /** Plain text (health checks, metrics). */

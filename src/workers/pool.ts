@@ -40,6 +40,8 @@ export interface PoolOptions {
 interface Task<Req, Res> {
   id: number;
   req: Req;
+  /** Buffers moved to the worker with the request (not copied). */
+  transfer: Bun.Transferable[] | undefined;
   deadlineMs: number;
   resolve: (r: Res) => void;
   reject: (e: Error) => void;
@@ -61,6 +63,8 @@ export class WorkerPool<Req, Res> {
   private closed = false;
   /** Workers replaced after a deadline or a death (for tests and /metrics). */
   replaced = 0;
+  /** Tasks answered by a worker, with a result or an error (for /metrics). */
+  completed = 0;
 
   constructor(private readonly opts: PoolOptions) {
     if (opts.size < 1) throw new Error('a worker pool needs at least one worker');
@@ -81,10 +85,11 @@ export class WorkerPool<Req, Res> {
     while (!this.closed && this.slots.some((s) => !s.ready)) await Bun.sleep(5);
   }
 
-  run(req: Req, deadlineMs = this.opts.deadlineMs): Promise<Res> {
+  /** Runs `req` in a worker; `transfer` lists buffers of `req` to move rather than copy (they are detached here). */
+  run(req: Req, deadlineMs = this.opts.deadlineMs, transfer?: Bun.Transferable[]): Promise<Res> {
     if (this.closed) return Promise.reject(new WorkerError('worker pool closed'));
     return new Promise<Res>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, req, deadlineMs, resolve, reject });
+      this.queue.push({ id: this.nextId++, req, transfer, deadlineMs, resolve, reject });
       this.dispatch();
     });
   }
@@ -123,6 +128,7 @@ export class WorkerPool<Req, Res> {
     if (slot.timer) clearTimeout(slot.timer);
     slot.task = undefined;
     slot.timer = undefined;
+    this.completed++;
     if (m.ok) t.resolve(m.res);
     else t.reject(new WorkerError(m.error));
     this.dispatch();
@@ -153,21 +159,27 @@ export class WorkerPool<Req, Res> {
       slot.timer = setTimeout(() => {
         if (slot.task === t) this.replace(slot, new DeadlineError(t.deadlineMs));
       }, t.deadlineMs);
-      slot.worker.postMessage({ id: t.id, req: t.req });
+      if (t.transfer) slot.worker.postMessage({ id: t.id, req: t.req }, t.transfer);
+      else slot.worker.postMessage({ id: t.id, req: t.req });
     }
   }
 }
 
 /**
  * The worker side: answers each `{ id, req }` with `handle(req)` (or its error), and says it is
- * ready. Call once at the top of a worker module.
+ * ready. Call once at the top of a worker module. `transferOf` names buffers of an answer to move
+ * to the pool's thread rather than copy.
  */
-export function serveWorker<Req, Res>(handle: (req: Req) => Res | Promise<Res>): void {
-  const scope = globalThis as unknown as { onmessage: (ev: MessageEvent) => void; postMessage: (m: unknown) => void };
+export function serveWorker<Req, Res>(handle: (req: Req) => Res | Promise<Res>, transferOf?: (res: Res) => Bun.Transferable[]): void {
+  const scope = globalThis as unknown as {
+    onmessage: (ev: MessageEvent) => void;
+    postMessage: (m: unknown, transfer?: Bun.Transferable[]) => void;
+  };
   scope.onmessage = async (ev: MessageEvent<{ id: number; req: Req }>) => {
     const { id, req } = ev.data;
     try {
-      scope.postMessage({ id, ok: true, res: await handle(req) });
+      const res = await handle(req);
+      scope.postMessage({ id, ok: true, res }, transferOf?.(res));
     } catch (e) {
       scope.postMessage({ id, ok: false, error: e instanceof Error ? e.message : String(e) });
     }

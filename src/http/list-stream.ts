@@ -1,0 +1,211 @@
+/**
+ * Long lists written as they are read (issue 15 item 4): the list's head, its items a chunk at a
+ * time, its tail. Nothing holds the whole encoding: a 100k-item list costs the stored bytes it
+ * already had plus a few chunks in flight, and between two chunks the event loop serves other
+ * requests. The client's reading paces it: a chunk is asked for only when the socket took the
+ * one before, and at most DEPTH chunks are encoded ahead.
+ *
+ * Chunks are encoded by a ChunkEncoder: the codec pool's workers, or inline. With gzip every
+ * chunk is a segment of one deflate stream compressed where it was encoded (list-chunks.ts).
+ *
+ * Protobuf is the one media type whose head needs the items' size (the envelope's raw message
+ * is length-prefixed): a first pass encodes the chunks for their sizes, keeping the encodings
+ * of the first HOLD_BYTES of stored bytes for the second pass and encoding the rest again. JSON
+ * and CBOR (an array counted in items) start at once.
+ */
+import type { CborCodec } from '../codec/cbor';
+import { PROTOBUF_LIST_TAIL, type ProtobufCodec } from '../codec/protobuf';
+import {
+  type ChunkEncoder,
+  type ChunkItems,
+  type ChunkMedia,
+  type ChunkResult,
+  crc32Combine,
+  deflateSegment,
+  GZIP_HEADER,
+  gzipTrailer,
+} from './list-chunks';
+import { headersFor, type ReplyOptions } from './respond';
+
+/**
+ * Lists of at least this many items are streamed rather than built whole. SVC_LIST_STREAM_MIN_ITEMS
+ * overrides it (bench/list-stream.ts compares both in one run).
+ */
+export const STREAM_MIN_ITEMS = Number(process.env.SVC_LIST_STREAM_MIN_ITEMS) || 500;
+/** About how many stored bytes go into one chunk (SVC_LIST_CHUNK_BYTES overrides it, for benches). */
+const CHUNK_BYTES = Number(process.env.SVC_LIST_CHUNK_BYTES) || 256 * 1024;
+/** Chunks encoded ahead of the one being written. */
+const DEPTH = 2;
+/** Protobuf's first pass keeps the encodings of about this many stored bytes for the second. */
+const HOLD_BYTES = 32 * 1024 * 1024;
+
+export interface StreamedList {
+  media: ChunkMedia;
+  contentType: string;
+  /** The list's definition and its items'. */
+  listDef: string;
+  itemDef: string;
+  /** The list without items, in the request's spelling: kind, apiVersion, metadata. */
+  list: { kind: string; apiVersion: string; metadata: Record<string, unknown> };
+  items: ChunkItems;
+  encoder: ChunkEncoder;
+  protobuf: ProtobufCodec;
+  cbor: CborCodec | undefined;
+  reply: ReplyOptions;
+}
+
+const enc = new TextEncoder();
+
+/** The streamed answer of a long list (protobuf's first pass runs before it answers). */
+export async function replyListStream(l: StreamedList): Promise<Response> {
+  const { items, encoder } = l;
+  const starts = chunkStarts(items);
+  const n = starts.length - 1;
+  const slice = (k: number): ChunkItems => sliceItems(items, starts[k] as number, starts[k + 1] as number);
+  const gzip = l.reply.gzip === true;
+  const spec = { media: l.media, listDef: l.listDef, itemDef: l.itemDef };
+
+  let head: Uint8Array;
+  let tail: Uint8Array;
+  const held: (Uint8Array | undefined)[] = new Array(n);
+  if (l.media === 'protobuf') {
+    let itemsLength = 0;
+    let holding = 0;
+    await pipeline(
+      n,
+      (k) => {
+        const hold = holding < HOLD_BYTES;
+        if (hold) holding += storedBytes(items, starts[k] as number, starts[k + 1] as number);
+        return encoder.chunk({ ...spec, comma: false, sizeOnly: !hold }, slice(k));
+      },
+      (k, r) => {
+        itemsLength += r.size;
+        if (r.bytes.length > 0) held[k] = r.bytes;
+      },
+    );
+    head = l.protobuf.listHead(l.list, l.listDef, itemsLength);
+    tail = PROTOBUF_LIST_TAIL as Uint8Array;
+  } else if (l.media === 'cbor') {
+    if (!l.cbor) throw new Error('bug: a CBOR list without the CBOR codec');
+    ({ head, tail } = l.cbor.listParts(l.list, l.listDef, items.count));
+  } else {
+    const whole = JSON.stringify({ ...l.list, items: [] });
+    head = enc.encode(whole.slice(0, -2)); // ...,"items":[
+    tail = enc.encode(']}');
+  }
+
+  const queue: Promise<ChunkResult>[] = [];
+  let next = 0;
+  let cancelled = false;
+  const issue = (): void => {
+    while (!cancelled && queue.length < DEPTH && next < n) {
+      const k = next++;
+      const h = held[k];
+      held[k] = undefined;
+      const p = h
+        ? gzip
+          ? encoder.deflate(h, false)
+          : Promise.resolve({ bytes: h, size: h.length, crc: 0 })
+        : encoder.chunk({ ...spec, comma: k > 0, gzip }, slice(k));
+      p.catch(() => {}); // a failure is reported when its turn comes, or never after a cancel
+      queue.push(p);
+    }
+  };
+  let crc = 0;
+  let length = 0;
+  let started = false;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(c) {
+        try {
+          if (!started) {
+            started = true;
+            issue();
+            if (!gzip) return c.enqueue(head);
+            const h = deflateSegment(head, false);
+            crc = h.crc;
+            length = h.size;
+            return c.enqueue(concat(GZIP_HEADER as Uint8Array, h.bytes));
+          }
+          while (queue.length > 0) {
+            const r = await (queue.shift() as Promise<ChunkResult>);
+            issue();
+            if (gzip) {
+              crc = crc32Combine(crc, r.crc, r.size);
+              length += r.size;
+            }
+            if (r.bytes.length > 0) return c.enqueue(r.bytes);
+          }
+          if (!gzip) c.enqueue(tail);
+          else {
+            const t = deflateSegment(tail, true);
+            c.enqueue(concat(t.bytes, gzipTrailer(crc32Combine(crc, t.crc, t.size), length + t.size)));
+          }
+          c.close();
+        } catch (e) {
+          cancelled = true;
+          c.error(e);
+        }
+      },
+      cancel() {
+        cancelled = true;
+        queue.length = 0;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const h = headersFor(l.contentType, l.reply);
+  if (gzip) h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
+  return new Response(body, { status: l.reply.status ?? 200, headers: h });
+}
+
+/** Runs `start(k)` for k = 0..n-1, DEPTH at a time, handing each result to `done` in order. */
+async function pipeline(n: number, start: (k: number) => Promise<ChunkResult>, done: (k: number, r: ChunkResult) => void): Promise<void> {
+  const q: Promise<ChunkResult>[] = [];
+  let next = 0;
+  for (let k = 0; k < n; k++) {
+    while (q.length < DEPTH && next < n) {
+      const p = start(next++);
+      p.catch(() => {});
+      q.push(p);
+    }
+    done(k, await (q.shift() as Promise<ChunkResult>));
+  }
+}
+
+/** Where each chunk starts (about CHUNK_BYTES of stored bytes each), and the end. */
+function chunkStarts(items: ChunkItems): number[] {
+  const starts = [0];
+  let bytes = 0;
+  for (let i = 0; i < items.count; i++) {
+    bytes += items.value(i).length;
+    if (bytes >= CHUNK_BYTES && i + 1 < items.count) {
+      starts.push(i + 1);
+      bytes = 0;
+    }
+  }
+  starts.push(items.count);
+  return starts;
+}
+
+function storedBytes(items: ChunkItems, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n += items.value(i).length;
+  return n;
+}
+
+function sliceItems(items: ChunkItems, from: number, to: number): ChunkItems {
+  return {
+    count: to - from,
+    key: (i) => items.key(from + i),
+    value: (i) => items.value(from + i),
+    rv: (i) => items.rv(from + i),
+  };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}

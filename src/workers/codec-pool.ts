@@ -1,0 +1,101 @@
+/**
+ * Encoding off the request thread (issue 15 item 4): a WorkerPool (src/workers/pool.ts) of
+ * codec-worker.ts workers that encode the chunks of long lists (JSON, protobuf, CBOR) and
+ * compress their gzip segments, so a 100k-item list does not hold the event loop while small
+ * requests wait.
+ *
+ * A chunk goes to the worker as one buffer of the items' stored bytes (copied once, then moved,
+ * not cloned) with their ends, keys and resourceVersions; the encoding comes back moved too.
+ * Kinds whose schemas arrive at run time (custom resources) are encoded inline: the workers know
+ * the built-in schemas only.
+ */
+
+import type { Brand } from '../api/brand';
+import type { ChunkEncoder, ChunkItems, ChunkResult, ChunkSpec } from '../http/list-chunks';
+import definitions from '../schema/generated/definitions.json';
+import { WorkerPool } from './pool';
+
+export type CodecTask =
+  | {
+      op: 'chunk';
+      spec: ChunkSpec;
+      /** The brand view's inputs: the kind's group and version and the request's brand. */
+      group: string;
+      version: string;
+      brand: Brand;
+      keys: string[];
+      rvs: Float64Array;
+      data: Uint8Array;
+      ends: Uint32Array;
+    }
+  | { op: 'deflate'; data: Uint8Array; last: boolean };
+
+export interface CodecPoolOptions {
+  size: number;
+  /** A chunk still encoding after this long fails its list (a worker is never stuck for good). */
+  deadlineMs?: number;
+}
+
+const builtin = definitions as unknown as Record<string, unknown>;
+
+export class CodecPool {
+  readonly pool: WorkerPool<CodecTask, ChunkResult>;
+
+  constructor(opts: CodecPoolOptions) {
+    this.pool = new WorkerPool({
+      script: new URL('./codec-worker.ts', import.meta.url),
+      size: opts.size,
+      deadlineMs: opts.deadlineMs ?? 30_000,
+    });
+  }
+
+  ready(): Promise<void> {
+    return this.pool.ready();
+  }
+
+  /** Whether the workers can encode items of definition `itemDef` (built-in kinds). */
+  supports(itemDef: string, storageVersion: string | undefined): boolean {
+    return storageVersion === undefined && Object.hasOwn(builtin, itemDef);
+  }
+
+  /** An encoder of chunks of kind `group/version` for a request in `brand`. */
+  encoder(group: string, version: string, brand: Brand): ChunkEncoder {
+    return {
+      chunk: (spec, items) => this.chunk(group, version, brand, spec, items),
+      deflate: (data, last) => {
+        const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength ? data : data.slice();
+        return this.pool.run({ op: 'deflate', data: own, last }, undefined, [own.buffer as ArrayBuffer]);
+      },
+    };
+  }
+
+  private chunk(group: string, version: string, brand: Brand, spec: ChunkSpec, items: ChunkItems): Promise<ChunkResult> {
+    const n = items.count;
+    const ends = new Uint32Array(n);
+    const rvs = new Float64Array(n);
+    const keys: string[] = new Array(n);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      total += items.value(i).length;
+      ends[i] = total;
+    }
+    const data = new Uint8Array(total);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const v = items.value(i);
+      data.set(v, at);
+      at += v.length;
+      rvs[i] = items.rv(i);
+      keys[i] = items.key(i);
+    }
+    return this.pool.run({ op: 'chunk', spec, group, version, brand, keys, rvs, data, ends }, undefined, [
+      data.buffer,
+      ends.buffer,
+      rvs.buffer,
+    ]);
+  }
+
+  close(): void {
+    this.pool.close();
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The codec pool's worker (see src/workers/codec-pool.ts): encodes chunks of long lists and
+ * compresses gzip segments, with the same codecs and schemas as the server's thread.
+ */
+import type { Brand } from '../api/brand';
+import { CborCodec } from '../codec/cbor';
+import { ProtobufCodec } from '../codec/protobuf';
+import { brandView } from '../http/brand-view';
+import { type ChunkItems, type ChunkResult, deflateSegment, encodeChunk } from '../http/list-chunks';
+import { defaulters } from '../schema/defaulters';
+import { SchemaSet } from '../schema/engine';
+import definitions from '../schema/generated/definitions.json';
+import { overlays } from '../schema/overlays';
+import type { Definitions } from '../schema/types';
+import type { CodecTask } from './codec-pool';
+import { serveWorker } from './pool';
+
+const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
+const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas) };
+const views = new Map<string, ReturnType<typeof brandView>>();
+
+function viewOf(group: string, version: string, brand: Brand) {
+  const k = `${group}/${version}/${brand}`;
+  let v = views.get(k);
+  if (!v) {
+    v = brandView({ group, version }, brand);
+    views.set(k, v);
+  }
+  return v;
+}
+
+/** A transferable answer: bytes that own their whole buffer. */
+function owned(r: ChunkResult): ChunkResult {
+  const b = r.bytes;
+  if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength) return r;
+  return { ...r, bytes: b.slice() };
+}
+
+serveWorker<CodecTask, ChunkResult>(
+  (t) => {
+    if (t.op === 'deflate') return owned(deflateSegment(t.data, t.last));
+    const { data, ends, rvs, keys } = t;
+    const items: ChunkItems = {
+      count: ends.length,
+      key: (i) => keys[i] as string,
+      value: (i) => data.subarray(i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number),
+      rv: (i) => rvs[i] as number,
+    };
+    return owned(encodeChunk(codecs, viewOf(t.group, t.version, t.brand), t.spec, items));
+  },
+  (r) => (r.bytes.byteLength > 0 ? [r.bytes.buffer as ArrayBuffer] : []),
+);

@@ -1,0 +1,155 @@
+/**
+ * Long lists streamed in every media type (issue 15 item 4), with the codec pool's workers and
+ * inline: a streamed list is the same bytes as the whole list encoded at once (JSON, protobuf,
+ * CBOR; gzip or not; both brands), and other requests are answered while long lists are written.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as zlib from 'node:zlib';
+import { CborCodec } from '../src/codec/cbor';
+import { ProtobufCodec } from '../src/codec/protobuf';
+import { SchemaSet } from '../src/schema/engine';
+import definitions from '../src/schema/generated/definitions.json';
+import { overlays } from '../src/schema/overlays';
+import type { Definitions } from '../src/schema/types';
+import { type Server, startServer } from './helpers/server';
+
+const schemas = new SchemaSet(definitions as unknown as Definitions, overlays);
+const pb = new ProtobufCodec(schemas);
+const cbor = new CborCodec(schemas);
+const LIST = 'io.svc.api.core.v1.ConfigMapList';
+const N = 1000;
+
+type List = { kind: string; apiVersion: string; metadata: { resourceVersion: string }; items: { metadata: { name: string } }[] };
+
+for (const poolSize of [1, 0]) {
+  describe(`--codec-pool-size=${poolSize}`, () => {
+    let srv: Server;
+    const NS = 'long';
+    const P = `/api/v1/namespaces/${NS}/configmaps`;
+    beforeAll(async () => {
+      srv = await startServer({ args: [`--codec-pool-size=${poolSize}`, '--feature-gates=CBORServingAndStorage=true'] });
+      expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: NS } })).status).toBe(201);
+      for (let i = 0; i < N; i += 100) {
+        const rs = await Promise.all(
+          Array.from({ length: 100 }, (_, j) => {
+            const n = i + j;
+            // Byte fields (binaryData) and non-ASCII text: what CBOR and protobuf write differently from JSON.
+            const body: Record<string, unknown> = {
+              metadata: { name: `cm-${n}`, labels: { n: String(n) } },
+              data: { v: `é-${'x'.repeat(n % 700)}` },
+            };
+            if (n % 3 === 0) body.binaryData = { b: Buffer.from(`bytes ${n}`).toString('base64') };
+            return srv.json('POST', P, body);
+          }),
+        );
+        for (const r of rs) expect(r.status).toBe(201);
+      }
+    }, 60_000);
+    afterAll(async () => {
+      await srv?.stop();
+    });
+
+    /** The list at `rv` in JSON (streamed: N > 500), parsed. */
+    async function jsonAt(rv: string, prefix = '/api/v1'): Promise<{ list: List; text: string }> {
+      const r = await srv.fetch(`${prefix}/namespaces/${NS}/configmaps?resourceVersion=${rv}&resourceVersionMatch=Exact`, {
+        headers: { 'accept-encoding': 'identity' },
+      });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-length')).toBeNull();
+      const text = await r.text();
+      return { list: JSON.parse(text) as List, text };
+    }
+
+    test('JSON, protobuf and CBOR lists of 1,000 items are the bytes of the whole list encoded at once, with and without gzip', async () => {
+      const first = await srv.fetch(P);
+      const rv = ((await first.json()) as List).metadata.resourceVersion;
+      const { list, text } = await jsonAt(rv);
+      expect(list.items).toHaveLength(N);
+      expect(new Set(list.items.map((i) => i.metadata.name)).size).toBe(N);
+      // The stored texts joined: the same document as JSON.stringify of the parsed list.
+      expect(text).toBe(JSON.stringify(list));
+      const want = {
+        protobuf: pb.encode(list, LIST),
+        cbor: cbor.encode(list, LIST),
+        json: new TextEncoder().encode(text),
+      };
+      for (const [media, accept] of [
+        ['protobuf', 'application/vnd.svc.protobuf'],
+        ['cbor', 'application/cbor'],
+        ['json', 'application/json'],
+      ] as const) {
+        for (const encoding of ['identity', 'gzip']) {
+          const r = await srv.fetch(`${P}?resourceVersion=${rv}&resourceVersionMatch=Exact`, {
+            headers: { accept, 'accept-encoding': encoding },
+            decompress: false,
+          } as RequestInit);
+          expect(r.status).toBe(200);
+          expect(r.headers.get('content-type')).toBe(accept);
+          expect(r.headers.get('content-length')).toBeNull();
+          let bytes = new Uint8Array(await r.arrayBuffer());
+          if (encoding === 'gzip') {
+            expect(r.headers.get('content-encoding')).toBe('gzip');
+            // One gzip member (any gunzip reads it, not only multi-member readers).
+            expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b]);
+            bytes = new Uint8Array(zlib.gunzipSync(bytes));
+          } else expect(r.headers.get('content-encoding')).toBeNull();
+          expect(Buffer.from(bytes).equals(Buffer.from(want[media]))).toBe(true);
+        }
+      }
+      // The chunks went through the pool's workers when there is one (and several chunks per list).
+      const metrics = await (await srv.fetch('/metrics')).text();
+      const tasks = /^svc_codec_pool_tasks_total (\d+)$/m.exec(metrics);
+      if (poolSize === 0) expect(tasks).toBeNull();
+      else expect(Number(tasks?.[1])).toBeGreaterThanOrEqual(6 * 3);
+    }, 60_000);
+
+    test('the upstream group spelling and the newest list (from the watch cache) stream too', async () => {
+      const r = await srv.fetch(P, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('application/vnd.kubernetes.protobuf');
+      const decoded = pb.decode(new Uint8Array(await r.arrayBuffer()), LIST) as List;
+      expect(decoded.kind).toBe('ConfigMapList');
+      expect(decoded.apiVersion).toBe('v1');
+      expect(decoded.items).toHaveLength(N);
+      const c = await srv.fetch(`${P}?resourceVersion=0`, { headers: { accept: 'application/cbor' } });
+      const items = (cbor.decode(new Uint8Array(await c.arrayBuffer()), LIST) as List).items;
+      expect(items).toHaveLength(N);
+      expect(items.find((i) => i.metadata.name === 'cm-3')).toMatchObject({ binaryData: { b: Buffer.from('bytes 3').toString('base64') } });
+      // A named group in its upstream spelling: each item's apiVersion is rewritten (JSON and CBOR items carry it).
+      for (let i = 0; i < 600; i += 100) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, j) =>
+            srv.json('POST', `/apis/coordination.svc.io/v1/namespaces/${NS}/leases`, {
+              metadata: { name: `l-${i + j}` },
+              spec: { holderIdentity: 'h' },
+            }),
+          ),
+        );
+      }
+      for (const group of ['coordination.k8s.io', 'coordination.svc.io']) {
+        const path = `/apis/${group}/v1/namespaces/${NS}/leases`;
+        const c = await srv.fetch(path, { headers: { accept: 'application/cbor', 'accept-encoding': 'gzip' } });
+        const leases = cbor.decode(new Uint8Array(await c.arrayBuffer()), 'io.svc.api.coordination.v1.LeaseList') as List;
+        const j = (await (await srv.fetch(path)).json()) as List;
+        for (const l of [leases, j]) {
+          expect(l.apiVersion).toBe(`${group}/v1`);
+          expect(l.items).toHaveLength(600);
+          expect(new Set(l.items.map((x) => (x as unknown as { apiVersion: string }).apiVersion))).toEqual(new Set([`${group}/v1`]));
+        }
+      }
+    });
+
+    test('a client that stops reading a long list mid-way does not stop the server from answering others', async () => {
+      for (let i = 0; i < 3; i++) {
+        const r = await srv.fetch(P, { headers: { accept: 'application/vnd.svc.protobuf' } });
+        const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+        await reader.read();
+        await reader.cancel();
+      }
+      const small = await srv.json('GET', `/api/v1/namespaces/${NS}/configmaps/cm-1`);
+      expect(small.status).toBe(200);
+      const again = await srv.fetch(P, { headers: { accept: 'application/cbor' } });
+      expect((cbor.decode(new Uint8Array(await again.arrayBuffer()), LIST) as List).items).toHaveLength(N);
+    });
+  });
+}
