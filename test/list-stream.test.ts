@@ -103,6 +103,27 @@ for (const poolSize of [1, 0]) {
       else expect(Number(tasks?.[1])).toBeGreaterThanOrEqual(6 * 3);
     }, 60_000);
 
+    test('a short list (a page of 40) in protobuf or CBOR goes to the pool too (16 KB of stored bytes pay for it), a JSON one does not', async () => {
+      const tasks = async () => Number(/^svc_codec_pool_tasks_total (\d+)$/m.exec(await (await srv.fetch('/metrics')).text())?.[1] ?? 0);
+      const page = `${P}?limit=40`;
+      const json = (await (await srv.fetch(page)).json()) as List;
+      expect(json.items).toHaveLength(40);
+      const at = `${page}&resourceVersion=${json.metadata.resourceVersion}&resourceVersionMatch=Exact`;
+      const before = await tasks();
+      const same = (await (await srv.fetch(at)).json()) as List;
+      expect(await tasks()).toBe(before);
+      const p = await srv.fetch(at, { headers: { accept: 'application/vnd.svc.protobuf', 'accept-encoding': 'identity' } });
+      // The continue token names the time it was made: compare with the answer's own list metadata.
+      const pbytes = new Uint8Array(await p.arrayBuffer());
+      const pmeta = (pb.decode(pbytes, LIST) as List).metadata;
+      expect(Buffer.from(pbytes).equals(Buffer.from(pb.encode({ ...same, metadata: pmeta }, LIST)))).toBe(true);
+      const c = await srv.fetch(at, { headers: { accept: 'application/cbor', 'accept-encoding': 'identity' } });
+      const cbytes = new Uint8Array(await c.arrayBuffer());
+      const cmeta = (cbor.decode(cbytes, LIST) as List).metadata;
+      expect(Buffer.from(cbytes).equals(Buffer.from(cbor.encode({ ...same, metadata: cmeta }, LIST)))).toBe(true);
+      expect(await tasks()).toBe(poolSize === 0 ? 0 : before + 2);
+    });
+
     test('the upstream group spelling and the newest list (from the watch cache) stream too', async () => {
       const r = await srv.fetch(P, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
       expect(r.status).toBe(200);

@@ -32,6 +32,27 @@ import { headersFor, type ReplyOptions } from './respond';
  * overrides it (bench/list-stream.ts compares both in one run).
  */
 export const STREAM_MIN_ITEMS = Number(process.env.SVC_LIST_STREAM_MIN_ITEMS) || 500;
+/**
+ * With the codec pool, a list whose stored bytes reach this size is encoded there (streamed) even
+ * when shorter than STREAM_MIN_ITEMS. bench/codec-pool.ts measured what a chunk of ~3 KB Pods
+ * costs the server's thread sent to the pool against encoded inline: protobuf breaks even at
+ * about 4 Pods (9 KB stored) and saves ×4-8 from 16, CBOR likewise; JSON with gzip breaks even
+ * at about 50 Pods (100 KB) and gzip starts at 128 KB anyway; JSON without gzip costs the thread
+ * as much through the pool as inline even at 256 Pods, so it is never sent there.
+ */
+export const POOL_MIN_BYTES: Readonly<Record<'protobuf' | 'cbor' | 'json-gzip', number>> = {
+  protobuf: 16 * 1024,
+  cbor: 16 * 1024,
+  'json-gzip': 128 * 1024,
+};
+
+/** Whether the codec pool encodes a list in `media` (gzip or not) better than this thread: see POOL_MIN_BYTES. */
+export function poolPays(media: ChunkMedia, gzip: boolean, items: ChunkItems): boolean {
+  if (media === 'json' && !gzip) return false;
+  const min = POOL_MIN_BYTES[media === 'json' ? 'json-gzip' : media];
+  return storedBytes(items, 0, items.count, min) >= min;
+}
+
 /** About how many stored bytes go into one chunk (SVC_LIST_CHUNK_BYTES overrides it, for benches). */
 const CHUNK_BYTES = Number(process.env.SVC_LIST_CHUNK_BYTES) || 256 * 1024;
 /** Chunks encoded ahead of the one being written. */
@@ -188,9 +209,9 @@ function chunkStarts(items: ChunkItems): number[] {
   return starts;
 }
 
-function storedBytes(items: ChunkItems, from: number, to: number): number {
+function storedBytes(items: ChunkItems, from: number, to: number, atLeast = Number.POSITIVE_INFINITY): number {
   let n = 0;
-  for (let i = from; i < to; i++) n += items.value(i).length;
+  for (let i = from; i < to && n < atLeast; i++) n += items.value(i).length;
   return n;
 }
 

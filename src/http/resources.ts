@@ -26,8 +26,8 @@ import type { CachedObject } from '../watch/cache';
 import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, decodeText, readBody } from './body';
 import { type BrandView, brandView } from './brand-view';
-import { inlineEncoder } from './list-chunks';
-import { replyListStream, STREAM_MIN_ITEMS } from './list-stream';
+import { type ChunkItems, inlineEncoder } from './list-chunks';
+import { poolPays, replyListStream, STREAM_MIN_ITEMS } from './list-stream';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
 import { handleScale } from './scale';
@@ -419,37 +419,40 @@ export class ResourceHandler {
     const count = r.cached ? r.cached.length : r.items.length;
     const media =
       out.kind === 'json' ? (o.pretty ? undefined : 'json') : out.kind === 'protobuf' || out.kind === 'cbor' ? out.kind : undefined;
-    if (media !== undefined && count >= STREAM_MIN_ITEMS) {
-      const pool = this.opts.codecPool;
+    if (media !== undefined) {
       const cached = r.cached;
       const kvs = r.items;
-      return replyListStream({
-        media,
-        contentType: out.kind === 'protobuf' ? out.mediaType : out.kind === 'cbor' ? CBOR_MEDIA_TYPE : 'application/json',
-        listDef: `${def.schema}List`,
-        itemDef: def.schema,
-        list: { kind: def.listKind, apiVersion: view.apiVersion, metadata: meta },
-        items: cached
-          ? {
-              count,
-              key: (i) => (cached[i] as CachedObject).key,
-              value: (i) => (cached[i] as CachedObject).value,
-              rv: (i) => (cached[i] as CachedObject).rv,
-            }
-          : {
-              count,
-              key: (i) => (kvs[i] as KeyValue).key,
-              value: (i) => (kvs[i] as KeyValue).value,
-              rv: (i) => (kvs[i] as KeyValue).modRevision,
-            },
-        encoder:
-          pool?.supports(def.schema, def.storageVersion) === true
+      const items: ChunkItems = cached
+        ? {
+            count,
+            key: (i) => (cached[i] as CachedObject).key,
+            value: (i) => (cached[i] as CachedObject).value,
+            rv: (i) => (cached[i] as CachedObject).rv,
+          }
+        : {
+            count,
+            key: (i) => (kvs[i] as KeyValue).key,
+            value: (i) => (kvs[i] as KeyValue).value,
+            rv: (i) => (kvs[i] as KeyValue).modRevision,
+          };
+      const pool = this.opts.codecPool?.supports(def.schema, def.storageVersion) === true ? this.opts.codecPool : undefined;
+      const pooled = pool !== undefined && poolPays(media, o.gzip === true, items);
+      if (pooled || count >= STREAM_MIN_ITEMS) {
+        return replyListStream({
+          media,
+          contentType: out.kind === 'protobuf' ? out.mediaType : out.kind === 'cbor' ? CBOR_MEDIA_TYPE : 'application/json',
+          listDef: `${def.schema}List`,
+          itemDef: def.schema,
+          list: { kind: def.listKind, apiVersion: view.apiVersion, metadata: meta },
+          items,
+          encoder: pooled
             ? pool.encoder(def.group, def.version, view.brand)
             : inlineEncoder({ protobuf: this.opts.protobuf, cbor: this.opts.cbor }, view),
-        protobuf: this.opts.protobuf,
-        cbor: this.opts.cbor,
-        reply: o,
-      });
+          protobuf: this.opts.protobuf,
+          cbor: this.opts.cbor,
+          reply: o,
+        });
+      }
     }
     if (out.kind === 'json' && !o.pretty) {
       // Serve stored (or cached) JSON text: no parse, no stringify per item.
