@@ -3,7 +3,8 @@
  * loop): `bun bench/load.ts <json spec>`; prints one JSON line of results.
  *
  * spec: { url, method, headers, body?, bodyTemplate? ("{{i}}" replaced by a counter),
- *         concurrency, durationMs, ca, retryAfter? (wait out a 429's Retry-After, as client-go) }
+ *         concurrency, durationMs, ca, retryAfter? (wait out a 429's Retry-After, as client-go),
+ *         discard? (read bodies as a stream and drop them, not decompressed: long lists) }
  */
 interface Spec {
   url: string;
@@ -17,6 +18,7 @@ interface Spec {
   ca?: string;
   start?: number;
   retryAfter?: boolean;
+  discard?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2] as string) as Spec;
@@ -39,8 +41,12 @@ async function worker(): Promise<void> {
         headers: spec.headers,
         body,
         tls: spec.ca ? { ca: spec.ca } : { rejectUnauthorized: false },
+        decompress: !spec.discard,
       } as RequestInit);
-      await r.arrayBuffer();
+      if (spec.discard && r.body) {
+        const reader = r.body.getReader();
+        while (!(await reader.read()).done) {}
+      } else await r.arrayBuffer();
       codes[r.status] = (codes[r.status] ?? 0) + 1;
       if (r.status < 300) ok++;
       else errors++;

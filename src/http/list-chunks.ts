@@ -153,10 +153,22 @@ export interface ChunkEncoder {
   deflate(data: Uint8Array, last: boolean): Promise<ChunkResult>;
 }
 
-/** Chunks encoded on the calling thread (the stream still yields between chunks). */
+/**
+ * Chunks encoded on the calling thread, each in a turn of the event loop of its own: other
+ * requests' I/O is served between two chunks. (Awaiting an already-encoded chunk would run the
+ * whole list in one turn: promise jobs run before any I/O, so a 100k-item protobuf list held
+ * the loop for its whole first pass.)
+ */
 export function inlineEncoder(codecs: ChunkCodecs, view: BrandView): ChunkEncoder {
+  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
   return {
-    chunk: async (spec, items) => encodeChunk(codecs, view, spec, items),
-    deflate: async (data, last) => deflateSegment(data, last),
+    chunk: async (spec, items) => {
+      await turn();
+      return encodeChunk(codecs, view, spec, items);
+    },
+    deflate: async (data, last) => {
+      await turn();
+      return deflateSegment(data, last);
+    },
   };
 }
