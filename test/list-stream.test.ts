@@ -174,3 +174,46 @@ for (const poolSize of [1, 0]) {
     });
   });
 }
+
+describe('back-pressure', () => {
+  let srv: Server;
+  const NS = 'wide';
+  const COUNT = 800;
+  beforeAll(async () => {
+    srv = await startServer({ args: ['--codec-pool-size=1', '--feature-gates=CBORServingAndStorage=true'] });
+    expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: NS } })).status).toBe(201);
+    const value = 'w'.repeat(100_000);
+    for (let i = 0; i < COUNT; i += 50) {
+      const rs = await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          srv.json('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: `w-${i + j}` }, data: { v: value } }),
+        ),
+      );
+      for (const r of rs) expect(r.status).toBe(201);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await srv?.stop();
+  });
+
+  test('a list of 80 MB is encoded as fast as the client reads it: nothing more while it pauses, the rest once it reads', async () => {
+    const tasks = async () => Number(/^svc_codec_pool_tasks_total (\d+)$/m.exec(await (await srv.fetch('/metrics')).text())?.[1] ?? 0);
+    const before = await tasks();
+    const r = await srv.fetch(`/api/v1/namespaces/${NS}/configmaps`, {
+      headers: { accept: 'application/cbor', 'accept-encoding': 'identity' },
+    });
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    let bytes = (await reader.read()).value?.length ?? 0;
+    await Bun.sleep(1000);
+    const paused = await tasks();
+    await Bun.sleep(1000);
+    // Socket buffers took some chunks; then the server waits for the client.
+    expect(await tasks()).toBe(paused);
+    for (let c = await reader.read(); !c.done; c = await reader.read()) bytes += c.value.length;
+    expect(bytes).toBeGreaterThan(COUNT * 100_000);
+    const total = (await tasks()) - before;
+    // About 3 items of 100 KB per 256 KB chunk: ~270 chunks, most of them encoded after the pause.
+    expect(total).toBeGreaterThan(200);
+    expect(paused - before).toBeLessThan(total / 2);
+  }, 60_000);
+});
