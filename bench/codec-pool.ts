@@ -12,6 +12,7 @@ import { CborCodec } from '../src/codec/cbor';
 import { ProtobufCodec } from '../src/codec/protobuf';
 import { brandView } from '../src/http/brand-view';
 import { type ChunkItems, type ChunkMedia, encodeChunk } from '../src/http/list-chunks';
+import { columnsFor } from '../src/kinds/columns';
 import { encodeStored } from '../src/registry/encoding';
 import { SchemaSet } from '../src/schema/engine';
 import generated from '../src/schema/generated/definitions.json';
@@ -21,7 +22,7 @@ import { CodecPool } from '../src/workers/codec-pool';
 import { pod3k as pod } from './fixtures';
 
 const schemas = new SchemaSet(generated as unknown as Definitions, overlays);
-const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas) };
+const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas), columns: columnsFor };
 const view = brandView({ group: '', version: 'v1' }, 'svc');
 
 // Stored bytes as the store holds them, copied so the writer's hints (this process's recent writes) do not apply.
@@ -58,9 +59,17 @@ for (const [media, gzip] of [
   ['protobuf', false],
   ['protobuf', true],
   ['cbor', false],
+  ['table', false],
 ] as [ChunkMedia, boolean][]) {
   for (const n of [1, 4, 16, 64, 256]) {
-    const spec = { media, listDef: 'io.svc.api.core.v1.PodList', itemDef: 'io.svc.api.core.v1.Pod', comma: true, gzip };
+    const spec = {
+      media,
+      listDef: 'io.svc.api.core.v1.PodList',
+      itemDef: 'io.svc.api.core.v1.Pod',
+      comma: true,
+      gzip,
+      table: { kind: 'Pod', group: 'meta.k8s.io', nowMs: Date.now() },
+    };
     const its = items(n);
     // Inline: synchronous, so wall time is the thread's time.
     for (let i = 0; i < 20; i++) encodeChunk(codecs, view, spec, its);

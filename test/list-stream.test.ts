@@ -124,6 +124,35 @@ for (const poolSize of [1, 0]) {
       expect(await tasks()).toBe(poolSize === 0 ? 0 : before + 2);
     });
 
+    test('Tables stream too (kubectl get, pages of 500): the rows of every item, the columns of a short Table', async () => {
+      const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io, application/json';
+      const short = (await (await srv.fetch(`${P}?limit=2`, { headers: { accept } })).json()) as { columnDefinitions: unknown[] };
+      const tasks = async () => Number(/^svc_codec_pool_tasks_total (\d+)$/m.exec(await (await srv.fetch('/metrics')).text())?.[1] ?? 0);
+      const before = await tasks();
+      const r = await srv.fetch(P, { headers: { accept, 'accept-encoding': 'identity' } });
+      expect(r.headers.get('content-type')).toBe('application/json;as=Table;v=v1;g=meta.k8s.io');
+      expect(r.headers.get('content-length')).toBeNull();
+      const t = (await r.json()) as {
+        kind: string;
+        columnDefinitions: unknown[];
+        rows: { cells: unknown[]; object: { kind: string; metadata: { name: string } } }[];
+      };
+      expect(t.kind).toBe('Table');
+      // Rendered in the pool's worker, a chunk at a time (~3 chunks here).
+      const rendered = (await tasks()) - before;
+      if (poolSize === 0) expect(rendered).toBe(0);
+      else expect(rendered).toBeGreaterThanOrEqual(2);
+      expect(t.columnDefinitions).toEqual(short.columnDefinitions);
+      expect(t.rows).toHaveLength(N);
+      for (const row of t.rows) {
+        expect(row.cells[0]).toBe(row.object.metadata.name);
+        expect(row.object.kind).toBe('PartialObjectMetadata');
+      }
+      const k = srv.kubectl(['get', 'configmaps', '-n', NS, '--no-headers']);
+      expect(k.code).toBe(0);
+      expect(k.stdout.trim().split('\n')).toHaveLength(N);
+    });
+
     test('the upstream group spelling and the newest list (from the watch cache) stream too', async () => {
       const r = await srv.fetch(P, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
       expect(r.status).toBe(200);

@@ -15,9 +15,12 @@ import type { Obj } from '../api/meta';
 import type { CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { decodeStoredAt, storedTextAt } from '../registry/encoding';
+import type { Column } from '../registry/kind';
 import type { BrandView } from './brand-view';
+import { tableRows } from './table';
 
-export type ChunkMedia = 'json' | 'protobuf' | 'cbor';
+/** `table`: the rows of a Table (JSON) rendered from the items. */
+export type ChunkMedia = 'json' | 'protobuf' | 'cbor' | 'table';
 
 /** The stored objects of one chunk. */
 export interface ChunkItems {
@@ -38,6 +41,8 @@ export interface ChunkSpec {
   sizeOnly?: boolean;
   /** Compress as a (not last) segment of a gzip stream. */
   gzip?: boolean;
+  /** Table rows: the kind (its columns), the group of the Table's apiVersion, the time ages are counted to. */
+  table?: { kind: string; group: string; nowMs: number };
 }
 
 export interface ChunkResult {
@@ -53,6 +58,8 @@ export interface ChunkCodecs {
   protobuf: ProtobufCodec;
   /** Absent with the CBORServingAndStorage gate off (no CBOR list is asked for then). */
   cbor: CborCodec | undefined;
+  /** A kind's Table columns. */
+  columns: (kind: string) => readonly Column[];
 }
 
 const enc = new TextEncoder();
@@ -68,6 +75,13 @@ export function encodeChunk(codecs: ChunkCodecs, view: BrandView, spec: ChunkSpe
       text += i === 0 && !spec.comma ? t : `,${t}`;
     }
     out = enc.encode(text);
+  } else if (spec.media === 'table') {
+    const t = spec.table;
+    if (!t) throw new Error('bug: a Table chunk without its table');
+    const objs: Obj[] = new Array(items.count);
+    for (let i = 0; i < items.count; i++) objs[i] = view.obj(decodeStoredAt(items.key(i), items.value(i), items.rv(i)));
+    const rows = JSON.stringify(tableRows(codecs.columns(t.kind), objs, t.group, t.nowMs));
+    out = enc.encode(spec.comma ? `,${rows.slice(1, -1)}` : rows.slice(1, -1));
   } else {
     const objs: Obj[] = new Array(items.count);
     for (let i = 0; i < items.count; i++) objs[i] = decodeStoredAt(items.key(i), items.value(i), items.rv(i));

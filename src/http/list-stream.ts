@@ -20,6 +20,7 @@ import {
   type ChunkItems,
   type ChunkMedia,
   type ChunkResult,
+  type ChunkSpec,
   crc32Combine,
   deflateSegment,
   GZIP_HEADER,
@@ -36,13 +37,15 @@ export const STREAM_MIN_ITEMS = Number(process.env.SVC_LIST_STREAM_MIN_ITEMS) ||
  * With the codec pool, a list whose stored bytes reach this size is encoded there (streamed) even
  * when shorter than STREAM_MIN_ITEMS. bench/codec-pool.ts measured what a chunk of ~3 KB Pods
  * costs the server's thread sent to the pool against encoded inline: protobuf breaks even at
- * about 4 Pods (9 KB stored) and saves ×4-8 from 16, CBOR likewise; JSON with gzip breaks even
+ * about 4 Pods (9 KB stored) and saves ×4-8 from 16, CBOR likewise; Table rows break even at about
+ * 8 Pods (18 KB) and save ×2-6 from 16; JSON with gzip breaks even
  * at about 50 Pods (100 KB) and gzip starts at 128 KB anyway; JSON without gzip costs the thread
  * as much through the pool as inline even at 256 Pods, so it is never sent there.
  */
-export const POOL_MIN_BYTES: Readonly<Record<'protobuf' | 'cbor' | 'json-gzip', number>> = {
+export const POOL_MIN_BYTES: Readonly<Record<'protobuf' | 'cbor' | 'table' | 'json-gzip', number>> = {
   protobuf: 16 * 1024,
   cbor: 16 * 1024,
+  table: 32 * 1024,
   'json-gzip': 128 * 1024,
 };
 
@@ -66,8 +69,13 @@ export interface StreamedList {
   /** The list's definition and its items'. */
   listDef: string;
   itemDef: string;
-  /** The list without items, in the request's spelling: kind, apiVersion, metadata. */
-  list: { kind: string; apiVersion: string; metadata: Record<string, unknown> };
+  /**
+   * The list without items, in the request's spelling: kind, apiVersion, metadata (a Table: its
+   * head, rows to come).
+   */
+  list: { kind: string; apiVersion: string; metadata: Record<string, unknown> } & Record<string, unknown>;
+  /** Table rows: see ChunkSpec.table. */
+  table?: ChunkSpec['table'];
   items: ChunkItems;
   encoder: ChunkEncoder;
   protobuf: ProtobufCodec;
@@ -84,7 +92,7 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
   const n = starts.length - 1;
   const slice = (k: number): ChunkItems => sliceItems(items, starts[k] as number, starts[k + 1] as number);
   const gzip = l.reply.gzip === true;
-  const spec = { media: l.media, listDef: l.listDef, itemDef: l.itemDef };
+  const spec = { media: l.media, listDef: l.listDef, itemDef: l.itemDef, table: l.table };
 
   let head: Uint8Array;
   let tail: Uint8Array;
@@ -110,7 +118,7 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
     if (!l.cbor) throw new Error('bug: a CBOR list without the CBOR codec');
     ({ head, tail } = l.cbor.listParts(l.list, l.listDef, items.count));
   } else {
-    const whole = JSON.stringify({ ...l.list, items: [] });
+    const whole = JSON.stringify({ ...l.list, [l.media === 'table' ? 'rows' : 'items']: [] });
     head = enc.encode(whole.slice(0, -2)); // ...,"items":[
     tail = enc.encode(']}');
   }

@@ -27,11 +27,11 @@ import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, decodeText, readBody } from './body';
 import { type BrandView, brandView } from './brand-view';
 import { type ChunkItems, inlineEncoder } from './list-chunks';
-import { poolPays, replyListStream, STREAM_MIN_ITEMS } from './list-stream';
+import { poolPays, replyListStream, STREAM_MIN_ITEMS, type StreamedList } from './list-stream';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
 import { handleScale } from './scale';
-import { partialObjectMetadata, toTable } from './table';
+import { partialObjectMetadata, tableHead, toTable } from './table';
 import type { WatchHandler } from './watch-handler';
 
 export interface HandlerOptions {
@@ -417,8 +417,11 @@ export class ResourceHandler {
     if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
     const def = store.def;
     const count = r.cached ? r.cached.length : r.items.length;
-    const media =
-      out.kind === 'json' ? (o.pretty ? undefined : 'json') : out.kind === 'protobuf' || out.kind === 'cbor' ? out.kind : undefined;
+    const media = o.pretty
+      ? undefined
+      : out.kind === 'json' || out.kind === 'protobuf' || out.kind === 'cbor' || out.kind === 'table'
+        ? out.kind
+        : undefined;
     if (media !== undefined) {
       const cached = r.cached;
       const kvs = r.items;
@@ -438,16 +441,28 @@ export class ResourceHandler {
       const pool = this.opts.codecPool?.supports(def.schema, def.storageVersion) === true ? this.opts.codecPool : undefined;
       const pooled = pool !== undefined && poolPays(media, o.gzip === true, items);
       if (pooled || count >= STREAM_MIN_ITEMS) {
+        const table = out.kind === 'table' ? { kind: def.kind, group: out.group, nowMs: this.clock() } : undefined;
         return replyListStream({
           media,
-          contentType: out.kind === 'protobuf' ? out.mediaType : out.kind === 'cbor' ? CBOR_MEDIA_TYPE : 'application/json',
+          contentType:
+            out.kind === 'protobuf'
+              ? out.mediaType
+              : out.kind === 'cbor'
+                ? CBOR_MEDIA_TYPE
+                : out.kind === 'table'
+                  ? `application/json${asParams('Table', out)}`
+                  : 'application/json',
           listDef: `${def.schema}List`,
           itemDef: def.schema,
-          list: { kind: def.listKind, apiVersion: view.apiVersion, metadata: meta },
+          list:
+            out.kind === 'table'
+              ? (tableHead(def.columns, meta, out.group) as StreamedList['list'])
+              : { kind: def.listKind, apiVersion: view.apiVersion, metadata: meta },
+          table,
           items,
           encoder: pooled
             ? pool.encoder(def.group, def.version, view.brand)
-            : inlineEncoder({ protobuf: this.opts.protobuf, cbor: this.opts.cbor }, view),
+            : inlineEncoder({ protobuf: this.opts.protobuf, cbor: this.opts.cbor, columns: () => def.columns }, view),
           protobuf: this.opts.protobuf,
           cbor: this.opts.cbor,
           reply: o,

@@ -28,8 +28,8 @@ export function partialObjectMetadata(o: Obj, group: string): Record<string, unk
   return { kind: 'PartialObjectMetadata', apiVersion: `${group}/v1`, metadata: o.metadata };
 }
 
-function columns(def: KindDef): Column[] {
-  return def.columns.length > 0 ? def.columns : [CREATED_AT];
+function columnsOf(defColumns: readonly Column[]): readonly Column[] {
+  return defColumns.length > 0 ? defColumns : [CREATED_AT];
 }
 
 export function toTable(
@@ -39,7 +39,12 @@ export function toTable(
   group: string,
   nowMs: number,
 ): Record<string, unknown> {
-  const cols = columns(def);
+  return { ...tableHead(def.columns, listMeta, group), rows: tableRows(def.columns, objs, group, nowMs) };
+}
+
+/** A Table without its rows: kind, apiVersion, metadata, columnDefinitions (in that order). */
+export function tableHead(defColumns: readonly Column[], listMeta: Record<string, unknown>, group: string): Record<string, unknown> {
+  const cols = columnsOf(defColumns);
   // A kind may place Name itself (Event: last, wide only); else it comes first.
   const own = cols.some((c) => c.format === 'name');
   return {
@@ -59,11 +64,17 @@ export function toTable(
         return d;
       }),
     ],
-    rows: objs.map((o) => ({
-      cells: [...(own ? [] : [o.metadata.name ?? '']), ...cols.map((c) => c.cell(o, nowMs))],
-      object: partialObjectMetadata(o, group),
-    })),
   };
+}
+
+/** A Table's rows for `objs` (a kind's own columns, or the default ones when it has none). */
+export function tableRows(defColumns: readonly Column[], objs: readonly Obj[], group: string, nowMs: number): Record<string, unknown>[] {
+  const cols = columnsOf(defColumns);
+  const own = cols.some((c) => c.format === 'name');
+  return objs.map((o) => ({
+    cells: [...(own ? [] : [o.metadata.name ?? '']), ...cols.map((c) => c.cell(o, nowMs))],
+    object: partialObjectMetadata(o, group),
+  }));
 }
 
 /** Human age as kubectl prints it (translateTimestampSince / duration.HumanDuration). */

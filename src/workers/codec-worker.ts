@@ -7,6 +7,7 @@ import { CborCodec } from '../codec/cbor';
 import { ProtobufCodec } from '../codec/protobuf';
 import { brandView } from '../http/brand-view';
 import { type ChunkItems, type ChunkResult, deflateSegment, encodeChunk } from '../http/list-chunks';
+import { columnsFor } from '../kinds/columns';
 import { defaulters } from '../schema/defaulters';
 import { SchemaSet } from '../schema/engine';
 import definitions from '../schema/generated/definitions.json';
@@ -16,7 +17,7 @@ import type { CodecTask } from './codec-pool';
 import { serveWorker } from './pool';
 
 const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
-const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas) };
+const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas), columns: columnsFor };
 const views = new Map<string, ReturnType<typeof brandView>>();
 
 function viewOf(group: string, version: string, brand: Brand) {
