@@ -2,6 +2,7 @@
  * The codec pool's worker (see src/workers/codec-pool.ts): encodes chunks of long lists and
  * compresses gzip segments, with the same codecs and schemas as the server's thread.
  */
+import * as os from 'node:os';
 import type { Brand } from '../api/brand';
 import { CborCodec } from '../codec/cbor';
 import { ProtobufCodec } from '../codec/protobuf';
@@ -15,6 +16,14 @@ import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
 import type { CodecTask } from './codec-pool';
 import { serveWorker } from './pool';
+
+// Bulk work: on Linux the nice value is per thread, so this lowers this worker alone. When the
+// two cores are contended, the server's thread (small requests) runs before long lists' chunks.
+try {
+  os.setPriority(0, 10);
+} catch {
+  // Not permitted or not supported: the worker runs at the process's priority.
+}
 
 const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
 const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas), columns: columnsFor };
