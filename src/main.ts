@@ -309,7 +309,7 @@ async function main(argv: string[]): Promise<void> {
     for (const s of rbacStores) {
       const cache = cacheOf(s);
       await cache.start();
-      const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true }, 'now');
+      const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
       for (const c of initial) rbac.apply(s.def.kind, c.obj, false);
       void (async () => {
         while (!watcher.ended)

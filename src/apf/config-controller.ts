@@ -99,7 +99,7 @@ export class ApfConfigController {
   async start(): Promise<void> {
     for (const k of [this.flowSchemas, this.levels]) {
       await k.cache.start();
-      const { watcher } = k.cache.watch({ keyPrefix: '', match: () => true }, 'now');
+      const { watcher } = k.cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
       this.watchers.push(watcher);
       void (async () => {
         while (!this.stopped && !watcher.ended) {

@@ -25,7 +25,7 @@ export class ClusterRoleAggregation {
 
   async start(): Promise<void> {
     await this.cache.start();
-    const w = this.cache.watch({ keyPrefix: '', match: () => true }, 'now');
+    const w = this.cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     await this.sync();
     void (async () => {
       while (!this.stopped && !w.watcher.ended) {

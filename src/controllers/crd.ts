@@ -59,7 +59,7 @@ export class CrdController {
 
   async start(): Promise<void> {
     await this.cache.start();
-    const w = this.cache.watch({ keyPrefix: '', match: () => true }, 'now');
+    const w = this.cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of w.initial) this.queue.set(c.obj.metadata.name as string, c.obj);
     await this.drain();
     void (async () => {

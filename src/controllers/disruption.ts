@@ -71,8 +71,8 @@ export class DisruptionController {
 
   async start(): Promise<void> {
     await Promise.all([this.budgetCache.start(), this.podCache.start()]);
-    const b = this.budgetCache.watch({ keyPrefix: '', match: () => true }, 'now');
-    const p = this.podCache.watch({ keyPrefix: '', match: () => true }, 'now');
+    const b = this.budgetCache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+    const p = this.podCache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of b.initial) this.enqueue(c.obj);
     const follow = async (w: typeof b.watcher, onEvent: (o: Obj) => void) => {
       while (!this.stopped && !w.ended) for (const e of await w.next(Number.POSITIVE_INFINITY)) onEvent(e.obj);

@@ -111,13 +111,11 @@ export class GarbageCollector {
     this.watched.add(store);
     const cache = this.cacheOf(store);
     await cache.start();
-    const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true }, 'now');
-    // Most objects have no owners, finalizers or deletion: their node comes from the cache's view
-    // without parsing them (a restart with 1M objects parsed each twice, the cache once already).
-    for (const c of initial) {
-      if (mayNeedCollector(c.value)) this.observe(store, c.obj, false);
-      else if (c.view.uid) this.observePlain(store, c.view.uid, c.view.namespace, c.view.name);
-    }
+    const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+    // Most objects have no owners, finalizers or deletion: the graph leaves them out, and an owner
+    // reference to one is checked against its kind's cache (ownerPresent). Only objects whose
+    // stored bytes name one of the three are parsed: a restart with 1M objects parsed them all.
+    for (const c of initial) if (mayNeedCollector(c.value)) this.observe(store, c.obj, false);
     this.kick();
     void (async () => {
       while (!this.stopped && !watcher.ended) {
@@ -126,13 +124,6 @@ export class GarbageCollector {
       }
       this.watched.delete(store);
     })();
-  }
-
-  /** observe() for an object with no owners, finalizers or deletion, known without parsing it. */
-  private observePlain(store: ResourceStore, uid: string, namespace: string, name: string): void {
-    const prev = this.live.get(uid);
-    for (const o of prev?.meta.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(uid);
-    this.live.set(uid, { store, namespace, name, uid, meta: PLAIN });
   }
 
   private observe(store: ResourceStore, obj: Obj, deleted: boolean): void {
@@ -147,7 +138,13 @@ export class GarbageCollector {
       for (const o of obj.metadata.ownerReferences ?? []) this.queue.add(o.uid);
       return;
     }
-    this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, meta: metaOf(obj) });
+    const meta = metaOf(obj);
+    if (meta === PLAIN) {
+      // Nothing for the collector to do about it; as an owner it is found in its kind's cache.
+      this.live.delete(uid);
+      return;
+    }
+    this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, meta });
     for (const o of obj.metadata.ownerReferences ?? []) {
       let set = this.dependents.get(o.uid);
       if (!set) {
@@ -203,18 +200,21 @@ export class GarbageCollector {
 
   /**
    * Whether an owner reference points at a live object; owners of kinds not served count as
-   * present. An owner the graph has not seen may simply not have reached it yet (its kind's cache
-   * is behind the dependent's: a controller creating an owner and then its dependents), so before
-   * a dependent is treated as orphaned the owner is looked up in the store, as the reference's
-   * collector does.
+   * present. The graph holds only objects with owners, finalizers or a deletion; any other owner
+   * is found in its kind's cache (by name, its uid compared). An owner neither has seen may simply
+   * not have reached them yet (its kind's cache is behind the dependent's: a controller creating
+   * an owner and then its dependents), so before a dependent is treated as orphaned the owner is
+   * looked up in the store, as the reference's collector does.
    */
   private async ownerPresent(dep: Node, ref: OwnerReference): Promise<boolean> {
     const store = this.ownerStore(ref);
     if (!store) return true;
     const owner = this.live.get(ref.uid);
     if (owner !== undefined && owner.store === store && (!store.def.namespaced || owner.namespace === dep.namespace)) return true;
+    const namespace = store.def.namespaced ? dep.namespace : '';
+    if (this.cacheOf(store).get(store.key(namespace, ref.name))?.view.uid === ref.uid) return true;
     try {
-      const kv = await store.get(store.def.namespaced ? dep.namespace : '', ref.name);
+      const kv = await store.get(namespace, ref.name);
       return decodeStored(kv).metadata.uid === ref.uid;
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) return false;

@@ -38,7 +38,7 @@ export class NamespaceController {
 
   async start(): Promise<void> {
     await this.namespaces.start();
-    const { watcher, initial } = this.namespaces.watch({ keyPrefix: '', match: () => true }, 'now');
+    const { watcher, initial } = this.namespaces.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of initial) this.consider(c.obj);
     void (async () => {
       while (!this.stopped && !watcher.ended) {

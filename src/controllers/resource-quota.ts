@@ -77,7 +77,7 @@ export class ResourceQuotaController {
   async start(): Promise<void> {
     const qc = this.cacheOf(this.quotas);
     await qc.start();
-    const q = qc.watch({ keyPrefix: '', match: () => true }, 'now');
+    const q = qc.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of q.initial) this.schedule(c.obj.metadata.namespace as string, 0);
     const follow = async (w: typeof q.watcher, settle: (o: Obj) => number, creates = true) => {
       while (!this.stopped && !w.ended) {
@@ -107,7 +107,7 @@ export class ResourceQuotaController {
       // A create was charged by admission before it was stored (as the reference's replenishment,
       // which recomputes on updates and deletes only): recomputing the namespace after every
       // burst of creates would cost O(objects) per burst.
-      void follow(cache.watch({ keyPrefix: '', match: () => true }, 'now').watcher, () => settleMs, false);
+      void follow(cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now').watcher, () => settleMs, false);
     }
     this.resync = setInterval(() => {
       for (const c of qc.list()) this.schedule(c.obj.metadata.namespace as string, 0);

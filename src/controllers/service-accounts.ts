@@ -22,8 +22,8 @@ export class ServiceAccountController {
 
   async start(): Promise<void> {
     await Promise.all([this.namespaces.start(), this.accountCache.start()]);
-    const ns = this.namespaces.watch({ keyPrefix: '', match: () => true }, 'now');
-    const sa = this.accountCache.watch({ keyPrefix: '', match: () => true }, 'now');
+    const ns = this.namespaces.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+    const sa = this.accountCache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     await Promise.all(ns.initial.map((c) => this.ensure(c.obj)));
     void (async () => {
       while (!this.stopped && !ns.watcher.ended)

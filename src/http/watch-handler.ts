@@ -220,7 +220,8 @@ export class WatchHandler {
     try {
       // Watches with the same namespace, name and selector strings share one match per event.
       const key = `${keyPrefix}\u0000${name}\u0000${q.get('labelSelector') ?? ''}\u0000${q.get('fieldSelector') ?? ''}`;
-      reg = cache.watch({ keyPrefix, match, key }, from);
+      const all = name === '' && lo.labelSelector.length === 0 && lo.fieldSelector.length === 0;
+      reg = cache.watch({ keyPrefix, match, key, all }, from);
     } catch (e) {
       if (!(e instanceof TooOldError)) throw e;
       tooOld = resourceExpired(e.message);

@@ -126,6 +126,19 @@ export function storedTextAt(key: string, value: Uint8Array, rv: number): string
 const META_BYTES = enc.encode(META);
 
 /**
+ * Whether `value` has the shape of a stored object (an object naming its metadata), checked
+ * without decoding it: what the watch cache checks of the objects it loads unparsed.
+ */
+export function looksStored(value: Uint8Array): boolean {
+  return (
+    value.length > 1 &&
+    value[0] === 123 /* { */ &&
+    value[value.length - 1] === 125 /* } */ &&
+    Buffer.from(value.buffer, value.byteOffset, value.byteLength).indexOf(META_BYTES) > 0
+  );
+}
+
+/**
  * The JSON of stored bytes with metadata.resourceVersion `rv`, as three UTF-8 chunks: the bytes
  * before the splice point and after it (views of `value`, not copies) and the field between.
  * Only for bytes already known to be a stored object (the watch cache's entries).

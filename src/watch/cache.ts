@@ -16,7 +16,7 @@
  */
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
-import { CorruptObjectError, decodeStoredAt, hintText, storedTextAt, writtenHint } from '../registry/encoding';
+import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../registry/encoding';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 
@@ -57,13 +57,34 @@ export function viewField(v: SelectorView, field: string): string {
  * (admission configuration, authorization, flow control) keep the parsed form (`keepParsed`).
  */
 export class CachedObject {
+  private v: SelectorView | undefined;
+
   constructor(
     readonly key: string,
     readonly rv: Revision,
     readonly value: Uint8Array,
-    readonly view: SelectorView,
+    view: SelectorView | undefined,
     private readonly parsed: Obj | undefined,
-  ) {}
+    private readonly fields?: (o: Obj) => Record<string, string> | undefined,
+  ) {
+    this.v = view;
+  }
+
+  /**
+   * The selector view. Objects loaded when the cache starts get theirs when first asked for (a
+   * selector, the garbage collector's owner check): a restart with 1M objects parsed each one
+   * just for this. An object that cannot be parsed has an empty view (no labels, no fields).
+   */
+  get view(): SelectorView {
+    if (this.v === undefined) {
+      try {
+        this.v = selectorView(this.obj, this.fields);
+      } catch {
+        this.v = { name: '', namespace: '', uid: '', labels: undefined, fields: undefined };
+      }
+    }
+    return this.v;
+  }
 
   /** The object's JSON text with resourceVersion (built on each call; our recent writes' is shared). */
   get text(): string {
@@ -188,6 +209,11 @@ export interface Selection {
   /** Only keys starting with this (a namespace prefix), or '' for all of the resource. */
   keyPrefix: string;
   match: (v: SelectorView) => boolean;
+  /**
+   * `match` accepts every object (no selectors): the initial listing does not consult views,
+   * which objects loaded at start make only when asked for (parsing them).
+   */
+  all?: boolean;
   /**
    * Watchers whose selections have the same key select the same objects: an event is matched
    * once for all of them (fan-out evaluates each distinct selection once per event).
@@ -428,7 +454,10 @@ export class WatchCache {
     this.state.clear();
     this.counts.clear();
     this.corrupt.clear();
-    for (const kv of r.kvs) this.put(kv);
+    for (const kv of r.kvs) {
+      if (this.keepParsed) this.put(kv);
+      else this.putUnparsed(kv);
+    }
     this.rev = r.revision;
     this.oldest = r.revision;
     this.history = [];
@@ -502,6 +531,28 @@ export class WatchCache {
       this.log(`watch cache ${this.prefix}: ${e.message}`);
       return undefined;
     }
+  }
+
+  /**
+   * Insert an object without parsing it (the load at start): its view is made when first asked
+   * for. Bytes that are not a stored object at all are remembered as corrupt, as put() does; a
+   * value that passes this check and still does not parse is found when it is read.
+   */
+  private putUnparsed(kv: KeyValue): void {
+    if (!looksStored(kv.value)) {
+      if (this.state.delete(kv.key)) this.count(kv.key, -1);
+      this.corrupt.add(kv.key);
+      this.log(`watch cache ${this.prefix}: ${new CorruptObjectError(kv.key, 'not a stored object').message}`);
+      return;
+    }
+    const c = new CachedObject(kv.key, kv.modRevision, kv.value, undefined, undefined, this.fields);
+    if (this.state.set(kv.key, c)) this.count(kv.key, 1);
+    this.corrupt.delete(kv.key);
+  }
+
+  /** The current object at `key`, if any. */
+  get(key: string): CachedObject | undefined {
+    return this.state.get(key);
   }
 
   private count(key: string, delta: number): void {
@@ -655,7 +706,8 @@ export class WatchCache {
   watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
     const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.watchers.delete(x));
     if (from === 'now') {
-      const initial = this.list(sel.keyPrefix).filter((c) => sel.match(c.view));
+      const listed = this.list(sel.keyPrefix);
+      const initial = sel.all === true ? listed : listed.filter((c) => sel.match(c.view));
       const revision = this.revision;
       w.delivered = revision;
       this.watchers.add(w);

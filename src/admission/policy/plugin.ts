@@ -146,7 +146,7 @@ export class PolicyAdmission implements Plugin {
   }
 
   private follow(cache: WatchCache, apply: (o: Obj, deleted: boolean) => void): void {
-    const w = cache.watch({ keyPrefix: '', match: () => true }, 'now');
+    const w = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of w.initial) apply(c.obj, false);
     this.rebuild();
     void (async () => {

@@ -33,7 +33,7 @@ export class PolicyStatusController {
 
   async start(): Promise<void> {
     await this.cache.start();
-    const w = this.cache.watch({ keyPrefix: '', match: () => true }, 'now');
+    const w = this.cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of w.initial) this.enqueue(c.obj);
     void (async () => {
       while (!this.stopped && !w.watcher.ended) {
