@@ -329,7 +329,7 @@ export class WatchHandler {
                   // between the event's two fixed parts: no per-watcher copy of the object is
                   // built (100 watches reading 1,500 2 KB objects made 300 MB of short-lived
                   // strings when each built its own).
-                  const [before, field, after] = storedJsonChunks(c.value, c.rv);
+                  const [before, field, after] = storedJsonChunks(c.key, c.value, c.rv);
                   controller.write(ADDED_HEAD);
                   controller.write(before);
                   controller.write(field);

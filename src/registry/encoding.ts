@@ -126,25 +126,24 @@ export function storedTextAt(key: string, value: Uint8Array, rv: number): string
 const META_BYTES = enc.encode(META);
 
 /**
- * Whether `value` has the shape of a stored object (an object naming its metadata), checked
- * without decoding it: what the watch cache checks of the objects it loads unparsed.
+ * Whether `value` has the shape of a stored object (a JSON object: `{"` ... `}`), checked without
+ * decoding or searching it: what the watch cache checks of each object it loads unparsed (a
+ * million of them at a restart). Garbage is caught here; JSON that does not parse is found when
+ * the object is read.
  */
 export function looksStored(value: Uint8Array): boolean {
-  return (
-    value.length > 1 &&
-    value[0] === 123 /* { */ &&
-    value[value.length - 1] === 125 /* } */ &&
-    Buffer.from(value.buffer, value.byteOffset, value.byteLength).indexOf(META_BYTES) > 0
-  );
+  return value.length > 2 && value[0] === 123 /* { */ && value[1] === 34 /* " */ && value[value.length - 1] === 125 /* } */;
 }
 
 /**
  * The JSON of stored bytes with metadata.resourceVersion `rv`, as three UTF-8 chunks: the bytes
  * before the splice point and after it (views of `value`, not copies) and the field between.
- * Only for bytes already known to be a stored object (the watch cache's entries).
+ * For the watch cache's entries; bytes without the metadata's start are CorruptObjectError.
  */
-export function storedJsonChunks(value: Uint8Array, rv: number): [Uint8Array, Uint8Array, Uint8Array] {
-  const i = Buffer.from(value.buffer, value.byteOffset, value.byteLength).indexOf(META_BYTES) + META_BYTES.length;
+export function storedJsonChunks(key: string, value: Uint8Array, rv: number): [Uint8Array, Uint8Array, Uint8Array] {
+  const at = Buffer.from(value.buffer, value.byteOffset, value.byteLength).indexOf(META_BYTES);
+  if (at < 0) throw new CorruptObjectError(key, 'not a stored object');
+  const i = at + META_BYTES.length;
   const field = enc.encode(value[i] === 125 /* } */ ? `"resourceVersion":"${rv}"` : `"resourceVersion":"${rv}",`);
   return [value.subarray(0, i), field, value.subarray(i)];
 }
