@@ -99,6 +99,22 @@ export async function writeSnapshot(
 }
 
 /**
+ * A snapshot's bytes, mapped rather than read (private, read-only use): no copy of a file that
+ * can be a gigabyte (1M objects: 0.46 s of reading, against page faults as the load touches it),
+ * and the values that stay views into it live in the page cache, not on the heap. A snapshot
+ * file is never changed once renamed into place; deleting it (a newer one supersedes it) leaves
+ * the mapping valid. Where mapping fails, the file is read.
+ */
+function mapFile(file: string): Uint8Array {
+  try {
+    if (typeof Bun !== 'undefined' && typeof Bun.mmap === 'function') return Bun.mmap(file, { shared: false });
+  } catch {
+    // fall through
+  }
+  return fs.readFileSync(file);
+}
+
+/**
  * Load the newest snapshot in `dir`, calling `onEntry` for each key in key order.
  * Returns its revision, or 0 when there is none.
  */
@@ -110,7 +126,7 @@ export function loadSnapshot(dir: string, onEntry: (kv: KeyValue) => void, onFil
   for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (name.endsWith('.tmp')) fs.rmSync(path.join(dir, name));
   const newest = snapshotFiles(dir).pop();
   if (newest === undefined) return 0;
-  const buf: Uint8Array = fs.readFileSync(newest.file);
+  const buf = mapFile(newest.file);
   onFile?.(newest.file, buf);
   if (buf.length < MAGIC.length + 8 + 16 || Buffer.compare(buf.subarray(0, MAGIC.length), MAGIC) !== 0) {
     throw new SnapshotCorruptError(newest.file, 'bad header');
