@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { decodeEntry, encodeEntry, Reader, Writer } from './codec';
+import { mapFile } from './map-file';
 import { type KeyValue, type Revision, StoreError } from './types';
 import { fdatasync, fsyncDir, writeAll } from './wal';
 
@@ -96,22 +97,6 @@ export async function writeSnapshot(
   if (fsyncMode === 'always') fsyncDir(dir);
   for (const old of snapshotFiles(dir)) if (old.rev < rev) fs.rmSync(old.file, { force: true });
   return { file, bytes: pos, keys };
-}
-
-/**
- * A snapshot's bytes, mapped rather than read (private, read-only use): no copy of a file that
- * can be a gigabyte (1M objects: 0.46 s of reading, against page faults as the load touches it),
- * and the values that stay views into it live in the page cache, not on the heap. A snapshot
- * file is never changed once renamed into place; deleting it (a newer one supersedes it) leaves
- * the mapping valid. Where mapping fails, the file is read.
- */
-function mapFile(file: string): Uint8Array {
-  try {
-    if (typeof Bun !== 'undefined' && typeof Bun.mmap === 'function') return Bun.mmap(file, { shared: false });
-  } catch {
-    // fall through
-  }
-  return fs.readFileSync(file);
 }
 
 /**

@@ -28,6 +28,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
+import { mapFile } from './map-file';
 import { type Revision, StoreError } from './types';
 
 export interface WalOptions {
@@ -231,7 +232,8 @@ export class Wal {
     report: WalRecoveryReport,
     onSegment: ((file: string, buf: Uint8Array) => void) | undefined,
   ): number {
-    const buf: Uint8Array = fs.readFileSync(seg.file);
+    // The last segment is appended to (and a torn tail zeroed): read it; the others are sealed.
+    const buf: Uint8Array = last ? fs.readFileSync(seg.file) : mapFile(seg.file);
     onSegment?.(seg.file, buf);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     let p = 0;
