@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startServer } from '../test/helpers/server';
 import { pod3k } from './fixtures';
-import { load, threadCpu } from './harness';
+import { load, smallGets, threadCpu } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const PODS = Number(arg('pods') ?? 100_000);
@@ -90,14 +90,7 @@ for (const poolSize of [1, 0]) {
       );
     }
     const auth = { authorization: `Bearer ${srv.token}` };
-    const get = {
-      url: `${srv.url}/api/v1/namespaces/default`,
-      method: 'GET',
-      headers: auth,
-      ca: srv.ca,
-      concurrency: 16,
-      durationMs: PHASE_MS,
-    };
+    const get = smallGets(srv, PHASE_MS);
     for (const media of ['protobuf+gzip', 'json+gzip', 'cbor']) {
       const unloaded = await load(get);
       resetPeak(pid);

@@ -203,3 +203,18 @@ export async function bareServer(doc: string): Promise<{ url: string; ca: string
   const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
   return { url: `https://127.0.0.1:${port}/`, ca: certs.ca ?? '', stop: () => proc.kill() };
 }
+
+/**
+ * The small request the list benches measure latency with: GET of the `default` namespace from
+ * `concurrency` clients for `durationMs` (a spec for load()).
+ */
+export function smallGets(srv: { url: string; token: string; ca: string }, durationMs: number, concurrency = 16): Record<string, unknown> {
+  return {
+    url: `${srv.url}/api/v1/namespaces/default`,
+    method: 'GET',
+    headers: { authorization: `Bearer ${srv.token}` },
+    ca: srv.ca,
+    concurrency,
+    durationMs,
+  };
+}

@@ -8,7 +8,7 @@
  */
 import * as fs from 'node:fs';
 import { startServer } from '../test/helpers/server';
-import { load } from './harness';
+import { load, smallGets } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const OBJECTS = Number(arg('objects') ?? 20_000);
@@ -33,14 +33,7 @@ for (const mode of ['streamed', 'built whole']) {
         ),
       );
     }
-    const get = {
-      url: `${srv.url}/api/v1/namespaces/default`,
-      method: 'GET',
-      headers: auth,
-      ca: srv.ca,
-      concurrency: 16,
-      durationMs: PHASE_MS,
-    };
+    const get = smallGets(srv, PHASE_MS);
     const unloaded = await load(get);
     const [loaded, lists] = await Promise.all([
       load(get),
