@@ -22,6 +22,22 @@ export interface EngineOptions {
   readonly homogeneousAggregateLiterals?: boolean;
 }
 
+/**
+ * cel-js is patched (patches/@marcbachmann+cel-js+8.0.0.patch, applied by patch-package when npm
+ * installs): raw and UTF-8 bytes literals, quoted field names, optional list and map entries,
+ * qualified identifiers, heterogeneous equality and cel-go's unchecked semantics. A server on an
+ * unpatched copy would quietly miss them, so it refuses to start.
+ */
+function assertPatched(): void {
+  const probe = new Environment({ enableOptionalTypes: true });
+  let patched = false;
+  try {
+    patched = probe.evaluate("size([?optional.none(), ?optional.of(.5)]) == 1 && {'a-b': 1}.`a-b` == 1") === true;
+  } catch {}
+  if (!patched) throw new Error('@marcbachmann/cel-js is not patched: run `npm install` (patch-package applies patches/*.patch)');
+}
+assertPatched();
+
 export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: EngineOptions = {}): Environment {
   const e = new Environment({
     enableOptionalTypes: true,
