@@ -95,4 +95,58 @@ describe('rules are type-checked against the schema', () => {
     expect(name.status).toBe(422);
     expect(name.body.details.causes[0].message).toContain("failed rule: self.metadata.name.startsWith('s')");
   });
+
+  test('an embedded resource has apiVersion, kind and metadata name and generateName, no other metadata', async () => {
+    const body = crd('wraps', []);
+    const spec = body.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    spec.properties.template = {
+      type: 'object',
+      'x-kubernetes-embedded-resource': true,
+      properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+    };
+    spec['x-kubernetes-validations'] = [
+      { rule: "self.template.kind == 'Pod' && self.template.metadata.name.startsWith('w')" },
+      { rule: 'self.template.spec.size < 3' },
+    ];
+    const refused = await srv.json('POST', CRDS, {
+      ...body,
+      spec: {
+        ...body.spec,
+        versions: [
+          {
+            ...body.spec.versions[0],
+            schema: {
+              openAPIV3Schema: {
+                ...body.spec.versions[0].schema.openAPIV3Schema,
+                properties: { spec: { ...spec, 'x-kubernetes-validations': [{ rule: 'self.template.metadata.labels.size() > 0' }] } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.details.causes[0].message).toContain("undefined field 'labels'");
+
+    expect((await srv.json('POST', CRDS, body)).status).toBe(201);
+    const P = '/apis/types.example.com/v1/namespaces/default/wraps';
+    const make = (name: string, template: Json) =>
+      srv.json('POST', P, {
+        apiVersion: 'types.example.com/v1',
+        kind: 'Wrap',
+        metadata: { name: 'x' },
+        spec: { template: { ...template, metadata: { name } } },
+      });
+    const ok = await until(
+      () => make('w1', { apiVersion: 'v1', kind: 'Pod', spec: { size: 1 } }),
+      (r) => r.status !== 404,
+      5000,
+    );
+    expect(ok.status).toBe(201);
+    // Pruning keeps an embedded resource's apiVersion, kind and metadata.
+    expect(ok.body.spec.template).toEqual({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'w1' }, spec: { size: 1 } });
+    const bad = await make('v1', { apiVersion: 'v1', kind: 'Pod', spec: { size: 1 } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.details.causes[0].message).toContain("failed rule: self.template.kind == 'Pod'");
+  });
 });

@@ -10,12 +10,13 @@
  *   object with additionalProperties   map<string, T>
  *   array                        list<T>
  *   integer / number / boolean / string   int / double / bool / string
- *   preserve-unknown-fields, int-or-string, embedded resources, formats (byte, date-time,
- *   duration), objects without properties    dyn: the runtime values are JSON, so these are
- *   left to the evaluation rather than typed stricter than what is evaluated
+ *   preserve-unknown-fields, int-or-string, formats (byte, date-time, duration), objects
+ *   without properties    dyn: the runtime values are JSON, so these are left to the evaluation
+ *   rather than typed stricter than what is evaluated
  *
- * The root node also has apiVersion, kind and metadata (name and generateName), as the
- * reference's root type.
+ * The root node and every embedded resource (x-kubernetes-embedded-resource, unless it also
+ * preserves unknown fields) also have apiVersion, kind and metadata with only name and
+ * generateName, as the reference's types: `self.template.metadata.labels` is an undefined field.
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { isObject, type JsonObject } from '../../api/meta';
@@ -32,18 +33,18 @@ class CrdTypes {
 
   typeOf(s: JsonObject | undefined, root: boolean, depth = 0): string {
     if (!s || depth > MAX_DEPTH) return 'dyn';
-    if (s['x-svc-preserve-unknown-fields'] === true || s['x-svc-int-or-string'] === true || s['x-svc-embedded-resource'] === true)
-      return 'dyn';
+    if (s['x-svc-preserve-unknown-fields'] === true || s['x-svc-int-or-string'] === true) return 'dyn';
+    const resource = root || s['x-svc-embedded-resource'] === true;
     switch (s.type) {
       case 'object': {
         const props = isObject(s.properties) ? s.properties : undefined;
-        if (props && Object.keys(props).length > 0) {
+        if ((props && Object.keys(props).length > 0) || resource) {
           const fields: Record<string, string> = {};
-          for (const [k, v] of Object.entries(props)) {
+          for (const [k, v] of Object.entries(props ?? {})) {
             const name = escapeName(k);
             if (name !== undefined) fields[name] = this.typeOf(isObject(v) ? v : undefined, false, depth + 1);
           }
-          if (root) {
+          if (resource) {
             fields.apiVersion ??= 'string';
             fields.kind ??= 'string';
             fields.metadata = this.metadataType();

@@ -46,6 +46,8 @@ function toSchema(p: JsonObject): Schema {
       else if (ap === true) out.preserveUnknown = true;
       // An object with neither properties nor additionalProperties keeps nothing (unless preserved).
       if (!props && !isObject(ap) && !out.preserveUnknown) out.properties = {};
+      // An embedded resource keeps its apiVersion, kind and metadata (pruned as ObjectMeta).
+      if (base.embedded) out.properties = { ...out.properties, ...resourceFields() };
       if (p['x-svc-map-type'] === 'atomic' || p['x-svc-map-type'] === 'granular') out.mapType = p['x-svc-map-type'];
       return out;
     }
@@ -73,16 +75,15 @@ function toSchema(p: JsonObject): Schema {
   }
 }
 
+function resourceFields(): Record<string, Schema> {
+  return { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'ref', ref: OBJECT_META } };
+}
+
 /** The engine schema of a custom resource: its openAPIV3Schema with the registry's root fields. */
 export function structuralSchema(props: JsonObject, gvk: { group: string; version: string; kind: string }): Schema {
   const root = toSchema(props);
   if (root.type !== 'object') return root;
-  root.properties = {
-    ...root.properties,
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'ref', ref: OBJECT_META },
-  };
+  root.properties = { ...root.properties, ...resourceFields() };
   root.gvk = [gvk];
   return root;
 }
