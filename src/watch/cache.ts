@@ -42,6 +42,14 @@ export function selectorView(o: Obj, fields?: (o: Obj) => Record<string, string>
   return { name: m.name ?? '', namespace: m.namespace ?? '', uid: m.uid ?? '', labels: m.labels, fields: fields?.(o) };
 }
 
+function viewOrEmpty(o: Obj, fields?: (o: Obj) => Record<string, string> | undefined): SelectorView {
+  try {
+    return selectorView(o, fields);
+  } catch {
+    return EMPTY_VIEW;
+  }
+}
+
 /** A field selector's field of a view ('' when the kind has no such field or the object no value). */
 export function viewField(v: SelectorView, field: string): string {
   if (field === 'metadata.name') return v.name;
@@ -76,13 +84,12 @@ export class CachedObject {
    * just for this. An object that cannot be parsed has an empty view (no labels, no fields).
    */
   get view(): SelectorView {
-    if (this.v === undefined) {
-      try {
-        this.v = selectorView(this.obj, this.fields);
-      } catch {
-        this.v = { name: '', namespace: '', uid: '', labels: undefined, fields: undefined };
-      }
-    }
+    this.v ??= viewOfStored(this.key, this.value, this.rv, this.fields);
+    return this.v;
+  }
+
+  /** The view if something already made it (a selector, the garbage collector), else undefined. */
+  get viewIfMade(): SelectorView | undefined {
     return this.v;
   }
 
@@ -115,6 +122,8 @@ export class CacheEvent {
   private o: Obj | undefined;
   private p: Obj | undefined;
   private t: string | undefined;
+  private v: SelectorView | undefined;
+  private pv: SelectorView | undefined;
 
   constructor(
     /** What happened in the store; watchers may see it as another type after filtering. */
@@ -123,20 +132,40 @@ export class CacheEvent {
     readonly key: string,
     /** The stored bytes of the object the event carries. */
     private readonly value: Uint8Array,
-    readonly view: SelectorView,
+    view: SelectorView | undefined,
     text: string | undefined,
     obj: Obj | undefined,
     /** The previous version (for selector transitions): its bytes, revision, view; absent on create. */
     private readonly prevValue: Uint8Array | undefined,
     private readonly prevRv: Revision,
-    readonly prevView: SelectorView | undefined,
+    prevView: SelectorView | undefined,
     prev: Obj | undefined,
     /** When the cache received it (ms), for the time-based history window. */
     readonly at: number,
+    /** The kind's selectable fields, to make the views when a selector asks. */
+    private readonly fields?: (o: Obj) => Record<string, string> | undefined,
   ) {
     this.t = text;
     this.o = obj;
     this.p = prev;
+    this.v = view;
+    this.pv = prevView;
+  }
+
+  /**
+   * The object's selector view, made when a watcher with a selector first asks (watches without
+   * selectors never do), from the parsed object while the event is recent, else from its bytes.
+   */
+  get view(): SelectorView {
+    if (this.v === undefined) this.v = this.o ? viewOrEmpty(this.o, this.fields) : viewOfStored(this.key, this.value, this.rv, this.fields);
+    return this.v;
+  }
+
+  /** The previous version's view (for selector transitions); undefined on create. */
+  get prevView(): SelectorView | undefined {
+    if (this.pv === undefined && this.prevValue !== undefined)
+      this.pv = this.p ? viewOrEmpty(this.p, this.fields) : viewOfStored(this.key, this.prevValue, this.prevRv, this.fields);
+    return this.pv;
   }
 
   /** The object's JSON text with this event's resourceVersion. */
@@ -154,6 +183,11 @@ export class CacheEvent {
     return decodeStoredAt(this.key, this.prevValue, this.prevRv);
   }
 
+  /** Whether it carries a previous version (an update or a delete). */
+  get hasPrev(): boolean {
+    return this.prevValue !== undefined;
+  }
+
   /** The bytes it holds (the object's and, for an update, the previous version's). */
   bytes(): number {
     return this.value.length + (this.prevValue?.length ?? 0);
@@ -164,9 +198,27 @@ export class CacheEvent {
     this.o = undefined;
     this.p = undefined;
     this.t = undefined;
+    this.v = undefined;
+    this.pv = undefined;
     this.lines = undefined;
     this.frames = undefined;
     exits.delete(this);
+  }
+}
+
+const EMPTY_VIEW: SelectorView = Object.freeze({ name: '', namespace: '', uid: '', labels: undefined, fields: undefined });
+
+/** The view of stored bytes; an object that cannot be parsed has an empty view (no labels, no fields). */
+function viewOfStored(
+  key: string,
+  value: Uint8Array,
+  rv: Revision,
+  fields: ((o: Obj) => Record<string, string> | undefined) | undefined,
+): SelectorView {
+  try {
+    return selectorView(decodeStoredAt(key, value, rv), fields);
+  } catch {
+    return EMPTY_VIEW;
   }
 }
 
@@ -283,8 +335,12 @@ export class Watcher {
       const k = this.sel.key;
       let m = memo && k !== undefined ? memo.get(k) : undefined;
       if (m === undefined) {
-        m =
-          (this.sel.match(e.view) ? NOW : 0) | (e.prevView !== undefined && e.type !== 'ADDED' && this.sel.match(e.prevView) ? BEFORE : 0);
+        // A selection of everything needs no views (they are made only when a selector asks).
+        if (this.sel.all === true) m = NOW | (e.type !== 'ADDED' && e.hasPrev ? BEFORE : 0);
+        else {
+          const pv = e.type === 'ADDED' ? undefined : e.prevView;
+          m = (this.sel.match(e.view) ? NOW : 0) | (pv !== undefined && this.sel.match(pv) ? BEFORE : 0);
+        }
         if (memo && k !== undefined) memo.set(k, m);
       }
       const now = (m & NOW) !== 0;
@@ -399,6 +455,8 @@ export class Watcher {
 export class WatchCache {
   // Keys are strings: a plain comparison (the library's default comparator handles mixed types
   // and was a measurable share of a create).
+  /** Watchers whose selection is not `all` (they match events by views). */
+  private selecting = 0;
   private readonly state = new BTree<string, CachedObject>(undefined, (a, b) => (a < b ? -1 : a > b ? 1 : 0), 64);
   /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
   private readonly counts = new Map<string, number>();
@@ -520,7 +578,12 @@ export class WatchCache {
   private put(kv: KeyValue): { c: CachedObject; obj: Obj; text: string } | undefined {
     try {
       const { obj, text } = parsedOf(kv);
-      const c = new CachedObject(kv.key, kv.modRevision, kv.value, selectorView(obj, this.fields), this.keepParsed ? obj : undefined);
+      // The view is made when a selector first asks (most objects are never selected by labels
+      // or fields): about 200 bytes per object that plain watches and lists never read. While
+      // watchers with selectors exist, every change needs it (and the next change its previous
+      // version's), so it is made now from the object parsed anyway.
+      const view = this.keepParsed || this.selecting > 0 ? selectorView(obj, this.fields) : undefined;
+      const c = new CachedObject(kv.key, kv.modRevision, kv.value, view, this.keepParsed ? obj : undefined, this.fields);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       this.corrupt.delete(kv.key);
       return { c, obj, text };
@@ -586,7 +649,7 @@ export class WatchCache {
       // started after the object's last write has it cached; this is for corrupt ones).
       let prevValue = before?.value;
       let prevRv = before?.rv ?? 0;
-      let prevView = before?.view;
+      let prevView = before?.viewIfMade;
       if (!before && ce.prev) {
         try {
           prevView = selectorView(decodeStoredAt(ce.kv.key, ce.prev.value, ce.prev.modRevision), this.fields);
@@ -596,9 +659,23 @@ export class WatchCache {
           prevValue = undefined;
         }
       }
-      if (!prevValue || !prevView) return;
+      if (!prevValue) return;
       if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
-      e = new CacheEvent('DELETED', rv, ce.kv.key, prevValue, prevView, undefined, undefined, prevValue, prevRv, prevView, undefined, at);
+      e = new CacheEvent(
+        'DELETED',
+        rv,
+        ce.kv.key,
+        prevValue,
+        prevView,
+        undefined,
+        undefined,
+        prevValue,
+        prevRv,
+        prevView,
+        undefined,
+        at,
+        this.fields,
+      );
     } else {
       // Version 1 is the first put of the key (a create): no previous version to look up.
       const before = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key);
@@ -609,14 +686,15 @@ export class WatchCache {
         rv,
         ce.kv.key,
         ce.kv.value,
-        put.c.view,
+        put.c.viewIfMade,
         put.text,
         put.obj,
         before?.value,
         before?.rv ?? 0,
-        before?.view,
+        before?.viewIfMade,
         undefined,
         at,
+        this.fields,
       );
     }
     this.rev = rv;
@@ -704,23 +782,30 @@ export class WatchCache {
    * Throws TooOldError if `from` is older than the history window.
    */
   watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
-    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.watchers.delete(x));
+    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => {
+      if (this.watchers.delete(x) && x.sel.all !== true) this.selecting--;
+    });
     if (from === 'now') {
       const listed = this.list(sel.keyPrefix);
       const initial = sel.all === true ? listed : listed.filter((c) => sel.match(c.view));
       const revision = this.revision;
       w.delivered = revision;
-      this.watchers.add(w);
+      this.addWatcher(w);
       return { watcher: w, initial, revision };
     }
     if (from < this.oldest) throw new TooOldError(from, this.oldest);
     // Replay retained events after `from`, then live ones.
-    this.watchers.add(w);
+    this.addWatcher(w);
     for (let i = this.historyHead; i < this.history.length; i++) {
       const e = this.history[i] as CacheEvent;
       if (e.rv > from) w.offer(e);
     }
     return { watcher: w, initial: [], revision: this.revision };
+  }
+
+  private addWatcher(w: Watcher): void {
+    this.watchers.add(w);
+    if (w.sel.all !== true) this.selecting++;
   }
 
   stop(): void {
