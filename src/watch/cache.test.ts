@@ -76,3 +76,36 @@ test('an old event parses its text again, with the same result as when it was fr
   cache.stop();
   await kv.close();
 });
+
+test('views are made only when a selector asks; a selector watch started later still sees transitions', async () => {
+  const kv = await MvccStore.open({});
+  const cache = new WatchCache(kv, P);
+  await cache.start();
+  const plain = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now').watcher;
+  let r = await create(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'web' }, '1')));
+  r = await create(kv, `${P}ns/b`, encodeStored(cm('b', { app: 'db' }, '1')));
+  await settle(cache, r);
+  expect(seen(plain).map((l) => l.split(' ')[0])).toEqual(['ADDED', 'ADDED']);
+  const state = (cache as unknown as { state: { get(k: string): { viewIfMade: unknown } } }).state;
+  // Only plain watches so far: no object and no event has a view.
+  expect(state.get(`${P}ns/a`).viewIfMade).toBeUndefined();
+  const history = (cache as unknown as { history: CacheEvent[] }).history;
+  for (const e of history) expect((e as unknown as { v?: unknown }).v).toBeUndefined();
+
+  // A selector watch from now: a's move out of the selection is a DELETED for it (its previous
+  // view made from the stored bytes), b's move in an ADDED.
+  const web = cache.watch({ keyPrefix: `${P}ns/`, match: (v) => v.labels?.app === 'web', key: 'web' }, 'now');
+  expect(web.initial.map((c) => c.view.name)).toEqual(['a']);
+  r = await update(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'db' }, '2')), r - 1);
+  r = await update(kv, `${P}ns/b`, encodeStored(cm('b', { app: 'web' }, '2')), r - 1);
+  await settle(cache, r);
+  expect(
+    seen(web.watcher)
+      .map((l) => l.split(' ').slice(0, 3).join(' '))
+      .map((l) => l.replace(/ \d+ /, ' ')),
+  ).toEqual(['DELETED a', 'ADDED b']);
+  // While it watches, changes make their views at once.
+  expect(state.get(`${P}ns/b`).viewIfMade).toBeDefined();
+  cache.stop();
+  await kv.close();
+});
