@@ -7,6 +7,7 @@
  */
 
 import type { Obj } from '../api/meta';
+import { valueSlabs } from '../store/slabs';
 import type { KeyValue } from '../store/types';
 
 const enc = new TextEncoder();
@@ -61,7 +62,8 @@ export function encodeStored(obj: Obj): Uint8Array {
   const { kind, apiVersion, metadata, ...rest } = obj;
   const { resourceVersion: _rv, ...meta } = metadata;
   const text = JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
-  const bytes = enc.encode(text);
+  // Into the slabs the store keeps its values in (src/store/slabs.ts): one copy of the bytes.
+  const bytes = valueSlabs.encode(text);
   if (hints.size >= HINTS) {
     olderHints = hints;
     hints = new Map();

@@ -18,7 +18,7 @@
 import * as path from 'node:path';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
-import { ValueSlabs } from './slabs';
+import { valueSlabs } from './slabs';
 import { loadSnapshot, writeSnapshot } from './snapshot';
 import { HistorySpill, type SpillOptions } from './spill';
 import {
@@ -105,7 +105,6 @@ function inRange(k: string, key: string, end: string | undefined): boolean {
 
 export class MvccStore implements KV {
   private readonly index = new KeyIndex();
-  private readonly slabs = new ValueSlabs();
   /** Open change streams, by prefix range (see watch) and the rest. */
   private readonly prefixStreams = new Map<string, Set<MvccChangeStream>>();
   private readonly otherStreams = new Set<MvccChangeStream>();
@@ -263,7 +262,7 @@ export class MvccStore implements KV {
         responses.push({ op: 'get', kv: this.index.latest(o.key) });
       } else if (o.op === 'put') {
         // The index keeps a copy packed into a slab, not the caller's buffer (slabs.ts).
-        const prev = this.applyPut(o.key, this.slabs.pack(o.value), rev, keys);
+        const prev = this.applyPut(o.key, valueSlabs.pack(o.value), rev, keys);
         logged.push(o);
         responses.push({ op: 'put', revision: rev, prev });
       } else {

@@ -26,3 +26,30 @@ test('values are copied into shared slabs; large and empty values keep their own
     expect(v.every((x) => x === i)).toBe(true);
   });
 });
+
+test('text is encoded straight into a slab, and a value already in a slab is kept as it is', () => {
+  const slabs = new ValueSlabs();
+  const v = slabs.encode('{"a":"é"}');
+  expect(Buffer.from(v).toString()).toBe('{"a":"é"}');
+  expect(v.length).toBe(10);
+  expect(slabs.pack(v)).toBe(v);
+  const w = slabs.encode('{"b":1}');
+  expect(w.buffer).toBe(v.buffer);
+  // Large texts keep their own buffer.
+  const big = slabs.encode(`"${'x'.repeat(10_000)}"`);
+  expect(big.length).toBe(10_002);
+  expect(big.buffer).not.toBe(v.buffer);
+});
+
+test("the store keeps the registry's encoded bytes as they are, so the watch cache finds their write hint", async () => {
+  const { MvccStore } = await import('./mvcc');
+  const { encodeStored, writtenHint } = await import('../registry/encoding');
+  const { create, get } = await import('./ops');
+  const kv = await MvccStore.open({});
+  const bytes = encodeStored({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: { v: '1' } });
+  await create(kv, '/registry/configmaps/ns/a', bytes);
+  const got = await get(kv, '/registry/configmaps/ns/a');
+  expect(got?.value).toBe(bytes);
+  expect(writtenHint(got?.value as Uint8Array)).toBeDefined();
+  await kv.close();
+});
