@@ -631,7 +631,8 @@ export class ResourceStore {
         const applied = this.checkTypeMeta(clone(body));
         this.admit(applied, { ...w, warnings: [] });
         applied.metadata.name = name;
-        return { input: this.runApply(cur, applied, w, subresource, force), managed: true };
+        // Apply may reuse parts of the live object it is given: a copy, `cur` is read-only here.
+        return { input: this.runApply(clone(cur), applied, w, subresource, force), managed: true, fresh: true };
       }
       let patched: unknown;
       try {
@@ -650,7 +651,8 @@ export class ResourceStore {
         throw badRequest(`the name of the object (${input.metadata.name ?? ''}) does not match the name on the URL (${name})`);
       const rv = input.metadata.resourceVersion;
       if (rv !== undefined && rv !== cur.metadata.resourceVersion) throw conflict(this.target, name, STALE_OBJECT);
-      return { input, managed: false };
+      // The three patch kinds neither modify `cur` nor share structure with it.
+      return { input, managed: false, fresh: true };
     });
     return { obj: r.obj, created: false };
   }
@@ -700,7 +702,7 @@ export class ResourceStore {
     w: WriteOptions,
     subresource: Subresource,
     wantRv: number,
-    tryUpdate: (cur: Obj) => { input: Obj; managed: boolean },
+    tryUpdate: (cur: Readonly<Obj>) => { input: Obj; managed: boolean; fresh?: boolean },
   ): Promise<{ obj: Obj }> {
     if (this.kv.latest) return this.updateLoop(namespace, name, w, subresource, wantRv, tryUpdate);
     // A store without latest() (etcd) would make concurrent updates of one key from this
@@ -733,7 +735,7 @@ export class ResourceStore {
     w: WriteOptions,
     subresource: Subresource,
     wantRv: number,
-    tryUpdate: (cur: Obj) => { input: Obj; managed: boolean },
+    tryUpdate: (cur: Readonly<Obj>) => { input: Obj; managed: boolean; fresh?: boolean },
   ): Promise<{ obj: Obj }> {
     const key = this.key(namespace, name);
     for (;;) {
@@ -750,8 +752,10 @@ export class ResourceStore {
       try {
         if (wantRv && wantRv !== curKv.modRevision) throw conflict(this.target, name, STALE_OBJECT);
         cur = decodeStored(curKv);
-        const { input, managed } = tryUpdate(clone(cur));
-        next = this.merge(input, cur, subresource, managed);
+        // `cur` is this attempt's own decode; tryUpdate only reads it. A `fresh` input was made for
+        // this attempt (a patch's result) and becomes the new object without another copy.
+        const { input, managed, fresh } = tryUpdate(cur);
+        next = this.merge(input, cur, subresource, managed, fresh);
         if (!managed) this.recordManaged(cur, next, w, subresource);
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
@@ -825,7 +829,7 @@ export class ResourceStore {
   }
 
   /** The object an update stores: the input with server-owned state carried over from `cur`. */
-  private merge(input: Obj, cur: Obj, subresource: Subresource, managed = false): Obj {
+  private merge(input: Obj, cur: Obj, subresource: Subresource, managed = false, fresh = false): Obj {
     let next: Obj;
     if (subresource === 'finalize') {
       // namespaces/finalize changes only spec.finalizers.
@@ -843,7 +847,7 @@ export class ResourceStore {
       // Server-side apply computed the new ownership on the input: keep it.
       if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else {
-      next = clone(input);
+      next = fresh ? input : clone(input);
       if (this.def.status) {
         if (cur.status === undefined) delete next.status;
         else next.status = clone(cur.status);
