@@ -14,6 +14,7 @@ import { bareServer, cpuReport as cpuText, type LoadResult, load as loadPhase, r
 
 const QUICK = process.argv.includes('--quick');
 const ON_ETCD = process.argv.includes('--etcd');
+const WRITES_ONLY = process.argv.includes('--writes');
 const OPTS = {
   concurrency: 64,
   phaseMs: QUICK ? 3000 : 8000,
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
     for (const [writers, ops] of etcd ?? [])
       report(`create ratio server/etcd puts (${writers} writers): ${(create.ops / ops).toFixed(2)} (target 3)`);
 
+    const smpCpu = threadCpu(srv.proc.pid);
     const smp = await load({
       urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/cm-{{i}}`,
       url: '',
@@ -164,6 +166,8 @@ async function main(): Promise<void> {
     report(
       `server strategic merge patch (64 clients): ${smp.ops} req/s p50 ${smp.p50} ms p99 ${smp.p99} ms (codes ${JSON.stringify(smp.codes)})`,
     );
+    cpuReport('strategic merge patch', smpCpu, srv.proc.pid, smp);
+    const applyCpu = threadCpu(srv.proc.pid);
     const apply = await load({
       urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/cm-{{i}}?fieldManager=bench&force=true`,
       url: '',
@@ -181,6 +185,9 @@ async function main(): Promise<void> {
     report(
       `server apply patch on existing objects (64 clients): ${apply.ops} req/s p50 ${apply.p50} ms p99 ${apply.p99} ms (codes ${JSON.stringify(apply.codes)})`,
     );
+    cpuReport('apply patch', applyCpu, srv.proc.pid, apply);
+    // --writes: stop after the write phases (profiling them with SVC_SERVER_BUN_ARGS=--cpu-prof).
+    if (WRITES_ONLY) return;
 
     // Lists of pods.
     let created = 0;
