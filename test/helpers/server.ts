@@ -65,7 +65,6 @@ export async function startServer(
   opts: { args?: string[]; dataDir?: string; root?: string; env?: Record<string, string> } = {},
 ): Promise<Server> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
-  const port = await freePort();
   let etcd: EtcdServer | undefined;
   const args = [...(opts.args ?? [])];
   if (ON_ETCD && !args.some((a) => a.startsWith('--etcd-servers'))) {
@@ -78,42 +77,70 @@ export async function startServer(
     // embedded store, only the test's own writes take revisions.
     args.push(`--etcd-servers=${e.endpoint}`, '--leader-elect=false');
   }
+  // freePort()'s port can be taken before the server binds it (by an outgoing connection's
+  // ephemeral port, say): the server then exits with "Is port N in use?" and another is tried.
+  type Reader = { read(): Promise<{ done?: boolean; value?: Uint8Array }> };
+  let port = 0;
   let stderr = '';
-  const proc = Bun.spawn(
-    // SVC_SERVER_BUN_ARGS: extra runtime flags for the server process (e.g. --cpu-prof in benches).
-    [
-      process.execPath,
-      ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []),
-      path.join(opts.root ?? ROOT, 'src/main.ts'),
-      `--port=${port}`,
-      `--data-dir=${dataDir}`,
-      ...args,
-    ],
-    {
-      cwd: opts.root ?? ROOT,
-      env: { ...process.env, ...opts.env },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    },
-  );
-  (async () => {
-    const dec = new TextDecoder();
-    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) stderr += dec.decode(chunk);
-  })();
-  const kubeconfig = path.join(dataDir, 'admin.kubeconfig');
-  const deadline = Date.now() + 15_000;
-  // Ready when the kubeconfig is written (after listen).
   let out = '';
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let proc = undefined as unknown as ReturnType<typeof spawnServer>;
+  let reader = undefined as unknown as Reader;
+  let pending = undefined as unknown as ReturnType<Reader['read']>;
+  const kubeconfig = path.join(dataDir, 'admin.kubeconfig');
   const dec = new TextDecoder();
-  let pending = reader.read();
-  while (!out.includes('export KUBECONFIG=')) {
-    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`server did not start: ${stderr}${out}`);
-    const r = await Promise.race([pending, Bun.sleep(100).then(() => undefined)]);
-    if (r === undefined) continue;
-    if (r.done) throw new Error(`server exited: ${stderr}${out}`);
-    out += dec.decode(r.value);
+  function spawnServer(port: number) {
+    return Bun.spawn(
+      // SVC_SERVER_BUN_ARGS: extra runtime flags for the server process (e.g. --cpu-prof in benches).
+      [
+        process.execPath,
+        ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []),
+        path.join(opts.root ?? ROOT, 'src/main.ts'),
+        `--port=${port}`,
+        `--data-dir=${dataDir}`,
+        ...args,
+      ],
+      {
+        cwd: opts.root ?? ROOT,
+        env: { ...process.env, ...opts.env },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    );
+  }
+  for (let attempt = 0; ; attempt++) {
+    port = await freePort();
+    stderr = '';
+    out = '';
+    const p = spawnServer(port);
+    proc = p;
+    (async () => {
+      const d = new TextDecoder();
+      for await (const chunk of p.stderr as ReadableStream<Uint8Array>) if (proc === p) stderr += d.decode(chunk);
+    })();
+    const deadline = Date.now() + 15_000;
+    // Ready when the kubeconfig is written (after listen).
+    reader = (p.stdout as ReadableStream<Uint8Array>).getReader() as unknown as Reader;
     pending = reader.read();
+    let failed: string | undefined;
+    while (!out.includes('export KUBECONFIG=')) {
+      if (Date.now() > deadline || p.exitCode !== null) {
+        failed = `server did not start: ${stderr}${out}`;
+        break;
+      }
+      const r = await Promise.race([pending, Bun.sleep(100).then(() => undefined)]);
+      if (r === undefined) continue;
+      if (r.done) {
+        failed = `server exited: ${stderr}${out}`;
+        break;
+      }
+      out += dec.decode(r.value);
+      pending = reader.read();
+    }
+    if (failed === undefined) break;
+    if (p.exitCode === null) p.kill();
+    await p.exited;
+    if (attempt < 3 && /Is port \d+ in use/.test(stderr)) continue;
+    throw new Error(failed);
   }
   // Keep draining stdout so the server never blocks on a full pipe.
   (async () => {
