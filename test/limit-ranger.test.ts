@@ -44,6 +44,26 @@ describe('defaults', () => {
     );
   });
 
+  test('as the reference orders a create: qosClass counts the defaults, and the writer does not own them', async () => {
+    const ns = await namespaceWith([{ type: 'Container', default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '100m' } }]);
+    const r = await srv.json('POST', `/api/v1/namespaces/${ns}/pods`, pod('q', [c('web')]));
+    expect(r.status).toBe(201);
+    // Requests below limits: Burstable (BestEffort would be the pod as sent).
+    expect(r.body.status.qosClass).toBe('Burstable');
+    // managedFields are taken from the decoded request, before mutating admission: the resources
+    // and the annotation LimitRanger set belong to nobody.
+    const [entry, ...others] = r.body.metadata.managedFields;
+    expect(others).toEqual([]);
+    const web = entry.fieldsV1['f:spec']['f:containers']['k:{"name":"web"}'];
+    expect(web['f:image']).toEqual({});
+    expect(web['f:resources']).toEqual({});
+    expect(entry.fieldsV1['f:metadata']).toBeUndefined();
+    // Guaranteed when the defaults make requests equal limits.
+    const ns2 = await namespaceWith([{ type: 'Container', default: { cpu: '500m', memory: '256Mi' } }]);
+    const g = await srv.json('POST', `/api/v1/namespaces/${ns2}/pods`, pod('g', [c('web')]));
+    expect(g.body.status.qosClass).toBe('Guaranteed');
+  });
+
   test('the LimitRange itself is defaulted as the reference does: default from max, defaultRequest from default or min', async () => {
     const ns = await namespaceWith([{ type: 'Container', max: { cpu: '2' }, min: { memory: '64Mi' }, default: { memory: '1Gi' } }]);
     const lr = await srv.json('GET', `/api/v1/namespaces/${ns}/limitranges/limits`);

@@ -193,6 +193,29 @@ describe('HTTP', () => {
     expect((reset.body.metadata.managedFields ?? []).map((m: { manager: string }) => m.manager)).not.toContain('creator');
   });
 
+  test("what a create's writer owns is the decoded object: a Secret's stringData as data, not the strategy's fields", async () => {
+    const s = await srv.json('POST', '/api/v1/namespaces/default/secrets?fieldManager=creator', {
+      metadata: { name: 'owned-data' },
+      data: { a: Buffer.from('x').toString('base64') },
+      stringData: { b: 'y' },
+    });
+    expect(s.status).toBe(201);
+    expect(s.body.data).toEqual({ a: 'eA==', b: 'eQ==' });
+    const [entry] = s.body.metadata.managedFields;
+    expect(entry.manager).toBe('creator');
+    expect(entry.fieldsV1).toEqual({ 'f:data': { '.': {}, 'f:a': {}, 'f:b': {} }, 'f:type': {} });
+    // A stringData that is not a map of strings is still refused by the schema, not merged.
+    const bad = await srv.json('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 'bad-sd' }, stringData: { b: 1 } });
+    expect(bad.status).toBe(400);
+    // The namespace's finalizers come from its strategy: nobody owns them.
+    const ns = await srv.json('POST', '/api/v1/namespaces?fieldManager=creator', { metadata: { name: 'owned-ns' } });
+    expect(ns.body.spec.finalizers).toEqual(['kubernetes']);
+    // Its name label is a default of decoding (SetDefaults_Namespace): the writer owns it.
+    expect(ns.body.metadata.managedFields[0].fieldsV1).toEqual({
+      'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } },
+    });
+  });
+
   test('a patch conditional on resourceVersion conflicts when stale (409); unsupported patch type 415', async () => {
     const c = await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'cond' }, data: { a: '1' } });
     await srv.json(

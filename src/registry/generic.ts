@@ -494,16 +494,20 @@ export class ResourceStore {
     if (this.def.generation) meta.generation = 1;
     else delete meta.generation;
     if (this.def.status && !this.def.strategy.statusOnCreate) delete obj.status;
-    this.def.strategy.prepareForCreate?.(obj);
+    // The reference's order (endpoints/handlers/create.go): the writer's managedFields from the
+    // decoded object, then mutating admission, then the strategy (BeforeCreate). What admission
+    // or the strategy set is not owned by the writer (a LimitRange's defaults, a Pod's status),
+    // and the strategy sees admission's changes (a Pod's qosClass counts defaulted resources).
+    if (!managed) this.recordManaged(undefined, obj, w, '');
     const admission = this.admission?.wants(this.def.group, this.def.plural, '', 'CREATE') ? this.admission : undefined;
     const attrs = admission && this.attributes('CREATE', '', namespace, meta.name as string, obj, undefined, w, 'CreateOptions');
     if (admission && attrs) await admission.admit(attrs);
+    this.def.strategy.prepareForCreate?.(obj);
     // A status the strategy set (`{}` for a new PodDisruptionBudget) is decoded as the reference
     // decodes it: its defaults and always-written zeros (status counters 0).
     if (this.statusSchema && isObject(obj.status)) this.schemas.normalize(this.statusSchema, obj.status, { prune: false, defaults: true });
     this.validateCreate(obj);
     if (admission && attrs) await admission.validate(attrs);
-    if (!managed) this.recordManaged(undefined, obj, w, '');
     if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
     if (w.dryRun) {
       // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists;

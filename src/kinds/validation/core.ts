@@ -144,6 +144,14 @@ export function mergeStringData(o: Obj): void {
 }
 
 export const secret: Strategy = {
+  // At decoding, as the reference's conversion does: what a writer owns is `data`. A stringData
+  // that is not a map of strings is left to the schema pass, which refuses it.
+  decode(o) {
+    const sd = o.stringData;
+    if (typeof sd === 'object' && sd !== null && !Array.isArray(sd) && Object.values(sd).every((v) => typeof v === 'string')) {
+      mergeStringData(o);
+    }
+  },
   prepareForCreate: mergeStringData,
   prepareForUpdate: mergeStringData,
   validate: validateSecret,
@@ -341,6 +349,17 @@ export function validateFinalizerName(name: string, path: string): Errs {
 }
 
 export const namespaceValidation: Strategy = {
+  // SetDefaults_Namespace: a named namespace carries its name as a label from decoding on, so
+  // the writer owns it (a generated name gets it from the strategy, owned by nobody).
+  decode(o) {
+    const meta = o.metadata as unknown;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return;
+    const m = meta as { name?: unknown; labels?: unknown };
+    if (typeof m.name !== 'string' || m.name === '') return;
+    if (m.labels === undefined || m.labels === null) m.labels = {};
+    if (typeof m.labels !== 'object' || Array.isArray(m.labels)) return;
+    (m.labels as Record<string, unknown>)['kubernetes.io/metadata.name'] = m.name;
+  },
   // The reference reports every finalizer on the list's own path (no index).
   validate: (o) => list<string>(obj(o.spec)?.finalizers).flatMap((f) => validateFinalizerName(f, 'spec.finalizers')),
 };
