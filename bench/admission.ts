@@ -118,7 +118,7 @@ try {
       console.log(`round ${r} ${ns}: ${x.ops} creates/s (errors ${x.errors}), server CPU ${x.cpu.toFixed(1)} us/create`);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
   const a = median(cpu['with-lr'] as number[]);
   const b = median(cpu.plain as number[]);
   const c = median(cpu['plain-same-object'] as number[]);

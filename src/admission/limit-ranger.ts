@@ -37,12 +37,12 @@ export class LimitRanger implements Plugin {
   async admit(a: Attributes): Promise<void> {
     const lrs = await this.limitRanges(a.namespace);
     this.seen.set(a, lrs);
-    for (const lr of lrs) mergeDefaults(a.object, itemsOf(lr));
+    for (const lr of lrs) mergeDefaults(a.object, compiled(lr));
   }
 
   async validate(a: Attributes): Promise<void> {
     for (const lr of this.seen.get(a) ?? (await this.limitRanges(a.namespace))) {
-      const errs = check(a.object, itemsOf(lr));
+      const errs = check(a.object, compiled(lr).items);
       if (errs.length > 0) {
         throw forbidden({ group: '', resource: 'pods' }, a.name, errs.length === 1 ? (errs[0] as string) : `[${errs.join(', ')}]`);
       }
@@ -50,9 +50,33 @@ export class LimitRanger implements Plugin {
   }
 }
 
-function itemsOf(lr: Obj): JsonObject[] {
+/** What a LimitRange says, read once per object (the watch cache keeps one parsed object per version). */
+interface Compiled {
+  items: JsonObject[];
+  /** The Container items' `default` and `defaultRequest`, later items overriding earlier ones. */
+  defLimits: ResourceList;
+  defRequests: ResourceList;
+  defLimitKeys: string[];
+  defRequestKeys: string[];
+}
+
+const compiledByObject = new WeakMap<Obj, Compiled>();
+
+function compiled(lr: Obj): Compiled {
+  let c = compiledByObject.get(lr);
+  if (c) return c;
   const spec = lr.spec as { limits?: unknown } | undefined;
-  return Array.isArray(spec?.limits) ? (spec.limits.filter(isObject) as JsonObject[]) : [];
+  const items = Array.isArray(spec?.limits) ? (spec.limits.filter(isObject) as JsonObject[]) : [];
+  const defLimits: ResourceList = {};
+  const defRequests: ResourceList = {};
+  for (const it of items) {
+    if (it.type !== 'Container') continue;
+    if (isObject(it.defaultRequest)) Object.assign(defRequests, it.defaultRequest);
+    if (isObject(it.default)) Object.assign(defLimits, it.default);
+  }
+  c = { items, defLimits, defRequests, defLimitKeys: Object.keys(defLimits), defRequestKeys: Object.keys(defRequests) };
+  compiledByObject.set(lr, c);
+  return c;
 }
 
 function containersOf(pod: Obj, field: 'containers' | 'initContainers'): JsonObject[] {
@@ -67,14 +91,9 @@ function resourcesOf(c: JsonObject): { requests: ResourceList; limits: ResourceL
 }
 
 /** mergePodResourceRequirements: defaults of the Container items, annotated. */
-function mergeDefaults(pod: Obj, items: JsonObject[]): void {
-  const defLimits: ResourceList = {};
-  const defRequests: ResourceList = {};
-  for (const it of items) {
-    if (it.type !== 'Container') continue;
-    if (isObject(it.defaultRequest)) Object.assign(defRequests, it.defaultRequest);
-    if (isObject(it.default)) Object.assign(defLimits, it.default);
-  }
+function mergeDefaults(pod: Obj, lr: Compiled): void {
+  const { defLimits, defRequests } = lr;
+  if (lr.defLimitKeys.length === 0 && lr.defRequestKeys.length === 0) return;
   const notes: string[] = [];
   for (const [field, label] of [
     ['containers', 'container'],
@@ -84,8 +103,8 @@ function mergeDefaults(pod: Obj, items: JsonObject[]): void {
       const res: JsonObject = isObject(c.resources) ? c.resources : {};
       const limits: ResourceList = isObject(res.limits) ? res.limits : {};
       const requests: ResourceList = isObject(res.requests) ? res.requests : {};
-      const setLimits = Object.keys(defLimits).filter((k) => limits[k] === undefined);
-      const setRequests = Object.keys(defRequests).filter((k) => requests[k] === undefined);
+      const setLimits = lr.defLimitKeys.filter((k) => limits[k] === undefined);
+      const setRequests = lr.defRequestKeys.filter((k) => requests[k] === undefined);
       for (const k of setLimits) limits[k] = defLimits[k];
       for (const k of setRequests) requests[k] = defRequests[k];
       if (Object.keys(limits).length > 0) res.limits = limits;
@@ -179,8 +198,22 @@ export function addQ(a: Quantity, b: Quantity): Quantity {
 const asQuantity = (v: unknown): Quantity | undefined =>
   typeof v === 'object' && v !== null && typeof (v as Quantity).mant === 'bigint' ? (v as Quantity) : parseQuantity(v);
 
+/** Milli-values by quantity text: a namespace's pods and its LimitRange repeat the same few texts. */
+const milliByText = new Map<string, number>();
+const MILLI_MAX = 4096;
+
 /** requestLimitEnforcedValues: values in milli-units (the reference compares at that precision). */
 function milli(v: unknown): number {
+  if (typeof v === 'string') {
+    let m = milliByText.get(v);
+    if (m === undefined) {
+      const q = parseQuantity(v);
+      m = q ? Number(quantityMilliValue(q)) : 0;
+      if (milliByText.size >= MILLI_MAX) milliByText.clear();
+      milliByText.set(v, m);
+    }
+    return m;
+  }
   const q = asQuantity(v);
   return q ? Number(quantityMilliValue(q)) : 0;
 }

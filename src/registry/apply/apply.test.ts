@@ -769,6 +769,22 @@ describe('recordUpdate fast path (scalar changes owned only by the writer)', () 
     expect(mf.find((e) => e.manager === 'resourcequota-admission')?.time).toBe(at(3));
   });
 
+  test('an earlier writer writes again: its entry moves after the other, byte for byte as the general path', () => {
+    const q = quota();
+    const fast: Any = structuredClone(q);
+    fast.status.hard = { ...fast.status.hard, pods: '20' };
+    const slow: Any = structuredClone(fast);
+    const opts = { ...base, manager: 'resourcequota-controller', subresource: 'status', now: at(3) } as never;
+    recordUpdate(q, fast, opts);
+    recordUpdateSlow(q, slow, opts);
+    expect(JSON.stringify(fast.metadata.managedFields)).toBe(JSON.stringify(slow.metadata.managedFields));
+    expect((fast.metadata.managedFields as Any[]).map((e) => e.manager)).toEqual([
+      'bench',
+      'resourcequota-admission',
+      'resourcequota-controller',
+    ]);
+  });
+
   test('another manager changing the same values, a new key, a removed key: the general path, same result', () => {
     const q = quota();
     both(q, (o) => (o.status.used.pods = '3'), { manager: 'someone-else', subresource: 'status' });

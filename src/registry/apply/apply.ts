@@ -22,6 +22,7 @@ import {
   capUpdateManagers,
   decodeManagedFields,
   encodeManagedFields,
+  entryOrder,
   isResetManagedFields,
   type Managed,
   type ManagedEntry,
@@ -428,13 +429,40 @@ function recordUpdateFast(old: Obj, next: Obj, opts: WriteOptions): boolean {
       if (ownsLeaf((entries[i] as JsonObject).fieldsV1, path) !== (i === writer)) return false;
     }
   }
-  const managed = decodeOrEmpty(live);
-  const mine = managed.get(id);
-  if (!mine || managed.size !== entries.length) return false;
-  mine.time = opts.now;
-  setManagedFields(next, managed);
+  // The live list was written by setManagedFields (any other list took the slow path when it
+  // was written), so decoding and encoding it again would give it back unchanged: only the
+  // writer's time moves, and the order, which depends on times, is made again. The fieldsV1
+  // trees are shared with `old`; nothing writes into them.
+  const ids = new Set<string>();
+  const list: JsonObject[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as JsonObject;
+    const { manager, operation, apiVersion, time, fieldsType, fieldsV1, subresource } = e;
+    if (operation !== 'Apply' && operation !== 'Update') return false;
+    if (typeof apiVersion !== 'string' || apiVersion === '' || fieldsType !== 'FieldsV1' || !isJsonObject(fieldsV1)) return false;
+    if ((manager !== undefined && typeof manager !== 'string') || (subresource !== undefined && typeof subresource !== 'string'))
+      return false;
+    if (time !== undefined && typeof time !== 'string') return false;
+    if (Object.keys(fieldsV1).length === 0) return false;
+    ids.add(managerId(e as unknown as ManagedEntry));
+    const o: JsonObject = {};
+    if (manager) o.manager = manager;
+    o.operation = operation;
+    o.apiVersion = apiVersion;
+    const t = i === writer ? opts.now : time;
+    if (t) o.time = t;
+    o.fieldsType = 'FieldsV1';
+    o.fieldsV1 = fieldsV1;
+    if (subresource) o.subresource = subresource;
+    list.push(o);
+  }
+  if (ids.size !== entries.length) return false;
+  list.sort((p, q) => entryOrder(p as unknown as ManagedEntry, q as unknown as ManagedEntry));
+  next.metadata.managedFields = list as typeof next.metadata.managedFields;
   return true;
 }
+
+const isJsonObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The paths of scalar values that differ between two objects of the same shape; false when the

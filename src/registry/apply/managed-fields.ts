@@ -89,6 +89,20 @@ function seconds(t: string | undefined): number {
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** The reference's order of entries: operation, time in seconds, manager, apiVersion, subresource. */
+export function entryOrder(
+  p: { operation: string; time?: string; manager: string; apiVersion: string; subresource?: string },
+  q: { operation: string; time?: string; manager: string; apiVersion: string; subresource?: string },
+): number {
+  return (
+    cmp(p.operation, q.operation) ||
+    seconds(p.time) - seconds(q.time) ||
+    cmp(p.manager, q.manager) ||
+    cmp(p.apiVersion, q.apiVersion) ||
+    cmp(p.subresource ?? '', q.subresource ?? '')
+  );
+}
+
 /**
  * Encodes entries as the wire list, sorted as the reference sorts them (operation, time in
  * seconds, manager, apiVersion, subresource). Empty field sets are dropped. Returns undefined for
@@ -97,14 +111,7 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 export function encodeManagedFields(managed: Managed | Iterable<ManagedEntry>): Record<string, unknown>[] | undefined {
   const entries = [...(managed instanceof Map ? managed.values() : managed)].filter((e) => !e.fields.empty());
   if (entries.length === 0) return undefined;
-  entries.sort(
-    (p, q) =>
-      cmp(p.operation, q.operation) ||
-      seconds(p.time) - seconds(q.time) ||
-      cmp(p.manager, q.manager) ||
-      cmp(p.apiVersion, q.apiVersion) ||
-      cmp(p.subresource ?? '', q.subresource ?? ''),
-  );
+  entries.sort(entryOrder);
   return entries.map((e) => {
     const o: Record<string, unknown> = {};
     if (e.manager) o.manager = e.manager;
