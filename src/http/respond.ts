@@ -3,7 +3,9 @@
  * place Status errors become HTTP responses.
  */
 import YAML from 'yaml';
+import { isObject, type Obj } from '../api/meta';
 import { internal, StatusError } from '../api/status';
+import { stringifyObject } from '../registry/stringify';
 import { isStoreError } from '../store/types';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
@@ -67,7 +69,8 @@ export function reply(obj: unknown, o: ReplyOptions = {}): Response {
   // Objects sharing a value (interned managedFields) are written out in full: no anchors/aliases.
   if (o.yaml) return finish(YAML.stringify(obj, { version: '1.1', aliasDuplicateObjects: false }), 'application/yaml', o);
   const contentType = o.mediaParams ? `application/json${o.mediaParams}` : 'application/json';
-  return finish(o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : JSON.stringify(obj), contentType, o);
+  const text = o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : isObject(obj) ? stringifyObject(obj as Obj) : JSON.stringify(obj);
+  return finish(text, contentType, o);
 }
 
 /** Binary bodies (protobuf). */

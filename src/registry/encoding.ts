@@ -9,6 +9,7 @@
 import type { Obj } from '../api/meta';
 import { valueSlabs } from '../store/slabs';
 import type { KeyValue } from '../store/types';
+import { stringifyStored } from './stringify';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -61,7 +62,7 @@ const hintOfWritten = new WeakMap<Obj, Hint>();
 export function encodeStored(obj: Obj): Uint8Array {
   const { kind, apiVersion, metadata, ...rest } = obj;
   const { resourceVersion: _rv, ...meta } = metadata;
-  const text = JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+  const text = stringifyStored(kind, apiVersion, meta, rest);
   // Into the slabs the store keeps its values in (src/store/slabs.ts): one copy of the bytes.
   const bytes = valueSlabs.encode(text);
   if (hints.size >= HINTS) {

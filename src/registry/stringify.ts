@@ -1,0 +1,85 @@
+/**
+ * JSON text of an object with managedFields, as JSON.stringify makes it, faster.
+ *
+ * Bun's JSON.stringify has a fast path that gives up on a whole object as soon as one key needs
+ * escaping, and every fieldsV1 of an object with an associative list has such keys
+ * (`k:{"name":"web"}`): a 1.5 KB Pod took 4.9 us, the same Pod without those quotes in its keys
+ * 0.9 us, and without managedFields 0.5 us (2026-11-26, 2-core AMD EPYC VM). So the object is
+ * stringified with a placeholder in place of each managedFields entry's fieldsV1 (the fast
+ * path), and the trees' texts are spliced in. The text of a fieldsV1 tree is kept per tree
+ * object: creates of one shape share their trees (apply.ts createdManaged), and an update that
+ * leaves an entry alone keeps its tree (recordUpdateFast). Trees are never changed in place
+ * (every write makes new ones), so a kept text cannot go stale. Encoding that Pod for the store:
+ * 3.87 -> 0.83 us; the Pod as a plain namespace gets it 2.43 -> 0.73 us.
+ */
+import type { Obj } from '../api/meta';
+
+/** Never leaves the process (random per start): a stored value cannot contain it by chance or design. */
+const TOKEN = `svc-managed-fields-${crypto.randomUUID()}`;
+const FIELD = `"fieldsV1":"${TOKEN}"`;
+
+const treeText = new WeakMap<object, string>();
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function fieldsV1Text(tree: Record<string, unknown>): string {
+  let t = treeText.get(tree);
+  if (t === undefined) {
+    t = JSON.stringify(tree);
+    treeText.set(tree, t);
+  }
+  return t;
+}
+
+/**
+ * JSON.stringify(`{ kind, apiVersion, metadata, ...rest }`) of a stored object (metadata given
+ * apart, without resourceVersion). Each managedFields entry's fieldsV1 is replaced by the
+ * placeholder while the object is stringified (an existing key keeps its place) and put back
+ * before this returns; the trees' texts are then spliced in, in order.
+ */
+export function stringifyStored(kind: unknown, apiVersion: unknown, meta: Record<string, unknown>, rest: Record<string, unknown>): string {
+  const list = meta.managedFields;
+  if (!Array.isArray(list) || list.length === 0) return JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+  const trees: Record<string, unknown>[] = [];
+  for (const e of list) {
+    if (!isPlainObject(e) || typeof e.toJSON === 'function') return JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+    const tree = e.fieldsV1;
+    if (isPlainObject(tree) && typeof tree.toJSON !== 'function') trees.push(tree);
+  }
+  let text: string;
+  let swapped = 0;
+  try {
+    for (const e of list as Record<string, unknown>[]) {
+      if (e.fieldsV1 !== trees[swapped]) continue;
+      e.fieldsV1 = TOKEN;
+      swapped++;
+    }
+    text = JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+  } finally {
+    let i = 0;
+    for (const e of list as Record<string, unknown>[]) {
+      if (i < swapped && e.fieldsV1 === TOKEN) e.fieldsV1 = trees[i++];
+    }
+  }
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < swapped; i++) {
+    const at = text.indexOf(FIELD, from);
+    if (at < 0) return JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+    out += `${text.slice(from, at)}"fieldsV1":${fieldsV1Text(trees[i] as Record<string, unknown>)}`;
+    from = at + FIELD.length;
+  }
+  // Every placeholder was ours: the token appears nowhere else.
+  if (text.indexOf(TOKEN, from) >= 0) return JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
+  return out + text.slice(from);
+}
+
+/** JSON.stringify(obj) for an API object, with the same fast path. */
+export function stringifyObject(obj: Obj): string {
+  const { kind, apiVersion, metadata, ...rest } = obj;
+  if (!isPlainObject(metadata) || metadata.managedFields === undefined) return JSON.stringify(obj);
+  // Only when kind and apiVersion lead, as JSON.stringify(obj) would write them.
+  const keys = Object.keys(obj);
+  if (keys[0] !== 'kind' || keys[1] !== 'apiVersion' || keys[2] !== 'metadata') return JSON.stringify(obj);
+  return stringifyStored(kind, apiVersion, { ...metadata }, rest);
+}
