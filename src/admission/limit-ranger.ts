@@ -58,6 +58,9 @@ interface Compiled {
   defRequests: ResourceList;
   defLimitKeys: string[];
   defRequestKeys: string[];
+  /** The keys sorted and joined, as the annotation names them when all were set. */
+  defLimitNote: string;
+  defRequestNote: string;
 }
 
 const compiledByObject = new WeakMap<Obj, Compiled>();
@@ -74,7 +77,17 @@ function compiled(lr: Obj): Compiled {
     if (isObject(it.defaultRequest)) Object.assign(defRequests, it.defaultRequest);
     if (isObject(it.default)) Object.assign(defLimits, it.default);
   }
-  c = { items, defLimits, defRequests, defLimitKeys: Object.keys(defLimits), defRequestKeys: Object.keys(defRequests) };
+  const defLimitKeys = Object.keys(defLimits);
+  const defRequestKeys = Object.keys(defRequests);
+  c = {
+    items,
+    defLimits,
+    defRequests,
+    defLimitKeys,
+    defRequestKeys,
+    defLimitNote: [...defLimitKeys].sort().join(', '),
+    defRequestNote: [...defRequestKeys].sort().join(', '),
+  };
   compiledByObject.set(lr, c);
   return c;
 }
@@ -92,33 +105,52 @@ function resourcesOf(c: JsonObject): { requests: ResourceList; limits: ResourceL
 
 /** mergePodResourceRequirements: defaults of the Container items, annotated. */
 function mergeDefaults(pod: Obj, lr: Compiled): void {
-  const { defLimits, defRequests } = lr;
-  if (lr.defLimitKeys.length === 0 && lr.defRequestKeys.length === 0) return;
-  const notes: string[] = [];
-  for (const [field, label] of [
-    ['containers', 'container'],
-    ['initContainers', 'init container'],
-  ] as const) {
-    for (const c of containersOf(pod, field)) {
+  const { defLimits, defRequests, defLimitKeys, defRequestKeys } = lr;
+  if (defLimitKeys.length === 0 && defRequestKeys.length === 0) return;
+  let notes = '';
+  const note = (set: string[], all: string[], allSorted: string, what: string, label: string, name: unknown) => {
+    if (set.length === 0) return;
+    const keys = set.length === all.length ? allSorted : set.sort().join(', ');
+    notes += `${notes ? '; ' : ''}${keys} ${what} for ${label} ${name}`;
+  };
+  for (const [field, label] of CONTAINER_FIELDS) {
+    const cs = (pod.spec as JsonObject | undefined)?.[field];
+    if (!Array.isArray(cs)) continue;
+    for (const c of cs) {
+      if (!isObject(c)) continue;
       const res: JsonObject = isObject(c.resources) ? c.resources : {};
       const limits: ResourceList = isObject(res.limits) ? res.limits : {};
       const requests: ResourceList = isObject(res.requests) ? res.requests : {};
-      const setLimits = lr.defLimitKeys.filter((k) => limits[k] === undefined);
-      const setRequests = lr.defRequestKeys.filter((k) => requests[k] === undefined);
-      for (const k of setLimits) limits[k] = defLimits[k];
-      for (const k of setRequests) requests[k] = defRequests[k];
-      if (Object.keys(limits).length > 0) res.limits = limits;
-      if (Object.keys(requests).length > 0) res.requests = requests;
-      if (Object.keys(res).length > 0) c.resources = res;
-      if (setRequests.length > 0) notes.push(`${setRequests.sort().join(', ')} request for ${label} ${c.name}`);
-      if (setLimits.length > 0) notes.push(`${setLimits.sort().join(', ')} limit for ${label} ${c.name}`);
+      const setLimits: string[] = [];
+      const setRequests: string[] = [];
+      for (const k of defLimitKeys) {
+        if (limits[k] !== undefined) continue;
+        limits[k] = defLimits[k];
+        setLimits.push(k);
+      }
+      for (const k of defRequestKeys) {
+        if (requests[k] !== undefined) continue;
+        requests[k] = defRequests[k];
+        setRequests.push(k);
+      }
+      // New maps only when something went into them (a value that is not a map is left alone).
+      if (setLimits.length > 0 && res.limits !== limits) res.limits = limits;
+      if (setRequests.length > 0 && res.requests !== requests) res.requests = requests;
+      if ((setLimits.length > 0 || setRequests.length > 0) && c.resources !== res) c.resources = res;
+      note(setRequests, defRequestKeys, lr.defRequestNote, 'request', label, c.name);
+      note(setLimits, defLimitKeys, lr.defLimitNote, 'limit', label, c.name);
     }
   }
-  if (notes.length > 0) {
+  if (notes) {
     const meta = pod.metadata;
-    meta.annotations = { ...(meta.annotations ?? {}), [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}` };
+    meta.annotations = { ...(meta.annotations ?? {}), [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${notes}` };
   }
 }
+
+const CONTAINER_FIELDS = [
+  ['containers', 'container'],
+  ['initContainers', 'init container'],
+] as const;
 
 /** PodValidateLimitFunc: every violation of one LimitRange. */
 function check(pod: Obj, items: JsonObject[]): string[] {
@@ -146,34 +178,64 @@ function check(pod: Obj, items: JsonObject[]): string[] {
   return errs;
 }
 
+/** A pod's totals, per pod object (see podTotalQ). */
+const totalsOf = new WeakMap<Obj, { requests?: Map<string, Quantity>; limits?: Map<string, Quantity> }>();
+
 /**
  * A pod's requests or limits as the reference computes them: the sum over containers, then the
  * largest of that and each init container (sidecars, restartPolicy Always, add up like containers),
- * as parsed quantities.
+ * as parsed quantities. Computed once per pod object: the validating phase of a create asks for
+ * them twice (LimitRanger's Pod items, the quota's usage) and nothing changes the object then;
+ * the quota controller asks about objects it decoded itself. The map is shared: read it only.
  */
 export function podTotalQ(pod: Obj, which: 'requests' | 'limits'): Map<string, Quantity> {
+  let memo = totalsOf.get(pod);
+  const hit = memo?.[which];
+  if (hit) return hit;
+  const sum = computeTotal(pod, which);
+  if (!memo) {
+    memo = {};
+    totalsOf.set(pod, memo);
+  }
+  memo[which] = sum;
+  return sum;
+}
+
+/** Add a resource list's parsed quantities into `into`. */
+function addList(into: Map<string, Quantity>, list: unknown): void {
+  if (!isObject(list)) return;
+  for (const k in list) {
+    const q = parseQuantity(list[k]);
+    if (!q) continue;
+    const cur = into.get(k);
+    into.set(k, cur ? addQ(cur, q) : q);
+  }
+}
+
+function listOf(c: unknown, which: 'requests' | 'limits'): unknown {
+  return isObject(c) && isObject(c.resources) ? c.resources[which] : undefined;
+}
+
+function computeTotal(pod: Obj, which: 'requests' | 'limits'): Map<string, Quantity> {
   const sum = new Map<string, Quantity>();
-  const add = (into: Map<string, Quantity>, list: ResourceList) => {
-    for (const k in list) {
-      const q = parseQuantity(list[k]);
-      if (!q) continue;
-      const cur = into.get(k);
-      into.set(k, cur ? addQ(cur, q) : q);
-    }
-  };
-  for (const c of containersOf(pod, 'containers')) add(sum, resourcesOf(c)[which]);
+  const spec = pod.spec as JsonObject | undefined;
+  const containers = spec?.containers;
+  if (Array.isArray(containers)) for (const c of containers) addList(sum, listOf(c, which));
+  const initContainers = spec?.initContainers;
+  if (!Array.isArray(initContainers) || initContainers.length === 0) return sum;
   const sidecars = new Map<string, Quantity>();
   const inits = new Map<string, Quantity>();
-  for (const c of containersOf(pod, 'initContainers')) {
-    const list = resourcesOf(c)[which];
+  for (const c of initContainers) {
+    if (!isObject(c)) continue;
+    const list = listOf(c, which);
     let mine: Map<string, Quantity>;
     if (c.restartPolicy === 'Always') {
-      add(sum, list);
-      add(sidecars, list);
+      addList(sum, list);
+      addList(sidecars, list);
       mine = new Map(sidecars);
     } else {
       mine = new Map(sidecars);
-      add(mine, list);
+      addList(mine, list);
     }
     for (const [k, q] of mine) {
       const cur = inits.get(k);
@@ -215,8 +277,17 @@ function milli(v: unknown): number {
     return m;
   }
   const q = asQuantity(v);
-  return q ? Number(quantityMilliValue(q)) : 0;
+  if (!q) return 0;
+  let m = milliOfQuantity.get(q);
+  if (m === undefined) {
+    m = Number(quantityMilliValue(q));
+    milliOfQuantity.set(q, m);
+  }
+  return m;
 }
+
+/** Milli-values of parsed quantities (shared by the parse memo and a pod's totals). */
+const milliOfQuantity = new WeakMap<Quantity, number>();
 
 /** The canonical text, for messages only (formatting is the costly part of a check). */
 const text = (v: unknown): string => {

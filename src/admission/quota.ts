@@ -17,7 +17,7 @@
  */
 import { isObject, type Obj } from '../api/meta';
 import { forbidden, StatusError } from '../api/status';
-import { cmpQuantity, formatQuantity, parseQuantity, type Quantity } from '../kinds/validation/quantity';
+import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../kinds/validation/quantity';
 import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import type { Attributes, Operation, Plugin } from './chain';
@@ -38,6 +38,8 @@ interface Hard {
   raw: Record<string, unknown>;
   keys: string[];
   parsed: Map<string, Quantity>;
+  /** The compute resources among them, which a pod must state (sorted, as the message lists them). */
+  stated: string[];
 }
 
 interface Waiter {
@@ -227,7 +229,7 @@ export class QuotaAdmission implements Plugin {
    * without reading the store; the write is conditional on its resourceVersion, so a stale copy
    * costs a 409 and a read, never a wrong decision.
    */
-  private readonly written = new Map<string, Obj>();
+  private readonly written = new Map<string, { quota: Obj; acc: Map<string, Quantity> }>();
 
   private async decide(ns: string, name: string, batch: Waiter[]): Promise<void> {
     const key = `${ns}/${name}`;
@@ -235,17 +237,28 @@ export class QuotaAdmission implements Plugin {
       const memo = attempt === 0 ? this.written.get(key) : undefined;
       // The memo is the object the registry returned for this plugin's last write: nothing else
       // holds it, and it is dropped below, so it is used as it is (the write input is a new object).
-      const quota = memo ?? decodeStored(await this.quotas.get(ns, name));
+      // Its usage is the one this plugin wrote, already parsed: the texts of a growing usage are
+      // each parsed once otherwise, and would crowd the pods' few texts out of the parse memo.
+      const quota = memo?.quota ?? decodeStored(await this.quotas.get(ns, name));
       this.written.delete(key);
       const hard = ((quota.spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {}) as Record<string, unknown>;
       const hardKeys = Object.keys(hard);
-      const limits: Hard = { raw: hard, keys: hardKeys, parsed: new Map(hardKeys.map((k) => [k, parseQuantity(hard[k]) ?? ONE])) };
+      const limits: Hard = {
+        raw: hard,
+        keys: hardKeys,
+        parsed: new Map(hardKeys.map((k) => [k, parseQuantity(hard[k]) ?? ONE])),
+        stated: hardKeys.filter((k) => k.startsWith('requests.') || k.startsWith('limits.') || COMPUTE.includes(k)).sort(),
+      };
       const status = (isObject(quota.status) ? quota.status : {}) as { used?: Record<string, unknown> };
       const used = status.used ?? {};
-      const acc = new Map<string, Quantity>();
-      for (const k in used) {
-        const q = parseQuantity(used[k]);
-        if (q) acc.set(k, q);
+      let acc: Map<string, Quantity>;
+      if (memo) acc = new Map(memo.acc);
+      else {
+        acc = new Map();
+        for (const k in used) {
+          const q = parseQuantityText(used[k]);
+          if (q) acc.set(k, q);
+        }
       }
       const outcome: (StatusError | undefined)[] = [];
       let changed = false;
@@ -277,7 +290,7 @@ export class QuotaAdmission implements Plugin {
             'status',
           );
           if (this.written.size > 10_000) this.written.clear();
-          this.written.set(key, stored);
+          this.written.set(key, { quota: stored, acc });
         } catch (e) {
           if (e instanceof StatusError && e.code === 409 && attempt < 20) continue;
           throw e;
@@ -307,10 +320,13 @@ export class QuotaAdmission implements Plugin {
     const constrained = hard.keys;
     // Compute resources the quota limits must be stated by a pod.
     if (a.group === '' && a.resource === 'pods') {
-      const missing = constrained.filter(
-        (k) => (k.startsWith('requests.') || k.startsWith('limits.') || COMPUTE.includes(k)) && !usage.has(k),
-      );
-      if (missing.length > 0) return forbidden(target, a.name, `failed quota: ${name}: must specify ${missing.sort().join(',')}`);
+      let missing: string[] | undefined;
+      for (const k of hard.stated) {
+        if (usage.has(k)) continue;
+        missing ??= [];
+        missing.push(k);
+      }
+      if (missing) return forbidden(target, a.name, `failed quota: ${name}: must specify ${missing.join(',')}`);
     }
     let over: string[] | undefined;
     for (const k of constrained) {

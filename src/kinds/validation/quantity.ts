@@ -42,6 +42,12 @@ export function parseQuantity(v: unknown): Quantity | undefined {
   return typeof v === 'number' ? parseText(String(v)) : undefined;
 }
 
+/** parseQuantity without the memo, for texts that rarely repeat (a quota's usage as it grows). */
+export function parseQuantityText(v: unknown): Quantity | undefined {
+  if (typeof v === 'string') return parseText(v.trim());
+  return typeof v === 'number' ? parseText(String(v)) : undefined;
+}
+
 function parseText(s: string): Quantity | undefined {
   const m = QUANTITY.exec(s);
   if (!m) return undefined;
