@@ -9,8 +9,8 @@
  * path), and the trees' texts are spliced in. The text of a fieldsV1 tree is kept per tree
  * object: creates of one shape share their trees (apply.ts createdManaged), and an update that
  * leaves an entry alone keeps its tree (recordUpdateFast). Trees are never changed in place
- * (every write makes new ones), so a kept text cannot go stale. Encoding that Pod for the store:
- * 3.87 -> 0.83 us; the Pod as a plain namespace gets it 2.43 -> 0.73 us.
+ * (every write makes new ones), so a kept text cannot go stale. Encoding that Pod for the store
+ * (text and its first encodeInto): 3.8 -> 1.2 us; the Pod as a plain namespace gets it 2.4 -> 1.1 us.
  */
 import type { Obj } from '../api/meta';
 
@@ -61,17 +61,20 @@ export function stringifyStored(kind: unknown, apiVersion: unknown, meta: Record
       if (i < swapped && e.fieldsV1 === TOKEN) e.fieldsV1 = trees[i++];
     }
   }
-  let out = '';
+  // Joined, not concatenated: a concatenation is a rope, which the store's encodeInto would
+  // have to flatten (0.75 against 0.18 us for a 1 KB Pod's first encoding).
+  const parts: string[] = [];
   let from = 0;
   for (let i = 0; i < swapped; i++) {
     const at = text.indexOf(FIELD, from);
     if (at < 0) return JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
-    out += `${text.slice(from, at)}"fieldsV1":${fieldsV1Text(trees[i] as Record<string, unknown>)}`;
+    parts.push(text.slice(from, at), '"fieldsV1":', fieldsV1Text(trees[i] as Record<string, unknown>));
     from = at + FIELD.length;
   }
   // Every placeholder was ours: the token appears nowhere else.
   if (text.indexOf(TOKEN, from) >= 0) return JSON.stringify({ kind, apiVersion, metadata: meta, ...rest });
-  return out + text.slice(from);
+  parts.push(text.slice(from));
+  return parts.join('');
 }
 
 /** JSON.stringify(obj) for an API object, with the same fast path. */
