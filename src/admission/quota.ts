@@ -62,24 +62,43 @@ const COMPUTE = ['cpu', 'memory', 'ephemeral-storage'];
 const podPhase = (p: Obj): string | undefined => (p.status as { phase?: string } | undefined)?.phase;
 const isTerminal = (p: Obj): boolean => podPhase(p) === 'Succeeded' || podPhase(p) === 'Failed';
 
+/** The usage names of each compute resource, made once (a name made per call is a new string to hash). */
+const COMPUTE_NAMES = COMPUTE.map((r) => ({ r, requests: `requests.${r}`, limits: `limits.${r}` }));
+
+/** `count/<plural>[.<group>]` per kind, made once. */
+const countNames = new Map<string, Map<string, string>>();
+function countName(group: string, plural: string): string {
+  let byPlural = countNames.get(group);
+  if (!byPlural) {
+    byPlural = new Map();
+    countNames.set(group, byPlural);
+  }
+  let name = byPlural.get(plural);
+  if (name === undefined) {
+    name = group === '' ? `count/${plural}` : `count/${plural}.${group}`;
+    byPlural.set(plural, name);
+  }
+  return name;
+}
+
 /** The usage an object contributes (group '' for core). */
 export function usageOf(group: string, plural: string, obj: Obj): Usage {
   const u: Usage = new Map();
   if (group === '' && plural === 'pods' && isTerminal(obj)) return u;
-  u.set(group === '' ? `count/${plural}` : `count/${plural}.${group}`, ONE);
+  u.set(countName(group, plural), ONE);
   const named = group === '' ? NAMED_COUNTS[plural] : undefined;
   if (named) u.set(named, ONE);
   if (group === '' && plural === 'pods') {
     const requests = podTotalQ(obj, 'requests');
     const limits = podTotalQ(obj, 'limits');
-    for (const r of COMPUTE) {
-      const req = requests.get(r);
-      const lim = limits.get(r);
+    for (const c of COMPUTE_NAMES) {
+      const req = requests.get(c.r);
+      const lim = limits.get(c.r);
       if (req) {
-        u.set(`requests.${r}`, req);
-        u.set(r, req);
+        u.set(c.requests, req);
+        u.set(c.r, req);
       }
-      if (lim) u.set(`limits.${r}`, lim);
+      if (lim) u.set(c.limits, lim);
     }
   }
   if (group === '' && plural === 'services') {
