@@ -86,6 +86,8 @@ describe('ResourceQuota', () => {
     const ns = await namespaceWithQuota({ hard: { pods: '1' }, scopes: ['BestEffort'] });
     expect((await srv.json('POST', `/api/v1/namespaces/${ns}/pods`, pod('be'))).status).toBe(201);
     expect((await srv.json('POST', `/api/v1/namespaces/${ns}/pods`, pod('burst', { requests: { cpu: '100m' } }))).status).toBe(201);
+    // Admission charged the BestEffort pod only (the controller does not recompute after creates).
+    expect((await srv.json('GET', `/api/v1/namespaces/${ns}/resourcequotas/q`)).body.status.used).toEqual({ pods: '1' });
     const r = await srv.json('POST', `/api/v1/namespaces/${ns}/pods`, pod('be2'));
     expect(r.status).toBe(403);
     expect(r.body.message).toContain('exceeded quota: q');

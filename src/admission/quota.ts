@@ -282,15 +282,17 @@ export class QuotaAdmission implements Plugin {
       const outcome: (StatusError | undefined)[] = [];
       let changed = false;
       for (const w of batch) {
-        const err = this.check(quota, name, limits, used, acc, w);
-        outcome.push(err);
-        if (!err && !w.a.dryRun) {
-          for (const k of hardKeys) {
-            const u = w.usage.get(k);
-            if (!u) continue;
-            acc.set(k, addQ(acc.get(k) ?? ZERO, u));
-            changed = true;
-          }
+        const verdict = this.check(quota, name, limits, used, acc, w);
+        if (verdict instanceof StatusError) {
+          outcome.push(verdict);
+          continue;
+        }
+        outcome.push(undefined);
+        // A create the quota does not count (its scopes) charges nothing; a dry run neither.
+        if (verdict === undefined || w.a.dryRun) continue;
+        for (const [k, sum] of verdict) {
+          acc.set(k, sum);
+          changed = true;
         }
       }
       if (changed) {
@@ -324,7 +326,11 @@ export class QuotaAdmission implements Plugin {
     }
   }
 
-  /** Why this create may not be admitted against `acc` (the usage so far), or undefined. */
+  /**
+   * Whether this create may be admitted against `acc` (the usage so far): why not (an error),
+   * the new usage of each limited resource when it is charged, or undefined when the quota does
+   * not count it (its scopes).
+   */
   private check(
     quota: Obj,
     name: string,
@@ -332,7 +338,7 @@ export class QuotaAdmission implements Plugin {
     used: Record<string, unknown>,
     acc: Map<string, Quantity>,
     w: Waiter,
-  ): StatusError | undefined {
+  ): StatusError | Map<string, Quantity> | undefined {
     const { a, usage } = w;
     if (!quotaMatches(quota, a.group, a.resource, a.object)) return undefined;
     const target = { group: a.group, resource: a.resource };
@@ -348,16 +354,19 @@ export class QuotaAdmission implements Plugin {
       if (missing) return forbidden(target, a.name, `failed quota: ${name}: must specify ${missing.join(',')}`);
     }
     let over: string[] | undefined;
+    const sums = new Map<string, Quantity>();
     for (const k of constrained) {
       const u = usage.get(k);
       if (!u) continue;
       if (used[k] === undefined) return forbidden(target, a.name, `status unknown for quota: ${name}, resource: ${k}`);
-      if (cmpQuantity(addQ(acc.get(k) ?? ZERO, u), hard.parsed.get(k) ?? ONE) > 0) {
+      const sum = addQ(acc.get(k) ?? ZERO, u);
+      if (cmpQuantity(sum, hard.parsed.get(k) ?? ONE) > 0) {
         over ??= [];
         over.push(k);
       }
+      sums.set(k, sum);
     }
-    if (!over) return undefined;
+    if (!over) return sums;
     const usedU: Usage = new Map(over.map((k) => [k, acc.get(k) ?? ZERO]));
     const hardU: Usage = new Map(over.map((k) => [k, hard.parsed.get(k) ?? ONE]));
     return forbidden(
