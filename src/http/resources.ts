@@ -17,7 +17,7 @@ import type { UserInfo } from '../auth/tokens';
 import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored, storedText, writtenText } from '../registry/encoding';
+import { decodeStored, storedListJson, storedText, writtenText } from '../registry/encoding';
 import { evict } from '../registry/eviction';
 import type { DeleteOptions, FieldValidation, ListOptions, ListResult, PatchType, ResourceStore, WriteOptions } from '../registry/generic';
 import type { FieldError } from '../schema/types';
@@ -467,6 +467,11 @@ export class ResourceHandler {
           cbor: this.opts.cbor,
           reply: o,
         });
+      }
+      // Stored JSON as it is, in bytes: no parse, no stringify, no string per item.
+      if (out.kind === 'json' && view.brand === 'svc') {
+        const head = `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`;
+        return replyBytes(storedListJson(head, items, ']}'), 'application/json', o);
       }
     }
     if (out.kind === 'json' && !o.pretty) {
