@@ -165,7 +165,6 @@ export function storedListJson(
 ): Uint8Array {
   const n = items.count;
   const at = new Int32Array(n);
-  const rvs: string[] = new Array(n);
   const headBytes = enc.encode(head);
   let size = headBytes.length + tail.length + Math.max(0, n - 1);
   for (let i = 0; i < n; i++) {
@@ -173,26 +172,55 @@ export function storedListJson(
     const m = metadataEnd(v);
     if (m < 0 || v[0] !== 123 || v[v.length - 1] !== 125) throw new CorruptObjectError(items.key(i), 'not a stored object');
     at[i] = m;
-    const rv = String(items.rv(i));
-    rvs[i] = rv;
-    // "resourceVersion":"<rv>" and a comma unless the metadata is otherwise empty.
-    size += v.length + 20 + rv.length + (v[m] === 125 ? 0 : 1);
+    size += v.length + fieldLength(items.rv(i), v[m] !== 125);
   }
   const out = new Uint8Array(size);
   out.set(headBytes, 0);
   let o = headBytes.length;
+  // No views or strings per item (each was garbage): the value goes in after the room for the
+  // field, its head is moved back in place, and the field is written between.
   for (let i = 0; i < n; i++) {
     if (i > 0) out[o++] = 44; // ,
     const v = items.value(i);
     const m = at[i] as number;
-    out.set(v.subarray(0, m), o);
-    o += m;
-    o += enc.encodeInto(`"resourceVersion":"${rvs[i]}"${v[m] === 125 ? '' : ','}`, out.subarray(o)).written;
-    out.set(v.subarray(m), o);
-    o += v.length - m;
+    const rv = items.rv(i);
+    const comma = v[m] !== 125;
+    const f = fieldLength(rv, comma);
+    out.set(v, o + f);
+    out.copyWithin(o, o + f, o + f + m);
+    writeField(out, o + m, rv, comma);
+    o += v.length + f;
   }
   o += enc.encodeInto(tail, out.subarray(o)).written;
   return o === size ? out : out.subarray(0, o);
+}
+
+const RV_FIELD = enc.encode('"resourceVersion":"');
+
+/** Decimal digits of a non-negative integer. */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
+/** `"resourceVersion":"<rv>"` and the comma when other members follow. */
+const fieldLength = (rv: number, comma: boolean): number => RV_FIELD.length + digits(rv) + 1 + (comma ? 1 : 0);
+
+function writeField(out: Uint8Array, o: number, rv: number, comma: boolean): void {
+  out.set(RV_FIELD, o);
+  o += RV_FIELD.length;
+  const d = digits(rv);
+  for (let k = d - 1; k >= 0; k--) {
+    out[o + k] = 48 + (rv % 10);
+    rv = Math.floor(rv / 10);
+  }
+  o += d;
+  out[o++] = 34; // "
+  if (comma) out[o] = 44; // ,
 }
 
 /** Where the members of `"metadata":{` start in stored bytes, or -1 (it is near the start). */
