@@ -47,6 +47,17 @@ describe('stringifyStored: the text JSON.stringify makes', () => {
       pod([{ manager: undefined, operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: tree, x: () => 1 }]),
     ],
     ['managedFields first in metadata', pod([{ operation: 'Update', fieldsV1: tree }], { managedFields: 1 })],
+    [
+      'trees without keys to escape (a ConfigMap)',
+      pod([{ manager: 'm', operation: 'Update', fieldsV1: { 'f:data': { '.': {}, 'f:a': {} } } }]),
+    ],
+    [
+      'one tree to escape among others',
+      pod([
+        { manager: 'a', operation: 'Update', fieldsV1: { 'f:data': { 'f:a': {} } } },
+        { manager: 'b', operation: 'Update', fieldsV1: tree },
+      ]),
+    ],
     ['not a list', pod({ odd: true })],
     ['a list of non-objects', pod(['x', 1, null])],
     ['an empty list', pod([])],
