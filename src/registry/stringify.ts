@@ -18,25 +18,23 @@ import type { Obj } from '../api/meta';
 const TOKEN = `svc-managed-fields-${crypto.randomUUID()}`;
 const FIELD = `"fieldsV1":"${TOKEN}"`;
 
-const treeText = new WeakMap<object, string>();
+/**
+ * Texts of trees, by tree object. Bounded and strong rather than weak: the trees worth keeping
+ * are the few that creates of one shape share, and a weak entry for every tree an update makes
+ * (used once) was work for every collection.
+ */
+const treeText = new Map<object, string>();
+const TREE_TEXTS = 1024;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const escapesByTree = new WeakMap<object, boolean>();
 
 /**
  * Whether a tree has a key JSON must escape: list items by key or value (`k:{"name":"web"}`,
  * `v:"x"`) always do, field names almost never. Only decides which way is faster: both give
- * the same text.
+ * the same text. Walked each time: most trees are new with each write, and a WeakMap entry per
+ * tree cost the collector more than the walk (a few dozen keys).
  */
-function needsEscape(tree: Record<string, unknown>): boolean {
-  let e = escapesByTree.get(tree);
-  if (e === undefined) {
-    e = hasEscapedKey(tree);
-    escapesByTree.set(tree, e);
-  }
-  return e;
-}
+const needsEscape = (tree: Record<string, unknown>): boolean => hasEscapedKey(tree);
 
 function hasEscapedKey(node: Record<string, unknown>): boolean {
   for (const k in node) {
@@ -51,6 +49,7 @@ function fieldsV1Text(tree: Record<string, unknown>): string {
   let t = treeText.get(tree);
   if (t === undefined) {
     t = JSON.stringify(tree);
+    if (treeText.size >= TREE_TEXTS) treeText.clear();
     treeText.set(tree, t);
   }
   return t;
