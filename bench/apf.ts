@@ -10,6 +10,9 @@
  *    while another user GETs one object; the quiet user's p99 under the flood over its unloaded
  *    p99, with APF on and off; how the flood was answered (200 / 429 / other) and the server's
  *    RSS. The server shares 12 seats (--max-requests-inflight=8 --max-mutating-requests-inflight=4).
+ * 4. The floor of part 3: the same flood against a bare Bun.serve that only holds the flood to 12
+ *    seats (and to 1) with a queue (bench/apf-floor.ts): the quiet user's p99 ratio no in-process
+ *    APF on this runtime and machine can beat.
  *
  *     bun bench/apf.ts
  */
@@ -25,7 +28,7 @@ import { type LoadResult, load, rssMiB, serverCpuPerRequest, threadCpu } from '.
 
 const PHASE_MS = Number(process.env.PHASE_MS ?? 6000);
 /** Which parts to run (APF_PARTS=1,3); all by default. */
-const PARTS = new Set((process.env.APF_PARTS ?? '1,2,3').split(','));
+const PARTS = new Set((process.env.APF_PARTS ?? '1,2,3,4').split(','));
 
 // 1. Inline cost.
 if (PARTS.has('1')) {
@@ -94,7 +97,7 @@ async function prepare(srv: Server): Promise<void> {
 }
 
 // Clients wait out a 429's Retry-After, as client-go does.
-const phase = (srv: Server, token: string, p: string, concurrency: number, durationMs = PHASE_MS) =>
+const phase = (srv: { url: string; ca: string }, token: string, p: string, concurrency: number, durationMs = PHASE_MS) =>
   load({
     url: `${srv.url}${p}`,
     method: 'GET',
@@ -188,4 +191,51 @@ if (PARTS.has('3')) {
     }
   }
 }
+// 4. The floor: part 3's flood against bench/apf-floor.ts, a bare Bun.serve holding the flood to
+// SEATS seats and a queue of 300 (the flood's hand of 6 queues of 50), answering the real server's
+// bytes. 1 seat as well: how much of the tail is the flood's admitted work.
+if (PARTS.has('4')) {
+  const FLOOD = Number(process.env.FLOOD_CONNS ?? 120);
+  const GET = '/api/v1/namespaces/default/configmaps/cm-7';
+  const LIST = '/api/v1/namespaces/default/configmaps';
+  const srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
+  const listFile = path.join(dir, 'list.json');
+  const getFile = path.join(dir, 'get.json');
+  try {
+    await prepare(srv);
+    fs.writeFileSync(listFile, new Uint8Array(await (await srv.fetch(LIST, { token: 'flood-token' })).arrayBuffer()));
+    fs.writeFileSync(getFile, new Uint8Array(await (await srv.fetch(GET, { token: 'quiet-token' })).arrayBuffer()));
+  } finally {
+    await srv.stop();
+  }
+  const { servingCerts } = await import('../src/auth/certs');
+  const certs = await servingCerts(fs.mkdtempSync(path.join(dir, 'certs-')), '127.0.0.1');
+  console.log(
+    `\n4. the floor: a bare Bun.serve (bench/apf-floor.ts) under part 3's flood, ${FLOOD} connections LISTing (${fs.statSync(listFile).size} bytes each), 4 quiet connections GETting`,
+  );
+  for (const seats of [12, 1]) {
+    const proc = Bun.spawn([process.execPath, path.join(import.meta.dir, 'apf-floor.ts')], {
+      env: { ...process.env, C: certs.cert, K: certs.key, LIST_FILE: listFile, GET_FILE: getFile, SEATS: String(seats), QUEUE: '300' },
+      stdout: 'pipe',
+    });
+    const port = Number(new TextDecoder().decode((await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()).value).trim());
+    const floor = { url: `https://127.0.0.1:${port}`, ca: certs.ca ?? '' };
+    try {
+      await phase(floor, 'quiet-token', GET, 4, 2000);
+      const alone = await phase(floor, 'quiet-token', GET, 4);
+      const [flood, quiet] = await Promise.all([
+        phase(floor, 'flood-token', LIST, FLOOD),
+        Bun.sleep(500).then(() => phase(floor, 'quiet-token', GET, 4, PHASE_MS - 1000)),
+      ]);
+      console.log(`   ${seats} seat${seats > 1 ? 's' : ''}:`);
+      console.log(`     quiet alone      : ${alone.ops} ok/s, p50 ${alone.p50} ms, p99 ${alone.p99} ms`);
+      console.log(`     quiet under flood: ${quiet.ops} ok/s, p50 ${quiet.p50} ms, p99 ${quiet.p99} ms`);
+      console.log(`     flood            : ${flood.ops} ok/s, answers ${JSON.stringify({ ok: flood.ok, ...flood.codes })}`);
+      console.log(`     quiet p99 under flood / alone: ${(quiet.p99 / alone.p99).toFixed(2)}`);
+    } finally {
+      proc.kill();
+    }
+  }
+}
+
 fs.rmSync(dir, { recursive: true, force: true });

@@ -186,22 +186,24 @@ export function rssMiB(pid: number): number {
 
 /**
  * The ceiling of the API benches: a bare Bun.serve in its own process answering `doc` (a
- * pre-serialised JSON) over TLS with a certificate from the server's own generator.
+ * pre-serialised JSON) over TLS with a certificate from the server's own generator. A POST is
+ * the least a create can do and stay a create: the body parsed, the server's metadata set
+ * (uid, resourceVersion, creationTimestamp) and the object answered with 201; nothing is stored.
  */
-export async function bareServer(doc: string): Promise<{ url: string; ca: string; stop: () => void }> {
+export async function bareServer(doc: string): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   const { servingCerts } = await import('../src/auth/certs');
   const certs = await servingCerts(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-')), '127.0.0.1');
   const proc = Bun.spawn(
     [
       process.execPath,
       '-e',
-      `const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:()=>new Response(process.env.D,{headers:{'content-type':'application/json'}})});console.log(s.port)`,
+      `let rv=1;const h={'content-type':'application/json'};const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:async(r)=>{if(r.method!=='POST')return new Response(process.env.D,{headers:h});const o=await r.json();const m=o.metadata;m.uid=crypto.randomUUID();m.resourceVersion=String(++rv);m.creationTimestamp=new Date().toISOString().slice(0,19)+'Z';return new Response(JSON.stringify(o),{status:201,headers:h})}});console.log(s.port)`,
     ],
     { env: { ...process.env, C: certs.cert, K: certs.key, D: doc }, stdout: 'pipe' },
   );
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
-  return { url: `https://127.0.0.1:${port}/`, ca: certs.ca ?? '', stop: () => proc.kill() };
+  return { url: `https://127.0.0.1:${port}/`, ca: certs.ca ?? '', pid: proc.pid, stop: () => proc.kill() };
 }
 
 /**
