@@ -158,13 +158,18 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
           }
           while (queue.length > 0) {
             const r = await (queue.shift() as Promise<ChunkResult>);
+            if (cancelled) return;
             issue();
             if (gzip) {
               crc = crc32Combine(crc, r.crc, r.size);
               length += r.size;
             }
-            if (r.bytes.length > 0) return c.enqueue(r.bytes);
+            // Every chunk holds at least one item: an empty one is a lost chunk, and the answer
+            // must fail (the client sees the connection reset), not end short but well-formed.
+            if (r.bytes.length === 0) throw new Error('bug: a list chunk encoded to nothing');
+            return c.enqueue(r.bytes);
           }
+          if (cancelled) return;
           if (!gzip) c.enqueue(tail);
           else {
             const t = deflateSegment(tail, true);
