@@ -30,7 +30,7 @@ for (const [name, a] of [
 ] as const) {
   bench.add(name, () => {
     const req = new Request(href, { headers: { 'user-agent': 'kubectl/v1.33' } });
-    const r = a.begin(req, info, url, user);
+    const r = a.begin(req, info, url, user, undefined, crypto.randomUUID());
     r?.decide(true);
     r?.respond(res, false);
   });

@@ -84,8 +84,36 @@ test('a create at RequestResponse level: the Event with both bodies, managedFiel
   });
   expect(e.responseObject.metadata.name).toBe('audited');
   expect(e.responseObject.metadata.managedFields).toBeUndefined();
-  expect(typeof e.auditID).toBe('string');
+  expect(e.auditID).toBe(r.headers.get('audit-id'));
   expect(Date.parse(e.stageTimestamp)).toBeGreaterThanOrEqual(Date.parse(e.requestReceivedTimestamp));
+});
+
+test('every answer carries Audit-Id: a new UUID per request, or the Audit-ID the client sent, as in its audit event', async () => {
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const answers = [
+    await srv.fetch('/api/v1/namespaces/default/configmaps/audited'),
+    await srv.fetch('/api/v1/namespaces/default/configmaps/absent'),
+    await srv.fetch('/api/v1/namespaces/default/configmaps', { token: 'wrong' } as RequestInit),
+    await srv.fetch('/version'),
+    await srv.fetch('/healthz'),
+    await srv.fetch('/metrics'),
+    await srv.fetch('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1'),
+  ];
+  expect(answers.map((a) => a.status)).toEqual([200, 404, 401, 200, 200, 200, 200]);
+  const ids = answers.map((a) => a.headers.get('audit-id') ?? '');
+  expect(ids.map((id) => uuid.test(id))).toEqual(answers.map(() => true));
+  expect(new Set(ids).size).toBe(ids.length);
+  for (const a of answers) await a.arrayBuffer();
+
+  const mine = 'e2e-audit-id-7';
+  const r = await srv.fetch('/api/v1/namespaces/default/configmaps/audited', { headers: { 'Audit-ID': mine } });
+  expect(r.status).toBe(200);
+  expect(r.headers.get('audit-id')).toBe(mine);
+  const e = await until(
+    async () => events().find((x) => x.auditID === mine),
+    (x) => x !== undefined,
+  );
+  expect(e).toMatchObject({ verb: 'get', objectRef: { resource: 'configmaps', name: 'audited' }, responseStatus: { code: 200 } });
 });
 
 test('levels: Request keeps the request body only; Metadata none; None and omitted stages leave nothing', async () => {

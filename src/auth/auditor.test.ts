@@ -15,7 +15,7 @@ test('a request that fails inside the server ends its audit with a Panic event (
     const req = new Request('https://127.0.0.1/api/v1/namespaces/default/configmaps/x');
     const url = requestUrl(req.url);
     const info = parseRequestInfo('GET', url.pathname, url.searchParams);
-    const record = auditor.begin(req, info, url, { name: 'alice', uid: 'u1', groups: ['system:authenticated'] });
+    const record = auditor.begin(req, info, url, { name: 'alice', uid: 'u1', groups: ['system:authenticated'] }, undefined, 'audit-1');
     expect(record).toBeDefined();
     record?.panic('boom');
     expect(record?.done).toBe(true);

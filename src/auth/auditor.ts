@@ -39,7 +39,14 @@ export class Auditor {
     private readonly log: AuditLog,
   ) {}
 
-  begin(req: Request, info: RequestInfo, url: RequestUrl, user: UserInfo, impersonator?: UserInfo): AuditRecord | undefined {
+  begin(
+    req: Request,
+    info: RequestInfo,
+    url: RequestUrl,
+    user: UserInfo,
+    impersonator: UserInfo | undefined,
+    auditID: string,
+  ): AuditRecord | undefined {
     const { level, omit, omitManagedFields } = levelOf(this.policy, user, info);
     if (level === 'None') return undefined;
     const received = new Date().toISOString();
@@ -48,7 +55,7 @@ export class Auditor {
       kind: 'Event',
       apiVersion: 'audit.k8s.io/v1',
       level,
-      auditID: crypto.randomUUID(),
+      auditID,
       requestURI: url.searchParams.size > 0 ? `${url.pathname}?${url.searchParams}` : url.pathname,
       verb: info.verb,
       user: who(impersonator ?? user),

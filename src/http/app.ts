@@ -16,7 +16,7 @@
  */
 import { Elysia } from 'elysia';
 import type { HealthEndpoints } from './health';
-import type { Chain } from './server';
+import { type Chain, withAuditId } from './server';
 
 export interface FrontEndDeps {
   chain: Chain;
@@ -43,7 +43,8 @@ export function frontEnd(d: FrontEndDeps) {
   const health = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     try {
-      return (await d.health.handle(url.pathname, url.searchParams)) ?? chain(request);
+      const res = await d.health.handle(url.pathname, url.searchParams);
+      return res ? withAuditId(request, res) : chain(request);
     } catch {
       return chain(request);
     }

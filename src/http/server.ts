@@ -146,13 +146,14 @@ export function buildHandler(d: ChainDeps): Chain {
    * an audit log, the request's audit record starts here (RequestReceived) and carries the
    * authorization decision.
    */
-  async function admit(req: Request, info: RequestInfo, url?: RequestUrl): Promise<AuditRecord | undefined> {
+  async function admit(req: Request, info: RequestInfo, auditID: string, url?: RequestUrl): Promise<AuditRecord | undefined> {
     const authenticated = await d.authn.authenticate(req);
     if (!authenticated) throw unauthorized();
     const user = impersonated(req, authenticated, d.authz);
     if (user instanceof StatusError) throw user;
     setRequestUser(req, user);
-    const record = d.audit && url ? d.audit.begin(req, info, url, user, user === authenticated ? undefined : authenticated) : undefined;
+    const record =
+      d.audit && url ? d.audit.begin(req, info, url, user, user === authenticated ? undefined : authenticated, auditID) : undefined;
     const denied = d.authz.authorize(user, info);
     record?.decide(denied === undefined);
     if (denied) {
@@ -163,25 +164,30 @@ export function buildHandler(d: ChainDeps): Chain {
   }
 
   async function guarded(req: Request, serve: () => Response | Promise<Response>): Promise<Response> {
+    const auditID = auditIdOf(req);
+    let res: Response;
     try {
       const url = requestUrl(req.url);
       const info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      await admit(req, info);
-      return await withSlot(info, req, url, async () => serve());
+      await admit(req, info, auditID);
+      res = await withSlot(info, req, url, async () => serve());
     } catch (e) {
-      return replyError(e, {}, d.log);
+      res = replyError(e, {}, d.log);
     }
+    res.headers.set(AUDIT_ID_HEADER, auditID);
+    return res;
   }
 
   async function handle(req: Request): Promise<Response> {
     const started = performance.now();
+    const auditID = auditIdOf(req);
     const url = requestUrl(req.url);
     let info: RequestInfo | undefined;
     let res: Response;
     let record: AuditRecord | undefined;
     try {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
-      record = await admit(req, info, url);
+      record = await admit(req, info, auditID, url);
       const i = info;
       res = await withSlot(i, req, url, () => route(i, req, url));
     } catch (e) {
@@ -192,6 +198,7 @@ export function buildHandler(d: ChainDeps): Chain {
       }
       res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);
     }
+    res.headers.set(AUDIT_ID_HEADER, auditID);
     if (record && !record.done) record.respond(res, info !== undefined && isLongRunning(info));
     if (info?.isResourceRequest) {
       d.metrics.observe(
@@ -213,6 +220,23 @@ export function buildHandler(d: ChainDeps): Chain {
   }
 
   return Object.assign(handle, { guarded });
+}
+
+/**
+ * Every answer names its request's audit ID, as the reference's WithAuditInit filter does for
+ * every request, audited or not: the client's Audit-ID header when it sent one (kept as sent), else
+ * a new UUID. The audit log's events carry the same ID.
+ */
+const AUDIT_ID_HEADER = 'Audit-Id';
+
+function auditIdOf(req: Request): string {
+  return req.headers.get('audit-id') || crypto.randomUUID();
+}
+
+/** An answer made outside the chain (health checks) with its request's Audit-Id. */
+export function withAuditId(req: Request, res: Response): Response {
+  res.headers.set(AUDIT_ID_HEADER, auditIdOf(req));
+  return res;
 }
 
 /** A stored object that cannot be decoded: a 500 naming it (delete it with ignoreStoreReadErrorWithClusterBreakingPotential). */
