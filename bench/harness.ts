@@ -115,7 +115,9 @@ end
 }
 
 export async function load(spec: Record<string, unknown>): Promise<LoadResult> {
-  if (WRK) return loadWrk(spec);
+  // wrk's script does not wait out a 429's Retry-After: clients that must (the APF floods) use
+  // bench/load.ts whatever is installed.
+  if (WRK && !spec.retryAfter) return loadWrk(spec);
   const p = Bun.spawn(
     [
       process.execPath,
