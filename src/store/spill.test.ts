@@ -22,6 +22,23 @@ const tmp = () => {
 const spillFiles = (dir: string) => fs.readdirSync(path.join(dir, 'history')).filter((f) => f.endsWith('.val'));
 
 describe('history spill', () => {
+  test('over the byte bound, the oldest values are spilled down to a sixteenth under it, not all at once', async () => {
+    const dir = tmp();
+    // 16 KiB bound: generations of at most 1 KiB, spilled down to 15 KiB when over.
+    const kv = await MvccStore.open({ dir, fsync: 'none', spill: { afterMs: 60_000, maxPendingBytes: 16 << 10 } });
+    const value = new Uint8Array(512).fill(120);
+    for (let n = 0; n < 110; n++) await kv.txn({ success: [{ op: 'put', key: `/k/${n % 2}`, value }] });
+    // 108 superseded values of 512 bytes. Each time the pending ones pass 16 KiB (33 values) the
+    // oldest go until at most 15 KiB (30) are left: 28-32 stay on the heap, 76-80 are spilled.
+    // (Spilling everything each time left 9 and spilled 99.)
+    const spilled = kv.stats().spilledVersions;
+    expect(spilled).toBeGreaterThanOrEqual(76);
+    expect(spilled).toBeLessThanOrEqual(80);
+    const revs = await Promise.all([2, 50, 108].map((r) => kv.range('/k/0', { revision: r })));
+    for (const r of revs) expect(r.kvs[0]?.value).toEqual(value);
+    await kv.close();
+  });
+
   test('superseded values leave the heap; reads at old revisions and watch catch-up read them back', async () => {
     const dir = tmp();
     const kv = await MvccStore.open({ dir, fsync: 'none', spill: { afterMs: 0, maxPendingBytes: 0, fileBytes: 8 << 10 } });
