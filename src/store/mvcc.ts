@@ -180,7 +180,8 @@ export class MvccStore implements KV {
     const b = decodeBody(body);
     if (b.type === 'compact') {
       if (rev !== this.rev) throw new Error(`compaction logged at ${rev}, store at ${this.rev}`);
-      if (b.revision > this.compacted) this.applyCompact(b.revision);
+      if (b.revision > this.compacted)
+        this.applyCompact(b.revision)?.catch((e) => this.opts.logger?.(`store: removing history spill files at replay: ${String(e)}`));
       return;
     }
     if (rev !== this.rev + 1) throw new Error(`revision gap: expected ${this.rev + 1}, found ${rev}`);
@@ -293,7 +294,7 @@ export class MvccStore implements KV {
     if (revision > this.committed) throw new StoreError('future-revision', `mvcc: compaction revision ${revision} is a future revision`);
     if (revision <= this.compacted) throw new StoreError('compacted', `mvcc: revision ${revision} has already been compacted`);
     await this.persist(this.rev, (w) => encodeCompactBody(w, revision));
-    if (revision > this.compacted) this.applyCompact(revision);
+    if (revision > this.compacted) await this.applyCompact(revision);
   }
 
   watch(fromRevision: Revision, opts: WatchOptions = {}): ChangeStream {
@@ -590,7 +591,8 @@ export class MvccStore implements KV {
     }
   }
 
-  private applyCompact(revision: Revision): void {
+  /** Resolves when the spill files the compaction freed are deleted (see compactIndex). */
+  private applyCompact(revision: Revision): Promise<void> | undefined {
     this.compacted = revision;
     const drop = Math.min(revision, this.committed + 1) - this.logStart;
     if (drop > 0) {
@@ -598,13 +600,17 @@ export class MvccStore implements KV {
       this.logStart += drop;
     }
     if (this.snapshotting) this.deferredCompact = Math.max(this.deferredCompact, revision);
-    else this.compactIndex(revision);
+    else return this.compactIndex(revision);
+    return undefined;
   }
 
-  /** Drop old versions from the index, then the spill files that held only those. */
-  private compactIndex(revision: Revision): void {
+  /**
+   * Drop old versions from the index, then the spill files that held only those: unlinked off
+   * the event loop, the promise says when they are gone.
+   */
+  private compactIndex(revision: Revision): Promise<void> | undefined {
     this.index.compact(revision);
-    this.spill?.release(revision);
+    return this.spill?.release(revision);
   }
 
   private startSnapshot(): void {
@@ -629,7 +635,7 @@ export class MvccStore implements KV {
         },
         this.opts.fsync ?? 'always',
       );
-      wal.releaseThrough(rev);
+      await wal.releaseThrough(rev);
       wal.bytesSinceRelease = Math.max(0, wal.bytesSinceRelease - covered);
       this.lastSnapshotBytes = res.bytes;
       this.snapshots++;
@@ -642,8 +648,11 @@ export class MvccStore implements KV {
       .finally(() => {
         this.snapshotting = undefined;
         if (this.deferredCompact > 0) {
-          this.compactIndex(this.deferredCompact);
+          const rev = this.deferredCompact;
           this.deferredCompact = 0;
+          this.compactIndex(rev)?.catch((e) =>
+            this.opts.logger?.(`store: removing history spill files after compaction at ${rev}: ${String(e)}`),
+          );
         }
       });
   }

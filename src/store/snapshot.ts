@@ -95,7 +95,8 @@ export async function writeSnapshot(
   fs.closeSync(fd);
   fs.renameSync(tmp, file);
   if (fsyncMode === 'always') fsyncDir(dir);
-  for (const old of snapshotFiles(dir)) if (old.rev < rev) fs.rmSync(old.file, { force: true });
+  // Unlinked off the event loop: a snapshot's file is as large as the store (~30 ms per 130 MB).
+  await Promise.all(snapshotFiles(dir).flatMap((old) => (old.rev < rev ? [fs.promises.rm(old.file, { force: true })] : [])));
   return { file, bytes: pos, keys };
 }
 
