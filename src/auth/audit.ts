@@ -171,7 +171,7 @@ export class AuditLog {
         const text = lines.join('');
         if (this.o.path === '-') process.stdout.write(text);
         else {
-          if (this.o.maxSizeMB > 0 && this.size > 0 && this.size + text.length > this.o.maxSizeMB * 1024 * 1024) this.rotate();
+          if (this.o.maxSizeMB > 0 && this.size > 0 && this.size + text.length > this.o.maxSizeMB * 1024 * 1024) await this.rotate();
           await fs.promises.appendFile(this.o.path, text);
           this.size += Buffer.byteLength(text);
         }
@@ -184,7 +184,8 @@ export class AuditLog {
     }
   }
 
-  private rotate(): void {
+  /** Renames the log aside; backups past maxBackups or maxAgeDays are unlinked off the event loop. */
+  private async rotate(): Promise<void> {
     const ext = path.extname(this.o.path);
     const base = this.o.path.slice(0, this.o.path.length - ext.length);
     const stamp = new Date()
@@ -201,11 +202,13 @@ export class AuditLog {
       .sort()
       .reverse();
     const cutoff = Date.now() - this.o.maxAgeDays * 86_400_000;
-    backups.forEach((f, i) => {
-      const p = path.join(dir, f);
-      if ((this.o.maxBackups > 0 && i >= this.o.maxBackups) || (this.o.maxAgeDays > 0 && fs.statSync(p).mtimeMs < cutoff))
-        fs.rmSync(p, { force: true });
-    });
+    await Promise.all(
+      backups.flatMap((f, i) => {
+        const p = path.join(dir, f);
+        const old = (this.o.maxBackups > 0 && i >= this.o.maxBackups) || (this.o.maxAgeDays > 0 && fs.statSync(p).mtimeMs < cutoff);
+        return old ? [fs.promises.rm(p, { force: true })] : [];
+      }),
+    );
   }
 }
 
