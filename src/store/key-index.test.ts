@@ -46,6 +46,38 @@ describe('KeyIndex', () => {
     expect(ix.size).toBe(1);
   });
 
+  test('compactInSteps gives the event loop back between steps, and ends as compact() with writes in between', async () => {
+    const build = () => {
+      const ix = new KeyIndex();
+      let rev = 0;
+      for (let round = 0; round < 3; round++) for (let k = 0; k < 10; k++) ix.append(v(`k${k}`, ++rev, k + 1, round + 1));
+      ix.append(tombstone('k0', ++rev));
+      return { ix, rev };
+    };
+    const stepped = build();
+    const whole = build();
+    const done = stepped.ix.compactInSteps(25, 2);
+    // A step of 2 keys ran before the call returned; the last key waits for a later turn.
+    expect(stepped.ix.versions('k0')).toHaveLength(2); // 1, 11, 21, tombstone@31 -> 21, 31
+    expect(stepped.ix.versions('k1')).toHaveLength(1); // 2, 12, 22 -> 22
+    expect(stepped.ix.versions('k9')).toHaveLength(3); // 10, 20, 30: not yet
+    // Writes while it runs: newer than the compacted revision, kept by both.
+    for (let k = 0; k < 10; k++) {
+      stepped.ix.append(v(`k${k}`, 100 + k, k + 1, 9));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await done;
+    for (let k = 0; k < 10; k++) whole.ix.append(v(`k${k}`, 100 + k, k + 1, 9));
+    whole.ix.compact(25);
+    for (let k = 0; k < 10; k++) {
+      const key = `k${k}`;
+      expect(stepped.ix.versions(key)?.map((e) => stepped.ix.modOf(e))).toEqual(whole.ix.versions(key)?.map((e) => whole.ix.modOf(e)));
+    }
+    // The newest version at or below 25 stays, the ones before it go.
+    expect(stepped.ix.versions('k9')?.map((e) => stepped.ix.modOf(e))).toEqual([20, 30, 109]);
+    expect(stepped.ix.versions('k0')?.map((e) => stepped.ix.modOf(e))).toEqual([21, 31, 100]);
+  });
+
   test('a key whose newest version is a compacted tombstone disappears from the tree', () => {
     const ix = new KeyIndex();
     ix.append(v('b', 1, 1, 1));

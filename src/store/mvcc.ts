@@ -124,6 +124,8 @@ export class MvccStore implements KV {
   private broken: StoreError | undefined;
   private closed = false;
   private snapshotting: Promise<void> | undefined;
+  /** The index compaction in progress (compactIndex). */
+  private compacting: Promise<void> | undefined;
   private deferredCompact: Revision = 0;
   private lastSnapshotBytes = 0;
   private snapshots = 0;
@@ -181,7 +183,9 @@ export class MvccStore implements KV {
     if (b.type === 'compact') {
       if (rev !== this.rev) throw new Error(`compaction logged at ${rev}, store at ${this.rev}`);
       if (b.revision > this.compacted)
-        this.applyCompact(b.revision)?.catch((e) => this.opts.logger?.(`store: removing history spill files at replay: ${String(e)}`));
+        this.applyCompact(b.revision, true)?.catch((e) =>
+          this.opts.logger?.(`store: removing history spill files at replay: ${String(e)}`),
+        );
       return;
     }
     if (rev !== this.rev + 1) throw new Error(`revision gap: expected ${this.rev + 1}, found ${rev}`);
@@ -385,6 +389,7 @@ export class MvccStore implements KV {
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.snapshotting) await this.snapshotting.catch(() => {});
+    while (this.compacting) await this.compacting.catch(() => {});
     this.closed = true;
     if (this.spillTimer) clearInterval(this.spillTimer);
     this.spill?.close();
@@ -411,6 +416,7 @@ export class MvccStore implements KV {
 
   /** Take a snapshot now (normally scheduled by WAL growth); resolves when written. */
   async snapshot(): Promise<void> {
+    while (this.compacting) await this.compacting.catch(() => {});
     if (!this.snapshotting) this.startSnapshot();
     await this.snapshotting;
   }
@@ -570,6 +576,7 @@ export class MvccStore implements KV {
     if (
       wal &&
       !this.snapshotting &&
+      !this.compacting &&
       !this.closed &&
       wal.bytesSinceRelease >= Math.max(this.opts.snapshotMinBytes ?? 128 << 20, this.lastSnapshotBytes)
     ) {
@@ -591,13 +598,20 @@ export class MvccStore implements KV {
     }
   }
 
-  /** Resolves when the spill files the compaction freed are deleted (see compactIndex). */
-  private applyCompact(revision: Revision): Promise<void> | undefined {
+  /**
+   * Reads below `revision` are refused from now on; the index and the spill files follow (see
+   * compactIndex). Resolves when they have. `atOnce`: the index in one go (replay at open).
+   */
+  private applyCompact(revision: Revision, atOnce = false): Promise<void> | undefined {
     this.compacted = revision;
     const drop = Math.min(revision, this.committed + 1) - this.logStart;
     if (drop > 0) {
       this.log = this.log.slice(drop);
       this.logStart += drop;
+    }
+    if (atOnce) {
+      this.index.compact(revision);
+      return this.spill?.release(revision);
     }
     if (this.snapshotting) this.deferredCompact = Math.max(this.deferredCompact, revision);
     else return this.compactIndex(revision);
@@ -605,12 +619,21 @@ export class MvccStore implements KV {
   }
 
   /**
-   * Drop old versions from the index, then the spill files that held only those: unlinked off
-   * the event loop, the promise says when they are gone.
+   * Drop old versions from the index, a step of keys per turn of the event loop, then delete the
+   * spill files that held only those (unlinked off the loop). Compactions run one after another,
+   * and no snapshot starts while one runs (as none runs during a snapshot: deferredCompact).
    */
-  private compactIndex(revision: Revision): Promise<void> | undefined {
-    this.index.compact(revision);
-    return this.spill?.release(revision);
+  private compactIndex(revision: Revision): Promise<void> {
+    const before = this.compacting?.catch(() => {}) ?? Promise.resolve();
+    const run = before.then(async () => {
+      await this.index.compactInSteps(revision);
+      await this.spill?.release(revision);
+    });
+    const tracked: Promise<void> = run.finally(() => {
+      if (this.compacting === tracked) this.compacting = undefined;
+    });
+    this.compacting = tracked;
+    return tracked;
   }
 
   private startSnapshot(): void {
@@ -650,7 +673,7 @@ export class MvccStore implements KV {
         if (this.deferredCompact > 0) {
           const rev = this.deferredCompact;
           this.deferredCompact = 0;
-          this.compactIndex(rev)?.catch((e) =>
+          this.compactIndex(rev).catch((e) =>
             this.opts.logger?.(`store: removing history spill files after compaction at ${rev}: ${String(e)}`),
           );
         }
