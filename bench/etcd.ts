@@ -38,6 +38,34 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The reaper's list of members (pid and data dir), one line each; see reapAfterExit. */
+let reapList: string | undefined;
+
+/**
+ * Members this process started are killed and their data dirs removed once this process is gone,
+ * whatever way it went. The 'exit' handler below is not enough: `bun test` ends without running
+ * 'exit' listeners, and each test run on etcd left its restarted servers' etcds running and their
+ * data (~120 MB each) in the temporary directory. One detached shell per process waits for it to
+ * end, then kills each listed member still running with its data dir on its command line (a
+ * reused pid is left alone) and removes the dirs.
+ */
+function reapAfterExit(pid: number, dir: string): void {
+  if (reapList === undefined) {
+    reapList = path.join(os.tmpdir(), `bench-etcd-reap-${process.pid}.list`);
+    fs.writeFileSync(reapList, '');
+    const script = [
+      `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
+      `while read -r pid dir; do`,
+      `  if tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/"; then kill -9 "$pid" 2>/dev/null; fi`,
+      `  rm -rf -- "$dir"`,
+      `done < "${reapList}"`,
+      `rm -f -- "${reapList}"`,
+    ].join('\n');
+    spawn('/bin/sh', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
+  }
+  fs.appendFileSync(reapList, `${pid} ${dir}\n`);
+}
+
 export function etcdVersion(bin = ETCD_BIN): string | undefined {
   if (!fs.existsSync(bin)) return undefined;
   const out = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '';
@@ -111,6 +139,7 @@ function member(
     const log = fs.openSync(logFile, 'a');
     const c = spawn(bin, args, { stdio: ['ignore', log, log] });
     fs.closeSync(log);
+    if (c.pid !== undefined) reapAfterExit(c.pid, dir);
     return c;
   };
   let child = launch();
