@@ -194,7 +194,9 @@ export function rssMiB(pid: number): number {
  */
 export async function bareServer(doc: string): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   const { servingCerts } = await import('../src/auth/certs');
-  const certs = await servingCerts(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-')), '127.0.0.1');
+  const certsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-'));
+  const certs = await servingCerts(certsDir, '127.0.0.1');
+  fs.rmSync(certsDir, { recursive: true, force: true }); // the PEM texts are all it needs
   const proc = Bun.spawn(
     [
       process.execPath,
