@@ -10,7 +10,7 @@
 import { Etcd3 } from 'etcd3';
 import { startServer } from '../test/helpers/server';
 import { startEtcd } from './etcd';
-import { bareServer, cpuReport as cpuText, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
+import { bareServer, cpuReport as cpuText, createFloorServer, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
 
 const QUICK = process.argv.includes('--quick');
 const ON_ETCD = process.argv.includes('--etcd');
@@ -127,6 +127,21 @@ async function main(): Promise<void> {
   cpuReport('bare create', bareCpu, bare.pid, bareCreate);
   for (const [writers, ops] of etcd ?? [])
     report(`bare create ceiling / etcd puts (${writers} writers): ${(bareCreate.ops / ops).toFixed(2)}`);
+
+  // The durable floor: the bare create plus what acknowledging it requires (a 409 check, the
+  // bytes kept, a checksummed log frame, group-committed fdatasync). See bench/create-floor.ts.
+  const floor = await createFloorServer();
+  const floorSpec = { ...bareSpec, url: floor.url, ca: floor.ca };
+  await load({ ...floorSpec, durationMs: 2000, bodyTemplate: createBody.replace('cm-{{i}}', 'warm-{{i}}') });
+  const floorCpu = threadCpu(floor.pid);
+  const floorCreate = await load(floorSpec);
+  report(
+    `durable create floor (bare create + 409 check + log frame + group fdatasync + kept bytes; 64 clients): ${floorCreate.ops} req/s p50 ${floorCreate.p50} ms p99 ${floorCreate.p99} ms (errors ${floorCreate.errors}, codes ${JSON.stringify(floorCreate.codes)})`,
+  );
+  cpuReport('durable create floor', floorCpu, floor.pid, floorCreate);
+  floor.stop();
+  for (const [writers, ops] of etcd ?? [])
+    report(`durable create floor / etcd puts (${writers} writers): ${(floorCreate.ops / ops).toFixed(2)}`);
 
   const backing = ON_ETCD ? await startEtcd() : undefined;
   if (ON_ETCD && !backing) throw new Error('--etcd: etcd is not installed (apt-get install etcd-server)');

@@ -193,18 +193,38 @@ export function rssMiB(pid: number): number {
  * (uid, resourceVersion, creationTimestamp) and the object answered with 201; nothing is stored.
  */
 export async function bareServer(doc: string): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
+  return tlsServer(
+    [
+      '-e',
+      `let rv=1;const h={'content-type':'application/json'};const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:async(r)=>{if(r.method!=='POST')return new Response(process.env.D,{headers:h});const o=await r.json();const m=o.metadata;m.uid=crypto.randomUUID();m.resourceVersion=String(++rv);m.creationTimestamp=new Date().toISOString().slice(0,19)+'Z';return new Response(JSON.stringify(o),{status:201,headers:h})}});console.log(s.port)`,
+    ],
+    { D: doc },
+  );
+}
+
+/**
+ * bench/create-floor.ts (the durable create floor) with its log in a temporary directory, removed
+ * by stop().
+ */
+export async function createFloorServer(): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-floor-'));
+  const s = await tlsServer([path.join(ROOT, 'bench/create-floor.ts')], { DIR: dir });
+  return {
+    ...s,
+    stop: () => {
+      s.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A Bun process (`args`) serving TLS with fresh certificates in C and K; it prints its port. */
+async function tlsServer(args: string[], env: Record<string, string>): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   const { servingCerts } = await import('../src/auth/certs');
   const certsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-certs-'));
   const certs = await servingCerts(certsDir, '127.0.0.1');
   fs.rmSync(certsDir, { recursive: true, force: true }); // the PEM texts are all it needs
-  const proc = Bun.spawn(
-    [
-      process.execPath,
-      '-e',
-      `let rv=1;const h={'content-type':'application/json'};const s=Bun.serve({port:0,hostname:'127.0.0.1',tls:{cert:process.env.C,key:process.env.K},fetch:async(r)=>{if(r.method!=='POST')return new Response(process.env.D,{headers:h});const o=await r.json();const m=o.metadata;m.uid=crypto.randomUUID();m.resourceVersion=String(++rv);m.creationTimestamp=new Date().toISOString().slice(0,19)+'Z';return new Response(JSON.stringify(o),{status:201,headers:h})}});console.log(s.port)`,
-    ],
-    { env: { ...process.env, C: certs.cert, K: certs.key, D: doc }, stdout: 'pipe' },
-  );
+  const proc = Bun.spawn([process.execPath, ...args], { env: { ...process.env, C: certs.cert, K: certs.key, ...env }, stdout: 'pipe' });
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
   return { url: `https://127.0.0.1:${port}/`, ca: certs.ca ?? '', pid: proc.pid, stop: () => proc.kill() };
