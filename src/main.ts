@@ -278,7 +278,11 @@ async function main(argv: string[]): Promise<void> {
     let quotaCacheLoaded = false;
     const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
       const cache = cacheOf(quotaStore);
-      const list = () => cache.list(`${quotaStore.prefix}${namespace}/`).map((c) => c.obj);
+      // Most namespaces have no quota: the cache's per-namespace count answers without a scan.
+      const list = () => {
+        const under = `${quotaStore.prefix}${namespace}/`;
+        return cache.size(under) === 0 ? [] : cache.list(under).map((c) => c.obj);
+      };
       if (quotaCacheLoaded) return list();
       return cache.start().then(() => {
         quotaCacheLoaded = true;

@@ -117,4 +117,36 @@ describe('KeyIndex', () => {
     ix.append(v('k', 5, 5, 1));
     expect(() => ix.append(v('k', 5, 5, 2))).toThrow(/bug/);
   });
+
+  test('liveAfter walks the live keys at a revision in chunks, each after the last key of the one before', () => {
+    const ix = new KeyIndex();
+    // k00..k49 put at 1..50; every fifth deleted at 51..60; k07 put again at 61.
+    for (let i = 0; i < 50; i++) ix.append(v(`k${String(i).padStart(2, '0')}`, i + 1, i + 1, 1));
+    for (let i = 0; i < 50; i += 5) ix.append(tombstone(`k${String(i).padStart(2, '0')}`, 51 + i / 5));
+    ix.append(v('k07', 61, 8, 2));
+    const walk = (rev: number, max: number): string[] => {
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const chunk = ix.liveAfter(rev, after, max);
+        if (chunk.length === 0) return seen;
+        expect(chunk.length).toBeLessThanOrEqual(max);
+        for (const kv of chunk) seen.push(`${kv.key}@${kv.modRevision}`);
+        after = (chunk[chunk.length - 1] as KeyValue).key;
+      }
+    };
+    const live = (rev: number): string[] => {
+      const out: string[] = [];
+      ix.scan('', '\0', rev, (kv) => {
+        out.push(`${kv.key}@${kv.modRevision}`);
+        return true;
+      });
+      return out;
+    };
+    for (const rev of [10, 50, 55, 61]) for (const max of [1, 3, 7, 100]) expect(walk(rev, max)).toEqual(live(rev));
+    expect(walk(61, 7)).toHaveLength(40);
+    expect(walk(61, 7)).toContain('k07@61');
+    expect(walk(50, 4)).toHaveLength(50);
+    expect(new KeyIndex().liveAfter(1, undefined, 10)).toEqual([]);
+  });
 });

@@ -37,6 +37,7 @@ export interface SpillSlots {
 }
 
 const EMPTY = new Uint8Array(0);
+const STOP = { break: true } as const;
 
 export function tombstone(key: string, revision: Revision): KeyValue {
   return { key, value: EMPTY, createRevision: 0, modRevision: revision, version: 0 };
@@ -196,14 +197,26 @@ export class KeyIndex {
     }
   }
 
-  /** Every live key at `rev`, in key order (for snapshots). Resumes after `afterKey` when given. */
-  *liveAt(rev: Revision, afterKey?: string): Generator<KeyValue> {
-    const pair: [string, Entry[]] = ['', []];
-    for (const [k, h] of this.tree.entries(afterKey ?? '', pair as (string | Entry[])[])) {
-      if (afterKey !== undefined && k === afterKey) continue;
-      const kv = versionAt(h, rev, k, this.slots);
-      if (kv !== undefined) yield kv;
-    }
+  /**
+   * Up to `max` live keys at `rev` in key order, after `afterKey` (from the first key when
+   * undefined): the snapshot's chunks. A callback scan of the tree, not its entries() iterator
+   * under a generator: the walk cost 1.1 us per key that way, most of a snapshot's time.
+   */
+  liveAfter(rev: Revision, afterKey: string | undefined, max: number): KeyValue[] {
+    const out: KeyValue[] = [];
+    const high = this.tree.maxKey();
+    if (high === undefined) return out;
+    const slots = this.slots;
+    const visit = (k: string, h: Entry[]): { break: true } | undefined => {
+      if (k === afterKey) return undefined;
+      const kv = versionAt(h, rev, k, slots);
+      if (kv === undefined) return undefined;
+      out.push(kv);
+      return out.length >= max ? STOP : undefined;
+    };
+    // forRange stops at a returned {break} (sorted-btree's typings declare a void callback).
+    this.tree.forRange(afterKey ?? '', high, true, visit as (k: string, h: Entry[]) => void);
+    return out;
   }
 
   /** Drop every version older than the newest one <= rev; drop tombstones left oldest. */

@@ -648,14 +648,7 @@ export class MvccStore implements KV {
       const res = await writeSnapshot(
         path.join(dir, 'snap'),
         rev,
-        (after) => {
-          const out: KeyValue[] = [];
-          for (const kv of this.index.liveAt(rev, after)) {
-            out.push(kv);
-            if (out.length >= 4096) break;
-          }
-          return out;
-        },
+        (after) => this.index.liveAfter(rev, after, 4096),
         this.opts.fsync ?? 'always',
       );
       await wal.releaseThrough(rev);
