@@ -17,129 +17,174 @@ export class JsonDepthError extends Error {
 }
 
 export function findDuplicateKeys(text: string): string[] {
+  scan.text = text;
+  scan.n = text.length;
+  scan.i = 0;
+  scan.depth = 0;
+  scan.path.length = 0;
   const dups: string[] = [];
-  let i = 0;
-  let depth = 0;
-  const n = text.length;
-  // The path to the current value as segments (`name`, `[0]`), joined only when a duplicate is
-  // reported: no string is built per member.
-  const path: string[] = [];
-  const pathWith = (key: string): string => {
-    let out = '';
-    for (const seg of path) out = out === '' || seg.charCodeAt(0) === 91 ? `${out}${seg}` : `${out}.${seg}`;
-    return out === '' ? key : `${out}.${key}`;
-  };
+  scan.dups = dups;
+  try {
+    scan.value();
+  } finally {
+    scan.text = '';
+    scan.dups = NO_DUPS;
+  }
+  return dups;
+}
 
-  const ws = () => {
-    while (i < n) {
+const NO_DUPS: string[] = [];
+
+/**
+ * The tokenizer's state, one for the process (the scan is synchronous and calls nothing else):
+ * methods on a class rather than closures made per call, and array indexes kept as numbers on
+ * the path, formatted only when a duplicate is reported (a 1 KB ConfigMap 0.65 -> ~0.3 us, a
+ * Pod 2.1 -> ~0.8 us).
+ */
+class Scanner {
+  text = '';
+  n = 0;
+  i = 0;
+  depth = 0;
+  dups: string[] = NO_DUPS;
+  /** The path to the current value: member names and array indexes. */
+  readonly path: (string | number)[] = [];
+
+  private pathWith(key: string): string {
+    let out = '';
+    for (const seg of this.path) out = typeof seg === 'number' ? `${out}[${seg}]` : out === '' ? seg : `${out}.${seg}`;
+    return out === '' ? key : `${out}.${key}`;
+  }
+
+  private ws(): void {
+    const text = this.text;
+    let i = this.i;
+    while (i < this.n) {
       const c = text.charCodeAt(i);
       if (c === 32 || c === 9 || c === 10 || c === 13) i++;
       else break;
     }
-  };
+    this.i = i;
+  }
 
   /** At an opening quote: moves past the closing one (a native search, long values included). */
-  const skipString = (): number => {
-    const start = i + 1;
+  private skipString(): number {
+    const text = this.text;
+    const start = this.i + 1;
     let q = text.indexOf('"', start);
     for (;;) {
       if (q < 0) {
-        i = n;
-        return n;
+        this.i = this.n;
+        return this.n;
       }
       let b = q - 1;
       while (b >= start && text.charCodeAt(b) === 92) b--;
       if ((q - 1 - b) % 2 === 0) break; // not escaped
       q = text.indexOf('"', q + 1);
     }
-    i = q + 1;
+    this.i = q + 1;
     return q;
-  };
+  }
 
-  const readString = (): string => {
-    const start = i + 1;
-    const end = skipString();
-    const raw = text.slice(start, end);
+  private readString(): string {
+    const start = this.i + 1;
+    const end = this.skipString();
+    const raw = this.text.slice(start, end);
     if (raw.indexOf('\\') < 0) return raw;
     try {
       return JSON.parse(`"${raw}"`) as string;
     } catch {
       return raw;
     }
-  };
+  }
 
-  const value = (): void => {
-    ws();
-    const c = text.charCodeAt(i);
-    if (c === 123 || c === 91) {
-      if (++depth > MAX_JSON_DEPTH) throw new JsonDepthError();
-      container(c);
-      depth--;
+  value(): void {
+    this.ws();
+    const text = this.text;
+    const c = text.charCodeAt(this.i);
+    if (c === 123) {
+      if (++this.depth > MAX_JSON_DEPTH) throw new JsonDepthError();
+      this.object();
+      this.depth--;
+    } else if (c === 91) {
+      if (++this.depth > MAX_JSON_DEPTH) throw new JsonDepthError();
+      this.array();
+      this.depth--;
     } else if (c === 34) {
-      skipString();
+      this.skipString();
     } else {
       // number, true, false, null
-      while (i < n) {
+      let i = this.i;
+      while (i < this.n) {
         const d = text.charCodeAt(i);
         if (d === 44 || d === 125 || d === 93 || d === 32 || d === 9 || d === 10 || d === 13) break;
         i++;
       }
+      this.i = i;
     }
-  };
+  }
 
-  /** At '{' or '[' (c): the object's members or the array's items. */
-  const container = (c: number): void => {
-    if (c === 123) {
-      i++;
-      ws();
-      if (text.charCodeAt(i) === 125) {
-        i++;
-        return;
-      }
-      let seen: Set<string> | undefined;
-      let first: string | undefined;
-      while (i < n) {
-        ws();
-        if (text.charCodeAt(i) !== 34) return; // malformed: JSON.parse reports it
-        const key = readString();
-        // Objects with one member (common) need no set.
-        if (first === undefined) first = key;
+  /** At '{': the object's members. Up to 8 names are checked in an array, more in a Set. */
+  private object(): void {
+    const text = this.text;
+    this.i++;
+    this.ws();
+    if (text.charCodeAt(this.i) === 125) {
+      this.i++;
+      return;
+    }
+    let names: string[] | undefined;
+    let seen: Set<string> | undefined;
+    let first: string | undefined;
+    while (this.i < this.n) {
+      this.ws();
+      if (text.charCodeAt(this.i) !== 34) return; // malformed: JSON.parse reports it
+      const key = this.readString();
+      // Objects with one member (common) need nothing more.
+      if (first === undefined) first = key;
+      else if (seen !== undefined) {
+        if (seen.has(key)) this.dups.push(this.pathWith(key));
+        else seen.add(key);
+      } else {
+        names ??= [first];
+        if (names.includes(key)) this.dups.push(this.pathWith(key));
+        else if (names.length < 8) names.push(key);
         else {
-          if (!seen) seen = new Set([first]);
-          if (seen.has(key)) dups.push(pathWith(key));
-          else seen.add(key);
+          seen = new Set(names);
+          seen.add(key);
         }
-        ws();
-        i++; // ':'
-        path.push(key);
-        value();
-        path.pop();
-        ws();
-        const d = text.charCodeAt(i);
-        i++;
-        if (d === 125) return;
-        if (d !== 44) return;
       }
-    } else {
-      i++;
-      ws();
-      if (text.charCodeAt(i) === 93) {
-        i++;
-        return;
-      }
-      for (let idx = 0; i < n; idx++) {
-        path.push(`[${idx}]`);
-        value();
-        path.pop();
-        ws();
-        const d = text.charCodeAt(i);
-        i++;
-        if (d === 93) return;
-        if (d !== 44) return;
-      }
+      this.ws();
+      this.i++; // ':'
+      this.path.push(key);
+      this.value();
+      this.path.pop();
+      this.ws();
+      const d = text.charCodeAt(this.i);
+      this.i++;
+      if (d !== 44) return; // '}' ends it; anything else is malformed
     }
-  };
+  }
 
-  value();
-  return dups;
+  /** At '[': the array's items. */
+  private array(): void {
+    const text = this.text;
+    this.i++;
+    this.ws();
+    if (text.charCodeAt(this.i) === 93) {
+      this.i++;
+      return;
+    }
+    for (let idx = 0; this.i < this.n; idx++) {
+      this.path.push(idx);
+      this.value();
+      this.path.pop();
+      this.ws();
+      const d = text.charCodeAt(this.i);
+      this.i++;
+      if (d !== 44) return; // ']' ends it; anything else is malformed
+    }
+  }
 }
+
+const scan = new Scanner();
