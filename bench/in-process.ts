@@ -1,0 +1,126 @@
+/**
+ * What a create costs the server's own code, without TLS, HTTP or a load generator process:
+ *
+ *   bun bench/in-process.ts [--rounds=N] [--ms=MS] [--profile=DIR]
+ *
+ * starts the real server (src/main.ts, embedded store, durable) with this file as a preload.
+ * The preload keeps the fetch handler the front end gives Bun.serve; on SIGUSR2 it runs 64
+ * concurrent loops of creates of 1 KB ConfigMaps through that handler in the server's own
+ * process (2 s of warm-up, then MS), and writes the rate and the CPU per create of each of the
+ * process's threads (from /proc) to a file the driver prints. The loops' own work (a Request
+ * per create, reading the answer) is included; the runtime's HTTP parsing, TLS and sockets are
+ * not. With only the server's thread busy, a CPU profile (--profile) is sampled evenly, unlike
+ * one taken under wrk where the two cores are saturated.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const PRELOAD = process.env.IN_PROCESS_BENCH_OUT;
+
+interface Result {
+  ops: number;
+  n: number;
+  failed: number;
+  perThread: [string, number][];
+}
+
+function threadCpu(pid: number | 'self'): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\s*\d+$/, '');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 10_000);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+if (PRELOAD) {
+  type Fetch = (req: Request, server: unknown) => Response | Promise<Response>;
+  const serve = Bun.serve;
+  let handler: { fetch: Fetch; server: unknown } | undefined;
+  (Bun as unknown as { serve: (o: unknown) => unknown }).serve = (opts: unknown) => {
+    const server = serve(opts as Parameters<typeof Bun.serve>[0]);
+    handler = { fetch: (opts as { fetch: Fetch }).fetch, server };
+    return server;
+  };
+  process.on('SIGUSR2', async () => {
+    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as { token: string; ms: number };
+    if (!handler) throw new Error('in-process bench: Bun.serve was not called');
+    const { fetch, server } = handler;
+    const headers = { authorization: `Bearer ${cfg.token}`, 'content-type': 'application/json' };
+    const value = 'y'.repeat(900);
+    const run = async (prefix: string, ms: number) => {
+      let n = 0;
+      let failed = 0;
+      const end = performance.now() + ms;
+      await Promise.all(
+        Array.from({ length: 64 }, async (_, w) => {
+          for (let i = 0; performance.now() < end; i++) {
+            const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${prefix}-${w}-${i}"},"data":{"v":"${value}"}}`;
+            const req = new Request('https://127.0.0.1/api/v1/namespaces/default/configmaps', { method: 'POST', headers, body });
+            const res = await fetch(req, server);
+            await res.arrayBuffer();
+            if (res.status === 201) n++;
+            else failed++;
+          }
+        }),
+      );
+      return { n, failed };
+    };
+    await run('warm', 2000);
+    const c0 = threadCpu('self');
+    const t0 = performance.now();
+    const r = await run('cm', cfg.ms);
+    const elapsed = performance.now() - t0;
+    const c1 = threadCpu('self');
+    const perThread = [...c1].map(([k, v]) => [k, (v - (c0.get(k) ?? 0)) / Math.max(r.n, 1)] as [string, number]);
+    const out: Result = { ops: Math.round(r.n / (elapsed / 1000)), n: r.n, failed: r.failed, perThread };
+    fs.writeFileSync(`${PRELOAD}.tmp`, JSON.stringify(out));
+    fs.renameSync(`${PRELOAD}.tmp`, PRELOAD);
+  });
+} else {
+  const { startServer } = await import('../test/helpers/server');
+  const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const rounds = Number(arg('rounds') ?? 2);
+  const ms = Number(arg('ms') ?? 6000);
+  const profile = arg('profile');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-in-process-'));
+  const out = path.join(dir, 'result.json');
+  process.env.SVC_SERVER_BUN_ARGS = [
+    `--preload ${import.meta.path}`,
+    profile ? `--cpu-prof --cpu-prof-dir=${path.resolve(profile)}` : '',
+    process.env.SVC_SERVER_BUN_ARGS ?? '',
+  ].join(' ');
+  const totals: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const srv = await startServer({
+      env: { IN_PROCESS_BENCH_OUT: out },
+      args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+    });
+    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms }));
+    fs.rmSync(out, { force: true });
+    srv.proc.kill('SIGUSR2');
+    const deadline = Date.now() + ms + 60_000;
+    while (!fs.existsSync(out)) {
+      if (Date.now() > deadline || srv.proc.exitCode !== null) throw new Error(`no result: ${srv.logs()}`);
+      await Bun.sleep(100);
+    }
+    const r = JSON.parse(fs.readFileSync(out, 'utf8')) as Result;
+    await srv.stop();
+    const threads = r.perThread.filter(([, v]) => v >= 0.2).sort((a, b) => b[1] - a[1]);
+    const total = threads.reduce((a, [, v]) => a + v, 0);
+    totals.push(total);
+    console.log(
+      `round ${round}: ${r.ops} creates/s (${r.n}, failed ${r.failed}), CPU ${total.toFixed(1)} us/create (${threads.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')})`,
+    );
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  totals.sort((a, b) => a - b);
+  console.log(`median CPU per create: ${(totals[Math.floor(totals.length / 2)] as number).toFixed(1)} us over ${rounds} rounds`);
+}
