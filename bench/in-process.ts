@@ -3,6 +3,8 @@
  *
  *   bun bench/in-process.ts [--rounds=N] [--ms=MS] [--profile=DIR]
  *
+ * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>.)
+ *
  * starts the real server (src/main.ts, embedded store, durable) with this file as a preload.
  * The preload keeps the fetch handler the front end gives Bun.serve; on SIGUSR2 it runs 64
  * concurrent loops of creates of 1 KB ConfigMaps through that handler in the server's own
@@ -113,6 +115,8 @@ if (PRELOAD) {
     }
     const r = JSON.parse(fs.readFileSync(out, 'utf8')) as Result;
     await srv.stop();
+    // The server's stderr (BUN_JSC_logGC=1 prints each collection there).
+    if (process.env.IN_PROCESS_LOG) fs.writeFileSync(`${process.env.IN_PROCESS_LOG}.${round}`, srv.logs());
     const threads = r.perThread.filter(([, v]) => v >= 0.2).sort((a, b) => b[1] - a[1]);
     const total = threads.reduce((a, [, v]) => a + v, 0);
     totals.push(total);

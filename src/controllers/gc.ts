@@ -17,7 +17,7 @@ import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored } from '../registry/encoding';
 import { FOREGROUND, ORPHAN, type ResourceStore } from '../registry/generic';
-import type { WatchCache } from '../watch/cache';
+import type { CacheEvent, WatchCache } from '../watch/cache';
 
 /** What the collector needs of an object's metadata (not the object: the graph holds every object of every kind). */
 interface Meta {
@@ -62,6 +62,11 @@ function mayNeedCollector(value: Uint8Array): boolean {
   const b = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   for (const m of MARKERS) if (b.indexOf(m) >= 0) return true;
   return false;
+}
+
+/** An update whose previous and new versions both lack owners, finalizers and deletion. */
+function plainChange(e: CacheEvent): boolean {
+  return e.prevValue !== undefined && !mayNeedCollector(e.value) && !mayNeedCollector(e.prevValue);
 }
 
 /** Queue entries processed between two turns of the event loop. */
@@ -119,7 +124,12 @@ export class GarbageCollector {
     this.kick();
     void (async () => {
       while (!this.stopped && !watcher.ended) {
-        for (const e of await watcher.next(Number.POSITIVE_INFINITY)) this.observe(store, e.obj, e.type === 'DELETED');
+        for (const e of await watcher.next(Number.POSITIVE_INFINITY)) {
+          // A change whose versions before and after name none of the three concerns no one
+          // here (the graph never held it): skipped unparsed, as at start.
+          if (e.type === 'ADDED' ? !mayNeedCollector(e.event.value) : e.type === 'MODIFIED' && plainChange(e.event)) continue;
+          this.observe(store, e.obj, e.type === 'DELETED');
+        }
         this.kick();
       }
       this.watched.delete(store);

@@ -79,11 +79,14 @@ export class ResourceQuotaController {
     await qc.start();
     const q = qc.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of q.initial) this.schedule(c.obj.metadata.namespace as string, 0);
-    const follow = async (w: typeof q.watcher, settle: (o: Obj) => number, creates = true) => {
+    // Changes of a counted kind under `prefix`: the namespace is read off the key, and nothing is
+    // parsed (an event past the cache's hot window would decode its bytes for it).
+    const follow = async (w: typeof q.watcher, prefix: string) => {
       while (!this.stopped && !w.ended) {
         for (const e of await w.next(Number.POSITIVE_INFINITY)) {
-          if (!creates && e.type === 'ADDED') continue;
-          this.schedule(e.obj.metadata.namespace as string, settle(e.obj));
+          if (e.type === 'ADDED') continue;
+          const key = e.event.key;
+          this.schedule(key.slice(prefix.length, key.indexOf('/', prefix.length)), settleMs);
         }
       }
     };
@@ -107,7 +110,7 @@ export class ResourceQuotaController {
       // A create was charged by admission before it was stored (as the reference's replenishment,
       // which recomputes on updates and deletes only): recomputing the namespace after every
       // burst of creates would cost O(objects) per burst.
-      void follow(cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now').watcher, () => settleMs, false);
+      void follow(cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now').watcher, store.prefix);
     }
     this.resync = setInterval(() => {
       for (const c of qc.list()) this.schedule(c.obj.metadata.namespace as string, 0);
@@ -123,7 +126,7 @@ export class ResourceQuotaController {
 
   /** Recompute the namespace's quotas `settleMs` after its last change (restarting the wait). */
   private schedule(ns: string, settleMs: number): void {
-    if (this.stopped || this.cacheOf(this.quotas).list(`${this.quotas.prefix}${ns}/`).length === 0) return;
+    if (this.stopped || this.cacheOf(this.quotas).size(`${this.quotas.prefix}${ns}/`) === 0) return;
     const prev = this.timers.get(ns);
     if (prev) clearTimeout(prev);
     this.timers.set(

@@ -131,12 +131,12 @@ export class CacheEvent {
     readonly rv: Revision,
     readonly key: string,
     /** The stored bytes of the object the event carries. */
-    private readonly value: Uint8Array,
+    readonly value: Uint8Array,
     view: SelectorView | undefined,
     text: string | undefined,
     obj: Obj | undefined,
     /** The previous version (for selector transitions): its bytes, revision, view; absent on create. */
-    private readonly prevValue: Uint8Array | undefined,
+    readonly prevValue: Uint8Array | undefined,
     private readonly prevRv: Revision,
     prevView: SelectorView | undefined,
     prev: Obj | undefined,
