@@ -1,14 +1,15 @@
 /**
  * What a create costs the server's own code, without TLS, HTTP or a load generator process:
  *
- *   bun bench/in-process.ts [--rounds=N] [--ms=MS] [--profile=DIR]
+ *   bun bench/in-process.ts [--op=create|smp|apply] [--rounds=N] [--ms=MS] [--profile=DIR]
  *
  * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>.)
  *
  * starts the real server (src/main.ts, embedded store, durable) with this file as a preload.
  * The preload keeps the fetch handler the front end gives Bun.serve; on SIGUSR2 it runs 64
  * concurrent loops of creates of 1 KB ConfigMaps through that handler in the server's own
- * process (2 s of warm-up, then MS), and writes the rate and the CPU per create of each of the
+ * process (2 s of warm-up, then MS; `--op=smp` or `apply`: strategic merge or apply patches of
+ * 10,000 ConfigMaps created first, as bench/api.ts sends them), and writes the rate and the CPU per request of each of the
  * process's threads (from /proc) to a file the driver prints. The loops' own work (a Request
  * per create, reading the answer) is included; the runtime's HTTP parsing, TLS and sockets are
  * not. With only the server's thread busy, a CPU profile (--profile) is sampled evenly, unlike
@@ -52,11 +53,34 @@ if (PRELOAD) {
     return server;
   };
   process.on('SIGUSR2', async () => {
-    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as { token: string; ms: number };
+    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as { token: string; ms: number; op: string };
     if (!handler) throw new Error('in-process bench: Bun.serve was not called');
     const { fetch, server } = handler;
     const headers = { authorization: `Bearer ${cfg.token}`, 'content-type': 'application/json' };
     const value = 'y'.repeat(900);
+    const base = 'https://127.0.0.1/api/v1/namespaces/default/configmaps';
+    const create = (name: string) => {
+      const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":{"v":"${value}"}}`;
+      return new Request(base, { method: 'POST', headers, body });
+    };
+    // The patch phases' requests, as bench/api.ts sends them, over PATCHED existing objects.
+    const PATCHED = 10_000;
+    const request = (prefix: string, w: number, i: number): Request => {
+      const k = (w * 7919 + i) % PATCHED;
+      if (cfg.op === 'smp')
+        return new Request(`${base}/p-${k}`, {
+          method: 'PATCH',
+          headers: { ...headers, 'content-type': 'application/strategic-merge-patch+json' },
+          body: `{"metadata":{"labels":{"patched":"${prefix}-${i}"}}}`,
+        });
+      if (cfg.op === 'apply')
+        return new Request(`${base}/p-${k}?fieldManager=bench&force=true`, {
+          method: 'PATCH',
+          headers: { ...headers, 'content-type': 'application/apply-patch+yaml' },
+          body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p-${k}","labels":{"applied":"${prefix}${i}"}},"data":{"v":"z"}}`,
+        });
+      return create(`${prefix}-${w}-${i}`);
+    };
     const run = async (prefix: string, ms: number) => {
       let n = 0;
       let failed = 0;
@@ -64,17 +88,20 @@ if (PRELOAD) {
       await Promise.all(
         Array.from({ length: 64 }, async (_, w) => {
           for (let i = 0; performance.now() < end; i++) {
-            const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${prefix}-${w}-${i}"},"data":{"v":"${value}"}}`;
-            const req = new Request('https://127.0.0.1/api/v1/namespaces/default/configmaps', { method: 'POST', headers, body });
-            const res = await fetch(req, server);
+            const res = await fetch(request(prefix, w, i), server);
             await res.arrayBuffer();
-            if (res.status === 201) n++;
+            if (res.status < 300) n++;
             else failed++;
           }
         }),
       );
       return { n, failed };
     };
+    if (cfg.op !== 'create')
+      for (let k = 0; k < PATCHED; k += 64)
+        await Promise.all(
+          Array.from({ length: Math.min(64, PATCHED - k) }, async (_, j) => (await fetch(create(`p-${k + j}`), server)).arrayBuffer()),
+        );
     await run('warm', 2000);
     const c0 = threadCpu('self');
     const t0 = performance.now();
@@ -92,6 +119,8 @@ if (PRELOAD) {
   const rounds = Number(arg('rounds') ?? 2);
   const ms = Number(arg('ms') ?? 6000);
   const profile = arg('profile');
+  const op = arg('op') ?? 'create';
+  if (!['create', 'smp', 'apply'].includes(op)) throw new Error(`--op: create, smp or apply, not ${op}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-in-process-'));
   const out = path.join(dir, 'result.json');
   process.env.SVC_SERVER_BUN_ARGS = [
@@ -105,7 +134,7 @@ if (PRELOAD) {
       env: { IN_PROCESS_BENCH_OUT: out },
       args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
     });
-    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms }));
+    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms, op }));
     fs.rmSync(out, { force: true });
     srv.proc.kill('SIGUSR2');
     const deadline = Date.now() + ms + 60_000;
@@ -121,10 +150,10 @@ if (PRELOAD) {
     const total = threads.reduce((a, [, v]) => a + v, 0);
     totals.push(total);
     console.log(
-      `round ${round}: ${r.ops} creates/s (${r.n}, failed ${r.failed}), CPU ${total.toFixed(1)} us/create (${threads.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')})`,
+      `round ${round}: ${op} ${r.ops}/s (${r.n}, failed ${r.failed}), CPU ${total.toFixed(1)} us/request (${threads.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')})`,
     );
   }
   fs.rmSync(dir, { recursive: true, force: true });
   totals.sort((a, b) => a - b);
-  console.log(`median CPU per create: ${(totals[Math.floor(totals.length / 2)] as number).toFixed(1)} us over ${rounds} rounds`);
+  console.log(`median CPU per ${op}: ${(totals[Math.floor(totals.length / 2)] as number).toFixed(1)} us over ${rounds} rounds`);
 }
