@@ -416,6 +416,21 @@ export class FieldSet {
     return out;
   }
 
+  /**
+   * A copy in which a child subtree also becomes a member at its level when `promote(state, pe)`
+   * says so; `below(state, pe)` is the state for the child's own level (the schema, for
+   * ensureNamedFieldsAreMembers). Walks the maps as they are: no sorting, no serializing.
+   */
+  withPromotedChildren<S>(state: S, promote: (state: S, pe: PathElement) => boolean, below: (state: S, pe: PathElement) => S): FieldSet {
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) out.members.set(k, pe);
+    for (const [k, c] of this.children) {
+      if (promote(state, c.pe)) out.members.set(k, c.pe);
+      out.put(k, c.pe, c.set.withPromotedChildren(below(state, c.pe), promote, below));
+    }
+    return out;
+  }
+
   /** Adds a subtree unless it is empty. */
   private put(k: string, pe: PathElement, set: FieldSet): void {
     if (!set.empty()) this.children.set(k, { pe, set });

@@ -614,21 +614,17 @@ export function removeItems(t: Typer, schema: Schema, value: Json, set: FieldSet
  * set, `a` becomes a member if `a` is a declared struct field (not if it is a map key).
  */
 export function ensureNamedFieldsAreMembers(t: Typer, schema: Schema, set: FieldSet): FieldSet {
-  const walk = (s: Schema, src: FieldSet): FieldSet => {
-    const n = t.node(s);
-    const out = new FieldSet();
-    for (const pe of src.memberElements()) out.addMember(pe);
-    for (const { pe, set: sub } of src.childEntries()) {
-      let childSchema: Schema = ANY;
-      if (pe.kind === 'field') {
-        if (n.k === 'struct' && Object.hasOwn(n.fields, pe.name)) out.addMember(pe);
-        childSchema = t.memberSchema(n, pe.name);
-      } else if (n.k === 'list') {
-        childSchema = n.elem;
-      }
-      out.setChild(pe, walk(childSchema, sub));
-    }
-    return out;
-  };
-  return walk(schema, set);
+  return set.withPromotedChildren(
+    schema,
+    (s, pe) => {
+      if (pe.kind !== 'field') return false;
+      const n = t.node(s);
+      return n.k === 'struct' && Object.hasOwn(n.fields, pe.name);
+    },
+    (s, pe) => {
+      if (pe.kind === 'field') return t.memberSchema(t.node(s), pe.name);
+      const n = t.node(s);
+      return n.k === 'list' ? n.elem : ANY;
+    },
+  );
 }
