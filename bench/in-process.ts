@@ -1,7 +1,7 @@
 /**
  * What a create costs the server's own code, without TLS, HTTP or a load generator process:
  *
- *   bun bench/in-process.ts [--op=create|smp|apply] [--rounds=N] [--ms=MS] [--profile=DIR]
+ *   bun bench/in-process.ts [--op=create|smp|apply] [--objects=N] [--rounds=N] [--ms=MS] [--profile=DIR]
  *
  * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>.)
  *
@@ -9,7 +9,7 @@
  * The preload keeps the fetch handler the front end gives Bun.serve; on SIGUSR2 it runs 64
  * concurrent loops of creates of 1 KB ConfigMaps through that handler in the server's own
  * process (2 s of warm-up, then MS; `--op=smp` or `apply`: strategic merge or apply patches of
- * 10,000 ConfigMaps created first, as bench/api.ts sends them), and writes the rate and the CPU per request of each of the
+ * N ConfigMaps created first (10,000), each in turn, as bench/api.ts sends them), and writes the rate and the CPU per request of each of the
  * process's threads (from /proc) to a file the driver prints. The loops' own work (a Request
  * per create, reading the answer) is included; the runtime's HTTP parsing, TLS and sockets are
  * not. With only the server's thread busy, a CPU profile (--profile) is sampled evenly, unlike
@@ -53,7 +53,7 @@ if (PRELOAD) {
     return server;
   };
   process.on('SIGUSR2', async () => {
-    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as { token: string; ms: number; op: string };
+    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as { token: string; ms: number; op: string; objects: number };
     if (!handler) throw new Error('in-process bench: Bun.serve was not called');
     const { fetch, server } = handler;
     const headers = { authorization: `Bearer ${cfg.token}`, 'content-type': 'application/json' };
@@ -63,10 +63,12 @@ if (PRELOAD) {
       const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":{"v":"${value}"}}`;
       return new Request(base, { method: 'POST', headers, body });
     };
-    // The patch phases' requests, as bench/api.ts sends them, over PATCHED existing objects.
-    const PATCHED = 10_000;
+    // The patch phases' requests, as bench/api.ts sends them, over PATCHED existing objects in
+    // turn (bench/api.ts patches each object once: --objects above the patches sent does that).
+    const PATCHED = cfg.objects;
+    let next = 0;
     const request = (prefix: string, w: number, i: number): Request => {
-      const k = (w * 7919 + i) % PATCHED;
+      const k = next++ % PATCHED;
       if (cfg.op === 'smp')
         return new Request(`${base}/p-${k}`, {
           method: 'PATCH',
@@ -120,6 +122,7 @@ if (PRELOAD) {
   const ms = Number(arg('ms') ?? 6000);
   const profile = arg('profile');
   const op = arg('op') ?? 'create';
+  const objects = Number(arg('objects') ?? 10_000);
   if (!['create', 'smp', 'apply'].includes(op)) throw new Error(`--op: create, smp or apply, not ${op}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-in-process-'));
   const out = path.join(dir, 'result.json');
@@ -134,7 +137,7 @@ if (PRELOAD) {
       env: { IN_PROCESS_BENCH_OUT: out },
       args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
     });
-    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms, op }));
+    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms, op, objects }));
     fs.rmSync(out, { force: true });
     srv.proc.kill('SIGUSR2');
     const deadline = Date.now() + ms + 60_000;
