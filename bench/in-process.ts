@@ -18,6 +18,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { threadCpu } from './harness';
 
 const PRELOAD = process.env.IN_PROCESS_BENCH_OUT;
 
@@ -26,21 +27,6 @@ interface Result {
   n: number;
   failed: number;
   perThread: [string, number][];
-}
-
-function threadCpu(pid: number | 'self'): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\s*\d+$/, '');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 10_000);
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
 }
 
 if (PRELOAD) {
@@ -105,11 +91,11 @@ if (PRELOAD) {
           Array.from({ length: Math.min(64, PATCHED - k) }, async (_, j) => (await fetch(create(`p-${k + j}`), server)).arrayBuffer()),
         );
     await run('warm', 2000);
-    const c0 = threadCpu('self');
+    const c0 = threadCpu(process.pid);
     const t0 = performance.now();
     const r = await run('cm', cfg.ms);
     const elapsed = performance.now() - t0;
-    const c1 = threadCpu('self');
+    const c1 = threadCpu(process.pid);
     const perThread = [...c1].map(([k, v]) => [k, (v - (c0.get(k) ?? 0)) / Math.max(r.n, 1)] as [string, number]);
     const out: Result = { ops: Math.round(r.n / (elapsed / 1000)), n: r.n, failed: r.failed, perThread };
     fs.writeFileSync(`${PRELOAD}.tmp`, JSON.stringify(out));
