@@ -95,6 +95,20 @@ async function etcdPuts(writerCounts: number[]): Promise<Map<number, number> | u
   return out;
 }
 
+/**
+ * Store snapshots the server logged (`<ISO time> store: snapshot at revision ...`) as finished
+ * between two times: a snapshot copies every live value on the main thread, so a write phase with
+ * one pays for it. Their count and what the log says of each (keys, bytes, time taken).
+ */
+function snapshotsIn(logs: string, from: number, to: number): string {
+  const seen: string[] = [];
+  for (const m of logs.matchAll(/^(\S+) store: snapshot at revision \d+: (.*)$/gm)) {
+    const t = Date.parse(m[1] as string);
+    if (t >= from && t <= to) seen.push(m[2] as string);
+  }
+  return seen.length === 0 ? '0' : `${seen.length} (${seen.join('; ')})`;
+}
+
 async function main(): Promise<void> {
   const etcd = await etcdPuts([64, 256]);
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
@@ -173,6 +187,7 @@ async function main(): Promise<void> {
       ca: srv.ca,
     });
     const createCpu = threadCpu(srv.proc.pid);
+    let phaseStart = Date.now();
     const create = await load({
       url: `${srv.url}/api/v1/namespaces/default/configmaps`,
       method: 'POST',
@@ -184,6 +199,7 @@ async function main(): Promise<void> {
       `server create 1 KB configmap (64 clients, durable): ${create.ops} req/s p50 ${create.p50} ms p99 ${create.p99} ms (errors ${create.errors})`,
     );
     cpuReport('create', createCpu, srv.proc.pid, create);
+    report(`store snapshots finished during the create phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
     for (const [writers, ops] of etcd ?? [])
       report(`create ratio server/etcd puts (${writers} writers): ${(create.ops / ops).toFixed(2)} (target 3)`);
 
@@ -199,11 +215,13 @@ async function main(): Promise<void> {
     });
     await warmUp(smpSpec('warm'));
     const smpCpu = threadCpu(srv.proc.pid);
+    phaseStart = Date.now();
     const smp = await load(smpSpec('cm'));
     report(
       `server strategic merge patch (64 clients): ${smp.ops} req/s p50 ${smp.p50} ms p99 ${smp.p99} ms (codes ${JSON.stringify(smp.codes)})`,
     );
     cpuReport('strategic merge patch', smpCpu, srv.proc.pid, smp);
+    report(`store snapshots finished during the strategic merge patch phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
     const applySpec = (name: string) => ({
       urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/${name}-{{i}}?fieldManager=bench&force=true`,
       url: '',
@@ -220,11 +238,13 @@ async function main(): Promise<void> {
     });
     await warmUp(applySpec('warm'));
     const applyCpu = threadCpu(srv.proc.pid);
+    phaseStart = Date.now();
     const apply = await load(applySpec('cm'));
     report(
       `server apply patch on existing objects (64 clients): ${apply.ops} req/s p50 ${apply.p50} ms p99 ${apply.p99} ms (codes ${JSON.stringify(apply.codes)})`,
     );
     cpuReport('apply patch', applyCpu, srv.proc.pid, apply);
+    report(`store snapshots finished during the apply patch phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
     // --writes: stop after the write phases (profiling them with SVC_SERVER_BUN_ARGS=--cpu-prof).
     if (WRITES_ONLY) return;
 

@@ -645,6 +645,7 @@ export class MvccStore implements KV {
     // written are not, and count toward the next one.
     const covered = wal.bytesSinceRelease;
     const run = async () => {
+      const started = performance.now();
       const res = await writeSnapshot(
         path.join(dir, 'snap'),
         rev,
@@ -655,7 +656,9 @@ export class MvccStore implements KV {
       wal.bytesSinceRelease = Math.max(0, wal.bytesSinceRelease - covered);
       this.lastSnapshotBytes = res.bytes;
       this.snapshots++;
-      this.opts.logger?.(`store: snapshot at revision ${rev}: ${res.keys} keys, ${res.bytes} bytes`);
+      this.opts.logger?.(
+        `store: snapshot at revision ${rev}: ${res.keys} keys, ${res.bytes} bytes in ${Math.round(performance.now() - started)} ms`,
+      );
     };
     this.snapshotting = run()
       .catch((e) => {
