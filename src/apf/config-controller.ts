@@ -17,7 +17,8 @@
  */
 import { deepEqual, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
-import type { ResourceStore, WriteOptions } from '../registry/generic';
+import type { ResourceStore } from '../registry/generic';
+import type { WriteOptions } from '../registry/options';
 import type { WatchCache } from '../watch/cache';
 import { bootstrapConfig } from './bootstrap-config';
 import type { FlowControl } from './flow-control';

@@ -18,7 +18,8 @@ import { deepEqual, isObject, type JsonObject, now, type Obj } from '../api/meta
 import { StatusError } from '../api/status';
 import { CRD_CLEANUP_FINALIZER } from '../kinds/validation/apiextensions';
 import { type CustomKind, customKinds, requestedNames } from '../registry/crd/kinds';
-import { ALL_OBJECTS, type ResourceStore } from '../registry/generic';
+import type { ResourceStore } from '../registry/generic';
+import { ALL_OBJECTS } from '../registry/list';
 import type { WatchCache } from '../watch/cache';
 
 export const CRD_CONTROLLER = 'apiextensions-controller';

@@ -15,9 +15,11 @@
 import type { Obj, OwnerReference } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
+import { FOREGROUND, ORPHAN } from '../registry/deletion';
 import { decodeStored } from '../registry/encoding';
-import { FOREGROUND, ORPHAN, type ResourceStore } from '../registry/generic';
-import type { CacheEvent, WatchCache } from '../watch/cache';
+import type { ResourceStore } from '../registry/generic';
+import type { WatchCache } from '../watch/cache';
+import type { CacheEvent } from '../watch/events';
 
 /** What the collector needs of an object's metadata (not the object: the graph holds every object of every kind). */
 interface Meta {

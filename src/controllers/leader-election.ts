@@ -16,7 +16,8 @@ import * as os from 'node:os';
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import { decodeStored } from '../registry/encoding';
-import type { ResourceStore, WriteOptions } from '../registry/generic';
+import type { ResourceStore } from '../registry/generic';
+import type { WriteOptions } from '../registry/options';
 
 export interface LeaderElectionOptions {
   /** The Lease, as kube-system/<name>. */

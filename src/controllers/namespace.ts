@@ -11,7 +11,8 @@ import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored } from '../registry/encoding';
-import { ALL_OBJECTS, listedObjects, type ResourceStore } from '../registry/generic';
+import type { ResourceStore } from '../registry/generic';
+import { ALL_OBJECTS, listedObjects } from '../registry/list';
 import type { WatchCache } from '../watch/cache';
 
 const ALL = ALL_OBJECTS;

@@ -9,8 +9,9 @@ import type { ResourceRequest } from '../api/request-info';
 import { badRequest, conflict, invalid, methodNotAllowed, STALE_OBJECT } from '../api/status';
 import { labelSelectorString } from '../kinds/columns';
 import { decodeStored } from '../registry/encoding';
-import type { ResourceStore, WriteOptions } from '../registry/generic';
+import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
+import type { WriteOptions } from '../registry/options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError } from '../registry/patch';
 import { decodeBody } from './body';
 

@@ -22,17 +22,12 @@ import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } fro
 import { CBOR_SEQ_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { storedJsonChunks } from '../registry/encoding';
-import { parseResourceVersion, type ResourceStore } from '../registry/generic';
+import type { ResourceStore } from '../registry/generic';
+import { parseResourceVersion } from '../registry/list';
 import type { KV } from '../store/types';
-import {
-  type CachedObject,
-  type SelectorView,
-  TooOldError,
-  viewField,
-  type WatchCache,
-  type Watcher,
-  type WatcherEvent,
-} from '../watch/cache';
+import { TooOldError, type WatchCache } from '../watch/cache';
+import { type CachedObject, type SelectorView, viewField } from '../watch/events';
+import type { Watcher, WatcherEvent } from '../watch/watcher';
 import type { BrandView } from './brand-view';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';

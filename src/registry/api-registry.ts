@@ -4,8 +4,10 @@
  */
 import type { SchemaSet } from '../schema/engine';
 import type { KV } from '../store/types';
-import { namespaceChecker, type RegistryOptions, ResourceStore } from './generic';
+import { ResourceStore } from './generic';
 import type { KindDef } from './kind';
+import { namespaceChecker } from './namespaces';
+import type { RegistryOptions } from './options';
 
 export interface GroupVersions {
   group: string;

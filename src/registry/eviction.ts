@@ -15,7 +15,9 @@ import { isObject, type Obj } from '../api/meta';
 import { badRequest, internal, StatusError } from '../api/status';
 import { selectorMatcher } from '../kinds/validation/common';
 import { decodeStored } from './encoding';
-import { ALL_OBJECTS, type DeleteOptions, type ResourceStore } from './generic';
+import type { ResourceStore } from './generic';
+import { ALL_OBJECTS } from './list';
+import type { DeleteOptions } from './options';
 
 const ALL = ALL_OBJECTS;
 

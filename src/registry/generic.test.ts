@@ -15,7 +15,8 @@ import type { Definitions } from '../schema/types';
 import { MvccStore } from '../store/mvcc';
 import type { KV, Revision, Txn } from '../store/types';
 import { ApiRegistry } from './api-registry';
-import type { ResourceStore, WriteOptions } from './generic';
+import type { ResourceStore } from './generic';
+import type { WriteOptions } from './options';
 
 /** An in-memory store whose writes become durable only when release() is called. */
 function heldBack(inner: MvccStore): { kv: KV; release: () => void } {

@@ -3,13 +3,15 @@
  * subresource), delete and deletecollection, with the reference's resourceVersion semantics,
  * metadata rules and Status errors. A kind contributes only its KindDef (schema, strategy).
  *
- * Store errors are translated here, once per verb, into Status errors.
+ * Store errors are translated here, once per verb, into Status errors. Beside it: the request
+ * options (options.ts), list results and continue tokens (list.ts), the deletion lifecycle's
+ * decisions (deletion.ts) and namespace lookups (namespaces.ts).
  */
 
 import type { AdmissionChain, Attributes, Operation } from '../admission/chain';
 import { svcApiVersion } from '../api/brand';
 import { clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
-import { type FieldRequirement, type LabelSelector, matchesFields, matchesLabels } from '../api/selectors';
+import { matchesFields, matchesLabels } from '../api/selectors';
 import {
   alreadyExists,
   badRequest,
@@ -32,7 +34,8 @@ import type { SchemaSet } from '../schema/engine';
 import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
-import { type CachedObject, viewField, type WatchCache } from '../watch/cache';
+import type { WatchCache } from '../watch/cache';
+import { viewField } from '../watch/events';
 import {
   ApplyConflictError,
   apply as applyObject,
@@ -42,31 +45,29 @@ import {
   fieldPE,
   recordUpdate,
 } from './apply';
+import {
+  checkDeleteOptions,
+  checkPreconditions,
+  checkUnsafeDeleteOptions,
+  deletionComplete,
+  planDelete,
+  UNSAFE_DELETE_FIELD,
+} from './deletion';
 import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
 import type { WriteHooks } from './hooks';
 import { apiVersionOf, type KindDef, keyPrefix } from './kind';
+import {
+  type ContinueToken,
+  decodeContinue,
+  encodeContinue,
+  encodeContinueToken,
+  type ListResult,
+  listedObjects,
+  parseResourceVersion,
+} from './list';
+import type { NamespaceCheck } from './namespaces';
+import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
-
-export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
-
-export interface WriteOptions {
-  dryRun: boolean;
-  fieldValidation: FieldValidation;
-  /** Warnings to send as `Warning: 299 - "..."` headers. */
-  warnings: string[];
-  /** Duplicate fields the body decoder found (reported like unknown fields). */
-  duplicates?: string[];
-  /** The field manager recorded in managedFields (`fieldManager`, else the user-agent prefix). */
-  fieldManager?: string;
-  /** The user asking (admission's request.userInfo); absent for the server's own writes. */
-  user?: UserInfo;
-  /** The request is a PATCH (admission sees PatchOptions rather than UpdateOptions). */
-  patch?: boolean;
-  /** The request's audit annotations (admission adds to them). */
-  auditAnnotations?: Record<string, string>;
-}
-
-export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
 const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH | typeof MERGE_PATCH | typeof STRATEGIC_MERGE_PATCH> = {
   'json-patch': JSON_PATCH,
@@ -74,91 +75,7 @@ const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH |
   'strategic-merge-patch': STRATEGIC_MERGE_PATCH,
 };
 
-type Subresource = '' | 'status' | 'finalize';
-
-export interface ListOptions {
-  labelSelector: LabelSelector;
-  fieldSelector: FieldRequirement[];
-  hasSelectors: boolean;
-  limit: number;
-  continueToken: string;
-  resourceVersion: string;
-  resourceVersionMatch: '' | 'Exact' | 'NotOlderThan';
-}
-
-export interface ListResult {
-  /** The items as stored (use decodeStored / storedText). */
-  items: KeyValue[];
-  /** Or, when served from the watch cache, the cached objects. */
-  cached?: CachedObject[];
-  revision: Revision;
-  continueToken: string;
-  remainingItemCount?: number;
-}
-
-/** List options selecting every object (controllers reading a whole namespace or resource). */
-export const ALL_OBJECTS: ListOptions = {
-  labelSelector: [],
-  fieldSelector: [],
-  hasSelectors: false,
-  limit: 0,
-  continueToken: '',
-  resourceVersion: '',
-  resourceVersionMatch: '',
-};
-
-export interface DeleteOptions {
-  /** Remove an object whose stored bytes cannot be decoded (gate AllowUnsafeMalformedObjectDeletion). */
-  ignoreStoreReadError?: boolean;
-  orphanDependents?: boolean;
-  preconditions?: { uid?: string; resourceVersion?: string };
-  gracePeriodSeconds?: number;
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  dryRun: boolean;
-  /** The user asking (admission's request.userInfo). */
-  user?: UserInfo;
-  /** Warnings for the response, from admission. */
-  warnings?: string[];
-  /** The request's audit annotations (admission adds to them). */
-  auditAnnotations?: Record<string, string>;
-}
-
-export interface RegistryOptions {
-  clock?: () => number;
-  /** How long a "not older than"/"exact" read waits for a revision the store has not reached. */
-  futureRevisionWait?: number;
-  /** Lifetime of continue tokens (the reference's compaction interval). */
-  continueTtlMs?: number;
-}
-
 const MAX_GENERATE_ATTEMPTS = 8;
-/** Finalizers of the garbage collector (propagationPolicy Orphan / Foreground). */
-export const ORPHAN = 'orphan';
-export const FOREGROUND = 'foregroundDeletion';
-const NAMESPACE_PREFIX = '/registry/core/namespaces/';
-
-/** What a namespaced write needs to know about its namespace. */
-export type NamespaceCheck = (namespace: string) => Promise<'active' | 'terminating' | 'missing'>;
-
-export function parseResourceVersion(rv: string, what = 'resource version'): Revision {
-  if (!/^\d+$/.test(rv)) throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
-  // As the reference's uint64: beyond it is invalid; below it, any value past 2^53 is still
-  // past every revision this server will reach, which is all it is compared for.
-  const digits = rv.replace(/^0+(?=\d)/, '');
-  if (digits.length > 20 || (digits.length === 20 && digits > '18446744073709551615')) {
-    throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
-  }
-  return Number(rv);
-}
-
-interface ContinueToken {
-  v: string;
-  rv: number;
-  start: string;
-  t: number;
-  /** Items after `start` at `rv` (so later pages need no count scan); absent: unknown. */
-  left?: number;
-}
 
 export class ResourceStore {
   readonly target: Target;
@@ -236,10 +153,10 @@ export class ResourceStore {
       if (rvSet && o.resourceVersion !== '0') {
         throw badRequest('specifying resource version is not allowed when using continue');
       }
-      tok = this.decodeContinue(o.continueToken);
+      tok = decodeContinue(o.continueToken);
       // rv -1: resume after the key at the newest version (the token a 410 hands out).
       if (tok.rv !== -1 && (tok.rv < this.kv.compactedRevision() || this.clock() - tok.t > this.continueTtl)) {
-        throw continueExpired(this.encodeContinueToken(-1, tok.start));
+        throw continueExpired(encodeContinueToken(-1, tok.start, this.clock()));
       }
       from = start + tok.start;
       revision = tok.rv === -1 ? undefined : tok.rv;
@@ -266,7 +183,7 @@ export class ResourceStore {
       return {
         items: r.kvs,
         revision: r.revision,
-        continueToken: more ? this.encodeContinue(r.revision, last.key, start, left) : '',
+        continueToken: more ? encodeContinue(r.revision, last.key, start, this.clock(), left) : '',
         remainingItemCount: more ? left : undefined,
       };
     }
@@ -298,7 +215,7 @@ export class ResourceStore {
     return {
       items,
       revision: rev ?? this.kv.currentRevision(),
-      continueToken: more ? this.encodeContinue(rev as Revision, lastKey, start) : '',
+      continueToken: more ? encodeContinue(rev as Revision, lastKey, start, this.clock()) : '',
     };
   }
 
@@ -344,34 +261,11 @@ export class ResourceStore {
     return new Set(['metadata.name', 'metadata.namespace', ...Object.keys(this.def.selectableFields)]);
   }
 
-  private encodeContinue(rv: Revision, lastKey: string, start: string, left?: number): string {
-    return this.encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`, left);
-  }
-
-  private encodeContinueToken(rv: Revision, startKey: string, left?: number): string {
-    const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: startKey, t: this.clock() };
-    if (left !== undefined) tok.left = left;
-    return Buffer.from(JSON.stringify(tok)).toString('base64');
-  }
-
   /** Objects in a list range from the watch cache, if it is at the store's newest revision. */
   private cachedCount(start: string): number | undefined {
     const c = this.cache;
     if (!c || c.revision !== this.kv.currentRevision()) return undefined;
     return c.size(start);
-  }
-
-  private decodeContinue(s: string): ContinueToken {
-    try {
-      const tok = JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as ContinueToken;
-      if (typeof tok.rv !== 'number' || typeof tok.start !== 'string' || typeof tok.t !== 'number' || tok.start.startsWith('/'))
-        throw new Error('bad');
-      return tok;
-    } catch {
-      throw badRequest(
-        'invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.svc.io/v1)',
-      );
-    }
   }
 
   /** Wait (up to futureRevisionWait) for the store to reach `rv`; then 504 Too large resource version. */
@@ -785,7 +679,7 @@ export class ResourceStore {
         await this.durable(curKv);
         return { obj: cur };
       }
-      const removing = next.metadata.deletionTimestamp && !next.metadata.finalizers?.length && !this.def.strategy.deletePending?.(next);
+      const removing = deletionComplete(next, this.def.strategy);
       // Kinds with write hooks reserve what the new version needs (an await here gives up the
       // chaining above for them: a conflict retries, after giving the reservation back).
       const undo = this.hooks && !removing ? await this.hooks.reserve(next, cur, w.dryRun) : undefined;
@@ -890,70 +784,16 @@ export class ResourceStore {
     const why = this.def.strategy.deleteForbidden?.(name);
     if (why) throw forbidden(this.target, name, why);
     if (o.ignoreStoreReadError) return this.unsafeDelete(namespace, name, o);
-    if (o.orphanDependents !== undefined && o.propagationPolicy !== undefined) {
-      throw invalid('DeleteOptions', 'meta.svc.io', '', [
-        {
-          type: 'FieldValueInvalid',
-          field: 'propagationPolicy',
-          badValue: o.propagationPolicy,
-          detail: 'orphanDependents and deletionPropagation cannot be both set',
-        },
-      ]);
-    }
+    checkDeleteOptions(o);
     for (;;) {
       const curKv = await this.get(namespace, name);
       const cur = decodeStored(curKv);
-      const pre = o.preconditions;
-      if (pre?.uid && pre.uid !== cur.metadata.uid) {
-        throw conflict(this.target, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
-      }
-      if (pre?.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) {
-        throw conflict(
-          this.target,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
-        );
-      }
+      checkPreconditions(this.target, name, cur, o.preconditions);
       if (this.admission?.wants(this.def.group, this.def.plural, '', 'DELETE')) {
         await this.admission.validate(this.attributes('DELETE', '', namespace, name, cur, cur, o, 'DeleteOptions'));
       }
-      const next = clone(cur);
-      const finalizers = [...(cur.metadata.finalizers ?? [])];
-      // orphanDependents (deprecated) is the older spelling of Orphan (true) / Background (false).
-      const policy = o.propagationPolicy ?? (o.orphanDependents === undefined ? undefined : o.orphanDependents ? 'Orphan' : 'Background');
-      const want = policy === 'Orphan' ? ORPHAN : policy === 'Foreground' ? FOREGROUND : undefined;
-      if (want && !finalizers.includes(want)) {
-        // A later delete may switch the policy: the other GC finalizer goes.
-        const other = want === ORPHAN ? FOREGROUND : ORPHAN;
-        const i = finalizers.indexOf(other);
-        if (i >= 0) finalizers.splice(i, 1);
-        finalizers.push(want);
-      }
-      let grace = 0;
-      let pending = false;
-      if (!cur.metadata.deletionTimestamp) {
-        const g = this.def.strategy.beginDelete?.(next, o.gracePeriodSeconds);
-        grace = g?.grace ?? 0;
-        pending = g?.pending ?? false;
-        // Finalizers the strategy adds (a CRD's cleanup) hold the object like any other.
-        for (const f of next.metadata.finalizers ?? []) if (!finalizers.includes(f)) finalizers.push(f);
-      } else {
-        pending = this.def.strategy.deletePending?.(next) ?? false;
-        const remaining = cur.metadata.deletionGracePeriodSeconds ?? 0;
-        // A shorter grace period (e.g. 0 to force) replaces a longer one.
-        if (o.gracePeriodSeconds !== undefined && o.gracePeriodSeconds < remaining) {
-          grace = o.gracePeriodSeconds;
-          pending = grace > 0 || pending;
-          if (grace > 0) next.metadata.deletionTimestamp = now(() => this.clock() + grace * 1000);
-          next.metadata.deletionGracePeriodSeconds = grace;
-          if (grace === 0)
-            pending =
-              this.def.strategy.deletePending?.({ ...next, metadata: { ...next.metadata, deletionGracePeriodSeconds: 0 } }) ?? false;
-        } else if (remaining > 0) {
-          pending = true;
-        }
-      }
-      if (finalizers.length === 0 && grace === 0 && !pending) {
+      const { next, remove } = planDelete(this.def.strategy, cur, o, this.clock);
+      if (remove) {
         if (o.dryRun) return { obj: cur, deleted: true };
         try {
           await storeRemove(this.kv, key, curKv.modRevision);
@@ -963,13 +803,6 @@ export class ResourceStore {
           if (isStoreError(e, 'conflict')) continue;
           throw this.translate(e, name);
         }
-      }
-      if (finalizers.length > 0) next.metadata.finalizers = finalizers;
-      if (!cur.metadata.deletionTimestamp) {
-        next.metadata.deletionTimestamp = now(() => this.clock() + grace * 1000);
-        next.metadata.deletionGracePeriodSeconds = grace;
-        // As the reference's BeforeDelete: the first delete bumps the generation.
-        if ((cur.metadata.generation ?? 0) > 0) next.metadata.generation = (cur.metadata.generation as number) + 1;
       }
       if (deepEqual(next, cur)) return { obj: cur, deleted: false };
       if (o.dryRun) return { obj: next, deleted: false };
@@ -990,18 +823,7 @@ export class ResourceStore {
    * preconditions are skipped. The caller checked the gate.
    */
   private async unsafeDelete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
-    const errs: FieldError[] = [];
-    const field = 'ignoreStoreReadErrorWithClusterBreakingPotential';
-    const set: [string, boolean][] = [
-      ['dryRun', o.dryRun],
-      ['gracePeriodSeconds', o.gracePeriodSeconds !== undefined],
-      ['orphanDependents', o.orphanDependents !== undefined],
-      ['preconditions', o.preconditions !== undefined],
-      ['propagationPolicy', o.propagationPolicy !== undefined],
-    ];
-    for (const [f, on] of set)
-      if (on) errs.push({ type: 'FieldValueInvalid', field, badValue: true, detail: `cannot be set together with .${f}` });
-    if (errs.length > 0) throw invalid('DeleteOptions', 'meta.svc.io', '', errs);
+    checkUnsafeDeleteOptions(o);
     const key = this.key(namespace, name);
     const r = await this.read(() => this.kv.range(key));
     const kv = r.kvs[0];
@@ -1020,7 +842,7 @@ export class ResourceStore {
       return { obj, deleted: true };
     }
     throw badRequest(
-      `the object ${name} of ${this.def.plural} is readable; ${field} is only for objects whose stored data cannot be decoded: use a normal delete`,
+      `the object ${name} of ${this.def.plural} is readable; ${UNSAFE_DELETE_FIELD} is only for objects whose stored data cannot be decoded: use a normal delete`,
     );
   }
 
@@ -1041,11 +863,6 @@ export class ResourceStore {
   }
 }
 
-/** The objects of a list result, whether it came from the store or the watch cache. */
-export function listedObjects(r: ListResult): Obj[] {
-  return r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored);
-}
-
 /** Whether anything outside metadata and status differs (drives metadata.generation). */
 function specChanged(a: Obj, b: Obj): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -1054,23 +871,4 @@ function specChanged(a: Obj, b: Obj): boolean {
     if (!deepEqual(a[k], b[k])) return true;
   }
   return false;
-}
-
-/** Namespace lookups for create, straight from the store. */
-export function namespaceChecker(kv: KV): NamespaceCheck {
-  // The state of a namespace only changes with its modRevision: decode each version once.
-  const seen = new Map<string, { rev: Revision; state: 'active' | 'terminating' }>();
-  return async (namespace) => {
-    const r = await kv.range(`${NAMESPACE_PREFIX}${namespace}`);
-    const kvNs = r.kvs[0];
-    if (!kvNs) return 'missing';
-    const hit = seen.get(namespace);
-    if (hit && hit.rev === kvNs.modRevision) return hit.state;
-    const ns = decodeStored(kvNs);
-    const phase = (ns.status as { phase?: string } | undefined)?.phase;
-    const state = ns.metadata.deletionTimestamp || phase === 'Terminating' ? 'terminating' : 'active';
-    if (seen.size > 10_000) seen.clear();
-    seen.set(namespace, { rev: kvNs.modRevision, state });
-    return state;
-  };
 }

@@ -16,6 +16,7 @@
  * After a restart, history older than the snapshot's revision is gone: it behaves as compacted.
  */
 import * as path from 'node:path';
+import { inRange, MvccChangeStream } from './change-stream';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
 import { valueSlabs } from './slabs';
@@ -28,7 +29,6 @@ import {
   type KeyValue,
   type KV,
   type OpResponse,
-  prefixEnd,
   type RangeOptions,
   type RangeResult,
   type Revision,
@@ -94,16 +94,6 @@ function signal(): Signal {
 
 function bytesCompare(a: Uint8Array, b: Uint8Array): number {
   return Buffer.compare(a, b);
-}
-
-/** `key` when [key, end) is exactly the keys starting with it, else undefined. */
-function prefixOf(key: string | undefined, end: string | undefined): string | undefined {
-  return key && key.charCodeAt(key.length - 1) !== 0xffff && end === prefixEnd(key) ? key : undefined;
-}
-
-function inRange(k: string, key: string, end: string | undefined): boolean {
-  if (end === undefined) return k === key;
-  return k >= key && (end === '\0' || k < end);
 }
 
 export class MvccStore implements KV {
@@ -674,86 +664,6 @@ export class MvccStore implements KV {
           );
         }
       });
-  }
-}
-
-class MvccChangeStream implements ChangeStream {
-  private done = false;
-  /** The range as a key prefix, when it is one. */
-  readonly prefix: string | undefined;
-  /** Newest revision applied with an event in this stream's range, as far as known. */
-  private lastMatch: Revision;
-  /**
-   * First revision that may hold an event of this stream not scanned yet (undefined: none).
-   * Revisions before it hold none: the stream neither scans them nor fails when they are
-   * compacted away.
-   */
-  private firstPending: Revision | undefined;
-  /** Where the next batch starts once the consumer comes back for it (see ChangeStream.position). */
-  private handedOut: Revision | undefined;
-
-  constructor(
-    private readonly store: MvccStore,
-    public position: Revision,
-    private readonly key: string | undefined,
-    private readonly end: string | undefined,
-  ) {
-    this.prefix = prefixOf(key, end);
-    // History from before the stream opened is unknown here: scan it.
-    this.lastMatch = store.appliedRevision;
-    this.firstPending = this.lastMatch >= position ? position : undefined;
-  }
-
-  /** @internal Whether `key` is in this stream's range (a prefix range: one startsWith). */
-  covers(key: string): boolean {
-    if (this.key === undefined) return true;
-    return this.prefix !== undefined ? key.startsWith(this.prefix) : inRange(key, this.key, this.end);
-  }
-
-  /** @internal The store applied revision `rev` with an event in this stream's range. */
-  matched(rev: Revision): void {
-    this.lastMatch = rev;
-    if (this.firstPending === undefined) this.firstPending = rev;
-  }
-
-  async next(): Promise<ChangeEvent[]> {
-    if (this.handedOut !== undefined) {
-      this.position = this.handedOut;
-      this.handedOut = undefined;
-    }
-    for (;;) {
-      if (this.done || this.store.isClosed) {
-        this.close();
-        throw new StoreError('closed', 'change stream is closed');
-      }
-      const committed = this.store.committedRevision;
-      // Revisions before the first that may hold our events are skipped unscanned.
-      const skipTo = Math.min(this.firstPending ?? Number.POSITIVE_INFINITY, committed + 1);
-      if (skipTo > this.position) this.position = skipTo;
-      if (committed >= this.position) {
-        let r: ReturnType<MvccStore['eventsBetween']>;
-        try {
-          r = this.store.eventsBetween(this.position, this);
-        } catch (e) {
-          this.close();
-          throw e;
-        }
-        // Scanned up to r.next - 1: what may remain starts after it.
-        this.firstPending = this.lastMatch >= r.next ? r.next : undefined;
-        if (r.events.length > 0) {
-          this.handedOut = r.next;
-          return r.events;
-        }
-        this.position = r.next;
-        continue;
-      }
-      await this.store.nextSignal();
-    }
-  }
-
-  close(): void {
-    this.done = true;
-    this.store.unregister(this);
   }
 }
 

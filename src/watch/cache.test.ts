@@ -8,7 +8,9 @@ import { deepEqual, type Obj } from '../api/meta';
 import { encodeStored } from '../registry/encoding';
 import { MvccStore } from '../store/mvcc';
 import { create, remove, update } from '../store/ops';
-import { type CacheEvent, type SelectorView, WatchCache, type Watcher } from './cache';
+import { WatchCache } from './cache';
+import type { CacheEvent, SelectorView } from './events';
+import type { Watcher } from './watcher';
 
 const P = '/registry/configmaps/';
 const cm = (name: string, labels: Record<string, string>, v: string): Obj =>

@@ -1,0 +1,82 @@
+/**
+ * Lists: the result of a list, the options selecting everything, resourceVersion parsing, and
+ * continue tokens (where the next page starts, at which revision, and when the token was handed
+ * out, so an expired one can be refused with 410 and a fresh token at the newest revision).
+ */
+
+import type { Obj } from '../api/meta';
+import { badRequest } from '../api/status';
+import type { KeyValue, Revision } from '../store/types';
+import type { CachedObject } from '../watch/events';
+import { decodeStored } from './encoding';
+import type { ListOptions } from './options';
+
+export interface ListResult {
+  /** The items as stored (use decodeStored / storedText). */
+  items: KeyValue[];
+  /** Or, when served from the watch cache, the cached objects. */
+  cached?: CachedObject[];
+  revision: Revision;
+  continueToken: string;
+  remainingItemCount?: number;
+}
+
+/** List options selecting every object (controllers reading a whole namespace or resource). */
+export const ALL_OBJECTS: ListOptions = {
+  labelSelector: [],
+  fieldSelector: [],
+  hasSelectors: false,
+  limit: 0,
+  continueToken: '',
+  resourceVersion: '',
+  resourceVersionMatch: '',
+};
+
+export function parseResourceVersion(rv: string, what = 'resource version'): Revision {
+  if (!/^\d+$/.test(rv)) throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
+  // As the reference's uint64: beyond it is invalid; below it, any value past 2^53 is still
+  // past every revision this server will reach, which is all it is compared for.
+  const digits = rv.replace(/^0+(?=\d)/, '');
+  if (digits.length > 20 || (digits.length === 20 && digits > '18446744073709551615')) {
+    throw badRequest(`invalid ${what}: ${JSON.stringify(rv)}`);
+  }
+  return Number(rv);
+}
+
+export interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+  t: number;
+  /** Items after `start` at `rv` (so later pages need no count scan); absent: unknown. */
+  left?: number;
+}
+
+/** The token of the page after `lastKey`, a key of the list range starting at `start`; `t`: now. */
+export function encodeContinue(rv: Revision, lastKey: string, start: string, t: number, left?: number): string {
+  return encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`, t, left);
+}
+
+/** A token resuming at `startKey` (relative to the list range) at `rv` (-1: the newest); `t`: now. */
+export function encodeContinueToken(rv: Revision, startKey: string, t: number, left?: number): string {
+  const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: startKey, t };
+  if (left !== undefined) tok.left = left;
+  return Buffer.from(JSON.stringify(tok)).toString('base64');
+}
+
+/** Decode a continue token; anything malformed (or an absolute start key) is 400. */
+export function decodeContinue(s: string): ContinueToken {
+  try {
+    const tok = JSON.parse(Buffer.from(s, 'base64').toString('utf8')) as ContinueToken;
+    if (typeof tok.rv !== 'number' || typeof tok.start !== 'string' || typeof tok.t !== 'number' || tok.start.startsWith('/'))
+      throw new Error('bad');
+    return tok;
+  } catch {
+    throw badRequest('invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.svc.io/v1)');
+  }
+}
+
+/** The objects of a list result, whether it came from the store or the watch cache. */
+export function listedObjects(r: ListResult): Obj[] {
+  return r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored);
+}
