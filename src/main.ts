@@ -37,7 +37,7 @@ import { frontEnd, listen } from './http/app';
 import { Discovery } from './http/discovery';
 import { HealthEndpoints } from './http/health';
 import { Metrics } from './http/metrics';
-import { OpenApi } from './http/openapi';
+import { OpenApi } from './http/openapi/handler';
 import { ResourceHandler } from './http/resources';
 import { reply, replyText } from './http/respond';
 import { buildHandler } from './http/server';

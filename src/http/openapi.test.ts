@@ -9,19 +9,11 @@ import generated from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions, Schema } from '../schema/types';
 import type { KV } from '../store/types';
-import {
-  buildV2,
-  buildV3,
-  chooseEncoding,
-  groupPart,
-  kindPaths,
-  OpenApi,
-  PATCH_TYPES,
-  reachable,
-  swaggerToProto,
-  toOpenApi,
-  V2_PROTO_TYPE,
-} from './openapi';
+import { buildV2, buildV3 } from './openapi/documents';
+import { chooseEncoding, OpenApi } from './openapi/handler';
+import { groupPart, kindPaths, PATCH_TYPES } from './openapi/paths';
+import { swaggerToProto, V2_PROTO_TYPE } from './openapi/proto';
+import { reachable, toOpenApi } from './openapi/schema';
 
 // biome-ignore lint/suspicious/noExplicitAny: walking JSON documents
 type Any = any;

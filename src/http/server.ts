@@ -22,7 +22,7 @@ import { isStoreError } from '../store/types';
 import type { Discovery } from './discovery';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
-import type { OpenApi } from './openapi';
+import type { OpenApi } from './openapi/handler';
 import type { ResourceHandler } from './resources';
 import { reply, replyError } from './respond';
 

@@ -1,0 +1,157 @@
+/**
+ * A kind's schema as OpenAPI: one schema of the set (src/schema) converted back to Swagger 2.0 or
+ * OpenAPI 3.0, and the definitions a document needs (those its operations name and all they reach).
+ */
+import type { KindDef } from '../../registry/kind';
+import type { SchemaSet } from '../../schema/engine';
+import type { DefName, Schema } from '../../schema/types';
+
+export type Json = Record<string, unknown>;
+
+export type Flavor = 'v2' | 'v3';
+
+export const REF_PREFIX: Record<Flavor, string> = { v2: '#/definitions/', v3: '#/components/schemas/' };
+
+const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
+export const STATUS = `${META}.Status`;
+export const DELETE_OPTIONS = `${META}.DeleteOptions`;
+export const PATCH = `${META}.Patch`;
+export const API_RESOURCE_LIST = `${META}.APIResourceList`;
+
+/** Definitions the schema set does not hold but the operations name (the reference's meta/v1 Patch). */
+const SYNTHETIC: Record<DefName, Json> = { [PATCH]: { type: 'object' } };
+
+/** Sets an extension under both brand tokens (`x-svc-<name>` and `x-kubernetes-<upstream ?? name>`). */
+export function ext(o: Json, name: string, value: unknown, upstream = name): void {
+  o[`x-svc-${name}`] = value;
+  o[`x-kubernetes-${upstream}`] = value;
+}
+
+/** The `x-kubernetes-group-version-kind` entry, keys in the reference's order. */
+export function gvkOf(g: { group: string; version: string; kind: string }): Json {
+  return { group: g.group, kind: g.kind, version: g.version };
+}
+
+/** Converts one schema of the set back to OpenAPI (`$ref`s point into the flavor's section). */
+export function toOpenApi(s: Schema, flavor: Flavor): Json {
+  const o: Json = {};
+  switch (s.type) {
+    case 'ref':
+      break;
+    case 'object':
+      o.type = 'object';
+      if (s.properties) {
+        const props: Json = {};
+        for (const [k, v] of Object.entries(s.properties)) props[k] = toOpenApi(v, flavor);
+        o.properties = props;
+      }
+      if (s.additionalProperties) o.additionalProperties = toOpenApi(s.additionalProperties, flavor);
+      if (s.required && s.required.length > 0) o.required = [...s.required];
+      if (s.unions) ext(o, 'unions', s.unions);
+      if (s.gvk) ext(o, 'group-version-kind', s.gvk.map(gvkOf));
+      break;
+    case 'array':
+      o.type = 'array';
+      o.items = toOpenApi(s.items, flavor);
+      if (s.listType) ext(o, 'list-type', s.listType);
+      if (s.listMapKeys) ext(o, 'list-map-keys', [...s.listMapKeys]);
+      if (s.patchMergeKey) ext(o, 'patch-merge-key', s.patchMergeKey);
+      break;
+    case 'int-or-string':
+      o.type = 'string';
+      o.format = 'int-or-string';
+      ext(o, 'int-or-string', true);
+      break;
+    case 'quantity':
+      o.type = 'string';
+      break;
+    case 'any':
+      o.type = 'object';
+      ext(o, 'preserve-unknown-fields', true);
+      break;
+    default:
+      o.type = s.type;
+      if (s.format) o.format = s.format;
+  }
+  if (s.enum) o.enum = structuredClone(s.enum);
+  if (s.default !== undefined) o.default = structuredClone(s.default);
+  if (s.nullable) o[flavor === 'v3' ? 'nullable' : 'x-nullable'] = true;
+  if (s.preserveUnknown) ext(o, 'preserve-unknown-fields', true);
+  if (s.embedded) ext(o, 'embedded-type', true, 'embedded-resource');
+  if (s.mapType) ext(o, 'map-type', s.mapType);
+  if (s.patchStrategy) ext(o, 'patch-strategy', s.patchStrategy);
+  if (s.type !== 'ref') return o;
+  const ref = { $ref: `${REF_PREFIX[flavor]}${s.ref}` };
+  if (Object.keys(o).length === 0) return ref;
+  // A $ref with siblings: Swagger 2.0 keeps them beside it (as the reference publishes);
+  // OpenAPI 3.0 ignores siblings of $ref, so the reference wraps the ref in allOf.
+  return flavor === 'v3' ? { allOf: [ref], ...o } : { ...ref, ...o };
+}
+
+function collectRefs(s: Schema, out: DefName[]): void {
+  switch (s.type) {
+    case 'ref':
+      out.push(s.ref);
+      break;
+    case 'object':
+      for (const p of Object.values(s.properties ?? {})) collectRefs(p, out);
+      if (s.additionalProperties) collectRefs(s.additionalProperties, out);
+      break;
+    case 'array':
+      collectRefs(s.items, out);
+      break;
+  }
+}
+
+/** The definitions reachable from `roots` (roots included), sorted by name. */
+export function reachable(schemas: SchemaSet, roots: Iterable<DefName>): DefName[] {
+  const seen = new Set<DefName>();
+  const todo = [...roots];
+  while (todo.length > 0) {
+    const name = todo.pop()!;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const s = schemas.get(name);
+    if (s) collectRefs(s, todo);
+    else if (!(name in SYNTHETIC)) throw new Error(`bug: openapi: unknown definition ${name}`);
+  }
+  return [...seen].sort();
+}
+
+/** The published definitions `names`; a served kind's (and its list's) group-version-kind is always present. */
+export function definitions(schemas: SchemaSet, names: DefName[], kinds: KindDef[], flavor: Flavor): Json {
+  const gvks = new Map<DefName, { group: string; version: string; kind: string }[]>();
+  const add = (name: DefName, g: { group: string; version: string; kind: string }) => {
+    const list = gvks.get(name) ?? [];
+    list.push(g);
+    gvks.set(name, list);
+  };
+  for (const k of kinds) {
+    add(k.schema, k);
+    if (!k.virtual) add(listSchema(k), { group: k.group, version: k.version, kind: k.listKind });
+  }
+  const out: Json = {};
+  for (const name of names) {
+    const s = schemas.get(name);
+    if (!s) {
+      out[name] = structuredClone(SYNTHETIC[name]);
+      continue;
+    }
+    const o = toOpenApi(s, flavor);
+    const served = gvks.get(name);
+    if (served) {
+      const list = s.type === 'object' && s.gvk ? s.gvk.map(gvkOf) : [];
+      for (const g of served) {
+        if (!list.some((x) => x.group === g.group && x.version === g.version && x.kind === g.kind)) list.push(gvkOf(g));
+      }
+      ext(o, 'group-version-kind', list);
+    }
+    out[name] = o;
+  }
+  return out;
+}
+
+/** The list kind's definition: the kind's name with the list kind in place of the kind. */
+export function listSchema(k: KindDef): DefName {
+  return `${k.schema.slice(0, k.schema.length - k.kind.length)}${k.listKind}`;
+}
