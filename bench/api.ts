@@ -109,6 +109,19 @@ function snapshotsIn(logs: string, from: number, to: number): string {
   return seen.length === 0 ? '0' : `${seen.length} (${seen.join('; ')})`;
 }
 
+/** The WAL's records and fdatasyncs so far (from /metrics): per phase, the records each fdatasync made durable. */
+async function walCounts(srv: { fetch: (p: string) => Promise<Response> }): Promise<{ records: number; fsyncs: number }> {
+  const text = await (await srv.fetch('/metrics')).text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { records: read('svc_store_wal_records_total'), fsyncs: read('svc_store_wal_fsyncs_total') };
+}
+
+function walReport(what: string, a: { records: number; fsyncs: number }, b: { records: number; fsyncs: number }, seconds: number): string {
+  const records = b.records - a.records;
+  const fsyncs = b.fsyncs - a.fsyncs;
+  return `WAL during the ${what} phase: ${records} records, ${fsyncs} fdatasyncs (${Math.round(fsyncs / seconds)}/s), ${(records / Math.max(fsyncs, 1)).toFixed(1)} records per fdatasync`;
+}
+
 async function main(): Promise<void> {
   const etcd = await etcdPuts([64, 256]);
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
@@ -186,6 +199,7 @@ async function main(): Promise<void> {
       bodyTemplate: cm.replace('cm-{{i}}', 'warm-{{i}}'),
       ca: srv.ca,
     });
+    const createWal = await walCounts(srv);
     const createCpu = threadCpu(srv.proc.pid);
     let phaseStart = Date.now();
     const create = await load({
@@ -199,6 +213,7 @@ async function main(): Promise<void> {
       `server create 1 KB configmap (64 clients, durable): ${create.ops} req/s p50 ${create.p50} ms p99 ${create.p99} ms (errors ${create.errors})`,
     );
     cpuReport('create', createCpu, srv.proc.pid, create);
+    report(walReport('create', createWal, await walCounts(srv), (Date.now() - phaseStart) / 1000));
     report(`store snapshots finished during the create phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
     for (const [writers, ops] of etcd ?? [])
       report(`create ratio server/etcd puts (${writers} writers): ${(create.ops / ops).toFixed(2)} (target 3)`);
@@ -214,6 +229,7 @@ async function main(): Promise<void> {
       ca: srv.ca,
     });
     await warmUp(smpSpec('warm'));
+    const smpWal = await walCounts(srv);
     const smpCpu = threadCpu(srv.proc.pid);
     phaseStart = Date.now();
     const smp = await load(smpSpec('cm'));
@@ -221,6 +237,7 @@ async function main(): Promise<void> {
       `server strategic merge patch (64 clients): ${smp.ops} req/s p50 ${smp.p50} ms p99 ${smp.p99} ms (codes ${JSON.stringify(smp.codes)})`,
     );
     cpuReport('strategic merge patch', smpCpu, srv.proc.pid, smp);
+    report(walReport('strategic merge patch', smpWal, await walCounts(srv), (Date.now() - phaseStart) / 1000));
     report(`store snapshots finished during the strategic merge patch phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
     const applySpec = (name: string) => ({
       urlTemplate: `${srv.url}/api/v1/namespaces/default/configmaps/${name}-{{i}}?fieldManager=bench&force=true`,
@@ -237,6 +254,7 @@ async function main(): Promise<void> {
       ca: srv.ca,
     });
     await warmUp(applySpec('warm'));
+    const applyWal = await walCounts(srv);
     const applyCpu = threadCpu(srv.proc.pid);
     phaseStart = Date.now();
     const apply = await load(applySpec('cm'));
@@ -244,6 +262,7 @@ async function main(): Promise<void> {
       `server apply patch on existing objects (64 clients): ${apply.ops} req/s p50 ${apply.p50} ms p99 ${apply.p99} ms (codes ${JSON.stringify(apply.codes)})`,
     );
     cpuReport('apply patch', applyCpu, srv.proc.pid, apply);
+    report(walReport('apply patch', applyWal, await walCounts(srv), (Date.now() - phaseStart) / 1000));
     report(`store snapshots finished during the apply patch phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
     // --writes: stop after the write phases (profiling them with SVC_SERVER_BUN_ARGS=--cpu-prof).
     if (WRITES_ONLY) return;
