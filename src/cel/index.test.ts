@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { celEnv, compile, evaluate } from './index.ts';
+import { cacheSizes, celEnv, compile, evaluate } from './index.ts';
 
 const env = celEnv({ object: 'dyn', request: 'map<string, dyn>', n: 'int' });
 
@@ -53,5 +53,20 @@ describe('cel engine boundary', () => {
     const copy = JSON.parse(JSON.stringify(c.program));
     const r = evaluate(copy, { n: 21 });
     expect(r.ok && r.value).toBe(42);
+  });
+});
+
+describe('cel caches', () => {
+  test('programs and environments stay bounded under ever new expressions; an evicted program compiles again on use', () => {
+    const first = compile('n + first', celEnv({ n: 'int', first: 'int' }));
+    if (!first.ok) throw new Error(first.errors.join('; '));
+    for (let i = 0; i < 4200; i++) compile(`n + ${i}`, env);
+    for (let i = 0; i < 600; i++) compile('x + 1', celEnv({ [`v${i}`]: 'int', x: 'int' }));
+    const sizes = cacheSizes();
+    expect(sizes.programs).toBe(4096);
+    expect(sizes.environments).toBe(512);
+    // `first` and its environment were evicted long ago: evaluating it compiles both again.
+    const r = evaluate(first.program, { n: 41, first: 1 });
+    expect(r.ok ? r.value : r.error).toEqual(42);
   });
 });

@@ -54,8 +54,26 @@ export type EvalResult = { ok: true; value: unknown; cost: number | null } | { o
 
 export type Compiled = (ctx: Record<string, unknown>) => unknown;
 
+/**
+ * Compiled environments and programs, by declarations and expression. The expressions come from
+ * stored objects (CRD validation rules, admission policies), so the caches are bounded: created
+ * and deleted definitions with ever new expressions or schemas would otherwise grow them for the
+ * life of the process. The oldest entry goes first; a program evicted is compiled again on use.
+ */
+const MAX_ENVIRONMENTS = 512;
+const MAX_PROGRAMS = 4096;
 const environments = new Map<string, Environment>();
 const programs = new Map<string, Compiled>();
+
+function remember<V>(cache: Map<string, V>, key: string, value: V, max: number): void {
+  if (cache.size >= max && !cache.has(key)) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+}
+
+/** @internal The caches' sizes (tests). */
+export function cacheSizes(): { environments: number; programs: number; costedPrograms: number } {
+  return { environments: environments.size, programs: programs.size, costedPrograms: costedPrograms.size };
+}
 
 /** Declares variables for expressions. */
 export function celEnv(vars: Record<string, CelType>): CelEnv {
@@ -68,7 +86,7 @@ function engineEnv(env: CelEnv): Environment {
   let e = environments.get(env.key);
   if (e === undefined) {
     e = engineEnvironment(env.vars);
-    environments.set(env.key, e);
+    remember(environments, env.key, e, MAX_ENVIRONMENTS);
   }
   return e;
 }
@@ -89,7 +107,7 @@ export function compile(expr: string, env: CelEnv): CompileResult {
     const parsed = e.parse(expr);
     const checked = parsed.check();
     if (!checked.valid) return { ok: false, errors: [errorText(checked.error)] };
-    programs.set(`${env.key}\u0000${expr}`, parsed as Compiled);
+    remember(programs, `${env.key}\u0000${expr}`, parsed as Compiled, MAX_PROGRAMS);
     return { ok: true, program: { expr, env, resultType: String(checked.type) } };
   } catch (err) {
     return { ok: false, errors: [errorText(err)] };
@@ -147,7 +165,7 @@ export function costedExecutable(program: Program): CostedProgram {
       },
       cost: () => tracker.cost,
     };
-    costedPrograms.set(key, c);
+    remember(costedPrograms, key, c, MAX_PROGRAMS);
   }
   return c;
 }
