@@ -10,6 +10,7 @@
  * read per chunk with fetch) would otherwise show up as server latency.
  */
 interface Spec {
+  /** The watch URL; `{{i}}` in it is the watch's number (0 .. count-1), e.g. one node's pods each. */
   url: string;
   token: string;
   ca: string;
@@ -29,7 +30,8 @@ let duplicates = 0;
 let opened = 0;
 let lines = 0;
 const RV = /"resourceVersion":"(\d+)"/;
-const request = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${spec.token}\r\nAccept: application/json\r\n\r\n`;
+const request = (i: number) =>
+  `GET ${url.pathname}${url.search.replaceAll(encodeURIComponent('{{i}}'), String(i)).replaceAll('{{i}}', String(i))} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${spec.token}\r\nAccept: application/json\r\n\r\n`;
 
 /** Event lines of one watch: the decoded chunked body, split at newlines. */
 class Stream {
@@ -95,7 +97,8 @@ class Stream {
     const t = clock();
     let start = 0;
     while (nl >= 0) {
-      const line = this.text.slice(start, nl);
+      // The stream may open with whitespace (sent to flush the response head early).
+      const line = this.text.slice(start, nl).trimStart();
       start = nl + 1;
       nl = this.text.indexOf('\n', start);
       if (!line.startsWith('{"type":"MODIFIED"') && !line.startsWith('{"type":"ADDED"')) continue;
@@ -122,7 +125,7 @@ async function stalled(): Promise<void> {
   await new Promise(() => {});
 }
 
-async function watch(parse: boolean): Promise<void> {
+async function watch(parse: boolean, i: number): Promise<void> {
   const s = new Stream(parse);
   await Bun.connect({
     hostname: url.hostname,
@@ -130,7 +133,7 @@ async function watch(parse: boolean): Promise<void> {
     tls: { ca: spec.ca, serverName: url.hostname },
     socket: {
       open(sock) {
-        sock.write(request);
+        sock.write(request(i));
       },
       data(_sock, b) {
         s.data(b);
@@ -144,7 +147,7 @@ async function watch(parse: boolean): Promise<void> {
 
 const sample = spec.sample ?? spec.count;
 const step = Math.max(1, Math.floor(spec.count / sample));
-for (let i = 0; i < spec.count; i++) void watch(i % step === 0);
+for (let i = 0; i < spec.count; i++) void watch(i % step === 0, i);
 for (let i = 0; i < spec.stalled; i++) void stalled();
 const started = clock();
 const ready = setInterval(() => {

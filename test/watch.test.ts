@@ -270,6 +270,52 @@ describe('selectors', () => {
       await w.close();
     }
   }, 30_000);
+  test("node watches (fieldSelector spec.nodeName, as kubelets and the scheduler's): each gets exactly its node's pods, label moves included", async () => {
+    const ns = 'w-nodes';
+    await namespace(A, ns);
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const pod = (name: string, node: string, labels: Record<string, string> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, labels },
+      spec: { ...(node ? { nodeName: node } : {}), containers: [{ name: 'c', image: 'nginx:1.27' }] },
+    });
+    const rv = await listRv(A, pods);
+    const on = (node: string, extra = '') =>
+      openWatch(A, `/api/v1/pods?watch=1&resourceVersion=${rv}&fieldSelector=spec.nodeName%3D${node}${extra}`);
+    // Twenty nodes, the unscheduled pods' watch (spec.nodeName=), and node-3's web pods only.
+    const nodes = await Promise.all(Array.from({ length: 20 }, (_, i) => on(`node-${i}`)));
+    const unscheduled = await on('');
+    const web3 = await on('node-3', '&labelSelector=app%3Dweb');
+    try {
+      for (let i = 0; i < 40; i++) await ok(A.json('POST', pods, pod(`p${i}`, `node-${i % 20}`, { app: 'web' })));
+      await ok(A.json('POST', pods, pod('pending', '')));
+      // p3 (node-3) leaves the web selection and comes back; p23 (node-3) is deleted (no grace period).
+      await ok(A.json('PATCH', `${pods}/p3`, { metadata: { labels: { app: 'db' } } }, { 'content-type': 'application/merge-patch+json' }));
+      await ok(A.json('PATCH', `${pods}/p3`, { metadata: { labels: { app: 'web' } } }, { 'content-type': 'application/merge-patch+json' }));
+      await ok(A.json('DELETE', `${pods}/p23?gracePeriodSeconds=0`));
+      for (let i = 0; i < 20; i++) {
+        const want = i === 3 ? 5 : 2;
+        const got = await (nodes[i] as Awaited<ReturnType<typeof on>>).take(want, 5000);
+        const names = got.map((e) => `${e.type} ${e.object.metadata.name}`);
+        if (i === 3) expect(names).toEqual(['ADDED p3', 'ADDED p23', 'MODIFIED p3', 'MODIFIED p3', 'DELETED p23']);
+        else expect(names).toEqual([`ADDED p${i}`, `ADDED p${i + 20}`]);
+        for (const e of got) expect(e.object.spec.nodeName).toBe(`node-${i}`);
+      }
+      expect((await unscheduled.take(1, 5000)).map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED pending']);
+      expect((await web3.take(5, 5000)).map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.labels.app}`)).toEqual([
+        'ADDED p3 web',
+        'ADDED p23 web',
+        'DELETED p3 web',
+        'ADDED p3 web',
+        'DELETED p23 web',
+      ]);
+      // Nothing more for anyone.
+      for (const w of [...nodes, unscheduled, web3]) expect(await w.drain(50)).toEqual([]);
+    } finally {
+      await Promise.all([...nodes, unscheduled, web3].map((w) => w.close()));
+    }
+  }, 60_000);
 });
 
 describe('expiry, bookmarks, timeouts', () => {

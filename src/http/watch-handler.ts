@@ -216,7 +216,12 @@ export class WatchHandler {
       // Watches with the same namespace, name and selector strings share one match per event.
       const key = `${keyPrefix}\u0000${name}\u0000${q.get('labelSelector') ?? ''}\u0000${q.get('fieldSelector') ?? ''}`;
       const all = name === '' && lo.labelSelector.length === 0 && lo.fieldSelector.length === 0;
-      reg = cache.watch({ keyPrefix, match, key, all }, from);
+      // A value every selected object has (the watched name, else an `=` of the field
+      // selector, e.g. a kubelet's spec.nodeName): the cache offers this watch only the events
+      // of objects with that value, now or before.
+      const eq = lo.fieldSelector.find((r) => r.op === 'eq');
+      const index = name !== '' ? { field: 'metadata.name', value: name } : eq ? { field: eq.field, value: eq.value } : undefined;
+      reg = cache.watch({ keyPrefix, match, key, all, index }, from);
     } catch (e) {
       if (!(e instanceof TooOldError)) throw e;
       tooOld = resourceExpired(e.message);

@@ -111,3 +111,68 @@ test('views are made only when a selector asks; a selector watch started later s
   cache.stop();
   await kv.close();
 });
+
+test('indexed watchers get only the events of their value, now or before; the others are not signalled', async () => {
+  const kv = await MvccStore.open({});
+  const PP = '/registry/pods/';
+  const pod = (name: string, node: string, v: string): Obj =>
+    ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { nodeName: node, v } }) as Obj;
+  const cache = new WatchCache(kv, PP, {
+    selectableFields: (o) => ({ 'spec.nodeName': String((o.spec as { nodeName?: string } | undefined)?.nodeName ?? '') }),
+  });
+  await cache.start();
+  const onNode = (node: string) => ({
+    keyPrefix: '',
+    match: (v: SelectorView) => (v.fields?.['spec.nodeName'] ?? '') === node,
+    key: `node=${node}`,
+    index: { field: 'spec.nodeName', value: node },
+  });
+  const a = cache.watch(onNode('a'), 'now').watcher;
+  const b = cache.watch(onNode('b'), 'now').watcher;
+  const unscheduled = cache.watch(onNode(''), 'now').watcher;
+  const byName = cache.watch({ keyPrefix: '', match: (v) => v.name === 'p', key: 'name=p', index: { field: 'metadata.name', value: 'p' } }, 'now').watcher;
+  const everything = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now').watcher;
+  const signals = new Map<Watcher, number>();
+  for (const w of [a, b, unscheduled, byName, everything]) {
+    signals.set(w, 0);
+    w.onSignal = () => signals.set(w, (signals.get(w) ?? 0) + 1);
+  }
+  const types = (w: Watcher) => w.take().map((e) => `${e.type} ${e.obj.metadata.name}`);
+
+  // p: unscheduled, bound to a, moved to b, deleted; q: on a only.
+  let r = await create(kv, `${PP}ns/p`, encodeStored(pod('p', '', '1')));
+  await settle(cache, r);
+  expect(signals.get(a)).toBe(0);
+  expect(signals.get(b)).toBe(0);
+  r = await update(kv, `${PP}ns/p`, encodeStored(pod('p', 'a', '2')), r);
+  r = await update(kv, `${PP}ns/p`, encodeStored(pod('p', 'b', '3')), r);
+  r = await create(kv, `${PP}ns/q`, encodeStored(pod('q', 'a', '1')));
+  const rq = r;
+  r = (await remove(kv, `${PP}ns/p`, r - 1)).revision;
+  await settle(cache, r);
+  expect(types(a)).toEqual(['ADDED p', 'DELETED p', 'ADDED q']);
+  expect(types(b)).toEqual(['ADDED p', 'DELETED p']);
+  expect(types(unscheduled)).toEqual(['ADDED p', 'DELETED p']);
+  expect(types(byName)).toEqual(['ADDED p', 'MODIFIED p', 'MODIFIED p', 'DELETED p']);
+  expect(types(everything)).toEqual(['ADDED p', 'MODIFIED p', 'MODIFIED p', 'ADDED q', 'DELETED p']);
+
+  // Only watchers that got events are signalled: a change of q on a leaves b alone.
+  const before = signals.get(b);
+  r = await update(kv, `${PP}ns/q`, encodeStored(pod('q', 'a', '2')), rq);
+  await settle(cache, r);
+  expect(types(a)).toEqual(['MODIFIED q']);
+  expect(signals.get(b)).toBe(before);
+  expect(types(b)).toEqual([]);
+
+  // An ended watcher leaves the index: the next event on a reaches no one but the others.
+  a.end('closed');
+  expect(cache.watcherCount).toBe(4);
+  r = await update(kv, `${PP}ns/q`, encodeStored(pod('q', 'a', '3')), r);
+  await settle(cache, r);
+  expect(types(a)).toEqual([]);
+  expect(types(everything)).toEqual(['MODIFIED q', 'MODIFIED q']);
+  const indexed = (cache as unknown as { indexed: Map<string, Map<string, Set<Watcher>>> }).indexed;
+  expect([...(indexed.get('spec.nodeName')?.keys() ?? [])].sort()).toEqual(['', 'b']);
+  cache.stop();
+  await kv.close();
+});

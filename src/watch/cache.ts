@@ -19,7 +19,7 @@ import type { Obj } from '../api/meta';
 import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../registry/encoding';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
-import { CachedObject, CacheEvent, selectorView } from './events';
+import { CachedObject, CacheEvent, selectorView, viewField } from './events';
 import { type Selection, type SelectionMemo, Watcher } from './watcher';
 
 /** What an event weighs in the history's byte bound (the stored bytes it keeps alive). */
@@ -82,6 +82,16 @@ export class WatchCache {
   private rev: Revision = 0;
   private stream: ChangeStream | undefined;
   private readonly watchers = new Set<Watcher>();
+  /**
+   * Fan-out: watchers whose selection has an index (Selection.index), by field and value, and
+   * the others. An event goes to every unindexed watcher and, per indexed field, to the watchers
+   * of its object's value and of its previous version's: with 5,000 kubelets each watching its
+   * node's pods, a pod's event is offered to one or two of them, not to 5,000.
+   */
+  private readonly indexed = new Map<string, Map<string, Set<Watcher>>>();
+  private readonly unindexed = new Set<Watcher>();
+  /** Watchers that got an event in the batch being applied: only they are signalled after it. */
+  private readonly touched = new Set<Watcher>();
   private readonly historyMs: number;
   private readonly maxHistory: number;
   private readonly maxHistoryBytes: number;
@@ -158,7 +168,8 @@ export class WatchCache {
       for (const ce of batch) this.apply(ce, now);
       this.evict(now);
       this.releaseLater();
-      for (const w of this.watchers) w.signal();
+      for (const w of this.touched) w.signal();
+      this.touched.clear();
     }
   }
 
@@ -311,8 +322,20 @@ export class WatchCache {
     this.rev = rv;
     this.history.push(e);
     this.historyBytes += eventBytes(e);
+    if (this.watchers.size === 0) return;
     const memo: SelectionMemo | undefined = this.watchers.size > 1 ? new Map() : undefined;
-    for (const w of this.watchers) w.offer(e, memo);
+    for (const w of this.unindexed) if (w.offer(e, memo)) this.touched.add(w);
+    if (this.indexed.size === 0) return;
+    const pv = e.type === 'ADDED' ? undefined : e.prevView;
+    for (const [field, byValue] of this.indexed) {
+      const v = viewField(e.view, field);
+      const now = byValue.get(v);
+      if (now) for (const w of now) if (w.offer(e, memo)) this.touched.add(w);
+      if (pv === undefined) continue;
+      const p = viewField(pv, field);
+      const before = p === v ? undefined : byValue.get(p);
+      if (before) for (const w of before) if (w.offer(e, memo)) this.touched.add(w);
+    }
   }
 
   private evict(now: number): void {
@@ -393,9 +416,7 @@ export class WatchCache {
    * Throws TooOldError if `from` is older than the history window.
    */
   watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
-    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => {
-      if (this.watchers.delete(x) && x.sel.all !== true) this.selecting--;
-    });
+    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.removeWatcher(x));
     if (from === 'now') {
       const listed = this.list(sel.keyPrefix);
       const initial = sel.all === true ? listed : listed.filter((c) => sel.match(c.view));
@@ -417,6 +438,40 @@ export class WatchCache {
   private addWatcher(w: Watcher): void {
     this.watchers.add(w);
     if (w.sel.all !== true) this.selecting++;
+    const ix = w.sel.index;
+    if (ix === undefined) {
+      this.unindexed.add(w);
+      return;
+    }
+    let byValue = this.indexed.get(ix.field);
+    if (byValue === undefined) {
+      byValue = new Map();
+      this.indexed.set(ix.field, byValue);
+    }
+    let set = byValue.get(ix.value);
+    if (set === undefined) {
+      set = new Set();
+      byValue.set(ix.value, set);
+    }
+    set.add(w);
+  }
+
+  private removeWatcher(w: Watcher): void {
+    if (!this.watchers.delete(w)) return;
+    if (w.sel.all !== true) this.selecting--;
+    this.touched.delete(w);
+    const ix = w.sel.index;
+    if (ix === undefined) {
+      this.unindexed.delete(w);
+      return;
+    }
+    const byValue = this.indexed.get(ix.field);
+    const set = byValue?.get(ix.value);
+    if (!byValue || !set) return;
+    set.delete(w);
+    if (set.size > 0) return;
+    byValue.delete(ix.value);
+    if (byValue.size === 0) this.indexed.delete(ix.field);
   }
 
   stop(): void {

@@ -23,6 +23,13 @@ export interface Selection {
    * once for all of them (fan-out evaluates each distinct selection once per event).
    */
   key?: string;
+  /**
+   * A value every selected object has in one selector field (an `=` requirement of the field
+   * selector, the watched name, the namespace): the cache then offers this watcher only the
+   * events whose object, or whose previous version, has that value (an index, as the reference's
+   * indexed triggers for spec.nodeName), instead of every event of the resource.
+   */
+  index?: { field: string; value: string };
 }
 
 /** Per event during fan-out: the match results of each selection key seen so far. */
@@ -80,9 +87,9 @@ export class Watcher {
     });
   }
 
-  /** @internal Called by fan-out; never blocks. */
-  offer(e: CacheEvent, memo?: SelectionMemo): void {
-    if (this.ended) return;
+  /** @internal Called by fan-out; never blocks. True when it queued an event (or ended the watcher). */
+  offer(e: CacheEvent, memo?: SelectionMemo): boolean {
+    if (this.ended) return false;
     if (!this.sel.keyPrefix || e.key.startsWith(this.sel.keyPrefix)) {
       const k = this.sel.key;
       let m = memo && k !== undefined ? memo.get(k) : undefined;
@@ -105,7 +112,7 @@ export class Watcher {
       if (type !== undefined) {
         if (this.queue.length >= this.maxQueue) {
           this.end('slow');
-          return;
+          return true;
         }
         if (type === 'DELETED' && e.type !== 'DELETED') {
           // Moved out of the selection: as the reference, the previous content at this event's version.
@@ -113,10 +120,12 @@ export class Watcher {
         } else {
           this.queue.push(new WatcherEvent(type, e));
         }
+        return true;
       }
     }
-    // No wake-up here: the cache signals every watcher once per store batch (follow), so a
-    // watcher takes all of a batch's events in one go.
+    // No wake-up here: the cache signals the watchers that got events once per store batch
+    // (follow), so a watcher takes all of a batch's events in one go.
+    return false;
   }
 
   /**

@@ -1,0 +1,137 @@
+/**
+ * Watches that select one node's pods each (as every kubelet's does: fieldSelector
+ * spec.nodeName=<node>), against the real server: what they cost a pod write.
+ *
+ *   bun bench/node-watchers.ts [--watchers=0,1000,5000] [--pods=5000] [--rate=1000] [--seconds=8]
+ *
+ * For each watcher count W, a fresh server gets PODS pods spread over W nodes (pod i on node
+ * i % W), W watches from bench/watchers.ts (a separate process, raw TLS sockets), one per node,
+ * from the current resourceVersion, and then RATE merge patches per second of the pods' labels,
+ * in turn: 2 s of warm-up, then SECONDS measured. Prints the server's CPU per patch (all
+ * threads) and the patches' latency in the measured phase, and the events the watchers received
+ * (parsed, with duplicates counted): each patch concerns exactly one node, so they must equal the
+ * patches (none lost, none sent to another node's watcher).
+ */
+import * as path from 'node:path';
+import { startServer } from '../test/helpers/server';
+import { threadCpu } from './harness';
+
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const counts = (arg('watchers') ?? '0,1000,5000').split(',').map(Number);
+const PODS = Number(arg('pods') ?? 5000);
+const RATE = Number(arg('rate') ?? 1000);
+const SECONDS = Number(arg('seconds') ?? 8);
+const ROOT = path.resolve(import.meta.dir, '..');
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+}
+
+for (const W of counts) {
+  const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
+  try {
+    await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+    const nodes = Math.max(W, 1);
+    for (let i = 0; i < PODS; i += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, PODS - i) }, (_, j) =>
+          srv.json('POST', '/api/v1/namespaces/bench/pods', {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: `pod-${i + j}`, labels: { app: 'bench' } },
+            spec: { nodeName: `node-${(i + j) % nodes}`, containers: [{ name: 'c', image: 'registry.example/app:1' }] },
+          }),
+        ),
+      );
+    }
+    const list = (await srv.json('GET', '/api/v1/namespaces/bench/pods?limit=1')).body as { metadata: { resourceVersion: string } };
+    let watchers: ReturnType<typeof Bun.spawn> | undefined;
+    let reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> } | undefined;
+    let out = '';
+    if (W > 0) {
+      const spec = {
+        url: `${srv.url}/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-{{i}}&resourceVersion=${list.metadata.resourceVersion}`,
+        token: srv.token,
+        ca: srv.ca,
+        count: W,
+        stalled: 0,
+        sample: W,
+        durationMs: (SECONDS + 120) * 1000,
+      };
+      watchers = Bun.spawn([process.execPath, path.join(ROOT, 'bench/watchers.ts'), JSON.stringify(spec)], {
+        stdout: 'pipe',
+        stderr: 'inherit',
+      });
+      reader = (watchers.stdout as ReadableStream<Uint8Array>).getReader();
+      while (!out.includes('"ready"')) {
+        const r = await reader.read();
+        if (r.done) throw new Error(`watchers exited: ${out}`);
+        out += new TextDecoder().decode(r.value);
+      }
+      await Bun.sleep(1000);
+    }
+    // RATE patches per second for `seconds`, each pod in turn (label `round` = the patch's number).
+    let k = 0;
+    const patches = async (seconds: number) => {
+      const latencies: number[] = [];
+      let sent = 0;
+      let failed = 0;
+      const started = performance.now();
+      const first = k;
+      const inflight = new Set<Promise<void>>();
+      while (performance.now() - started < seconds * 1000) {
+        const due = started + ((k - first) * 1000) / RATE;
+        const wait = due - performance.now();
+        if (wait > 1) await Bun.sleep(wait);
+        const t = performance.now();
+        const p = srv
+          .fetch(`/api/v1/namespaces/bench/pods/pod-${k % PODS}`, {
+            method: 'PATCH',
+            headers: { 'content-type': 'application/merge-patch+json' },
+            body: JSON.stringify({ metadata: { labels: { round: String(k) } } }),
+          })
+          .then(async (r) => {
+            await r.arrayBuffer();
+            if (r.ok) latencies.push(performance.now() - t);
+            else failed++;
+          })
+          .catch(() => {
+            // A connection the server cut (overload): counted, not fatal to the run.
+            failed++;
+          })
+          .finally(() => inflight.delete(p));
+        inflight.add(p);
+        sent++;
+        k++;
+      }
+      await Promise.all(inflight);
+      return { latencies, sent, failed, elapsed: (performance.now() - started) / 1000 };
+    };
+    // Warm-up (the server's JIT compiles the patch and watch paths), then the measured phase.
+    const warm = await patches(2);
+    const cpu0 = threadCpu(srv.proc.pid);
+    const { latencies, sent, failed, elapsed } = await patches(SECONDS);
+    const cpu1 = threadCpu(srv.proc.pid);
+    let cpu = 0;
+    for (const [k, v] of cpu1) cpu += v - (cpu0.get(k) ?? 0);
+    let lines = Number.NaN;
+    if (watchers && reader) {
+      await Bun.sleep(2000);
+      watchers.kill('SIGTERM');
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        out += new TextDecoder().decode(r.value);
+      }
+      const res = JSON.parse(out.trim().split('\n').pop() as string) as { received: number; duplicates: number };
+      lines = res.received;
+      if (res.duplicates > 0) console.log(`${res.duplicates} duplicated events`);
+    }
+    console.log(
+      `${W} node watchers, ${PODS} pods: ${Math.round(sent / elapsed)} patches/s, server CPU ${(cpu / Math.max(1, sent - failed)).toFixed(1)} us per patch, latency p50 ${pct(latencies, 0.5).toFixed(2)} ms p99 ${pct(latencies, 0.99).toFixed(2)} ms, failed ${failed}; events received ${Number.isNaN(lines) ? '-' : lines} of ${W > 0 ? warm.sent - warm.failed + sent - failed : 0} (warm-up included)`,
+    );
+  } finally {
+    await srv.stop();
+  }
+}
