@@ -130,7 +130,10 @@ test('indexed watchers get only the events of their value, now or before; the ot
   const a = cache.watch(onNode('a'), 'now').watcher;
   const b = cache.watch(onNode('b'), 'now').watcher;
   const unscheduled = cache.watch(onNode(''), 'now').watcher;
-  const byName = cache.watch({ keyPrefix: '', match: (v) => v.name === 'p', key: 'name=p', index: { field: 'metadata.name', value: 'p' } }, 'now').watcher;
+  const byName = cache.watch(
+    { keyPrefix: '', match: (v) => v.name === 'p', key: 'name=p', index: { field: 'metadata.name', value: 'p' } },
+    'now',
+  ).watcher;
   const everything = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now').watcher;
   const signals = new Map<Watcher, number>();
   for (const w of [a, b, unscheduled, byName, everything]) {
