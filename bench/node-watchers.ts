@@ -5,7 +5,8 @@
  *   bun bench/node-watchers.ts [--watchers=0,1000,5000] [--pods=5000] [--rate=1000] [--seconds=8]
  *
  * For each watcher count W, a fresh server gets PODS pods spread over W nodes (pod i on node
- * i % W), W watches from bench/watchers.ts (a separate process, raw TLS sockets), one per node,
+ * i % W); each node's pods are listed once (fieldSelector, resourceVersion=0: from the watch
+ * cache; server CPU per list); then W watches from bench/watchers.ts (a separate process, raw TLS sockets), one per node,
  * from the current resourceVersion, and then RATE merge patches per second of the pods' labels,
  * in turn: 2 s of warm-up, then SECONDS measured. Prints the server's CPU per patch (all
  * threads) and the patches' latency in the measured phase, and the events the watchers received
@@ -46,6 +47,28 @@ for (const W of counts) {
       );
     }
     const list = (await srv.json('GET', '/api/v1/namespaces/bench/pods?limit=1')).body as { metadata: { resourceVersion: string } };
+    if (W > 0) {
+      // Every kubelet lists its pods first (resourceVersion=0: from the watch cache), 16 at a time.
+      const cpu0 = threadCpu(srv.proc.pid);
+      const started = performance.now();
+      let wrong = 0;
+      for (let i = 0; i < W; i += 16)
+        await Promise.all(
+          Array.from({ length: Math.min(16, W - i) }, async (_, j) => {
+            const node = i + j;
+            const r = await srv.json('GET', `/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-${node}&resourceVersion=0`);
+            const want = Math.floor(PODS / W) + (node < PODS % W ? 1 : 0);
+            if (r.status !== 200 || (r.body as { items: unknown[] }).items.length !== want) wrong++;
+          }),
+        );
+      const ms = performance.now() - started;
+      const cpu1 = threadCpu(srv.proc.pid);
+      let cpu = 0;
+      for (const [k, v] of cpu1) cpu += v - (cpu0.get(k) ?? 0);
+      console.log(
+        `${W} kubelet lists of their pods (of ${PODS}): ${(cpu / W).toFixed(1)} us of server CPU each, ${Math.round((W / ms) * 1000)} lists/s, ${wrong} wrong`,
+      );
+    }
     let watchers: ReturnType<typeof Bun.spawn> | undefined;
     let reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> } | undefined;
     let out = '';

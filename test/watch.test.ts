@@ -312,6 +312,24 @@ describe('selectors', () => {
       ]);
       // Nothing more for anyone.
       for (const w of [...nodes, unscheduled, web3]) expect(await w.drain(50)).toEqual([]);
+      // A kubelet's list of its pods, from the cache (resourceVersion=0: read from the cache's
+      // index by spec.nodeName) and the newest state, in all namespaces and in this one.
+      for (const rv of ['0', '']) {
+        for (const [node, want] of [
+          ['node-3', ['p3']],
+          ['node-7', ['p27', 'p7']],
+          ['', ['pending']],
+          ['node-99', []],
+        ] as const) {
+          const q = `fieldSelector=spec.nodeName%3D${node}${rv ? `&resourceVersion=${rv}` : ''}`;
+          // (Pods of other tests, in other namespaces, have no node either.)
+          const all = await ok(A.json('GET', `/api/v1/pods?${q}`));
+          expect(all.items.filter((p: Json) => p.metadata.namespace === ns).map((p: Json) => p.metadata.name)).toEqual(want);
+          if (node !== '') expect(all.items).toHaveLength(want.length);
+          const inNs = await ok(A.json('GET', `${pods}?${q}&labelSelector=app%3Dweb`));
+          expect(inNs.items.map((p: Json) => p.metadata.name)).toEqual(want.filter((n) => n !== 'pending'));
+        }
+      }
     } finally {
       await Promise.all([...nodes, unscheduled, web3].map((w) => w.close()));
     }

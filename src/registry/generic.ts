@@ -227,7 +227,9 @@ export class ResourceStore {
     const keyPrefix = this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : '';
     const bad = cache.corruptKeys(keyPrefix);
     if (bad.length > 0) throw new CorruptObjectError(bad.join(', '), `${bad.length} object(s) cannot be decoded`);
-    const all = cache.list(keyPrefix);
+    // An `=` of the field selector (a kubelet's spec.nodeName) reads the cache's index by it.
+    const eq = o.fieldSelector.find((r) => r.op === 'eq');
+    const all = (eq && cache.listWhere(keyPrefix, eq.field, eq.value)) || cache.list(keyPrefix);
     const cached = o.hasSelectors
       ? all.filter((c) => matchesLabels(o.labelSelector, c.view.labels) && matchesFields(o.fieldSelector, (f) => viewField(c.view, f)))
       : all;

@@ -179,3 +179,58 @@ test('indexed watchers get only the events of their value, now or before; the ot
   cache.stop();
   await kv.close();
 });
+
+test('listWhere: an index by a selector field, built on first use, kept up to date, in key order', async () => {
+  const kv = await MvccStore.open({});
+  const PP = '/registry/pods/';
+  const pod = (ns: string, name: string, node: string): Obj =>
+    ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns }, spec: { nodeName: node } }) as Obj;
+  const fields = (o: Obj) => ({
+    'spec.nodeName': String((o.spec as { nodeName?: string } | undefined)?.nodeName ?? ''),
+    'f.a': 'x',
+    'f.b': 'x',
+    'f.c': 'x',
+    'f.d': 'x',
+  });
+  const cache = new WatchCache(kv, PP, { selectableFields: fields });
+  await cache.start();
+  const revs = new Map<string, number>();
+  const put = async (ns: string, name: string, node: string) => {
+    const key = `${PP}${ns}/${name}`;
+    const prev = revs.get(key);
+    const r =
+      prev === undefined
+        ? await create(kv, key, encodeStored(pod(ns, name, node)))
+        : await update(kv, key, encodeStored(pod(ns, name, node)), prev);
+    revs.set(key, r);
+    return r;
+  };
+  let r = 0;
+  for (const [ns, name, node] of [
+    ['b', 'p2', 'n1'],
+    ['a', 'p9', 'n1'],
+    ['a', 'p1', 'n2'],
+    ['a', 'p3', 'n1'],
+  ] as const)
+    r = await put(ns, name, node);
+  await settle(cache, r);
+  const names = (l: { key: string }[] | undefined) => l?.map((c) => c.key.slice(PP.length));
+  // Built now, from the objects already there.
+  expect(names(cache.listWhere('', 'spec.nodeName', 'n1'))).toEqual(['a/p3', 'a/p9', 'b/p2']);
+  expect(names(cache.listWhere(`${PP}a/`, 'spec.nodeName', 'n1'))).toEqual(['a/p3', 'a/p9']);
+  expect(names(cache.listWhere('', 'spec.nodeName', 'n3'))).toEqual([]);
+  // Kept up to date: a new object, one moved to another value, one deleted.
+  r = await put('a', 'p0', 'n1');
+  r = await put('a', 'p9', 'n2');
+  r = (await remove(kv, `${PP}b/p2`, revs.get(`${PP}b/p2`) as number)).revision;
+  await settle(cache, r);
+  expect(names(cache.listWhere('', 'spec.nodeName', 'n1'))).toEqual(['a/p0', 'a/p3']);
+  expect(names(cache.listWhere('', 'spec.nodeName', 'n2'))).toEqual(['a/p1', 'a/p9']);
+  // At most four fields are indexed: the fifth is the caller's to filter.
+  expect(cache.listWhere('', 'f.a', 'x')).toHaveLength(4);
+  expect(cache.listWhere('', 'f.b', 'x')).toHaveLength(4);
+  expect(cache.listWhere('', 'f.c', 'x')).toHaveLength(4);
+  expect(cache.listWhere('', 'f.d', 'x')).toBeUndefined();
+  cache.stop();
+  await kv.close();
+});

@@ -22,6 +22,18 @@ import { isStoreError, prefixEnd } from '../store/types';
 import { CachedObject, CacheEvent, selectorView, viewField } from './events';
 import { type Selection, type SelectionMemo, Watcher } from './watcher';
 
+/** Fields a watch cache indexes its objects by at most (see WatchCache.listWhere). */
+const MAX_OBJECT_INDEXES = 4;
+
+function addKey(byValue: Map<string, Set<string>>, value: string, key: string): void {
+  let keys = byValue.get(value);
+  if (keys === undefined) {
+    keys = new Set();
+    byValue.set(value, keys);
+  }
+  keys.add(key);
+}
+
 /** What an event weighs in the history's byte bound (the stored bytes it keeps alive). */
 function eventBytes(e: CacheEvent): number {
   return e.bytes();
@@ -92,6 +104,13 @@ export class WatchCache {
   private readonly unindexed = new Set<Watcher>();
   /** Watchers that got an event in the batch being applied: only they are signalled after it. */
   private readonly touched = new Set<Watcher>();
+  /**
+   * Objects by the value of a selector field (field → value → keys): built on the first list
+   * that selects by that field (listWhere), then kept up to date by every change, so that a
+   * kubelet's list of its node's pods reads its own pods, not all of them (the reference's
+   * watch cache indexes pods by spec.nodeName). At most MAX_OBJECT_INDEXES fields.
+   */
+  private readonly objectIndexes = new Map<string, Map<string, Set<string>>>();
   private readonly historyMs: number;
   private readonly maxHistory: number;
   private readonly maxHistoryBytes: number;
@@ -133,6 +152,7 @@ export class WatchCache {
     this.state.clear();
     this.counts.clear();
     this.corrupt.clear();
+    this.objectIndexes.clear();
     for (const kv of r.kvs) {
       if (this.keepParsed) this.put(kv);
       else this.putUnparsed(kv);
@@ -204,7 +224,7 @@ export class WatchCache {
       // or fields): about 200 bytes per object that plain watches and lists never read. While
       // watchers with selectors exist, every change needs it (and the next change its previous
       // version's), so it is made now from the object parsed anyway.
-      const view = this.keepParsed || this.selecting > 0 ? selectorView(obj, this.fields) : undefined;
+      const view = this.keepParsed || this.selecting > 0 || this.objectIndexes.size > 0 ? selectorView(obj, this.fields) : undefined;
       const c = new CachedObject(kv.key, kv.modRevision, kv.value, view, this.keepParsed ? obj : undefined, this.fields);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       this.corrupt.delete(kv.key);
@@ -283,6 +303,7 @@ export class WatchCache {
       }
       if (!prevValue) return;
       if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
+      if (before && this.objectIndexes.size > 0) this.indexObject(ce.kv.key, before, undefined);
       e = new CacheEvent(
         'DELETED',
         rv,
@@ -302,6 +323,7 @@ export class WatchCache {
       // Version 1 is the first put of the key (a create): no previous version to look up.
       const before = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key);
       const put = this.put(ce.kv);
+      if (this.objectIndexes.size > 0) this.indexObject(ce.kv.key, before, put?.c);
       if (!put) return;
       e = new CacheEvent(
         before ? 'MODIFIED' : 'ADDED',
@@ -408,6 +430,52 @@ export class WatchCache {
       out.push(v);
     });
     return out;
+  }
+
+  /**
+   * The current objects under `keyPrefix` whose selector field `field` has `value`, in key
+   * order, read from the field's index (built now, in one pass over the state, if this is the
+   * first list by `field`); undefined when the cache already keeps MAX_OBJECT_INDEXES other
+   * indexes or most objects have `value` (the caller then filters list()).
+   */
+  listWhere(keyPrefix: string, field: string, value: string): CachedObject[] | undefined {
+    let byValue = this.objectIndexes.get(field);
+    if (byValue === undefined) {
+      if (this.objectIndexes.size >= MAX_OBJECT_INDEXES) return undefined;
+      byValue = new Map();
+      this.state.forEachPair((key, c) => {
+        addKey(byValue as Map<string, Set<string>>, viewField(c.view, field), key);
+      });
+      this.objectIndexes.set(field, byValue);
+    }
+    const keys = byValue.get(value);
+    if (keys === undefined) return [];
+    // A value most objects have (the unscheduled pods of a large cluster) is cheaper to filter
+    // the state for (in key order already) than to sort the index's keys for.
+    if (keys.size > 1024 && keys.size * 8 > this.state.size) return undefined;
+    const from = keyPrefix || this.prefix;
+    const out: CachedObject[] = [];
+    for (const k of [...keys].sort()) {
+      if (!k.startsWith(from)) continue;
+      const c = this.state.get(k);
+      if (c !== undefined) out.push(c);
+    }
+    return out;
+  }
+
+  /** Move `key` in the object indexes from `before`'s values to `after`'s (either absent). */
+  private indexObject(key: string, before: CachedObject | undefined, after: CachedObject | undefined): void {
+    for (const [field, byValue] of this.objectIndexes) {
+      const was = before === undefined ? undefined : viewField(before.view, field);
+      const now = after === undefined ? undefined : viewField(after.view, field);
+      if (was === now) continue;
+      if (was !== undefined) {
+        const keys = byValue.get(was);
+        keys?.delete(key);
+        if (keys?.size === 0) byValue.delete(was);
+      }
+      if (now !== undefined) addKey(byValue, now, key);
+    }
   }
 
   /**
