@@ -226,6 +226,13 @@ test('listWhere: an index by a selector field, built on first use, kept up to da
   await settle(cache, r);
   expect(names(cache.listWhere('', 'spec.nodeName', 'n1'))).toEqual(['a/p0', 'a/p3']);
   expect(names(cache.listWhere('', 'spec.nodeName', 'n2'))).toEqual(['a/p1', 'a/p9']);
+  // A watch from now with that index starts with the same objects.
+  const n1 = cache.watch(
+    { keyPrefix: '', match: (v) => v.fields?.['spec.nodeName'] === 'n1', index: { field: 'spec.nodeName', value: 'n1' } },
+    'now',
+  );
+  expect(names(n1.initial)).toEqual(['a/p0', 'a/p3']);
+  n1.watcher.end('closed');
   // At most four fields are indexed: the fifth is the caller's to filter.
   expect(cache.listWhere('', 'f.a', 'x')).toHaveLength(4);
   expect(cache.listWhere('', 'f.b', 'x')).toHaveLength(4);

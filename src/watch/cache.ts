@@ -486,7 +486,8 @@ export class WatchCache {
   watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
     const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.removeWatcher(x));
     if (from === 'now') {
-      const listed = this.list(sel.keyPrefix);
+      const ix = sel.index;
+      const listed = (ix && this.listWhere(sel.keyPrefix, ix.field, ix.value)) || this.list(sel.keyPrefix);
       const initial = sel.all === true ? listed : listed.filter((c) => sel.match(c.view));
       const revision = this.revision;
       w.delivered = revision;
