@@ -241,3 +241,32 @@ test('listWhere: an index by a selector field, built on first use, kept up to da
   cache.stop();
   await kv.close();
 });
+
+test('namespace watchers get only the events of their namespace and are signalled only for them', async () => {
+  const kv = await MvccStore.open({});
+  const cache = new WatchCache(kv, P);
+  await cache.start();
+  const inNs = (ns: string) => cache.watch({ keyPrefix: `${P}${ns}/`, match: () => true, all: true }, 'now').watcher;
+  const a = inNs('a');
+  const b = inNs('b');
+  const signals = new Map<Watcher, number>([
+    [a, 0],
+    [b, 0],
+  ]);
+  for (const w of [a, b]) w.onSignal = () => signals.set(w, (signals.get(w) ?? 0) + 1);
+  const inA = (name: string) => ({ ...cm(name, {}, '1'), metadata: { name, namespace: 'a' } }) as Obj;
+  let r = await create(kv, `${P}a/x`, encodeStored(inA('x')));
+  r = await create(kv, `${P}a/y`, encodeStored(inA('y')));
+  // A namespace whose name starts like another's is not it.
+  r = await create(kv, `${P}ab/z`, encodeStored({ ...inA('z'), metadata: { name: 'z', namespace: 'ab' } } as Obj));
+  await settle(cache, r);
+  expect(a.take().map((e) => e.obj.metadata.name)).toEqual(['x', 'y']);
+  expect(b.take()).toEqual([]);
+  expect(signals.get(b)).toBe(0);
+  expect(signals.get(a)).toBeGreaterThan(0);
+  b.end('closed');
+  a.end('closed');
+  expect((cache as unknown as { byNamespace: Map<string, unknown> }).byNamespace.size).toBe(0);
+  cache.stop();
+  await kv.close();
+});

@@ -25,6 +25,22 @@ import { type Selection, type SelectionMemo, Watcher } from './watcher';
 /** Fields a watch cache indexes its objects by at most (see WatchCache.listWhere). */
 const MAX_OBJECT_INDEXES = 4;
 
+function addWatcherTo(m: Map<string, Set<Watcher>>, k: string, w: Watcher): void {
+  let set = m.get(k);
+  if (set === undefined) {
+    set = new Set();
+    m.set(k, set);
+  }
+  set.add(w);
+}
+
+function removeWatcherFrom(m: Map<string, Set<Watcher>>, k: string, w: Watcher): void {
+  const set = m.get(k);
+  if (set === undefined) return;
+  set.delete(w);
+  if (set.size === 0) m.delete(k);
+}
+
 function addKey(byValue: Map<string, Set<string>>, value: string, key: string): void {
   let keys = byValue.get(value);
   if (keys === undefined) {
@@ -96,11 +112,14 @@ export class WatchCache {
   private readonly watchers = new Set<Watcher>();
   /**
    * Fan-out: watchers whose selection has an index (Selection.index), by field and value, and
-   * the others. An event goes to every unindexed watcher and, per indexed field, to the watchers
-   * of its object's value and of its previous version's: with 5,000 kubelets each watching its
-   * node's pods, a pod's event is offered to one or two of them, not to 5,000.
+   * the others. An event goes to every unindexed watcher, to the watchers of its namespace and,
+   * per indexed field, to the watchers of its object's value and of its previous version's:
+   * with 5,000 kubelets each watching its node's pods, a pod's event is offered to one or two of
+   * them, not to 5,000.
    */
   private readonly indexed = new Map<string, Map<string, Set<Watcher>>>();
+  /** Watchers of one namespace (no field index), by their key prefix `<prefix><namespace>/`. */
+  private readonly byNamespace = new Map<string, Set<Watcher>>();
   private readonly unindexed = new Set<Watcher>();
   /** Watchers that got an event in the batch being applied: only they are signalled after it. */
   private readonly touched = new Set<Watcher>();
@@ -347,6 +366,11 @@ export class WatchCache {
     if (this.watchers.size === 0) return;
     const memo: SelectionMemo | undefined = this.watchers.size > 1 ? new Map() : undefined;
     for (const w of this.unindexed) if (w.offer(e, memo)) this.touched.add(w);
+    if (this.byNamespace.size > 0) {
+      const slash = e.key.indexOf('/', this.prefix.length);
+      const ns = slash > 0 ? this.byNamespace.get(e.key.slice(0, slash + 1)) : undefined;
+      if (ns) for (const w of ns) if (w.offer(e, memo)) this.touched.add(w);
+    }
     if (this.indexed.size === 0) return;
     const pv = e.type === 'ADDED' ? undefined : e.prevView;
     for (const [field, byValue] of this.indexed) {
@@ -504,25 +528,28 @@ export class WatchCache {
     return { watcher: w, initial: [], revision: this.revision };
   }
 
+  /** Whether `keyPrefix` is one namespace's (`<prefix><namespace>/`), which byNamespace indexes. */
+  private isNamespacePrefix(keyPrefix: string): boolean {
+    return (
+      keyPrefix.length > this.prefix.length &&
+      keyPrefix.startsWith(this.prefix) &&
+      keyPrefix.indexOf('/', this.prefix.length) === keyPrefix.length - 1
+    );
+  }
+
   private addWatcher(w: Watcher): void {
     this.watchers.add(w);
     if (w.sel.all !== true) this.selecting++;
     const ix = w.sel.index;
-    if (ix === undefined) {
-      this.unindexed.add(w);
-      return;
-    }
-    let byValue = this.indexed.get(ix.field);
-    if (byValue === undefined) {
-      byValue = new Map();
-      this.indexed.set(ix.field, byValue);
-    }
-    let set = byValue.get(ix.value);
-    if (set === undefined) {
-      set = new Set();
-      byValue.set(ix.value, set);
-    }
-    set.add(w);
+    if (ix !== undefined) {
+      let byValue = this.indexed.get(ix.field);
+      if (byValue === undefined) {
+        byValue = new Map();
+        this.indexed.set(ix.field, byValue);
+      }
+      addWatcherTo(byValue, ix.value, w);
+    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) addWatcherTo(this.byNamespace, w.sel.keyPrefix, w);
+    else this.unindexed.add(w);
   }
 
   private removeWatcher(w: Watcher): void {
@@ -530,17 +557,13 @@ export class WatchCache {
     if (w.sel.all !== true) this.selecting--;
     this.touched.delete(w);
     const ix = w.sel.index;
-    if (ix === undefined) {
-      this.unindexed.delete(w);
-      return;
-    }
-    const byValue = this.indexed.get(ix.field);
-    const set = byValue?.get(ix.value);
-    if (!byValue || !set) return;
-    set.delete(w);
-    if (set.size > 0) return;
-    byValue.delete(ix.value);
-    if (byValue.size === 0) this.indexed.delete(ix.field);
+    if (ix !== undefined) {
+      const byValue = this.indexed.get(ix.field);
+      if (byValue === undefined) return;
+      removeWatcherFrom(byValue, ix.value, w);
+      if (byValue.size === 0) this.indexed.delete(ix.field);
+    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) removeWatcherFrom(this.byNamespace, w.sel.keyPrefix, w);
+    else this.unindexed.delete(w);
   }
 
   stop(): void {
