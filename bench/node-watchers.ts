@@ -138,6 +138,27 @@ for (const W of counts) {
     const cpu1 = threadCpu(srv.proc.pid);
     let cpu = 0;
     for (const [k, v] of cpu1) cpu += v - (cpu0.get(k) ?? 0);
+    // Consistent lists (no resourceVersion) of one node's pods while the patches go on, one at a
+    // time: the newest state, from the watch cache once it holds the newest revision.
+    let listLine = '';
+    if (W > 0) {
+      const lat: number[] = [];
+      let wrong = 0;
+      const during = patches(4);
+      const until = performance.now() + 4000;
+      for (let i = 0; performance.now() < until; i++) {
+        const node = (i * 7919) % W;
+        const t = performance.now();
+        const r = await srv.json('GET', `/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-${node}`);
+        lat.push(performance.now() - t);
+        const want = Math.floor(PODS / W) + (node < PODS % W ? 1 : 0);
+        if (r.status !== 200 || (r.body as { items: unknown[] }).items.length !== want) wrong++;
+      }
+      const d = await during;
+      warm.sent += d.sent;
+      warm.failed += d.failed;
+      listLine = `; consistent lists of a node's pods during the patches: ${lat.length} in 4 s, p50 ${pct(lat, 0.5).toFixed(2)} ms p99 ${pct(lat, 0.99).toFixed(2)} ms, ${wrong} wrong`;
+    }
     let lines = Number.NaN;
     if (watchers && reader) {
       await Bun.sleep(2000);
@@ -152,7 +173,7 @@ for (const W of counts) {
       if (res.duplicates > 0) console.log(`${res.duplicates} duplicated events`);
     }
     console.log(
-      `${W} node watchers, ${PODS} pods: ${Math.round(sent / elapsed)} patches/s, server CPU ${(cpu / Math.max(1, sent - failed)).toFixed(1)} us per patch, latency p50 ${pct(latencies, 0.5).toFixed(2)} ms p99 ${pct(latencies, 0.99).toFixed(2)} ms, failed ${failed}; events received ${Number.isNaN(lines) ? '-' : lines} of ${W > 0 ? warm.sent - warm.failed + sent - failed : 0} (warm-up included)`,
+      `${W} node watchers, ${PODS} pods: ${Math.round(sent / elapsed)} patches/s, server CPU ${(cpu / Math.max(1, sent - failed)).toFixed(1)} us per patch, latency p50 ${pct(latencies, 0.5).toFixed(2)} ms p99 ${pct(latencies, 0.99).toFixed(2)} ms, failed ${failed}; events received ${Number.isNaN(lines) ? '-' : lines} of ${W > 0 ? warm.sent - warm.failed + sent - failed : 0} (warm-up included)${listLine}`,
     );
   } finally {
     await srv.stop();

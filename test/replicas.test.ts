@@ -48,6 +48,17 @@ describe.skipIf(!HAVE_ETCD)('two replicas on one etcd', () => {
     expect(stale.status).toBe(409);
   });
 
+  test('a consistent list on one replica has every write the other acknowledged before it, at once (20 times)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const made = await a.json('POST', CMS, { metadata: { name: `ryw-${i}` }, data: { x: '1' } });
+      expect(made.status).toBe(201);
+      // No read in between: b learns of the write from etcd, not from an earlier answer.
+      const list = await b.json('GET', `${CMS}?fieldSelector=metadata.name%3Dryw-${i}`);
+      expect(list.status).toBe(200);
+      expect(list.body.items.map((o: Json) => o.metadata.resourceVersion)).toEqual([made.body.metadata.resourceVersion]);
+    }
+  });
+
   test('a watch on one replica sees the writes made through the other, in order, with no gap', async () => {
     const start = await a.json('GET', CMS);
     const w = await openWatch(b, `${CMS}?watch=1&resourceVersion=${start.body.metadata.resourceVersion}`);

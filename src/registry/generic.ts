@@ -76,6 +76,12 @@ const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH |
 };
 
 const MAX_GENERATE_ATTEMPTS = 8;
+/**
+ * How long a consistent list waits for the watch cache to reach the newest revision before the
+ * store serves it: the embedded store's cache follows within a millisecond or two, etcd's within
+ * a watch round trip.
+ */
+const CONSISTENT_LIST_WAIT_MS = 100;
 
 export class ResourceStore {
   readonly target: Target;
@@ -140,11 +146,16 @@ export class ResourceStore {
     if (this.cache && !o.continueToken && o.limit === 0 && rvSet && o.resourceVersionMatch !== 'Exact') {
       return this.listFromCache(this.cache, namespace, o);
     }
-    // "Most recent" without paging: when the watch cache is exactly at the store's newest
-    // revision its state IS the newest state, so it serves the list (its objects are decoded
-    // and encoded already); otherwise the store does.
-    if (this.cache && !rvSet && !o.continueToken && o.limit === 0 && this.cache.revision === this.kv.currentRevision()) {
-      return this.listFromCache(this.cache, namespace, o);
+    // "Most recent" without paging: the newest revision (asked of etcd, which another replica
+    // may have written to since this one last heard), then the watch cache once it holds it
+    // (its objects are decoded, encoded and indexed already; the reference's consistent list
+    // from cache); the store if the cache does not catch up within CONSISTENT_LIST_WAIT_MS.
+    if (this.cache && !rvSet && !o.continueToken && o.limit === 0) {
+      const fresh = this.kv.fresh?.bind(this.kv);
+      const want = fresh ? await this.read(fresh) : this.kv.currentRevision();
+      if (this.cache.revision >= want || (await this.cache.waitFresh(want, CONSISTENT_LIST_WAIT_MS))) {
+        return this.listFromCache(this.cache, namespace, o);
+      }
     }
     let from = start;
     let revision: Revision | undefined;
