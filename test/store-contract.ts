@@ -294,6 +294,22 @@ export function storeContract(name: string, open: () => Promise<Backend>, opts: 
       again.close();
     });
 
+    test('position never passes a change the consumer has not been handed, however many batches wait', async () => {
+      const stream = kv.watch(R(1), { key: '/q/', end: prefixEnd('/q/') });
+      // Five transactions while the consumer is away: the backend may hold them as five batches.
+      for (let i = 0; i < 5; i++) await create(kv, `/q/${i}`, b(String(i)));
+      await Bun.sleep(300);
+      const seen: number[] = [];
+      while (seen.length < 5) {
+        const batch = await stream.next();
+        // Coming back for more says only that what was handed out before is applied.
+        expect(stream.position).toBeLessThanOrEqual((batch[0] as ChangeEvent).kv.modRevision);
+        for (const e of batch) seen.push(e.kv.modRevision);
+      }
+      expect(seen).toEqual([R(1), R(2), R(3), R(4), R(5)]);
+      stream.close();
+    });
+
     test('watch filters by key range and does not split a transaction', async () => {
       const stream = kv.watch(R(1), { key: '/in/', end: prefixEnd('/in/') });
       await create(kv, '/out/1', b('x'));

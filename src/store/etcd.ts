@@ -369,8 +369,11 @@ class EtcdChangeStream implements ChangeStream {
   private waiter: { resolve: (b: ChangeEvent[]) => void; reject: (e: unknown) => void } | undefined;
   private duplex: Duplex | undefined;
   private ended = false;
-  /** Revision the next batch starts at once the consumer comes back (see ChangeStream.position). */
+  /** Revision after everything etcd has sent (events and progress), handed out or not. */
   private next_: Revision;
+  /** Revision after the last batch handed to the consumer. */
+  private handed: Revision;
+  /** ChangeStream.position: where the next batch starts once the consumer comes back. */
   private pos: Revision;
   private progressAsked = 0;
   private backoffMs = 50;
@@ -381,7 +384,7 @@ class EtcdChangeStream implements ChangeStream {
     private readonly key: string,
     private readonly end: string | undefined,
   ) {
-    this.next_ = this.pos = from;
+    this.next_ = this.handed = this.pos = from;
     // Not even from the compacted revision itself: etcd's compaction at R drops a delete made at
     // R, so a watch from R could miss it (the model check found this).
     if (from > 0 && from <= store.compactedRevision()) {
@@ -394,9 +397,15 @@ class EtcdChangeStream implements ChangeStream {
   }
 
   next(): Promise<ChangeEvent[]> {
-    this.pos = this.next_;
+    // The consumer has applied every batch handed out: it is past them, and past any progress
+    // since, unless batches it has not taken yet wait here (their changes are not in its state:
+    // a position past them let a watch cache claim a revision whose objects it did not hold).
+    this.pos = this.batches.length > 0 ? this.handed : this.next_;
     const b = this.batches.shift();
-    if (b) return Promise.resolve(b);
+    if (b) {
+      this.handed = (b[b.length - 1] as ChangeEvent).kv.modRevision + 1;
+      return Promise.resolve(b);
+    }
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
@@ -500,6 +509,7 @@ class EtcdChangeStream implements ChangeStream {
     }
     if (w) {
       this.waiter = undefined;
+      this.handed = (batch[batch.length - 1] as ChangeEvent).kv.modRevision + 1;
       w.resolve(batch);
     } else this.batches.push(batch);
   }
