@@ -25,29 +25,22 @@ import { type Selection, type SelectionMemo, Watcher } from './watcher';
 /** Fields a watch cache indexes its objects by at most (see WatchCache.listWhere). */
 const MAX_OBJECT_INDEXES = 4;
 
-function addWatcherTo(m: Map<string, Set<Watcher>>, k: string, w: Watcher): void {
+/** Add `v` to the set of `k` in an index (watchers by value, keys by value). */
+function addTo<T>(m: Map<string, Set<T>>, k: string, v: T): void {
   let set = m.get(k);
   if (set === undefined) {
     set = new Set();
     m.set(k, set);
   }
-  set.add(w);
+  set.add(v);
 }
 
-function removeWatcherFrom(m: Map<string, Set<Watcher>>, k: string, w: Watcher): void {
+/** Remove `v` from the set of `k`; a set left empty goes. */
+function removeFrom<T>(m: Map<string, Set<T>>, k: string, v: T): void {
   const set = m.get(k);
   if (set === undefined) return;
-  set.delete(w);
+  set.delete(v);
   if (set.size === 0) m.delete(k);
-}
-
-function addKey(byValue: Map<string, Set<string>>, value: string, key: string): void {
-  let keys = byValue.get(value);
-  if (keys === undefined) {
-    keys = new Set();
-    byValue.set(value, keys);
-  }
-  keys.add(key);
 }
 
 /** What an event weighs in the history's byte bound (the stored bytes it keeps alive). */
@@ -468,7 +461,7 @@ export class WatchCache {
       if (this.objectIndexes.size >= MAX_OBJECT_INDEXES) return undefined;
       byValue = new Map();
       this.state.forEachPair((key, c) => {
-        addKey(byValue as Map<string, Set<string>>, viewField(c.view, field), key);
+        addTo(byValue as Map<string, Set<string>>, viewField(c.view, field), key);
       });
       this.objectIndexes.set(field, byValue);
     }
@@ -493,12 +486,8 @@ export class WatchCache {
       const was = before === undefined ? undefined : viewField(before.view, field);
       const now = after === undefined ? undefined : viewField(after.view, field);
       if (was === now) continue;
-      if (was !== undefined) {
-        const keys = byValue.get(was);
-        keys?.delete(key);
-        if (keys?.size === 0) byValue.delete(was);
-      }
-      if (now !== undefined) addKey(byValue, now, key);
+      if (was !== undefined) removeFrom(byValue, was, key);
+      if (now !== undefined) addTo(byValue, now, key);
     }
   }
 
@@ -547,8 +536,8 @@ export class WatchCache {
         byValue = new Map();
         this.indexed.set(ix.field, byValue);
       }
-      addWatcherTo(byValue, ix.value, w);
-    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) addWatcherTo(this.byNamespace, w.sel.keyPrefix, w);
+      addTo(byValue, ix.value, w);
+    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) addTo(this.byNamespace, w.sel.keyPrefix, w);
     else this.unindexed.add(w);
   }
 
@@ -560,9 +549,9 @@ export class WatchCache {
     if (ix !== undefined) {
       const byValue = this.indexed.get(ix.field);
       if (byValue === undefined) return;
-      removeWatcherFrom(byValue, ix.value, w);
+      removeFrom(byValue, ix.value, w);
       if (byValue.size === 0) this.indexed.delete(ix.field);
-    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) removeWatcherFrom(this.byNamespace, w.sel.keyPrefix, w);
+    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) removeFrom(this.byNamespace, w.sel.keyPrefix, w);
     else this.unindexed.delete(w);
   }
 
