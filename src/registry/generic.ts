@@ -77,9 +77,8 @@ const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH |
 
 const MAX_GENERATE_ATTEMPTS = 8;
 /**
- * How long a consistent list waits for the watch cache to reach the newest revision before the
- * store serves it: the embedded store's cache follows within a millisecond or two, etcd's within
- * a watch round trip.
+ * How long a consistent list waits for the watch cache to reach the embedded store's newest
+ * revision before the store serves it (the cache follows within a millisecond or two).
  */
 const CONSISTENT_LIST_WAIT_MS = 100;
 
@@ -146,13 +145,16 @@ export class ResourceStore {
     if (this.cache && !o.continueToken && o.limit === 0 && rvSet && o.resourceVersionMatch !== 'Exact') {
       return this.listFromCache(this.cache, namespace, o);
     }
-    // "Most recent" without paging: the newest revision (asked of etcd, which another replica
-    // may have written to since this one last heard), then the watch cache once it holds it
-    // (its objects are decoded, encoded and indexed already; the reference's consistent list
-    // from cache); the store if the cache does not catch up within CONSISTENT_LIST_WAIT_MS.
-    if (this.cache && !rvSet && !o.continueToken && o.limit === 0) {
-      const fresh = this.kv.fresh?.bind(this.kv);
-      const want = fresh ? await this.read(fresh) : this.kv.currentRevision();
+    // "Most recent" without paging, on the embedded store: the watch cache once it holds the
+    // store's newest revision (its objects are decoded, encoded and indexed already; the
+    // reference's consistent list from cache); the store if the cache does not catch up within
+    // CONSISTENT_LIST_WAIT_MS. A store shared with other replicas (etcd: `fresh`) serves these
+    // lists itself, as the reference does with etcd before 3.4.31 / 3.5.13: the cache's
+    // revision there comes from watch progress notifications, which those versions may send
+    // ahead of events still to come (etcd-io/etcd#15220), so a cache at the newest revision
+    // might not hold its objects yet (seen with Debian's etcd 3.4.23: 251 of 800 objects).
+    if (this.cache && !this.kv.fresh && !rvSet && !o.continueToken && o.limit === 0) {
+      const want = this.kv.currentRevision();
       if (this.cache.revision >= want || (await this.cache.waitFresh(want, CONSISTENT_LIST_WAIT_MS))) {
         return this.listFromCache(this.cache, namespace, o);
       }
