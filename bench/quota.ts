@@ -34,11 +34,22 @@ const INFLIGHT = 64;
 const ONLY = arg('only');
 
 const kv = await MvccStore.open({});
-const api = new ApiRegistry(
+// The namespace's LimitRanges and quotas as the server's watch cache gives them (here: read from the store once, below).
+let cachedQuotas: Obj[] = [];
+let cachedLimits: Obj[] = [];
+const api = new ApiRegistry({
   kv,
-  new SchemaSet(definitions as unknown as Definitions, overlays),
-  builtinKinds(() => true),
-);
+  schemas: new SchemaSet(definitions as unknown as Definitions, overlays),
+  kinds: builtinKinds(() => true),
+  admission: (resources) => {
+    const quota = new QuotaAdmission(
+      () => resources.lookup('', 'v1', 'resourcequotas') as ResourceStore,
+      (ns) => (ns === 'with' ? cachedQuotas : []),
+    );
+    const limitRanger = new LimitRanger(async (ns) => (ns === 'with' ? cachedLimits : []));
+    return (def) => (def.group === '' && def.plural === 'pods' ? new AdmissionChain([limitRanger, quota]) : undefined);
+  },
+});
 const pods = api.lookup('', 'v1', 'pods') as ResourceStore;
 const quotas = api.lookup('', 'v1', 'resourcequotas') as ResourceStore;
 const nss = api.lookup('', 'v1', 'namespaces') as ResourceStore;
@@ -67,14 +78,10 @@ await quotas.update(
   { ...w(), fieldManager: 'resourcequota-controller' },
   'status',
 );
-// The namespace's LimitRanges and quotas as the server's watch cache gives them (here: read from the store once).
 const listed = async (store: ResourceStore, ns: string): Promise<Obj[]> =>
-  (await store.list(ns, { resourceVersion: '', limit: 0, continueToken: '', resourceVersionMatch: '' } as never)).items.map(decodeStored);
-const cachedQuotas = await listed(quotas, 'with');
-const cachedLimits = await listed(lrs, 'with');
-const quota = new QuotaAdmission(quotas, (ns) => (ns === 'with' ? cachedQuotas : []));
-const limitRanger = new LimitRanger(async (ns) => (ns === 'with' ? cachedLimits : []));
-pods.admission = new AdmissionChain([limitRanger, quota]);
+  (await store.list(ns, { resourceVersion: '', limit: 0, continueToken: '', resourceVersionMatch: '' } as never)).items.map((i) => i.obj);
+cachedQuotas = await listed(quotas, 'with');
+cachedLimits = await listed(lrs, 'with');
 
 const pod = (name: string): Obj => ({
   apiVersion: 'v1',

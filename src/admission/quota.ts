@@ -180,7 +180,8 @@ export class QuotaAdmission implements Plugin {
   readonly name = 'ResourceQuota';
 
   constructor(
-    private readonly quotas: ResourceStore,
+    /** The ResourceQuota store (resolved when a quota is written: the registry is built with this plugin). */
+    private readonly quotas: () => ResourceStore,
     /** The namespace's quotas, current enough to know which exist (from the watch cache; a promise only until it has loaded). */
     private readonly quotasIn: (namespace: string) => Obj[] | Promise<Obj[]>,
   ) {}
@@ -258,7 +259,7 @@ export class QuotaAdmission implements Plugin {
       // holds it, and it is dropped below, so it is used as it is (the write input is a new object).
       // Its usage is the one this plugin wrote, already parsed: the texts of a growing usage are
       // each parsed once otherwise, and would crowd the pods' few texts out of the parse memo.
-      const quota = memo?.quota ?? decodeStored(await this.quotas.get(ns, name));
+      const quota = memo?.quota ?? decodeStored(await this.quotas().get(ns, name));
       this.written.delete(key);
       const hard = ((quota.spec as { hard?: Record<string, unknown> } | undefined)?.hard ?? {}) as Record<string, unknown>;
       const hardKeys = Object.keys(hard);
@@ -303,7 +304,7 @@ export class QuotaAdmission implements Plugin {
           if (v) newUsed[k] = formatQuantity({ ...v, format: limits.parsed.get(k)?.format ?? v.format });
         }
         try {
-          const stored = await this.quotas.update(
+          const stored = await this.quotas().update(
             ns,
             name,
             { ...quota, metadata: { ...quota.metadata }, status: { ...status, used: newUsed } },

@@ -5,8 +5,6 @@
 import type { ResourceRequest } from '../api/request-info';
 import type { Metrics } from '../http/metrics';
 import type { ApiRegistry } from '../registry/api-registry';
-import type { ResourceStore } from '../registry/generic';
-import type { WatchCache } from '../watch/cache';
 import { bootstrapConfig } from './bootstrap-config';
 import { ApfConfigController } from './config-controller';
 import { dumpPriorityLevels, dumpQueues, dumpRequests } from './debug';
@@ -17,7 +15,6 @@ export const FLOWCONTROL_GROUP = 'flowcontrol.apiserver.svc.io';
 
 export interface ApfDeps {
   api: ApiRegistry;
-  cacheOf: (s: ResourceStore) => WatchCache;
   metrics: Metrics;
   /** --max-requests-inflight + --max-mutating-requests-inflight. */
   serverConcurrencyLimit: number;
@@ -60,8 +57,8 @@ export function createApf(d: ApfDeps): Apf | undefined {
   );
   const controller = new ApfConfigController(
     fc,
-    { store: fsStore, cache: d.cacheOf(fsStore) },
-    { store: plStore, cache: d.cacheOf(plStore) },
+    { store: fsStore, cache: fsStore.watchCache() },
+    { store: plStore, cache: plStore.watchCache() },
     d.log,
   );
   d.metrics.sources.push((out) => flowControlMetrics(fc, out));

@@ -201,7 +201,7 @@ export class CrdController {
       for (let round = 0; ; round++) {
         const r = await store.deleteCollection('', ALL_OBJECTS, { dryRun: false });
         const left = await store.list('', ALL_OBJECTS);
-        if ((left.cached?.length ?? left.items.length) === 0) break;
+        if (left.items.length === 0) break;
         if (this.stopped) return;
         if (round > 0 && r.items.length === 0) {
           // Objects held by finalizers: look again later.

@@ -18,7 +18,6 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { FOREGROUND, ORPHAN } from '../registry/deletion';
 import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
-import type { WatchCache } from '../watch/cache';
 import type { CacheEvent } from '../watch/events';
 
 /** What the collector needs of an object's metadata (not the object: the graph holds every object of every kind). */
@@ -88,7 +87,6 @@ export class GarbageCollector {
 
   constructor(
     private readonly api: ApiRegistry,
-    private readonly cacheOf: (s: ResourceStore) => WatchCache,
     private readonly opts: GcOptions = {},
   ) {}
 
@@ -116,7 +114,7 @@ export class GarbageCollector {
   async watchStore(store: ResourceStore): Promise<void> {
     if (this.watched.has(store) || this.stopped) return;
     this.watched.add(store);
-    const cache = this.cacheOf(store);
+    const cache = store.watchCache();
     await cache.start();
     const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     // Most objects have no owners, finalizers or deletion: the graph leaves them out, and an owner
@@ -224,7 +222,7 @@ export class GarbageCollector {
     const owner = this.live.get(ref.uid);
     if (owner !== undefined && owner.store === store && (!store.def.namespaced || owner.namespace === dep.namespace)) return true;
     const namespace = store.def.namespaced ? dep.namespace : '';
-    if (this.cacheOf(store).get(store.key(namespace, ref.name))?.view.uid === ref.uid) return true;
+    if (store.watchCache().get(store.key(namespace, ref.name))?.view.uid === ref.uid) return true;
     try {
       const kv = await store.get(namespace, ref.name);
       return decodeStored(kv).metadata.uid === ref.uid;
@@ -302,7 +300,7 @@ export class GarbageCollector {
     }
     const rv = Number(owner.meta.resourceVersion ?? 0);
     for (const store of this.api.stores) {
-      const cache = this.cacheOf(store);
+      const cache = store.watchCache();
       await cache.waitFresh(rv, 5000);
       for (const c of cache.list()) {
         const o = c.obj;

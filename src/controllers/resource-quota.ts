@@ -16,7 +16,6 @@ import { isObject, type Obj } from '../api/meta';
 import { formatQuantity, parseQuantity, type Quantity } from '../kinds/validation/quantity';
 import type { ApiRegistry } from '../registry/api-registry';
 import type { ResourceStore } from '../registry/generic';
-import type { WatchCache } from '../watch/cache';
 
 export interface QuotaControllerOptions {
   /** --resource-quota-sync-period */
@@ -70,12 +69,11 @@ export class ResourceQuotaController {
   constructor(
     private readonly api: ApiRegistry,
     private readonly quotas: ResourceStore,
-    private readonly cacheOf: (s: ResourceStore) => WatchCache,
     private readonly opts: QuotaControllerOptions = {},
   ) {}
 
   async start(): Promise<void> {
-    const qc = this.cacheOf(this.quotas);
+    const qc = this.quotas.watchCache();
     await qc.start();
     const q = qc.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     for (const c of q.initial) this.schedule(c.obj.metadata.namespace as string, 0);
@@ -105,7 +103,7 @@ export class ResourceQuotaController {
     for (const [g, r] of WATCHED) {
       const store = this.api.lookup(g, 'v1', r);
       if (!store) continue;
-      const cache = this.cacheOf(store);
+      const cache = store.watchCache();
       await cache.start();
       // A create was charged by admission before it was stored (as the reference's replenishment,
       // which recomputes on updates and deletes only): recomputing the namespace after every
@@ -126,7 +124,7 @@ export class ResourceQuotaController {
 
   /** Recompute the namespace's quotas `settleMs` after its last change (restarting the wait). */
   private schedule(ns: string, settleMs: number): void {
-    if (this.stopped || this.cacheOf(this.quotas).size(`${this.quotas.prefix}${ns}/`) === 0) return;
+    if (this.stopped || this.quotas.watchCache().size(`${this.quotas.prefix}${ns}/`) === 0) return;
     const prev = this.timers.get(ns);
     if (prev) clearTimeout(prev);
     this.timers.set(
@@ -143,7 +141,7 @@ export class ResourceQuotaController {
   }
 
   private async syncNamespace(ns: string): Promise<void> {
-    for (const c of this.cacheOf(this.quotas).list(`${this.quotas.prefix}${ns}/`)) await this.syncQuota(ns, c.obj);
+    for (const c of this.quotas.watchCache().list(`${this.quotas.prefix}${ns}/`)) await this.syncQuota(ns, c.obj);
   }
 
   private async syncQuota(ns: string, quota: Obj): Promise<void> {
@@ -158,7 +156,7 @@ export class ResourceQuotaController {
         const id = `${g}/${r}`;
         let objs = listed.get(id);
         if (!objs) {
-          const cache = this.cacheOf(store);
+          const cache = store.watchCache();
           await cache.start();
           objs = cache.list(`${store.prefix}${ns}/`).map((c) => c.obj);
           listed.set(id, objs);

@@ -89,13 +89,14 @@ export class Metrics {
   /** Deprecated group/version/resource/subresource requested since start. */
   private readonly deprecated = new Set<string>();
 
-  /** The audit log's counts (apiserver_audit_event_total, apiserver_audit_error_total), once it exists. */
-  auditFigures?: () => { events: number; errors: number };
-
   /** More families, written after the built-in ones (API Priority and Fairness). */
   readonly sources: ((out: string[]) => void)[] = [];
 
-  constructor(private readonly storeFigures: () => StoreFigures) {}
+  constructor(
+    private readonly storeFigures: () => StoreFigures,
+    /** The audit log's counts (apiserver_audit_event_total, apiserver_audit_error_total), when there is one. */
+    private readonly auditFigures?: () => { events: number; errors: number },
+  ) {}
 
   /** A request to a deprecated version (apiserver_requested_deprecated_apis, a gauge of 1 per API). */
   observeDeprecated(l: { group: string; version: string; resource: string; subresource: string; removedRelease: string }): void {

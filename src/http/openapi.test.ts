@@ -24,7 +24,7 @@ const kinds = builtinKinds((n) => {
   return s?.type === 'object' && s.properties?.spec !== undefined;
 });
 /** The registry only needs a KV to serve requests; building documents never touches it. */
-const api = new ApiRegistry({} as KV, schemas, kinds);
+const api = new ApiRegistry({ kv: {} as KV, schemas, kinds });
 const kind = (name: string): KindDef => kinds.find((k) => k.kind === name)!;
 
 describe('toOpenApi', () => {

@@ -22,9 +22,8 @@ import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
 import type { ListResult } from '../registry/list';
 import type { DeleteOptions, FieldValidation, ListOptions, PatchType, WriteOptions } from '../registry/options';
+import type { StoredItem } from '../registry/stored-item';
 import type { FieldError } from '../schema/types';
-import type { KeyValue } from '../store/types';
-import type { CachedObject } from '../watch/events';
 import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, decodeText, readBody } from './body';
 import { type BrandView, brandView } from './brand-view';
@@ -418,28 +417,20 @@ export class ResourceHandler {
     if (r.continueToken) meta.continue = r.continueToken;
     if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
     const def = store.def;
-    const count = r.cached ? r.cached.length : r.items.length;
+    const count = r.items.length;
     const media = o.pretty
       ? undefined
       : out.kind === 'json' || out.kind === 'protobuf' || out.kind === 'cbor' || out.kind === 'table'
         ? out.kind
         : undefined;
     if (media !== undefined) {
-      const cached = r.cached;
-      const kvs = r.items;
-      const items: ChunkItems = cached
-        ? {
-            count,
-            key: (i) => (cached[i] as CachedObject).key,
-            value: (i) => (cached[i] as CachedObject).value,
-            rv: (i) => (cached[i] as CachedObject).rv,
-          }
-        : {
-            count,
-            key: (i) => (kvs[i] as KeyValue).key,
-            value: (i) => (kvs[i] as KeyValue).value,
-            rv: (i) => (kvs[i] as KeyValue).modRevision,
-          };
+      const listed = r.items;
+      const items: ChunkItems = {
+        count,
+        key: (i) => (listed[i] as StoredItem).key,
+        value: (i) => (listed[i] as StoredItem).value,
+        rv: (i) => (listed[i] as StoredItem).rv,
+      };
       const pool = this.opts.codecPool?.supports(def.schema, def.storageVersion) === true ? this.opts.codecPool : undefined;
       const pooled = pool !== undefined && poolPays(media, o.gzip === true, items);
       if (pooled || count >= STREAM_MIN_ITEMS) {
@@ -478,14 +469,21 @@ export class ResourceHandler {
     }
     if (out.kind === 'json' && !o.pretty) {
       // Serve stored (or cached) JSON text: no parse, no stringify per item.
-      let parts = r.cached ? r.cached.map((c) => c.text) : r.items.map(storedText);
+      let parts = r.items.map((i) => i.text);
       if (view.brand !== 'svc') parts = parts.map(view.text);
       return replyJsonText(
         `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[${parts.join(',')}]}`,
         o,
       );
     }
-    return this.encodeObjects(store, view, r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored), meta, out, o);
+    return this.encodeObjects(
+      store,
+      view,
+      r.items.map((i) => i.obj),
+      meta,
+      out,
+      o,
+    );
   }
 }
 

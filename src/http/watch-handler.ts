@@ -17,17 +17,13 @@
 import type { Obj } from '../api/meta';
 import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
-import { matchesFields, matchesLabels } from '../api/selectors';
-import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
+import { badRequest, resourceExpired, StatusError } from '../api/status';
 import { CBOR_SEQ_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { storedJsonChunks } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
-import { parseResourceVersion } from '../registry/list';
-import type { KV } from '../store/types';
-import { TooOldError, type WatchCache } from '../watch/cache';
-import { type CachedObject, type SelectorView, viewField } from '../watch/events';
-import type { Watcher, WatcherEvent } from '../watch/watcher';
+import type { StoredItem } from '../registry/stored-item';
+import type { WatchEvent, WatchStart, WatchStream } from '../registry/watch';
 import type { BrandView } from './brand-view';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';
@@ -63,23 +59,19 @@ const INITIAL_EVENTS_END = ['svc.io/initial-events-end', 'k8s.io/initial-events-
 
 export class WatchHandler {
   /** Streams currently open (ended on shutdown). */
-  readonly open = new Set<Watcher>();
+  readonly open = new Set<WatchStream>();
 
   /** Watchers whose socket is blocked, with when it blocked (see drained() in serve). */
-  private readonly blocked = new Map<Watcher, { since: number; what: string }>();
+  private readonly blocked = new Map<WatchStream, { since: number; what: string }>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
-  constructor(
-    private readonly kv: KV,
-    private readonly cacheOf: (s: ResourceStore) => WatchCache,
-    private readonly opts: WatchHandlerOptions,
-  ) {}
+  constructor(private readonly opts: WatchHandlerOptions) {}
 
   /**
    * One sweeper for all blocked watchers (instead of a timer per write): a watcher whose socket
    * has been blocked for slowWatcherMs while events wait in its queue is ended as too slow.
    */
-  private watchBlocked(w: Watcher, what: string): void {
+  private watchBlocked(w: WatchStream, what: string): void {
     this.blocked.set(w, { since: Date.now(), what });
     if (this.sweeper) return;
     const slowMs = this.opts.slowWatcherMs ?? 5000;
@@ -132,29 +124,6 @@ export class WatchHandler {
     const timeoutSec = timeoutParam ? timeoutParam : this.opts.minRequestTimeoutSec * (1 + Math.random());
     if (timeoutSec < 0) throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be greater than or equal to 0`);
 
-    const name = info.name;
-    const match = (v: SelectorView): boolean =>
-      (name === '' || v.name === name) &&
-      matchesLabels(lo.labelSelector, v.labels) &&
-      matchesFields(lo.fieldSelector, (f) => viewField(v, f));
-    const keyPrefix = store.def.namespaced && info.namespace ? `${store.prefix}${info.namespace}/` : '';
-    const cache = this.cacheOf(store);
-    await cache.start();
-
-    // Where the stream starts, and whether synthetic initial events come first.
-    let from: number | 'now';
-    let waitFor = 0;
-    if (initialEvents || rvParam === '' || rvParam === '0') {
-      from = 'now';
-      // Consistent: from the store's newest revision (asked of etcd, whose writes may come from another replica).
-      if (rvParam === '') waitFor = this.kv.fresh ? await this.kv.fresh() : this.kv.currentRevision();
-      else if (rvParam !== '0') waitFor = parseResourceVersion(rvParam);
-    } else {
-      from = parseResourceVersion(rvParam);
-    }
-    if (waitFor > 0 && !(await cache.waitFresh(waitFor, this.opts.freshnessTimeoutMs ?? 3000))) {
-      throw tooLargeResourceVersion(waitFor, cache.revision);
-    }
     const def = store.def;
     // Binary streams. Protobuf: each event a length-prefixed WatchEvent frame holding the object's
     // envelope. CBOR (application/cbor-seq): each event one self-described {type, object} item.
@@ -180,7 +149,7 @@ export class WatchHandler {
     // A JSON event line is the same bytes for every watcher that gets it: built and UTF-8
     // encoded once per event and type, then shared (fan-out neither copies nor encodes object
     // text per watcher).
-    const line = (e: WatcherEvent): string | Uint8Array => {
+    const line = (e: WatchEvent): string | Uint8Array => {
       if (frame) {
         // Frames are shared like JSON lines: built once per event and type, for svc-spelled watches.
         if (view.brand !== 'svc' || !e.shared) return frame(e.type, e.text, e.obj);
@@ -210,27 +179,28 @@ export class WatchHandler {
       return encode('BOOKMARK', JSON.stringify({ kind: def.kind, apiVersion: view.apiVersion, metadata }));
     };
 
-    let reg: { watcher: Watcher; initial: CachedObject[]; revision: number } | undefined;
+    let reg: WatchStart | undefined;
     let tooOld: StatusError | undefined;
     try {
-      // Watches with the same namespace, name and selector strings share one match per event.
-      const key = `${keyPrefix}\u0000${name}\u0000${q.get('labelSelector') ?? ''}\u0000${q.get('fieldSelector') ?? ''}`;
-      const all = name === '' && lo.labelSelector.length === 0 && lo.fieldSelector.length === 0;
-      // A value every selected object has (the watched name, else an `=` of the field
-      // selector, e.g. a kubelet's spec.nodeName): the cache offers this watch only the events
-      // of objects with that value, now or before.
-      const eq = lo.fieldSelector.find((r) => r.op === 'eq');
-      const index = name !== '' ? { field: 'metadata.name', value: name } : eq ? { field: eq.field, value: eq.value } : undefined;
-      reg = cache.watch({ keyPrefix, match, key, all, index }, from);
+      reg = await store.watch({
+        namespace: info.namespace,
+        name: info.name,
+        selectors: lo,
+        selectionKey: `${info.namespace}\u0000${info.name}\u0000${q.get('labelSelector') ?? ''}\u0000${q.get('fieldSelector') ?? ''}`,
+        resourceVersion: rvParam,
+        initialEvents,
+        freshnessTimeoutMs: this.opts.freshnessTimeoutMs ?? 3000,
+      });
     } catch (e) {
-      if (!(e instanceof TooOldError)) throw e;
-      tooOld = resourceExpired(e.message);
+      // A start older than the history window is answered in the stream, as the reference does.
+      if (!(e instanceof StatusError) || e.code !== 410) throw e;
+      tooOld = e;
     }
     const open = this.open;
     const bookmarkEvery = this.opts.bookmarkIntervalMs ?? 60_000;
     const log = this.opts.log ?? (() => {});
     const blocked = this.blocked;
-    const watchBlocked = (x: Watcher) => this.watchBlocked(x, def.plural);
+    const watchBlocked = (x: WatchStream) => this.watchBlocked(x, def.plural);
     const body = new ReadableStream({
       type: 'direct',
       async pull(controller) {
@@ -240,7 +210,7 @@ export class WatchHandler {
           controller.close();
           return;
         }
-        const { watcher: w, initial, revision } = reg;
+        const { stream: w, initial, revision, from, newest } = reg;
         open.add(w);
         try {
           // What goes out before live events: synthetic ADDED events, the initial-events-end
@@ -318,7 +288,7 @@ export class WatchHandler {
               }
               if (waiting) return;
               while (initialAt < initial.length) {
-                const c = initial[initialAt++] as CachedObject;
+                const c = initial[initialAt++] as StoredItem;
                 // Binary frames and table rows encode the object (given, its text is not read).
                 if (frame) {
                   if (!send(frame('ADDED', '', c.obj))) return;
@@ -348,12 +318,12 @@ export class WatchHandler {
                 const evs = w.take();
                 if (evs.length > 0) {
                   const last = evs.length - 1;
-                  for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatcherEvent));
-                  sentRv = (evs[last] as WatcherEvent).event.rv;
-                  if (!send(line(evs[last] as WatcherEvent))) return;
+                  for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatchEvent));
+                  sentRv = (evs[last] as WatchEvent).event.rv;
+                  if (!send(line(evs[last] as WatchEvent))) return;
                 }
                 if (bookmarks && now >= nextBookmark && w.pending === 0) {
-                  sentRv = Math.max(sentRv, cache.revision);
+                  sentRv = Math.max(sentRv, newest());
                   nextBookmark = now + bookmarkEvery;
                   if (!send(bookmark(sentRv, false))) return;
                 }
@@ -371,7 +341,7 @@ export class WatchHandler {
               // (never past an event it did not get); stop once it is flushed.
               if (bookmarks && !lastBookmarkSent) {
                 lastBookmarkSent = true;
-                if (!send(bookmark(w.pending === 0 ? Math.max(sentRv, cache.revision) : sentRv, false))) return;
+                if (!send(bookmark(w.pending === 0 ? Math.max(sentRv, newest()) : sentRv, false))) return;
               }
               if (unflushed) {
                 unflushed = false;

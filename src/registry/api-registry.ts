@@ -2,10 +2,13 @@
  * The set of served resources: (group, version, plural) → ResourceStore, plus the group/version
  * view discovery needs. Built once at start-up from the kinds and the runtime config.
  */
+import type { AdmissionChain } from '../admission/chain';
 import type { SchemaSet } from '../schema/engine';
 import type { KV } from '../store/types';
+import { plainStorage, type ResourceStorage, type StorageTarget } from '../watch/storage';
 import { ResourceStore } from './generic';
-import type { KindDef } from './kind';
+import type { WriteHooks } from './hooks';
+import { type KindDef, keyPrefix, selectorFieldsOf } from './kind';
 import { namespaceChecker } from './namespaces';
 import type { RegistryOptions } from './options';
 
@@ -30,29 +33,59 @@ export function compareVersions(a: string, b: string): number {
   return y[0] - x[0] || y[1] - x[1] || y[2] - x[2];
 }
 
+/** What plugins built with the registry (admission's loopback) may look up: the served resources. */
+export type Resources = Pick<ApiRegistry, 'lookup' | 'byGroupVersionKind' | 'stores'>;
+
+export interface RegistryDeps {
+  kv: KV;
+  schemas: SchemaSet;
+  /** The kinds served from the start (custom kinds are added at run time). */
+  kinds: KindDef[];
+  /** Each resource's storage (the store behind its watch cache); default: the store alone. */
+  storage?: (t: StorageTarget) => ResourceStorage;
+  /**
+   * Admission, built once with the registry as the plugins' way to other resources (as the
+   * reference's admission plugins get a loopback client): the chain for each kind, built-in or
+   * custom alike.
+   */
+  admission?: (resources: Resources) => (def: KindDef) => AdmissionChain | undefined;
+  /** Write hooks per kind (a Service's addresses). */
+  hooks?: (def: KindDef) => WriteHooks | undefined;
+  options?: RegistryOptions;
+}
+
 export class ApiRegistry {
   private readonly byPath = new Map<string, ResourceStore>();
   private readonly byKind = new Map<string, ResourceStore>();
   readonly stores: ResourceStore[] = [];
   private readonly ns: ReturnType<typeof namespaceChecker>;
+  private readonly storage: (t: StorageTarget) => ResourceStorage;
+  private readonly admissionFor: (def: KindDef) => AdmissionChain | undefined;
+  private readonly hooksFor: (def: KindDef) => WriteHooks | undefined;
   /** Bumped on every add/remove (discovery and OpenAPI rebuild their documents after a change). */
   generation = 0;
 
-  constructor(
-    private readonly kv: KV,
-    private readonly schemas: SchemaSet,
-    kinds: KindDef[],
-    private readonly opts: RegistryOptions = {},
-  ) {
-    this.ns = namespaceChecker(kv);
-    for (const k of kinds) this.add(k);
+  constructor(private readonly d: RegistryDeps) {
+    this.ns = namespaceChecker(d.kv);
+    this.storage = d.storage ?? plainStorage(d.kv);
+    this.admissionFor = d.admission?.(this) ?? (() => undefined);
+    this.hooksFor = d.hooks ?? (() => undefined);
+    for (const k of d.kinds) this.add(k);
   }
 
   /** Serves a kind (a custom resource version at run time); replaces one at the same path. */
   add(k: KindDef): ResourceStore {
     const old = this.lookup(k.group, k.version, k.plural);
     if (old) this.remove(k.group, k.version, k.plural);
-    const s = new ResourceStore(k, this.kv, this.schemas, this.ns, this.opts);
+    const prefix = keyPrefix(k);
+    const s = new ResourceStore(k, {
+      storage: this.storage({ prefix, resource: `${k.group}/${k.plural}`, selectableFields: selectorFieldsOf(k) }),
+      schemas: this.d.schemas,
+      namespaceCheck: this.ns,
+      admission: this.admissionFor(k),
+      hooks: this.hooksFor(k),
+      options: this.d.options,
+    });
     this.stores.push(s);
     this.byPath.set(`${k.group}/${k.version}/${k.plural}`, s);
     this.byKind.set(`${k.group}/${k.version}/${k.kind}`, s);
@@ -60,15 +93,21 @@ export class ApiRegistry {
     return s;
   }
 
-  /** Stops serving a kind; answers its store (its watch cache is the caller's to stop). */
+  /** Stops serving a kind, and its watch cache; answers its store. */
   remove(group: string, version: string, plural: string): ResourceStore | undefined {
     const s = this.lookup(group, version, plural);
     if (!s) return undefined;
     this.byPath.delete(`${group}/${version}/${plural}`);
     if (this.byKind.get(`${group}/${version}/${s.def.kind}`) === s) this.byKind.delete(`${group}/${version}/${s.def.kind}`);
     this.stores.splice(this.stores.indexOf(s), 1);
+    s.cache?.stop();
     this.generation++;
     return s;
+  }
+
+  /** Stops every resource's watch cache (shutdown). */
+  close(): void {
+    for (const s of this.stores) s.cache?.stop();
   }
 
   lookup(group: string, version: string, plural: string): ResourceStore | undefined {

@@ -67,9 +67,9 @@ export async function evict(
   }
   const labels = (pod.metadata.labels ?? {}) as Record<string, string>;
   const listed = await budgets.list(namespace, ALL);
-  const matching = (listed.cached ? listed.cached.map((c) => c.obj) : listed.items.map(decodeStored)).filter(
-    (b) => selectorMatcher((b.spec as { selector?: unknown } | undefined)?.selector)?.matches(labels) === true,
-  );
+  const matching = listed.items
+    .map((i) => i.obj)
+    .filter((b) => selectorMatcher((b.spec as { selector?: unknown } | undefined)?.selector)?.matches(labels) === true);
   if (matching.length > 1)
     throw internal('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
   if (matching.length === 0) {

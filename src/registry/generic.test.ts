@@ -64,11 +64,7 @@ test('updates chain on a version not yet durable; answers from it wait for it', 
   const inner = await MvccStore.open({});
   const { kv, release } = heldBack(inner);
   const schemas = new SchemaSet(definitions as unknown as Definitions, overlays);
-  const api = new ApiRegistry(
-    kv,
-    schemas,
-    builtinKinds(() => true),
-  );
+  const api = new ApiRegistry({ kv, schemas, kinds: builtinKinds(() => true) });
   const cms = api.lookup('', 'v1', 'configmaps') as ResourceStore;
   const nsStore = api.lookup('', 'v1', 'namespaces') as ResourceStore;
   /** Releases durability until `p` settles (set-up writes). */

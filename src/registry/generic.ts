@@ -21,6 +21,7 @@ import {
   internal,
   invalid,
   LIST_EXPIRED,
+  methodNotAllowed,
   notFound,
   resourceExpired,
   STALE_OBJECT,
@@ -36,6 +37,7 @@ import { create as storeCreate, remove as storeRemove, update as storeUpdate } f
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';
 import { viewField } from '../watch/events';
+import type { ResourceStorage } from '../watch/storage';
 import {
   ApplyConflictError,
   apply as applyObject,
@@ -68,6 +70,8 @@ import {
 import type { NamespaceCheck } from './namespaces';
 import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
+import { type StoredItem, storedItem } from './stored-item';
+import { startWatch, type WatchRequest, type WatchStart } from './watch';
 
 const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH | typeof MERGE_PATCH | typeof STRATEGIC_MERGE_PATCH> = {
   'json-patch': JSON_PATCH,
@@ -82,15 +86,29 @@ const MAX_GENERATE_ATTEMPTS = 8;
  */
 const CONSISTENT_LIST_WAIT_MS = 100;
 
+/** What a resource's store is built from (by the ApiRegistry). */
+export interface ResourceStoreDeps {
+  /** The store, decorated by the resource's watch cache (lists from memory, every watch). */
+  storage: ResourceStorage;
+  schemas: SchemaSet;
+  namespaceCheck: NamespaceCheck;
+  /** The kind's admission chain, if any plugin takes part. */
+  admission?: AdmissionChain;
+  /** Side effects of writes (a Service's cluster IP and node ports). */
+  hooks?: WriteHooks;
+  options?: RegistryOptions;
+}
+
 export class ResourceStore {
   readonly target: Target;
   readonly prefix: string;
-  /** The resource's watch cache, once the server wires one (serves "Any"/"not older than" lists). */
-  cache: WatchCache | undefined;
-  /** Side effects of writes (a Service's cluster IP and node ports), once the server wires them. */
-  hooks: WriteHooks | undefined;
-  /** The admission chain, once the server wires one. */
-  admission: AdmissionChain | undefined;
+  /** The resource's watch cache (serves "Any"/"not older than" and consistent lists, and watches). */
+  readonly cache: WatchCache | undefined;
+  readonly hooks: WriteHooks | undefined;
+  readonly admission: AdmissionChain | undefined;
+  private readonly kv: KV;
+  private readonly schemas: SchemaSet;
+  private readonly namespaceCheck: NamespaceCheck;
   private readonly clock: () => number;
   private readonly futureWait: number;
   private readonly continueTtl: number;
@@ -99,17 +117,21 @@ export class ResourceStore {
 
   constructor(
     readonly def: KindDef,
-    private readonly kv: KV,
-    private readonly schemas: SchemaSet,
-    private readonly namespaceCheck: NamespaceCheck,
-    opts: RegistryOptions = {},
+    d: ResourceStoreDeps,
   ) {
     this.target = { group: def.group, resource: def.plural };
     this.prefix = keyPrefix(def);
+    this.kv = d.storage.kv;
+    this.cache = d.storage.cache;
+    this.schemas = d.schemas;
+    this.namespaceCheck = d.namespaceCheck;
+    this.admission = d.admission;
+    this.hooks = d.hooks;
+    const opts = d.options ?? {};
     this.clock = opts.clock ?? Date.now;
     this.futureWait = opts.futureRevisionWait ?? 3000;
     this.continueTtl = opts.continueTtlMs ?? 5 * 60_000;
-    const top = schemas.get(def.schema);
+    const top = d.schemas.get(def.schema);
     const status = top?.type === 'object' ? top.properties?.status : undefined;
     this.statusSchema = status?.type === 'ref' ? status.ref : undefined;
   }
@@ -194,14 +216,14 @@ export class ResourceStore {
       const more = r.more && last !== undefined;
       const left = (known ?? r.count) - r.kvs.length;
       return {
-        items: r.kvs,
+        items: r.kvs.map(storedItem),
         revision: r.revision,
         continueToken: more ? encodeContinue(r.revision, last.key, start, this.clock(), left) : '',
         remainingItemCount: more ? left : undefined,
       };
     }
     // With selectors, read pages until `limit` matches are found (as the reference does).
-    const items: KeyValue[] = [];
+    const items: StoredItem[] = [];
     const want = o.limit > 0 ? o.limit : Number.POSITIVE_INFINITY;
     const page = o.limit > 0 ? Math.max(o.limit, 100) : 0;
     let cursor = from;
@@ -215,7 +237,7 @@ export class ResourceStore {
       for (; i < r.kvs.length && items.length < want; i++) {
         const kv = r.kvs[i] as KeyValue;
         lastKey = kv.key;
-        if (this.matches(kv, o)) items.push(kv);
+        if (this.matches(kv, o)) items.push(storedItem(kv));
       }
       if (items.length >= want) {
         // More only if anything is left after the last key examined.
@@ -246,24 +268,13 @@ export class ResourceStore {
     const cached = o.hasSelectors
       ? all.filter((c) => matchesLabels(o.labelSelector, c.view.labels) && matchesFields(o.fieldSelector, (f) => viewField(c.view, f)))
       : all;
-    return { items: [], cached, revision: cache.revision, continueToken: '' };
+    return { items: cached, revision: cache.revision, continueToken: '' };
   }
 
   private matches(kv: KeyValue, o: ListOptions): boolean {
     const obj = decodeStored(kv);
     if (!matchesLabels(o.labelSelector, obj.metadata.labels)) return false;
     return matchesFields(o.fieldSelector, (f) => this.fieldValue(obj, f));
-  }
-
-  /** The kind's selectable fields of an object beyond name and namespace (the watch cache's selector views). */
-  selectorFields(obj: Obj): Record<string, string> | undefined {
-    const fields = this.def.selectableFields;
-    let out: Record<string, string> | undefined;
-    for (const f in fields) {
-      out ??= {};
-      out[f] = fields[f]?.(obj) ?? '';
-    }
-    return out;
   }
 
   fieldValue(obj: Obj, field: string): string {
@@ -323,6 +334,19 @@ export class ResourceStore {
       default:
         return internal(e.message);
     }
+  }
+
+  /** The resource's watch cache, for the server's own controllers (which run only on a server that has caches). */
+  watchCache(): WatchCache {
+    if (!this.cache) throw new Error(`bug: ${this.def.group}/${this.def.plural} has no watch cache`);
+    return this.cache;
+  }
+
+  /** Start a watch (from the resource's watch cache). Throws 410 Expired, 504, or 405 without a cache. */
+  async watch(r: WatchRequest): Promise<WatchStart> {
+    if (!this.cache) throw methodNotAllowed();
+    const keyPrefix = this.def.namespaced && r.namespace ? `${this.prefix}${r.namespace}/` : '';
+    return startWatch(this.kv, this.cache, keyPrefix, r);
   }
 
   // ---- writes -------------------------------------------------------------------------

@@ -109,3 +109,14 @@ export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {
 export function keyPrefix(k: Pick<KindDef, 'group' | 'plural'>): string {
   return `/registry/${k.group || 'core'}/${k.plural}/`;
 }
+
+/** The kind's selectable fields of an object beyond name and namespace (the watch cache's selector views). */
+export function selectorFieldsOf(k: Pick<KindDef, 'selectableFields'>): (obj: Obj) => Record<string, string> | undefined {
+  const fields = Object.entries(k.selectableFields);
+  if (fields.length === 0) return () => undefined;
+  return (obj) => {
+    const out: Record<string, string> = {};
+    for (const [f, get] of fields) out[f] = get(obj) ?? '';
+    return out;
+  };
+}

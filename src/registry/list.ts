@@ -6,16 +6,13 @@
 
 import type { Obj } from '../api/meta';
 import { badRequest } from '../api/status';
-import type { KeyValue, Revision } from '../store/types';
-import type { CachedObject } from '../watch/events';
-import { decodeStored } from './encoding';
+import type { Revision } from '../store/types';
 import type { ListOptions } from './options';
+import type { StoredItem } from './stored-item';
 
 export interface ListResult {
-  /** The items as stored (use decodeStored / storedText). */
-  items: KeyValue[];
-  /** Or, when served from the watch cache, the cached objects. */
-  cached?: CachedObject[];
+  /** The items, from the store or the watch cache alike. */
+  items: StoredItem[];
   revision: Revision;
   continueToken: string;
   remainingItemCount?: number;
@@ -78,5 +75,5 @@ export function decodeContinue(s: string): ContinueToken {
 
 /** The objects of a list result, whether it came from the store or the watch cache. */
 export function listedObjects(r: ListResult): Obj[] {
-  return r.cached ? r.cached.map((c) => c.obj) : r.items.map(decodeStored);
+  return r.items.map((i) => i.obj);
 }

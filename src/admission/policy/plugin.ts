@@ -81,8 +81,9 @@ export interface ParamSource {
 }
 
 export interface PolicySources {
-  policies: WatchCache;
-  bindings: WatchCache;
+  /** The policies' and bindings' watch caches (resolved at start: the registry is built with this plugin). */
+  policies: () => WatchCache;
+  bindings: () => WatchCache;
   /** The source of a paramKind (apiVersion in svc spelling), undefined when no such kind is served. */
   params(apiVersion: string, kind: string): ParamSource | undefined;
   /** A namespace object from its watch cache. */
@@ -91,6 +92,8 @@ export interface PolicySources {
   decider?: (user: UserInfo) => Decider;
   /** The CEL pool for evaluations with a large worst case; absent: all inline. */
   pool?: CelPool;
+  /** Each binding's check (the metrics of the reference's validating admission policy). */
+  onCheck?: (c: PolicyCheck) => void;
   log?: (msg: string) => void;
 }
 
@@ -120,14 +123,15 @@ export class PolicyAdmission implements Plugin {
   private readonly wanted = new Map<string, boolean>();
   private stopped = false;
   /** Observer of every policy check (the metrics). */
-  onCheck?: (c: PolicyCheck) => void;
 
   constructor(private readonly sources: PolicySources) {}
 
   async start(): Promise<void> {
-    await Promise.all([this.sources.policies.start(), this.sources.bindings.start()]);
-    this.follow(this.sources.policies, (o, deleted) => this.setPolicy(o, deleted));
-    this.follow(this.sources.bindings, (o, deleted) => this.setBinding(o, deleted));
+    const policies = this.sources.policies();
+    const bindings = this.sources.bindings();
+    await Promise.all([policies.start(), bindings.start()]);
+    this.follow(policies, (o, deleted) => this.setPolicy(o, deleted));
+    this.follow(bindings, (o, deleted) => this.setBinding(o, deleted));
   }
 
   /** A policy written (compiled now) or deleted; `rebuild()` makes the change take effect. */
@@ -299,7 +303,7 @@ export class PolicyAdmission implements Plugin {
             }
           }
         }
-        this.onCheck?.({
+        this.sources.onCheck?.({
           policy: policy.name,
           binding: b.name,
           enforcementAction: action,

@@ -1,0 +1,161 @@
+/**
+ * The admission chain as the server builds it: its plugins in one list, in the reference's order
+ * (its RecommendedPluginOrder: LimitRanger, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
+ * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
+ * other resources through the registry they are built with (the reference's loopback client):
+ * their stores and caches are resolved when first used.
+ */
+import type { Obj } from '../api/meta';
+import type { Authorizer } from '../auth/authz';
+import type { RbacIndex } from '../auth/rbac';
+import type { Resources } from '../registry/api-registry';
+import type { ResourceStore } from '../registry/generic';
+import type { KindDef } from '../registry/kind';
+import { ALL_OBJECTS } from '../registry/list';
+import type { SchemaSet } from '../schema/engine';
+import type { CelPool } from '../workers/cel-pool';
+import { AdmissionChain, type Plugin } from './chain';
+import { LimitRanger } from './limit-ranger';
+import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
+import { PolicyStatusController } from './policy/status';
+import { QuotaAdmission } from './quota';
+import { RbacEscalation } from './rbac-escalation';
+
+const RBAC_GROUP = 'rbac.authorization.svc.io';
+const RBAC_KINDS = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);
+
+export interface AdmissionDeps {
+  authorizer: Authorizer;
+  rbac: RbacIndex;
+  schemas: SchemaSet;
+  /** CEL evaluations with a large worst case run here (absent: inline). */
+  celPool?: CelPool;
+  onPolicyCheck?: (c: PolicyCheck) => void;
+  log: (msg: string) => void;
+}
+
+/** One plugin and the kinds whose chains it is in. */
+interface Entry {
+  plugin: Plugin;
+  kinds: (def: KindDef) => boolean;
+}
+
+export class Admission {
+  private policy: PolicyAdmission | undefined;
+  private policyStatus: PolicyStatusController | undefined;
+  private resources: Resources | undefined;
+
+  constructor(private readonly d: AdmissionDeps) {}
+
+  /** For the registry: builds the plugins with it, and answers each kind's chain. Called once. */
+  readonly chains = (resources: Resources): ((def: KindDef) => AdmissionChain | undefined) => {
+    if (this.resources) throw new Error('bug: admission built twice');
+    this.resources = resources;
+    const store = (group: string, plural: string): ResourceStore | undefined => resources.lookup(group, 'v1', plural);
+    const cacheOfStore = (group: string, plural: string) => {
+      const s = store(group, plural);
+      if (!s) throw new Error(`bug: ${group}/${plural} is not served`);
+      return s.watchCache();
+    };
+    const fromCache = async (s: ResourceStore, prefix: string): Promise<Obj[]> => {
+      const cache = s.watchCache();
+      await cache.start();
+      return cache.list(prefix).map((c) => c.obj);
+    };
+    const entries: Entry[] = [];
+    const limitRanges = store('', 'limitranges');
+    if (limitRanges) {
+      entries.push({
+        plugin: new LimitRanger(async (namespace) => {
+          const prefix = `${limitRanges.prefix}${namespace}/`;
+          const cached = await fromCache(limitRanges, prefix);
+          if (cached.length > 0) return cached;
+          // None cached: a consistent list (as the reference's live lookup), so a LimitRange created
+          // just before the pod applies to it although the cache has not seen it yet.
+          return (await limitRanges.list(namespace, ALL_OBJECTS)).items.map((i) => i.obj);
+        }),
+        kinds: (def) => def.group === '' && def.plural === 'pods',
+      });
+    }
+    entries.push({
+      plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
+      kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
+    });
+    const namespaces = store('', 'namespaces');
+    if (
+      store(ADMISSION_GROUP, 'validatingadmissionpolicies') &&
+      store(ADMISSION_GROUP, 'validatingadmissionpolicybindings') &&
+      namespaces
+    ) {
+      this.policy = new PolicyAdmission({
+        policies: () => cacheOfStore(ADMISSION_GROUP, 'validatingadmissionpolicies'),
+        bindings: () => cacheOfStore(ADMISSION_GROUP, 'validatingadmissionpolicybindings'),
+        params: (apiVersion, kind) => {
+          const slash = apiVersion.indexOf('/');
+          const s = resources.byGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
+          if (!s) return undefined;
+          return {
+            namespaced: s.def.namespaced,
+            get: async (namespace, name) => (await fromCache(s, s.key(namespace, name))).find((o) => o.metadata.name === name),
+            list: (namespace) => fromCache(s, s.def.namespaced ? `${s.prefix}${namespace}/` : s.prefix),
+          };
+        },
+        namespace: async (name) => (await fromCache(namespaces, namespaces.key('', name))).find((o) => o.metadata.name === name),
+        decider: (user) => this.d.authorizer.decider(user),
+        pool: this.d.celPool,
+        onCheck: this.d.onPolicyCheck,
+        log: this.d.log,
+      });
+      entries.push({ plugin: this.policy, kinds: () => true });
+    }
+    const quotas = store('', 'resourcequotas');
+    if (quotas) {
+      let loaded = false;
+      const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
+        const cache = quotas.watchCache();
+        // Most namespaces have no quota: the cache's per-namespace count answers without a scan.
+        const list = () => {
+          const under = `${quotas.prefix}${namespace}/`;
+          return cache.size(under) === 0 ? [] : cache.list(under).map((c) => c.obj);
+        };
+        if (loaded) return list();
+        return cache.start().then(() => {
+          loaded = true;
+          return list();
+        });
+      };
+      entries.push({ plugin: new QuotaAdmission(() => quotas, quotasIn), kinds: (def) => def.namespaced });
+    }
+    return (def) => {
+      const plugins = entries.filter((e) => e.kinds(def)).map((e) => e.plugin);
+      return plugins.length > 0 ? new AdmissionChain(plugins) : undefined;
+    };
+  };
+
+  /** Start following the policies and their status controller (the registry serves by now). */
+  async start(): Promise<void> {
+    const resources = this.resources;
+    const policy = this.policy;
+    if (!resources || !policy) return;
+    const vapStore = resources.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies') as ResourceStore;
+    const kindOf = (st: ResourceStore | undefined) =>
+      st && { group: st.def.group, version: st.def.version, kind: st.def.kind, schema: st.def.schema };
+    this.policyStatus = new PolicyStatusController(
+      vapStore,
+      vapStore.watchCache(),
+      {
+        byResource: (g, v, r) => kindOf(resources.lookup(g, v, r)),
+        byKind: (g, v, k) => kindOf(resources.byGroupVersionKind(g, v, k)),
+      },
+      this.d.schemas,
+      this.d.log,
+    );
+    await Promise.all([policy.start(), this.policyStatus.start()]);
+  }
+
+  stop(): void {
+    this.policy?.stop();
+    this.policyStatus?.stop();
+  }
+}

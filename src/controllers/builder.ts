@@ -1,0 +1,142 @@
+/**
+ * The in-process controllers as the server runs them. The CRD controller runs on every replica
+ * (each serves the custom kinds through its own registry). Those that write on the cluster's
+ * behalf (garbage collector, namespace lifecycle, disruption, quota, service accounts, role
+ * aggregation, and whatever `leading` says, e.g. the APF bootstrap objects) run on one replica
+ * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
+ * one replica, always the leader. New controllers register in `leaderSet`.
+ */
+import type { Config } from '../config/flags';
+import type { ApiRegistry } from '../registry/api-registry';
+import type { SchemaSet } from '../schema/engine';
+import { ClusterRoleAggregation } from './cluster-role-aggregation';
+import { CrdController } from './crd';
+import { DisruptionController } from './disruption';
+import { GarbageCollector } from './gc';
+import { LeaderElector } from './leader-election';
+import { NamespaceController } from './namespace';
+import { ResourceQuotaController } from './resource-quota';
+import { ServiceAccountController } from './service-accounts';
+
+const RBAC_GROUP = 'rbac.authorization.svc.io';
+
+export interface ControllerDeps {
+  cfg: Config;
+  api: ApiRegistry;
+  schemas: SchemaSet;
+  /** Resolves once authorization follows RBAC (role aggregation starts after it). */
+  rbacFollowed: Promise<void>;
+  /** Told when this replica starts and stops leading (the APF configuration controller). */
+  leading?: (on: boolean) => void;
+  log: (msg: string) => void;
+}
+
+/** One leader's running set: started together, stopped together. */
+interface LeaderSet {
+  gc: GarbageCollector;
+  stop(): void;
+}
+
+export class Controllers {
+  private leader: LeaderSet | undefined;
+  private readonly crd: CrdController | undefined;
+  private readonly elector: LeaderElector | undefined;
+
+  constructor(private readonly d: ControllerDeps) {
+    const { api, schemas } = d;
+    // Custom resources: each CRD's versions are served through the same registry (the same
+    // storage, admission and hooks as built-in kinds).
+    const crdStore = api.lookup('apiextensions.svc.io', 'v1', 'customresourcedefinitions');
+    this.crd = crdStore
+      ? new CrdController(
+          crdStore,
+          crdStore.watchCache(),
+          {
+            install: ({ def, schema, list }) => {
+              schemas.define(def.schema, schema);
+              schemas.define(`${def.schema}List`, list);
+              const s = api.add(def);
+              // Owner references on custom resources are followed like any others.
+              if (this.leader) void this.leader.gc.watchStore(s);
+              return s;
+            },
+            uninstall: (group, version, plural) => void api.remove(group, version, plural),
+            builtinConflict: (group, plural, kind) =>
+              api.stores.some((s) => !s.def.custom && s.def.group === group && (s.def.plural === plural || s.def.kind === kind)),
+          },
+          d.log,
+        )
+      : undefined;
+    const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
+    const { cfg } = d;
+    this.elector =
+      cfg.etcdServers.length > 0 && cfg.leaderElect && leases
+        ? new LeaderElector(leases, {
+            namespace: 'kube-system',
+            name: 'svc-apiserver-controllers',
+            leaseDurationMs: cfg.leaderElectLeaseDurationMs,
+            renewDeadlineMs: cfg.leaderElectRenewDeadlineMs,
+            retryPeriodMs: cfg.leaderElectRetryPeriodMs,
+            log: d.log,
+            onStartedLeading: () => {
+              this.startLeading().catch((e) => d.log(`starting the controllers failed: ${e instanceof Error ? e.message : String(e)}`));
+            },
+            onStoppedLeading: () => this.stopLeading(),
+          })
+        : undefined;
+    // Until elected, this replica only reads.
+    if (this.elector) d.leading?.(false);
+  }
+
+  /** Starts the CRD controller, and the leader set (now, or once elected). */
+  async start(): Promise<void> {
+    await Promise.all([this.crd?.start(), this.elector ? this.elector.start() : this.startLeading()]);
+  }
+
+  async stop(): Promise<void> {
+    await this.elector?.stop();
+    this.stopLeading();
+    this.crd?.stop();
+  }
+
+  /** The controllers that write on the cluster's behalf: register new ones here. */
+  private leaderSet(): { gc: GarbageCollector; all: { start(): Promise<void> | void; stop(): void }[] } {
+    const { api, cfg, log } = this.d;
+    const lookup = (group: string, plural: string) => api.lookup(group, 'v1', plural);
+    const gc = new GarbageCollector(api, { log });
+    const all: { start(): Promise<void> | void; stop(): void }[] = [gc];
+    const namespaces = lookup('', 'namespaces');
+    if (namespaces) all.push(new NamespaceController(api, namespaces.watchCache(), { log }));
+    const pdbs = lookup('policy', 'poddisruptionbudgets');
+    const pods = lookup('', 'pods');
+    if (pdbs && pods) all.push(new DisruptionController(pdbs, pdbs.watchCache(), pods, pods.watchCache(), api, { log }));
+    const quotas = lookup('', 'resourcequotas');
+    if (quotas) all.push(new ResourceQuotaController(api, quotas, { resyncMs: cfg.resourceQuotaSyncPeriodMs, log }));
+    const clusterRoles = lookup(RBAC_GROUP, 'clusterroles');
+    if (clusterRoles) {
+      const aggregation = new ClusterRoleAggregation(clusterRoles, clusterRoles.watchCache(), log);
+      all.push({ start: () => this.d.rbacFollowed.then(() => aggregation.start()), stop: () => aggregation.stop() });
+    }
+    const accounts = lookup('', 'serviceaccounts');
+    if (accounts && namespaces) all.push(new ServiceAccountController(namespaces.watchCache(), accounts, accounts.watchCache(), log));
+    return { gc, all };
+  }
+
+  private async startLeading(): Promise<void> {
+    const { gc, all } = this.leaderSet();
+    this.leader = {
+      gc,
+      stop: () => {
+        for (const c of all) c.stop();
+      },
+    };
+    this.d.leading?.(true);
+    await Promise.all(all.map((c) => c.start()));
+  }
+
+  private stopLeading(): void {
+    this.leader?.stop();
+    this.leader = undefined;
+    this.d.leading?.(false);
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The front end as the server builds it: the codecs, the handlers (resources, watches,
+ * discovery, OpenAPI), the request filter chain, health checks with their post-start hooks, and
+ * the listening server. `stop` ends the watches and lets in-flight requests finish.
+ */
+import type { Apf } from '../apf';
+import type { Auditor } from '../auth/auditor';
+import type { Authentication, Authorization } from '../auth/builder';
+import { servingCerts } from '../auth/certs';
+import { review } from '../auth/reviews';
+import { CborCodec } from '../codec/cbor';
+import { ProtobufCodec } from '../codec/protobuf';
+import type { Config } from '../config/flags';
+import type { ApiRegistry } from '../registry/api-registry';
+import type { SchemaSet } from '../schema/engine';
+import { CodecPool } from '../workers/codec-pool';
+import { frontEnd, listen } from './app';
+import { Discovery } from './discovery';
+import { HealthEndpoints } from './health';
+import type { Metrics } from './metrics';
+import { OpenApi } from './openapi/handler';
+import { ResourceHandler } from './resources';
+import { reply, replyText } from './respond';
+import { buildHandler } from './server';
+import { WatchHandler } from './watch-handler';
+
+export interface ServerState {
+  /** Why the store does not work, or undefined (the `etcd` check). */
+  store(): string | undefined;
+  /** Post-start hooks: done or not (each fails /livez once the grace period is over, until done). */
+  bootstrapped(): boolean;
+  controllersStarted(): boolean;
+  shuttingDown(): boolean;
+  /** The store's counters and the process's memory, for /debug/runtime. */
+  runtime(): unknown;
+}
+
+export interface FrontEndBuildDeps {
+  cfg: Config;
+  dataDir: string;
+  api: ApiRegistry;
+  schemas: SchemaSet;
+  authz: Authorization;
+  authn: Authentication;
+  audit?: Auditor;
+  apf?: Apf;
+  metrics: Metrics;
+  state: ServerState;
+  started: number;
+  log: (msg: string) => void;
+}
+
+export async function createFrontEnd(d: FrontEndBuildDeps) {
+  const { cfg, api, metrics, state } = d;
+  const certs = await servingCerts(d.dataDir, cfg.bindAddress, cfg.tlsCertFile || undefined, cfg.tlsPrivateKeyFile || undefined);
+  const livezGraceUntil = d.started + cfg.livezGracePeriodMs;
+  const hook = (done: () => boolean) => () => (done() || Date.now() < livezGraceUntil ? undefined : 'not finished');
+  const base = [
+    { name: 'ping', check: () => undefined },
+    { name: 'log', check: () => undefined },
+    { name: 'etcd', check: state.store },
+    { name: 'poststarthook/bootstrap-namespaces', check: hook(state.bootstrapped) },
+    { name: 'poststarthook/start-controllers', check: hook(state.controllersStarted) },
+  ];
+  const health = new HealthEndpoints({
+    livez: base,
+    healthz: base,
+    readyz: [...base, { name: 'shutdown', check: () => (state.shuttingDown() ? 'process is shutting down' : undefined) }],
+  });
+  // Long lists are encoded and compressed in worker threads, a chunk at a time.
+  const codecPool = cfg.codecPoolSize > 0 ? new CodecPool({ size: cfg.codecPoolSize }) : undefined;
+  if (codecPool) {
+    const p = codecPool.pool;
+    metrics.sources.push((out) =>
+      out.push(
+        '# HELP svc_codec_pool_tasks_total Chunks of long lists encoded or compressed by the codec pool.',
+        '# TYPE svc_codec_pool_tasks_total counter',
+        `svc_codec_pool_tasks_total ${p.completed}`,
+        '# HELP svc_codec_pool_workers_replaced_total Codec pool workers replaced after a deadline or a failure.',
+        '# TYPE svc_codec_pool_workers_replaced_total counter',
+        `svc_codec_pool_workers_replaced_total ${p.replaced}`,
+      ),
+    );
+  }
+  const protobuf = new ProtobufCodec(d.schemas);
+  const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(d.schemas) : undefined;
+  const watches = new WatchHandler({
+    protobuf,
+    cbor,
+    minRequestTimeoutSec: cfg.minRequestTimeoutSec,
+    bookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
+    watchList: cfg.featureGates.WatchList === true,
+    log: d.log,
+  });
+  const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
+  const discovery = new Discovery(api, `${host}:${cfg.port}`);
+  const { authorizer, rbac } = d.authz;
+  const saTokens = d.authn.serviceAccountTokens;
+  const chain = buildHandler({
+    authn: d.authn.authenticator,
+    authz: authorizer,
+    audit: d.audit,
+    discovery,
+    openapi: new OpenApi(api, d.schemas),
+    resources: new ResourceHandler(api, watches, {
+      compression: cfg.featureGates.APIResponseCompression === true,
+      unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,
+      protobuf,
+      cbor,
+      codecPool,
+      review: (kind, body, user, namespace) => review(kind, body, user, namespace, authorizer, rbac),
+      tokens: saTokens,
+      onDeprecated: (def, subresource) =>
+        metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
+    }),
+    metrics,
+    apf: d.apf?.fc,
+    maxInflight: cfg.maxRequestsInflight,
+    maxMutatingInflight: cfg.maxMutatingRequestsInflight,
+    requestTimeoutMs: cfg.requestTimeoutMs,
+    log: d.log,
+  });
+  const app = frontEnd({
+    chain,
+    health,
+    version: () => reply(discovery.get('/version')),
+    metrics: async () => replyText(await metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8'),
+    issuer: {
+      configuration: () => reply(saTokens.openidConfiguration()),
+      jwks: () => replyText(JSON.stringify(saTokens.jwks()), 200, 'application/jwk-set+json'),
+    },
+    debug: { runtime: () => reply(state.runtime()), ...d.apf?.debug },
+  });
+  const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
+  return {
+    url: `https://${host}:${server.port}`,
+    ca: certs.ca,
+    /** Stop accepting; end the watches; let in-flight requests finish within the request timeout. */
+    async stop(): Promise<void> {
+      for (const w of watches.open) w.end('closed');
+      codecPool?.close();
+      // A client that never reads its response must not keep the process alive.
+      const bound = Math.max(cfg.requestTimeoutMs, 1000);
+      const stopped = await Promise.race([server.stop(false).then(() => true), Bun.sleep(bound).then(() => false)]);
+      if (!stopped) {
+        d.log(`requests still in flight after ${bound} ms; closing their connections`);
+        await server.stop(true);
+      }
+    },
+  };
+}

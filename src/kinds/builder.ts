@@ -1,0 +1,28 @@
+/**
+ * The built-in types as the server serves them: the schema set (the reference's definitions,
+ * this server's overlays and defaulters) and the kinds that --runtime-config leaves enabled.
+ */
+import type { KindDef } from '../registry/kind';
+import { defaulters } from '../schema/defaulters';
+import { SchemaSet } from '../schema/engine';
+import definitions from '../schema/generated/definitions.json';
+import { overlays } from '../schema/overlays';
+import type { Definitions } from '../schema/types';
+import { builtinKinds } from './builtin';
+
+/** Whether --runtime-config leaves a kind enabled (the most specific key wins). */
+function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
+  const gv = k.group ? `${k.group}/${k.version}` : k.version;
+  const keys = [`${gv}/${k.plural}`, k.group ? gv : `api/${k.version}`, gv, 'api/all'];
+  for (const key of keys) if (key in rc) return rc[key] as boolean;
+  return true;
+}
+
+export function builtinTypes(runtimeConfig: Record<string, boolean>): { schemas: SchemaSet; kinds: KindDef[] } {
+  const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
+  const hasSpec = (name: string) => {
+    const s = schemas.get(name);
+    return s?.type === 'object' && s.properties?.spec !== undefined;
+  };
+  return { schemas, kinds: builtinKinds(hasSpec).filter((k) => enabled(k, runtimeConfig)) };
+}

@@ -1,0 +1,53 @@
+/**
+ * A resource's storage as the registry is handed it (the reference's cacher decorating the etcd
+ * storage): the store, for writes and for reads at an exact revision or by page, and the
+ * resource's watch cache in front of it, for lists from memory and for every watch. The
+ * registry never builds a cache itself; whoever composes the server chooses the storage.
+ */
+import type { Obj } from '../api/meta';
+import type { KV } from '../store/types';
+import { WatchCache } from './cache';
+
+export interface ResourceStorage {
+  readonly kv: KV;
+  /** The resource's watch cache; undefined: the store alone (lists from the store, no watches). */
+  readonly cache: WatchCache | undefined;
+}
+
+/** What a resource's storage is opened for: its key prefix and how its objects are selected. */
+export interface StorageTarget {
+  prefix: string;
+  /** `group/plural` (core: `/plural`). */
+  resource: string;
+  /** The kind's selectable fields of an object (field selector name → value), for selector views. */
+  selectableFields: (o: Obj) => Record<string, string> | undefined;
+}
+
+export interface CachedStorageOptions {
+  historyMs: number;
+  maxHistory: number;
+  maxHistoryBytes: number;
+  /** Resources whose caches keep every object parsed (those the server reads on every request). */
+  keepParsed: (resource: string) => boolean;
+  log: (msg: string) => void;
+}
+
+/** Storage with a watch cache per resource, over one store; a cache starts on first use. */
+export function cachedStorage(kv: KV, o: CachedStorageOptions): (t: StorageTarget) => ResourceStorage {
+  return (t) => ({
+    kv,
+    cache: new WatchCache(kv, t.prefix, {
+      historyMs: o.historyMs,
+      maxHistory: o.maxHistory,
+      maxHistoryBytes: o.maxHistoryBytes,
+      selectableFields: t.selectableFields,
+      keepParsed: o.keepParsed(t.resource),
+      log: o.log,
+    }),
+  });
+}
+
+/** The store alone (no watch cache): for tools and tests that only read and write. */
+export function plainStorage(kv: KV): (t: StorageTarget) => ResourceStorage {
+  return () => ({ kv, cache: undefined });
+}
