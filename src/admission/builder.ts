@@ -48,85 +48,82 @@ export class Admission {
 
   constructor(private readonly d: AdmissionDeps) {}
 
-  /** For the registry: builds the plugins with it, and answers each kind's chain. Called once. */
+  /**
+   * For the registry: builds the plugins with it and answers each kind's chain. Called once, in
+   * the registry's constructor, before any kind is served: every plugin looks up the resources it
+   * reads when it first needs them, and does nothing where they are not served.
+   */
   readonly chains = (resources: Resources): ((def: KindDef) => AdmissionChain | undefined) => {
     if (this.resources) throw new Error('bug: admission built twice');
     this.resources = resources;
     const store = (group: string, plural: string): ResourceStore | undefined => resources.lookup(group, 'v1', plural);
-    const cacheOfStore = (group: string, plural: string) => {
-      const s = store(group, plural);
-      if (!s) throw new Error(`bug: ${group}/${plural} is not served`);
-      return s.watchCache();
-    };
     const fromCache = async (s: ResourceStore, prefix: string): Promise<Obj[]> => {
       const cache = s.watchCache();
       await cache.start();
       return cache.list(prefix).map((c) => c.obj);
     };
-    const entries: Entry[] = [];
-    const limitRanges = store('', 'limitranges');
-    if (limitRanges) {
-      entries.push({
-        plugin: new LimitRanger(async (namespace) => {
-          const prefix = `${limitRanges.prefix}${namespace}/`;
-          const cached = await fromCache(limitRanges, prefix);
-          if (cached.length > 0) return cached;
-          // None cached: a consistent list (as the reference's live lookup), so a LimitRange created
-          // just before the pod applies to it although the cache has not seen it yet.
-          return (await limitRanges.list(namespace, ALL_OBJECTS)).items.map((i) => i.obj);
-        }),
-        kinds: (def) => def.group === '' && def.plural === 'pods',
-      });
-    }
-    entries.push({
-      plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
-      kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
+    const limitRanger = new LimitRanger(async (namespace) => {
+      const limitRanges = store('', 'limitranges');
+      if (!limitRanges) return [];
+      const cached = await fromCache(limitRanges, `${limitRanges.prefix}${namespace}/`);
+      if (cached.length > 0) return cached;
+      // None cached: a consistent list (as the reference's live lookup), so a LimitRange created
+      // just before the pod applies to it although the cache has not seen it yet.
+      return (await limitRanges.list(namespace, ALL_OBJECTS)).items.map((i) => i.obj);
     });
-    const namespaces = store('', 'namespaces');
-    if (
-      store(ADMISSION_GROUP, 'validatingadmissionpolicies') &&
-      store(ADMISSION_GROUP, 'validatingadmissionpolicybindings') &&
-      namespaces
-    ) {
-      this.policy = new PolicyAdmission({
-        policies: () => cacheOfStore(ADMISSION_GROUP, 'validatingadmissionpolicies'),
-        bindings: () => cacheOfStore(ADMISSION_GROUP, 'validatingadmissionpolicybindings'),
-        params: (apiVersion, kind) => {
-          const slash = apiVersion.indexOf('/');
-          const s = resources.byGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
-          if (!s) return undefined;
-          return {
-            namespaced: s.def.namespaced,
-            get: async (namespace, name) => (await fromCache(s, s.key(namespace, name))).find((o) => o.metadata.name === name),
-            list: (namespace) => fromCache(s, s.def.namespaced ? `${s.prefix}${namespace}/` : s.prefix),
-          };
-        },
-        namespace: async (name) => (await fromCache(namespaces, namespaces.key('', name))).find((o) => o.metadata.name === name),
-        decider: (user) => this.d.authorizer.decider(user),
-        pool: this.d.celPool,
-        onCheck: this.d.onPolicyCheck,
-        log: this.d.log,
-      });
-      entries.push({ plugin: this.policy, kinds: () => true });
-    }
-    const quotas = store('', 'resourcequotas');
-    if (quotas) {
-      let loaded = false;
-      const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
-        const cache = quotas.watchCache();
-        // Most namespaces have no quota: the cache's per-namespace count answers without a scan.
-        const list = () => {
-          const under = `${quotas.prefix}${namespace}/`;
-          return cache.size(under) === 0 ? [] : cache.list(under).map((c) => c.obj);
+    const served = (plural: string) => {
+      const s = store(ADMISSION_GROUP, plural);
+      if (!s) throw new Error(`bug: ${ADMISSION_GROUP}/${plural} is not served`);
+      return s.watchCache();
+    };
+    this.policy = new PolicyAdmission({
+      policies: () => served('validatingadmissionpolicies'),
+      bindings: () => served('validatingadmissionpolicybindings'),
+      params: (apiVersion, kind) => {
+        const slash = apiVersion.indexOf('/');
+        const s = resources.byGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
+        if (!s) return undefined;
+        return {
+          namespaced: s.def.namespaced,
+          get: async (namespace, name) => (await fromCache(s, s.key(namespace, name))).find((o) => o.metadata.name === name),
+          list: (namespace) => fromCache(s, s.def.namespaced ? `${s.prefix}${namespace}/` : s.prefix),
         };
-        if (loaded) return list();
-        return cache.start().then(() => {
-          loaded = true;
-          return list();
-        });
+      },
+      namespace: async (name) => {
+        const namespaces = store('', 'namespaces');
+        return namespaces && (await fromCache(namespaces, namespaces.key('', name))).find((o) => o.metadata.name === name);
+      },
+      decider: (user) => this.d.authorizer.decider(user),
+      pool: this.d.celPool,
+      onCheck: this.d.onPolicyCheck,
+      log: this.d.log,
+    });
+    let quotasLoaded = false;
+    const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
+      const quotas = store('', 'resourcequotas');
+      if (!quotas) return [];
+      const cache = quotas.watchCache();
+      // Most namespaces have no quota: the cache's per-namespace count answers without a scan.
+      const list = () => {
+        const under = `${quotas.prefix}${namespace}/`;
+        return cache.size(under) === 0 ? [] : cache.list(under).map((c) => c.obj);
       };
-      entries.push({ plugin: new QuotaAdmission(() => quotas, quotasIn), kinds: (def) => def.namespaced });
-    }
+      if (quotasLoaded) return list();
+      return cache.start().then(() => {
+        quotasLoaded = true;
+        return list();
+      });
+    };
+    const quota = new QuotaAdmission(() => store('', 'resourcequotas') as ResourceStore, quotasIn);
+    const entries: Entry[] = [
+      { plugin: limitRanger, kinds: (def) => def.group === '' && def.plural === 'pods' },
+      {
+        plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
+        kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
+      },
+      { plugin: this.policy, kinds: () => true },
+      { plugin: quota, kinds: (def) => def.namespaced },
+    ];
     return (def) => {
       const plugins = entries.filter((e) => e.kinds(def)).map((e) => e.plugin);
       return plugins.length > 0 ? new AdmissionChain(plugins) : undefined;
@@ -137,8 +134,10 @@ export class Admission {
   async start(): Promise<void> {
     const resources = this.resources;
     const policy = this.policy;
-    if (!resources || !policy) return;
-    const vapStore = resources.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies') as ResourceStore;
+    const vapStore = resources?.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
+    const served =
+      resources?.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings') && resources.lookup('', 'v1', 'namespaces');
+    if (!resources || !policy || !vapStore || !served) return;
     const kindOf = (st: ResourceStore | undefined) =>
       st && { group: st.def.group, version: st.def.version, kind: st.def.kind, schema: st.def.schema };
     this.policyStatus = new PolicyStatusController(

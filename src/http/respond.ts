@@ -5,8 +5,8 @@
 import YAML from 'yaml';
 import { isObject, type Obj } from '../api/meta';
 import { internal, StatusError } from '../api/status';
+import { storageStatus } from '../registry/errors';
 import { stringifyObject } from '../registry/stringify';
-import { isStoreError } from '../store/types';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
 export const GZIP_THRESHOLD = 128 * 1024;
@@ -92,9 +92,9 @@ export function replyText(text: string, status = 200, contentType = 'text/plain;
 /** The only place errors become responses: a StatusError as its Status, anything else a logged 500. */
 export function replyError(e: unknown, o: ReplyOptions = {}, log: (msg: string) => void = console.error): Response {
   let err: StatusError;
+  const stored = storageStatus(e);
   if (e instanceof StatusError) err = e;
-  else if (isStoreError(e, 'unreachable'))
-    err = new StatusError(503, 'ServiceUnavailable', `the storage is not available: ${e.message}`, {});
+  else if (stored) err = stored;
   else {
     log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     err = internal(e instanceof Error ? e.message : String(e));

@@ -18,7 +18,7 @@ import { impersonated } from '../auth/impersonation';
 import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { CorruptObjectError } from '../registry/encoding';
-import { isStoreError } from '../store/types';
+import { isStorageFailure } from '../registry/errors';
 import type { Discovery } from './discovery';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
@@ -193,7 +193,7 @@ export function buildHandler(d: ChainDeps): Chain {
     } catch (e) {
       // Anything but an API error or a known store condition is a failure of the server itself:
       // audited as the reference audits a recovered panic.
-      if (record && !record.done && !(e instanceof StatusError) && !(e instanceof CorruptObjectError) && !isStoreError(e)) {
+      if (record && !record.done && !(e instanceof StatusError) && !(e instanceof CorruptObjectError) && !isStorageFailure(e)) {
         record.panic(e instanceof Error ? e.message : String(e));
       }
       res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);

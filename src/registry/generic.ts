@@ -56,6 +56,7 @@ import {
   UNSAFE_DELETE_FIELD,
 } from './deletion';
 import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
+import { storageStatus } from './errors';
 import type { WriteHooks } from './hooks';
 import { apiVersionOf, type KindDef, keyPrefix } from './kind';
 import {
@@ -330,7 +331,7 @@ export class ResourceStore {
       case 'future-revision':
         return tooLargeResourceVersion(0, this.kv.currentRevision());
       case 'unreachable':
-        return new StatusError(503, 'ServiceUnavailable', `the storage is not available: ${e.message}`, {});
+        return storageStatus(e);
       default:
         return internal(e.message);
     }
