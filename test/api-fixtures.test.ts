@@ -3,17 +3,17 @@
  * schemas must know every field, so a strict create never reports an unknown field, and what is
  * stored comes back unchanged. Fixtures hold placeholder values ("dnsPolicyValue") that
  * validation rightly refuses for some kinds; those must fail with 422 Invalid, not with a 400
- * strict decoding error. Skips when ../shared/reference is absent.
+ * strict decoding error. Needs ../shared/reference (helpers/needs: a failure under CI, else a skip).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FIXTURE_KINDS, FIXTURES, sanitizeFixture } from './helpers/fixtures';
+import { has, needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 
 const REF = FIXTURES;
-const present = fs.existsSync(REF);
-if (!present) console.warn(`skipping fixture round trips: ${REF} not found`);
+const present = has('reference');
 const KINDS = FIXTURE_KINDS;
 const sanitize = sanitizeFixture;
 
@@ -25,7 +25,7 @@ afterAll(async () => {
   if (present) await srv.stop();
 });
 
-describe.skipIf(!present)('reference fixtures through create + get', () => {
+needs('reference').describe('reference fixtures through create + get', () => {
   for (const [file, collection] of Object.entries(KINDS)) {
     test(file, async () => {
       const fixture = JSON.parse(fs.readFileSync(path.join(REF, `${file}.json`), 'utf8'));

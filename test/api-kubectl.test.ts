@@ -2,11 +2,13 @@
  * kubectl (upstream v1.32, unmodified) end to end against the real server: create -f with a
  * multi-document YAML and a JSON file, get (table, -o yaml/json/name/jsonpath, -l, -A), replace,
  * apply (create), delete (waits via watch), and the errors kubectl prints from Status bodies.
+ * Needs kubectl (helpers/needs).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
+import { needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 
 let srv: Server;
@@ -58,7 +60,7 @@ afterAll(async () => {
 
 const k = (...args: string[]) => srv.kubectl(args);
 
-describe('kubectl', () => {
+needs('kubectl').describe('kubectl', () => {
   test('create -f: a multi-document YAML with a Namespace and ConfigMaps', () => {
     const r = k('create', '-f', path.join(dir, 'manifest.yaml'));
     expect(r.stderr).toBe('');

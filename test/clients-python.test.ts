@@ -3,18 +3,14 @@
  * typed APIs of the core group and of upstream-named groups (networking.k8s.io,
  * coordination.k8s.io, ...), paging, patches, watch streams and ApiException (issue 9, Tests).
  * Each test runs one Python script that prints a JSON report; the assertions are made here.
- * `.ci/run` installs the package; without it the tests skip, saying why.
+ * `.ci/run` installs the package; without it they fail under CI and skip elsewhere (helpers/needs).
  */
-import { describe, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
+import { needs, PYTHON } from './helpers/needs';
 import { serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: the JSON reports the Python scripts print
 type Json = any;
-
-const PYTHON = '/usr/bin/python3';
-const hasClient = Bun.spawnSync([PYTHON, '-c', 'import kubernetes'], { stderr: 'pipe' }).exitCode === 0;
-if (!hasClient) console.warn(`clients-python: skipped: ${PYTHON} cannot import kubernetes (apt-get install python3-kubernetes)`);
-const describePy = hasClient ? describe : describe.skip;
 
 const srv = serverForFile();
 
@@ -39,7 +35,7 @@ async function python(script: string): Promise<Json> {
   return JSON.parse(stdout.trim().split('\n').pop() as string);
 }
 
-describePy('python3-kubernetes', () => {
+needs('python-client').describe('python3-kubernetes', () => {
   test('CoreV1: namespaces, configmaps with paging, patch and delete, pods, services, events', async () => {
     const r = await python(`
 core = client.CoreV1Api()

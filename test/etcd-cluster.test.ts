@@ -2,20 +2,20 @@
  * A 3-member etcd cluster on loopback under one API server (issue 18 item 3): SIGKILL of a member
  * during concurrent writes loses no acknowledged write, and writes go on through the other two
  * (the client fails over between --etcd-servers); kubectl and client-node work against each of
- * two API server replicas on the cluster, each seeing what the other wrote. Skipped, with a
- * message, without an etcd binary.
+ * two API server replicas on the cluster, each seeing what the other wrote. Needs etcd
+ * (helpers/needs: a failure under CI, else a skip with a message).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type EtcdServer, etcdVersion, startEtcdCluster } from '../bench/etcd';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { type EtcdServer, startEtcdCluster } from '../bench/etcd';
 import { runClient } from './helpers/client-node';
+import { needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const HAVE_ETCD = etcdVersion() !== undefined;
 const CMS = '/api/v1/namespaces/default/configmaps';
 
-describe.skipIf(!HAVE_ETCD)('a 3-member etcd cluster', () => {
+needs('etcd').describe('a 3-member etcd cluster', () => {
   let members: EtcdServer[] = [];
   let srv: Server;
   beforeAll(async () => {
@@ -95,7 +95,3 @@ describe.skipIf(!HAVE_ETCD)('a 3-member etcd cluster', () => {
     }
   }, 60_000);
 });
-
-if (!HAVE_ETCD) {
-  test.skip('etcd is not installed (apt-get install etcd-server): the cluster test is skipped', () => {});
-}

@@ -2,18 +2,18 @@
  * etcd unavailable (issue 18 item 3), over HTTP: while etcd is down requests answer 503 with a
  * Status body and /readyz fails its `etcd` check; when etcd is back the server recovers by
  * itself: writes work, and a watch opened before the outage goes on with what was written after
- * it, without a gap. Skipped, with a message, without an etcd binary.
+ * it, without a gap. Needs etcd (helpers/needs: a failure under CI, else a skip with a message).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type EtcdServer, etcdVersion, startEtcd } from '../bench/etcd';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { type EtcdServer, startEtcd } from '../bench/etcd';
+import { needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 import { until } from './helpers/until';
 import { openWatch } from './helpers/watch';
 
-const HAVE_ETCD = etcdVersion() !== undefined;
 const CMS = '/api/v1/namespaces/default/configmaps';
 
-describe.skipIf(!HAVE_ETCD)('etcd outage', () => {
+needs('etcd').describe('etcd outage', () => {
   let etcd: EtcdServer;
   let srv: Server;
   beforeAll(async () => {
@@ -63,7 +63,3 @@ describe.skipIf(!HAVE_ETCD)('etcd outage', () => {
     }
   }, 60_000);
 });
-
-if (!HAVE_ETCD) {
-  test.skip('etcd is not installed (apt-get install etcd-server): the outage test is skipped', () => {});
-}

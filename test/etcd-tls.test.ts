@@ -3,19 +3,19 @@
  * --etcd-certfile, --etcd-keyfile), as a production etcd runs: etcd with --client-cert-auth on
  * an https client URL; the server with the three flags writes, reads and watches through it; a
  * server whose CA does not know etcd's certificate never becomes ready. Certificates are made
- * with openssl for the test. Skipped, with a message, without an etcd binary or openssl.
+ * with openssl for the test. Needs etcd and openssl (helpers/needs: a failure under CI, else a
+ * skip with a message).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ETCD_BIN, etcdVersion } from '../bench/etcd';
+import { ETCD_BIN } from '../bench/etcd';
+import { needs } from './helpers/needs';
 import { freePort, type Server, startServer } from './helpers/server';
 import { until } from './helpers/until';
 import { openWatch } from './helpers/watch';
-
-const HAVE = etcdVersion() !== undefined && fs.existsSync('/usr/bin/openssl');
 
 function openssl(dir: string, args: string[]): void {
   const r = spawnSync('/usr/bin/openssl', args, { cwd: dir, encoding: 'utf8' });
@@ -78,7 +78,7 @@ function makeCa(dir: string, name: string): void {
   ]);
 }
 
-describe.skipIf(!HAVE)('etcd over TLS with client certificates', () => {
+needs('etcd', 'openssl').describe('etcd over TLS with client certificates', () => {
   let dir: string;
   let etcd: ChildProcess;
   let endpoint: string;

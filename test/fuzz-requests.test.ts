@@ -14,14 +14,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FIXTURE_KINDS, FIXTURES, isNamespacedCollection, sanitizeFixture } from './helpers/fixtures';
+import { needs } from './helpers/needs';
 import { rng } from './helpers/rng';
 import { type Server, startServer } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
 const REF = FIXTURES;
-const present = fs.existsSync(REF);
-if (!present) console.warn(`fuzzing without the reference fixtures: ${REF} not found; only the hand-picked requests run`);
 
 const CM = '/api/v1/namespaces/default/configmaps';
 /** Fixture → [collection, namespaced]. */
@@ -157,7 +156,7 @@ describe('bad input is answered with a 4xx Status', () => {
     expect(srv.proc.exitCode).toBeNull();
   }, 120_000);
 
-  test.skipIf(!present)(
+  needs('reference').test(
     'seeded mutations of every served kind through create, update and all patch types',
     async () => {
       const rand = rng(20261122);

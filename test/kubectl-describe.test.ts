@@ -1,9 +1,10 @@
 /**
  * kubectl's describe and watch output against the server (issue 9, Tests): `describe node` reads
  * the node's Lease under coordination.k8s.io and its pods by field selector; `get --watch
- * --output-watch-events` prints each event of a live watch.
+ * --output-watch-events` prints each event of a live watch. Needs kubectl (helpers/needs).
  */
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, expect, test } from 'bun:test';
+import { needs } from './helpers/needs';
 import { KUBECTL, serverForFile } from './helpers/server';
 
 const srv = serverForFile();
@@ -68,7 +69,7 @@ function fields(stdout: string): Record<string, string> {
   return out;
 }
 
-describe('kubectl describe', () => {
+needs('kubectl').describe('kubectl describe', () => {
   test('node: its lease, conditions, capacity and the pods bound to it', () => {
     const r = srv.kubectl(['describe', 'node', 'n1']);
     expect(r.stderr).toBe('');
@@ -106,7 +107,7 @@ describe('kubectl describe', () => {
   });
 });
 
-describe('kubectl get --watch --output-watch-events', () => {
+needs('kubectl').describe('kubectl get --watch --output-watch-events', () => {
   test('prints ADDED, MODIFIED and DELETED rows as the changes happen', async () => {
     await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'kw' } });
     // An object before the watch: its ADDED row (from the initial list) shows kubectl is listening.

@@ -3,21 +3,21 @@
  * reads; a watch on one sees the other's writes in order with no gap; a continue token from one
  * pages on the other; the replicas elect one of them (a Lease in kube-system) to run the
  * controllers, and when it is killed the other takes over within the lease duration (a namespace
- * deletion then completes). Skipped, with a message, without an etcd binary.
+ * deletion then completes). Needs etcd (helpers/needs: a failure under CI, else a skip with a message).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type EtcdServer, etcdVersion, startEtcd } from '../bench/etcd';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { type EtcdServer, startEtcd } from '../bench/etcd';
+import { needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 import { until } from './helpers/until';
 import { openWatch } from './helpers/watch';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const HAVE_ETCD = etcdVersion() !== undefined;
 const CMS = '/api/v1/namespaces/default/configmaps';
 const LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/svc-apiserver-controllers';
 
-describe.skipIf(!HAVE_ETCD)('two replicas on one etcd', () => {
+needs('etcd').describe('two replicas on one etcd', () => {
   let etcd: EtcdServer;
   let a: Server;
   let b: Server;
@@ -129,7 +129,3 @@ describe.skipIf(!HAVE_ETCD)('two replicas on one etcd', () => {
     expect(gone.status).toBe(404);
   }, 60_000);
 });
-
-if (!HAVE_ETCD) {
-  test.skip('etcd is not installed (apt-get install etcd-server): the replica tests are skipped', () => {});
-}

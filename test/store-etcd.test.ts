@@ -1,17 +1,18 @@
 /**
  * The store contract against a real etcd (Debian's etcd-server; .ci/run installs it when
  * missing): a new single-member etcd per test, so that revisions start where the contract
- * expects (etcd's empty revision is 1). Skipped, with a message, when there is no etcd binary.
+ * expects (etcd's empty revision is 1). Needs etcd (helpers/needs: a failure under CI, else a skip
+ * with a message).
  */
-import { describe, expect, test } from 'bun:test';
-import { etcdVersion, startEtcd } from '../bench/etcd';
+import { expect, test } from 'bun:test';
+import { startEtcd } from '../bench/etcd';
 import { EtcdStore } from '../src/store/etcd';
+import { needs } from './helpers/needs';
 import { storeContract } from './store-contract';
 
-if (etcdVersion() === undefined) {
-  describe('store contract: etcd', () => {
-    test.skip('etcd is not installed (apt-get install etcd-server): the etcd backend is not tested', () => {});
-  });
+const withEtcd = needs('etcd');
+if (!withEtcd.ok) {
+  withEtcd.describe('store contract: etcd', () => {});
 } else {
   storeContract(
     'etcd',
@@ -31,7 +32,7 @@ if (etcdVersion() === undefined) {
   );
 }
 
-describe.skipIf(etcdVersion() === undefined)('etcd: large answers', () => {
+withEtcd.describe('etcd: large answers', () => {
   test('a range larger than gRPC’s default 4 MiB message limit is read whole', async () => {
     const etcd = await startEtcd();
     if (!etcd) throw new Error('etcd did not start');

@@ -7,10 +7,11 @@ import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { etcdVersion, startEtcd } from '../bench/etcd';
+import { startEtcd } from '../bench/etcd';
 import { EtcdStore } from '../src/store/etcd';
 import { MvccStore } from '../src/store/mvcc';
 import { type ChangeEvent, type ChangeStream, isStoreError, type KV, prefixEnd, type TxnOp } from '../src/store/types';
+import { needs } from './helpers/needs';
 import { rng } from './helpers/rng';
 
 interface MKey {
@@ -230,11 +231,7 @@ describe('store model check', () => {
   }
 });
 
-describe('store model check: etcd', () => {
-  if (etcdVersion() === undefined) {
-    test.skip('etcd is not installed (apt-get install etcd-server): the etcd backend is not model-checked', () => {});
-    return;
-  }
+needs('etcd').describe('store model check: etcd', () => {
   for (const seed of [21, 22]) {
     test(`a real etcd, seed ${seed}`, async () => {
       const etcd = await startEtcd();

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { needs, REFERENCE } from '../../test/helpers/needs';
 import { svcGroup } from '../api/brand';
 import { SchemaSet } from '../schema/engine';
 import generated from '../schema/generated/definitions.json';
@@ -30,9 +31,7 @@ function oracle(bytes: Uint8Array): unknown {
   return json(cborX.decode(bytes));
 }
 
-const REF = path.resolve(import.meta.dir, '../../../shared/reference/fixtures');
-const HAVE_REF = fs.existsSync(REF);
-if (!HAVE_REF) console.warn(`cbor tests: reference fixtures not found at ${REF}; fixture round trips skipped`);
+const REF = path.join(REFERENCE, 'fixtures');
 
 describe('writing', () => {
   test.each([
@@ -59,7 +58,7 @@ describe('writing', () => {
     expect(cbor.decode(out)).toEqual(secret);
   });
 
-  test.skipIf(!HAVE_REF)('every reference fixture round-trips and cbor-x reads it back as the same JSON', () => {
+  needs('reference').test('every reference fixture round-trips and cbor-x reads it back as the same JSON', () => {
     let n = 0;
     for (const f of fs.readdirSync(REF).filter((x) => x.endsWith('.json'))) {
       const obj = JSON.parse(fs.readFileSync(path.join(REF, f), 'utf8'));

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { needs, REFERENCE } from '../../test/helpers/needs';
 import { svcExtensionKeys, svcGroup } from '../api/brand';
 import { SchemaSet } from '../schema/engine';
 import generated from '../schema/generated/definitions.json';
@@ -8,11 +9,8 @@ import { overlays } from '../schema/overlays';
 import type { Definitions, ObjectSchema } from '../schema/types';
 import { formatDuration, PROTOBUF_PREFIX, ProtobufCodec, parseDuration } from './protobuf';
 
-/** The reference data sits beside the repository: /work/main/src/codec → /work/shared/reference. */
-const REF = path.resolve(import.meta.dir, '../../../shared/reference');
-const FIXTURES = path.join(REF, 'fixtures');
-const HAVE_REF = fs.existsSync(FIXTURES);
-if (!HAVE_REF) console.warn(`protobuf codec tests: reference fixtures not found at ${FIXTURES}; fixture tests skipped`);
+/** The reference data sits beside the repository (../shared/reference; test/helpers/needs). */
+const FIXTURES = path.join(REFERENCE, 'fixtures');
 
 const defs = generated as unknown as Definitions;
 const set = new SchemaSet(defs, overlays);
@@ -85,8 +83,8 @@ function defByGvk(): Map<string, string> {
   return idx;
 }
 
-describe.skipIf(!HAVE_REF)('reference fixtures', () => {
-  const files = HAVE_REF ? fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.pb')) : [];
+needs('reference').describe('reference fixtures', () => {
+  const files = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.pb'));
   const idx = defByGvk();
   const served: { base: string; def: string }[] = [];
   const notServed: string[] = [];

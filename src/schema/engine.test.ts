@@ -2,16 +2,15 @@ import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { needs, REFERENCE } from '../../test/helpers/needs';
 import { svcExtensionKeys, svcGroup } from '../api/brand';
 import { SchemaSet, type TypeErrorInfo } from './engine';
 import generated from './generated/definitions.json';
 import { overlays } from './overlays';
 import type { Definitions, Schema } from './types';
 
-/** The reference data sits beside the repository: /work/main/src/schema → /work/shared/reference. */
-const REF = path.resolve(import.meta.dir, '../../../shared/reference');
-const HAVE_REF = fs.existsSync(REF);
-if (!HAVE_REF) console.warn(`schema engine tests: reference data not found at ${REF}; fixture and generator tests skipped`);
+/** The reference data sits beside the repository (../shared/reference; test/helpers/needs). */
+const REF = REFERENCE;
 
 const defs = generated as unknown as Definitions;
 const set = new SchemaSet(defs, overlays);
@@ -496,7 +495,7 @@ describe('generated definitions', () => {
     const fs = defs['io.svc.api.flowcontrol.v1.FlowSchemaSpec'] as Any;
     expect(fs.properties.matchingPrecedence.protoTag).toBe(2);
   });
-  test.skipIf(!HAVE_REF)('definitions.json is what the generator writes', () => {
+  needs('reference').test('definitions.json is what the generator writes', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-schemas-'));
     try {
       const script = path.resolve(import.meta.dir, '../../scripts/gen-schemas.ts');
@@ -548,9 +547,9 @@ function orderProblems(schema: Schema, v: Any, at: string, out: string[]): void 
   }
 }
 
-describe.skipIf(!HAVE_REF)('reference fixtures', () => {
+needs('reference').describe('reference fixtures', () => {
   const dir = path.join(REF, 'fixtures');
-  const files = HAVE_REF ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
   const idx = kindIndex();
   const served: [string, string][] = [];
   for (const f of files) {

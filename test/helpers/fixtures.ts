@@ -3,8 +3,9 @@
  * to make one creatable: server-owned metadata dropped, a valid name, the test namespace.
  */
 import * as path from 'node:path';
+import { REFERENCE } from './needs';
 
-export const FIXTURES = path.resolve(import.meta.dir, '../../../shared/reference/fixtures');
+export const FIXTURES = path.join(REFERENCE, 'fixtures');
 
 /** Fixture file name (without extension) → collection path. */
 export const FIXTURE_KINDS: Record<string, string> = {

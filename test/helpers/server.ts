@@ -4,7 +4,7 @@
  *
  *   const srv = await startServer();            // extra flags: startServer({ args: ['--foo=bar'] })
  *   const r = await srv.fetch('/api/v1/namespaces');
- *   srv.kubectl(['get', 'ns']);                 // runs /usr/bin/kubectl with the admin kubeconfig
+ *   srv.kubectl(['get', 'ns']);                 // runs kubectl (/usr/bin/kubectl) with the admin kubeconfig
  *   await srv.stop();
  */
 import { afterAll, beforeAll } from 'bun:test';
@@ -13,6 +13,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type EtcdServer, startEtcd } from '../../bench/etcd';
+import { has, kubectlPath, missing } from './needs';
 
 const ROOT = path.resolve(import.meta.dir, '../..');
 
@@ -50,7 +51,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export const KUBECTL = fs.existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : 'kubectl';
+/** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
+export const KUBECTL = kubectlPath() ?? 'kubectl';
 
 /**
  * SVC_TEST_STORE=etcd: every server started here runs on its own new etcd (Debian's etcd-server)
@@ -188,6 +190,7 @@ export async function startServer(
       return { status: r.status, headers: r.headers, body: parsed };
     },
     kubectl(args, input) {
+      if (!has('kubectl')) throw new Error(missing('kubectl'));
       const r = Bun.spawnSync([KUBECTL, `--kubeconfig=${kubeconfig}`, ...args], {
         stdin: input === undefined ? 'ignore' : Buffer.from(input),
         env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dataDir },

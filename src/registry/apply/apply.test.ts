@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { has, needs, REFERENCE } from '../../../test/helpers/needs';
 import type { Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
 import { SchemaSet } from '../../schema/engine';
@@ -678,9 +679,9 @@ describe('conflict Status', () => {
 });
 
 describe('managedFields of creates reused by shape', () => {
-  const REF = `${import.meta.dir}/../../../../shared/reference/fixtures`;
+  const REF = `${REFERENCE}/fixtures`;
   const fixtures: [string, string, Any][] = [];
-  if (require('node:fs').existsSync(REF)) {
+  if (has('reference')) {
     for (const f of require('node:fs').readdirSync(REF) as string[]) {
       if (!f.endsWith('.json')) continue;
       const def = `io.svc.api.${f.slice(0, -5)}`;
@@ -689,7 +690,10 @@ describe('managedFields of creates reused by shape', () => {
       const [g, v] = f.split('.');
       fixtures.push([def, g === 'core' ? (v as string) : `${g}/${v}`, obj]);
     }
-  } else console.warn(`apply tests: reference fixtures not found at ${REF}; fixture shapes skipped`);
+  }
+  needs('reference').test('the reference fixtures are among the shapes', () => {
+    expect(fixtures.length).toBeGreaterThan(0);
+  });
   const own: [string, string, Any][] = [
     [CONFIGMAP, 'v1', configMap({ a: '1', b: '2' }, { labels: { x: 'y' } })],
     [CONFIGMAP, 'v1', configMap({})],

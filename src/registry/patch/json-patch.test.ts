@@ -1,13 +1,12 @@
 import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { needs, REFERENCE } from '../../../test/helpers/needs';
 import { MAX_JSON_PATCH_OPERATIONS, PatchError, UNPROCESSABLE_MESSAGE } from './errors';
 import { applyJsonPatch, jsonPatchUnknownFields } from './json-patch';
 
-/** The reference data sits beside the repository: /work/main/src/registry/patch → /work/shared/reference. */
-const SUITE = path.resolve(import.meta.dir, '../../../../shared/reference/json-patch-tests');
-const HAVE_SUITE = fs.existsSync(path.join(SUITE, 'tests.json'));
-if (!HAVE_SUITE) console.warn(`json patch tests: community suite not found at ${SUITE}; suite tests skipped`);
+/** The reference data sits beside the repository (../shared/reference; test/helpers/needs). */
+const SUITE = path.join(REFERENCE, 'json-patch-tests');
 
 interface SuiteCase {
   comment?: string;
@@ -29,8 +28,8 @@ function thrown(f: () => unknown): PatchError {
 }
 
 for (const file of ['tests.json', 'spec_tests.json']) {
-  describe.skipIf(!HAVE_SUITE)(`community suite ${file}`, () => {
-    const cases: SuiteCase[] = HAVE_SUITE ? JSON.parse(fs.readFileSync(path.join(SUITE, file), 'utf8')) : [];
+  needs('reference').describe(`community suite ${file}`, () => {
+    const cases: SuiteCase[] = JSON.parse(fs.readFileSync(path.join(SUITE, file), 'utf8'));
     for (const [i, c] of cases.entries()) {
       const name = `#${i} ${c.comment ?? c.error ?? JSON.stringify(c.patch).slice(0, 60)}`;
       // The suite's own rule: disabled tests are not run.
