@@ -17,7 +17,7 @@
 import type { Obj } from '../api/meta';
 import type { RequestInfo } from '../api/request-info';
 import { type StatusError, tooManyRequests } from '../api/status';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
 import { ADJUSTMENT_PERIOD_MS, allocate, type LevelLimits, type LevelShares, levelLimits, SeatDemandStats } from './borrowing';
 import { byPrecedence, type CompiledFlowSchema, classify, compileFlowSchema, distinguisher } from './classify';
 import { type Clock, realClock } from './clock';

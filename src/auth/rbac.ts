@@ -16,8 +16,8 @@
  */
 import { svcGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
+import type { UserInfo } from '../api/user';
 import { selectorMatcher } from '../kinds/validation/common';
-import type { UserInfo } from './tokens';
 
 export interface AccessAttributes {
   verb: string;

@@ -28,10 +28,9 @@ import {
   type Target,
   tooLargeResourceVersion,
 } from '../api/status';
-import { validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
+import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
 import type { SchemaSet } from '../schema/engine';
-import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';

@@ -4,8 +4,8 @@
  * cannot say, a Strategy.
  */
 import type { Obj } from '../api/meta';
-import type { NameRule } from '../api/validation';
-import type { DefName, FieldError } from '../schema/types';
+import type { FieldError, NameRule } from '../api/validation';
+import type { DefName } from '../schema/types';
 
 export interface Column {
   name: string;

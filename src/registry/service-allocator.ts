@@ -18,7 +18,7 @@
  */
 import type { Obj } from '../api/meta';
 import { GO_SYNTAX, invalid } from '../api/status';
-import type { FieldError } from '../schema/types';
+import type { FieldError } from '../api/validation';
 import { type KV, prefixEnd, StoreError } from '../store/types';
 import type { WriteHooks } from './hooks';
 

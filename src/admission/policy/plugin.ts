@@ -22,7 +22,7 @@
 import { svcApiVersion } from '../../api/brand';
 import { isObject, type Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
-import type { UserInfo } from '../../auth/tokens';
+import type { UserInfo } from '../../api/user';
 import { toCel } from '../../cel/index';
 import { authorizerFor, type Decider } from '../../cel/lib/authz';
 import { selectorMatcher } from '../../kinds/validation/common';

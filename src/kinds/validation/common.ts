@@ -9,8 +9,7 @@
  * as Go zero values.
  */
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
-import { forbiddenField, invalidValue, labelValue, qualifiedName, required } from '../../api/validation';
-import type { FieldError } from '../../schema/types';
+import { type FieldError, forbiddenField, invalidValue, labelValue, qualifiedName, required } from '../../api/validation';
 
 export type J = JsonObject;
 export type Errs = FieldError[];

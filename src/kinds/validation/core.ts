@@ -7,6 +7,7 @@ import {
   dns1123Label,
   dns1123Subdomain,
   duplicate,
+  type FieldError,
   forbiddenField,
   invalidValue,
   labelValue,
@@ -15,7 +16,6 @@ import {
   required,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import type { FieldError } from '../../schema/types';
 import {
   configMapKey,
   type Errs,
