@@ -16,8 +16,8 @@
  * overshoot; the controller (controllers/resource-quota.ts) recomputes `used` from the objects.
  */
 import { isObject, type Obj } from '../api/meta';
+import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../api/quantity';
 import { forbidden, StatusError } from '../api/status';
-import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../kinds/validation/quantity';
 import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import type { Attributes, Operation, Plugin } from './chain';
