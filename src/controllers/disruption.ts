@@ -16,7 +16,7 @@
  * registry's status subresource, so it works the same on several replicas.
  */
 import { isObject, type Obj } from '../api/meta';
-import { selectorMatcher } from '../kinds/validation/common';
+import { selectorMatcher } from '../api/selectors';
 import type { ApiRegistry } from '../registry/api-registry';
 import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';

@@ -12,8 +12,8 @@
  * the budget is met.
  */
 import { isObject, type Obj } from '../api/meta';
+import { selectorMatcher } from '../api/selectors';
 import { badRequest, internal, StatusError } from '../api/status';
-import { selectorMatcher } from '../kinds/validation/common';
 import { decodeStored } from './encoding';
 import type { ResourceStore } from './generic';
 import { ALL_OBJECTS } from './list';

@@ -8,7 +8,6 @@ import {
   goStrings,
   isValidPortName,
   isValidPortNum,
-  selectorMatcher,
   semanticEqual,
   stringsValue,
   validateLabelSelector,
@@ -74,16 +73,6 @@ describe('label selectors', () => {
     ['bad label value', { matchLabels: { a: '-x' } }, [['s.matchLabels', 'FieldValueInvalid']]],
   ] as [string, unknown, string[][]][])('%s', (_name, sel, want) => {
     expect(pairs(validateLabelSelector(sel, 's'))).toEqual(want);
-  });
-
-  test('matching: nil selects nothing, {} everything, expressions as the reference', () => {
-    expect(selectorMatcher(undefined)!.matches({ a: 'b' })).toBe(false);
-    expect(selectorMatcher({})!.empty).toBe(true);
-    const m = selectorMatcher({ matchLabels: { app: 'x' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['db'] }] })!;
-    expect(m.matches({ app: 'x' })).toBe(true);
-    expect(m.matches({ app: 'x', tier: 'db' })).toBe(false);
-    expect(m.matches({ app: 'y' })).toBe(false);
-    expect(selectorMatcher({ matchExpressions: [{ key: 'a', operator: 'In' }] })).toBeUndefined();
   });
 });
 
