@@ -22,8 +22,8 @@ import { ADJUSTMENT_PERIOD_MS, allocate, type LevelLimits, type LevelShares, lev
 import { byPrecedence, type CompiledFlowSchema, classify, compileFlowSchema, distinguisher } from './classify';
 import { type Clock, realClock } from './clock';
 import { hashFlow } from './dealer';
+import { FlowStats } from './flow-stats';
 import { Integrator } from './integrator';
-import { FlowStats } from './metrics';
 import { type QueuedRequest, QueueSet, type QueuingConfig, type RejectReason } from './queueset';
 import { type Counts, estimateWork } from './work-estimate';
 
