@@ -18,7 +18,7 @@
 import { isObject, type Obj } from '../api/meta';
 import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../api/quantity';
 import { forbidden, StatusError } from '../api/status';
-import { decodeStored } from '../registry/encoding';
+import { decodeStored } from '../codec/stored';
 import type { ResourceStore } from '../registry/generic';
 import type { Attributes, Operation, Plugin } from './chain';
 import { addQ, podTotalQ } from './limit-ranger';

@@ -17,8 +17,8 @@
  */
 import { isObject, type Obj } from '../api/meta';
 import { selectorMatcher } from '../api/selectors';
+import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 

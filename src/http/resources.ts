@@ -14,10 +14,13 @@ import { type FieldError, forbiddenField, notSupported } from '../api/validation
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import type { ServiceAccountTokens } from '../auth/sa-tokens';
 import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
+import { type BrandView, brandView } from '../codec/brand-view';
 import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
+import { type ChunkItems, inlineEncoder } from '../codec/list-chunks';
 import type { ProtobufCodec } from '../codec/protobuf';
+import { decodeStored, storedListJson, storedText, writtenText } from '../codec/stored';
+import { partialObjectMetadata, tableHead, toTable } from '../codec/table';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored, storedListJson, storedText, writtenText } from '../registry/encoding';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
 import type { ListResult } from '../registry/list';
@@ -26,13 +29,10 @@ import type { KeyValue } from '../store/types';
 import type { CachedObject } from '../watch/events';
 import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, decodeText, readBody } from './body';
-import { type BrandView, brandView } from './brand-view';
-import { type ChunkItems, inlineEncoder } from './list-chunks';
 import { poolPays, replyListStream, STREAM_MIN_ITEMS, type StreamedList } from './list-stream';
 import { chooseOutput, type Output } from './negotiate';
 import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
 import { handleScale } from './scale';
-import { partialObjectMetadata, tableHead, toTable } from './table';
 import type { WatchHandler } from './watch-handler';
 
 export interface HandlerOptions {

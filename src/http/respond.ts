@@ -5,7 +5,7 @@
 import YAML from 'yaml';
 import { isObject, type Obj } from '../api/meta';
 import { internal, StatusError } from '../api/status';
-import { stringifyObject } from '../registry/stringify';
+import { stringifyObject } from '../codec/stringify';
 import { isStoreError } from '../store/types';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */

@@ -19,19 +19,19 @@ import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
+import type { BrandView } from '../codec/brand-view';
 import { CBOR_SEQ_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
-import { storedJsonChunks } from '../registry/encoding';
+import { storedJsonChunks } from '../codec/stored';
+import { toTable } from '../codec/table';
 import type { ResourceStore } from '../registry/generic';
 import { parseResourceVersion } from '../registry/list';
 import type { KV } from '../store/types';
 import { TooOldError, type WatchCache } from '../watch/cache';
 import { type CachedObject, type SelectorView, viewField } from '../watch/events';
 import type { Watcher, WatcherEvent } from '../watch/watcher';
-import type { BrandView } from './brand-view';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';
-import { toTable } from './table';
 
 export interface WatchHandlerOptions {
   /** --min-request-timeout (s): watches without timeoutSeconds end after a random time in [t, 2t]. */

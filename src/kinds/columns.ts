@@ -10,8 +10,7 @@
  */
 import type { Obj } from '../api/meta';
 import { formatQuantity, parseQuantity } from '../api/quantity';
-import { age } from '../http/table';
-import type { Column } from '../registry/kind';
+import { age, type Column, since } from '../codec/table';
 // Short names for the JSON readers shared with the validation rules: o = an object or {}, a = a
 // list or [].
 import { list as a, type J, map as o } from './validation/common';
@@ -36,12 +35,6 @@ function timeMs(ts: unknown): number {
   const t = Date.parse(ts.replace(/(\.\d{3})\d+/, '$1'));
   return Number.isNaN(t) ? 0 : t;
 }
-/** translateTimestampSince: "<unknown>" for a zero time. */
-export function since(ts: unknown, now: number): string {
-  if (typeof ts !== 'string' || ts === '') return '<unknown>';
-  return age(ts.replace(/(\.\d{3})\d+/, '$1'), now);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Shared formatting (labels, selectors, quantities, int-or-string)
 

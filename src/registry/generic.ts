@@ -10,7 +10,7 @@
 
 import type { AdmissionChain, Attributes, Operation } from '../admission/chain';
 import { svcApiVersion } from '../api/brand';
-import { clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
+import { apiVersionOf, clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import {
   alreadyExists,
@@ -30,6 +30,7 @@ import {
 } from '../api/status';
 import type { UserInfo } from '../api/user';
 import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { CorruptObjectError, decodeStored, encodeStored } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
@@ -52,9 +53,8 @@ import {
   planDelete,
   UNSAFE_DELETE_FIELD,
 } from './deletion';
-import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
 import type { WriteHooks } from './hooks';
-import { apiVersionOf, type KindDef, keyPrefix } from './kind';
+import { type KindDef, keyPrefix } from './kind';
 import {
   type ContinueToken,
   decodeContinue,

@@ -6,9 +6,9 @@
 
 import type { Obj } from '../api/meta';
 import { badRequest } from '../api/status';
+import { decodeStored } from '../codec/stored';
 import type { KeyValue, Revision } from '../store/types';
 import type { CachedObject } from '../watch/events';
-import { decodeStored } from './encoding';
 import type { ListOptions } from './options';
 
 export interface ListResult {
