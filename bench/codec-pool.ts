@@ -8,12 +8,12 @@
  *     bun bench/codec-pool.ts
  */
 import * as fs from 'node:fs';
+import { brandView } from '../src/codec/brand-view';
 import { CborCodec } from '../src/codec/cbor';
+import { type ChunkItems, type ChunkMedia, encodeChunk } from '../src/codec/list-chunks';
 import { ProtobufCodec } from '../src/codec/protobuf';
-import { brandView } from '../src/http/brand-view';
-import { type ChunkItems, type ChunkMedia, encodeChunk } from '../src/http/list-chunks';
+import { encodeStored } from '../src/codec/stored';
 import { columnsFor } from '../src/kinds/columns';
-import { encodeStored } from '../src/registry/encoding';
 import { SchemaSet } from '../src/schema/engine';
 import generated from '../src/schema/generated/definitions.json';
 import { overlays } from '../src/schema/overlays';

@@ -8,7 +8,7 @@
  *   create:  decode → defaults → mutating admission → kind validation → validating admission → store
  */
 import type { JsonObject, Obj } from '../api/meta';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 

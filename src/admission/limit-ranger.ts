@@ -11,8 +11,8 @@
  * containers cannot change), nor subresources. PersistentVolumeClaims are not served here.
  */
 import { isObject, type JsonObject, type Obj } from '../api/meta';
+import { cmpQuantity, formatQuantity, parseQuantity, type Quantity, quantityMilliValue } from '../api/quantity';
 import { forbidden } from '../api/status';
-import { cmpQuantity, formatQuantity, parseQuantity, type Quantity, quantityMilliValue } from '../kinds/validation/quantity';
 import type { Attributes, Operation, Plugin } from './chain';
 
 export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';

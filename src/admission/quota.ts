@@ -16,9 +16,9 @@
  * overshoot; the controller (controllers/resource-quota.ts) recomputes `used` from the objects.
  */
 import { isObject, type Obj } from '../api/meta';
+import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../api/quantity';
 import { forbidden, StatusError } from '../api/status';
-import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../kinds/validation/quantity';
-import { decodeStored } from '../registry/encoding';
+import { decodeStored } from '../codec/stored';
 import type { ResourceStore } from '../registry/generic';
 import type { Attributes, Operation, Plugin } from './chain';
 import { addQ, podTotalQ } from './limit-ranger';

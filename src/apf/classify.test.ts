@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { parseRequestInfo } from '../api/request-info';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
 import { bootstrapConfig } from './bootstrap-config';
 import { byPrecedence, classify, compileFlowSchema, distinguisher, flowSchemaMatches } from './classify';
 

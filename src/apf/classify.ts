@@ -14,7 +14,7 @@
 import { svcGroup } from '../api/brand';
 import type { Obj } from '../api/meta';
 import type { RequestInfo } from '../api/request-info';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
 
 type J = Record<string, unknown>;
 

@@ -17,13 +17,13 @@
 import type { Obj } from '../api/meta';
 import type { RequestInfo } from '../api/request-info';
 import { type StatusError, tooManyRequests } from '../api/status';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
 import { ADJUSTMENT_PERIOD_MS, allocate, type LevelLimits, type LevelShares, levelLimits, SeatDemandStats } from './borrowing';
 import { byPrecedence, type CompiledFlowSchema, classify, compileFlowSchema, distinguisher } from './classify';
 import { type Clock, realClock } from './clock';
 import { hashFlow } from './dealer';
+import { FlowStats } from './flow-stats';
 import { Integrator } from './integrator';
-import { FlowStats } from './metrics';
 import { type QueuedRequest, QueueSet, type QueuingConfig, type RejectReason } from './queueset';
 import { type Counts, estimateWork } from './work-estimate';
 

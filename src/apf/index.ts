@@ -3,7 +3,6 @@
  * controller over the two kinds' stores and watch caches, its metrics and its debug dumps.
  */
 import type { ResourceRequest } from '../api/request-info';
-import type { Metrics } from '../http/metrics';
 import type { ApiRegistry } from '../registry/api-registry';
 import { bootstrapConfig } from './bootstrap-config';
 import { ApfConfigController } from './config-controller';
@@ -15,7 +14,8 @@ export const FLOWCONTROL_GROUP = 'flowcontrol.apiserver.svc.io';
 
 export interface ApfDeps {
   api: ApiRegistry;
-  metrics: Metrics;
+  /** Where /metrics collects its text from: the flow control's families are added here. */
+  metrics: { readonly sources: ((out: string[]) => void)[] };
   /** --max-requests-inflight + --max-mutating-requests-inflight. */
   serverConcurrencyLimit: number;
   requestTimeoutMs: number;

@@ -12,71 +12,7 @@
  *                            demand_seats_stdev, demand_seats_high_watermark, demand_seats_smoothed
  */
 import type { FlowControl } from './flow-control';
-
-/** The reference's buckets for queue wait and execution times. */
-const BUCKETS = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30];
-
-class Histogram {
-  readonly counts = new Array<number>(BUCKETS.length).fill(0);
-  sum = 0;
-  count = 0;
-
-  observe(v: number): void {
-    let i = 0;
-    while (i < BUCKETS.length && v > (BUCKETS[i] as number)) i++;
-    if (i < BUCKETS.length) this.counts[i] = (this.counts[i] as number) + 1;
-    this.sum += v;
-    this.count++;
-  }
-
-  lines(out: string[], name: string, labels: string): void {
-    let cum = 0;
-    for (let i = 0; i < BUCKETS.length; i++) {
-      cum += this.counts[i] as number;
-      out.push(`${name}_bucket{${labels},le="${BUCKETS[i]}"} ${cum}`);
-    }
-    out.push(
-      `${name}_bucket{${labels},le="+Inf"} ${this.count}`,
-      `${name}_sum{${labels}} ${this.sum}`,
-      `${name}_count{${labels}} ${this.count}`,
-    );
-  }
-}
-
-export class FlowStats {
-  dispatched = 0;
-  inqueue = 0;
-  executing = 0;
-  seats = 0;
-  readonly rejected = new Map<string, number>();
-  readonly waitExecuted = new Histogram();
-  readonly waitRejected = new Histogram();
-  readonly execRegular = new Histogram();
-  readonly execWatch = new Histogram();
-
-  constructor(
-    readonly flowSchema: string,
-    readonly priorityLevel: string,
-  ) {}
-
-  dispatch(seats: number, waitedSeconds: number, exempt: boolean): void {
-    this.dispatched++;
-    this.executing++;
-    this.seats += seats;
-    if (!exempt) this.waitExecuted.observe(waitedSeconds);
-  }
-
-  done(seats: number, seconds: number, watch: boolean): void {
-    this.executing--;
-    this.seats -= seats;
-    (watch ? this.execWatch : this.execRegular).observe(seconds);
-  }
-
-  reject(reason: string, waitedSeconds: number): void {
-    this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1);
-    this.waitRejected.observe(waitedSeconds);
-  }
-}
+import type { FlowStats } from './flow-stats';
 
 const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 const P = 'apiserver_flowcontrol_';

@@ -110,3 +110,8 @@ export function cloneJson(v: unknown): unknown {
   }
   return o;
 }
+
+/** The apiVersion of a group and version (GroupVersion.String(): the core group has none). */
+export function apiVersionOf(k: { readonly group: string; readonly version: string }): string {
+  return k.group ? `${k.group}/${k.version}` : k.version;
+}

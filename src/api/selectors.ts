@@ -1,11 +1,18 @@
 /**
- * Label and field selectors: parsing (the reference's grammar and error texts) and matching.
+ * Label and field selectors: parsing (the reference's grammar and error texts) and matching, in
+ * both forms the API has.
  *
- * Label selector terms, comma separated (all must hold):
+ * The query form (`?labelSelector=`, `?fieldSelector=`), label terms comma separated (all must hold):
  *   key=v  key==v  key!=v  key in (a,b)  key notin (a,b)  key  !key  key>n  key<n
  * Field selector terms: field=v  field==v  field!=v (only the fields a kind declares selectable).
+ *
+ * The object form (metav1.LabelSelector: matchLabels and matchExpressions with In, NotIn, Exists,
+ * DoesNotExist), as objects carry it: a Deployment's selector, a PodDisruptionBudget's, an
+ * aggregated ClusterRole's, an admission policy binding's.
  */
+import { isObject } from './meta';
 import { badRequest, type StatusError } from './status';
+import { labelValue, qualifiedName } from './validation';
 
 export type Requirement =
   | { key: string; op: 'eq' | 'neq'; value: string }
@@ -167,4 +174,60 @@ export function matchesFields(reqs: FieldRequirement[], fields: (name: string) =
     if (r.op === 'eq' ? v !== r.value : v === r.value) return false;
   }
   return true;
+}
+
+/** What a metav1.LabelSelector selects. */
+export interface SelectorMatcher {
+  /** The selector is `{}` (selects everything). */
+  empty: boolean;
+  matches(labels: Record<string, string>): boolean;
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/**
+ * metav1.LabelSelectorAsSelector then Matches: `undefined` when the selector cannot be converted
+ * (the reference then reports "invalid label selector"). A nil selector selects nothing; `{}`
+ * selects everything (and is `empty`).
+ */
+export function selectorMatcher(sel: unknown): SelectorMatcher | undefined {
+  if (!isObject(sel)) return { empty: false, matches: () => false };
+  const ml = isObject(sel.matchLabels) ? (sel.matchLabels as Record<string, string>) : {};
+  const exprs = Array.isArray(sel.matchExpressions) ? (sel.matchExpressions as Record<string, unknown>[]) : [];
+  if (Object.keys(ml).length + exprs.length === 0) return { empty: true, matches: () => true };
+  for (const [k, v] of Object.entries(ml)) if (qualifiedName(k).length > 0 || labelValue(String(v)).length > 0) return undefined;
+  for (const r of exprs) {
+    const values = Array.isArray(r.values) ? (r.values as string[]) : [];
+    if (qualifiedName(text(r.key)).length > 0) return undefined;
+    if (values.some((v) => labelValue(v).length > 0)) return undefined;
+    if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0) return undefined;
+    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && values.length > 0) return undefined;
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(text(r.operator))) return undefined;
+  }
+  return {
+    empty: false,
+    matches: (labels) => {
+      for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
+      for (const r of exprs) {
+        const key = text(r.key);
+        const has = Object.hasOwn(labels, key);
+        const values = Array.isArray(r.values) ? (r.values as string[]) : [];
+        switch (r.operator) {
+          case 'In':
+            if (!has || !values.includes(labels[key] as string)) return false;
+            break;
+          case 'NotIn':
+            if (has && values.includes(labels[key] as string)) return false;
+            break;
+          case 'Exists':
+            if (!has) return false;
+            break;
+          case 'DoesNotExist':
+            if (has) return false;
+            break;
+        }
+      }
+      return true;
+    },
+  };
 }

@@ -4,7 +4,7 @@
  * one place; anything else is a 500 InternalError that is logged. Messages follow the reference
  * API server word for word where clients or users match on them.
  */
-import type { FieldError } from '../schema/types';
+import type { FieldError } from './validation';
 
 export type StatusReason =
   | 'BadRequest'

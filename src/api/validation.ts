@@ -3,8 +3,26 @@
  * owner references), and the small field-error builders the per-kind rules use. Error texts are
  * the reference's (apimachinery/pkg/util/validation).
  */
-import type { FieldError } from '../schema/types';
 import type { ObjectMeta } from './meta';
+
+/** A field error, rendered as a Status cause (type, field path, message) as the reference does. */
+export interface FieldError {
+  type:
+    | 'FieldValueRequired'
+    | 'FieldValueInvalid'
+    | 'FieldValueNotSupported'
+    | 'FieldValueDuplicate'
+    | 'FieldValueForbidden'
+    | 'FieldValueTooLong'
+    | 'FieldValueTooMany'
+    | 'FieldValueTypeInvalid'
+    | 'InternalError';
+  /** Dotted path with indices, as the reference prints it: `spec.containers[0].name`, `metadata.labels[app]`. */
+  field: string;
+  /** The human detail (without the path prefix). */
+  detail: string;
+  badValue?: unknown;
+}
 
 export type NameRule = 'subdomain' | 'label' | 'path-segment';
 

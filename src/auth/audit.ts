@@ -23,7 +23,7 @@ import YAML from 'yaml';
 import { svcGroup } from '../api/brand';
 import { isObject } from '../api/meta';
 import type { RequestInfo } from '../api/request-info';
-import type { UserInfo } from './tokens';
+import type { UserInfo } from '../api/user';
 
 export type AuditLevel = 'None' | 'Metadata' | 'Request' | 'RequestResponse';
 export type Stage = 'RequestReceived' | 'ResponseStarted' | 'ResponseComplete' | 'Panic';

@@ -5,9 +5,9 @@
  * otherwise), with the request and response bodies at the levels that want them.
  */
 import type { RequestInfo, RequestUrl } from '../api/request-info';
+import type { UserInfo } from '../api/user';
 import { type AuditLevel, type AuditLog, type AuditPolicy, levelOf, objectRef, type Stage } from './audit';
 import { requestAnnotations } from './request-user';
-import type { UserInfo } from './tokens';
 
 export interface AuditRecord {
   done: boolean;

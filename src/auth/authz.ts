@@ -12,9 +12,10 @@
 import { svcGroup } from '../api/brand';
 import type { RequestInfo } from '../api/request-info';
 import { forbidden, StatusError } from '../api/status';
+import type { UserInfo } from '../api/user';
 import type { AuthzAttributes, AuthzDecision, Decider } from '../cel/lib/authz';
 import type { AccessAttributes, RbacIndex } from './rbac';
-import { MASTERS, type UserInfo } from './tokens';
+import { MASTERS } from './tokens';
 
 export type AuthorizationMode = 'AlwaysAllow' | 'RBAC';
 

@@ -6,9 +6,10 @@
  */
 import * as fs from 'node:fs';
 import { StatusError } from '../api/status';
+import type { UserInfo } from '../api/user';
+import { decodeStored } from '../codec/stored';
 import type { Config } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import { AuditLog, parsePolicy } from './audit';
 import { Auditor } from './auditor';
@@ -16,7 +17,7 @@ import { Authorizer } from './authz';
 import { bootstrapPolicy } from './bootstrap-rbac';
 import { RbacIndex } from './rbac';
 import { ServiceAccountTokens } from './sa-tokens';
-import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator, type UserInfo } from './tokens';
+import { adminToken, MASTERS, parseTokenFile, TokenAuthenticator } from './tokens';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 const RBAC_PLURALS = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'];

@@ -5,9 +5,9 @@
  * groups, uids, and `Impersonate-Extra-<key>` values (userextras/<key>). `kubectl --as` / `--as-group` send these headers.
  */
 import { badRequest, type StatusError } from '../api/status';
+import type { UserInfo } from '../api/user';
 import { type Authorizer, forbiddenFor } from './authz';
 import type { AccessAttributes } from './rbac';
-import type { UserInfo } from './tokens';
 
 const attrs = (group: string, resource: string, name: string, namespace = ''): AccessAttributes => ({
   verb: 'impersonate',

@@ -16,8 +16,8 @@
  */
 import { svcGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
-import { selectorMatcher } from '../kinds/validation/common';
-import type { UserInfo } from './tokens';
+import { selectorMatcher } from '../api/selectors';
+import type { UserInfo } from '../api/user';
 
 export interface AccessAttributes {
   verb: string;

@@ -2,7 +2,7 @@
  * The authenticated user of a request, kept beside it for the layers below the filter chain
  * (admission sees `request.userInfo`) without widening every handler's signature.
  */
-import type { UserInfo } from './tokens';
+import type { UserInfo } from '../api/user';
 
 const users = new WeakMap<Request, UserInfo>();
 

@@ -11,9 +11,10 @@
 import { svcGroup } from '../api/brand';
 import { isObject, type JsonObject, type Obj } from '../api/meta';
 import { invalid } from '../api/status';
+import type { UserInfo } from '../api/user';
 import type { Authorizer } from './authz';
 import type { AccessAttributes, RbacIndex, Rule } from './rbac';
-import { MASTERS, type UserInfo } from './tokens';
+import { MASTERS } from './tokens';
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);

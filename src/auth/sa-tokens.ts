@@ -14,7 +14,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exportJWK, exportPKCS8, exportSPKI, importPKCS8, importSPKI, type JWK, jwtVerify, SignJWT } from 'jose';
-import type { AccountLookup, BoundKind, UserInfo } from './tokens';
+import type { UserInfo } from '../api/user';
+import type { AccountLookup, BoundKind } from './tokens';
 
 type Key = CryptoKey;
 

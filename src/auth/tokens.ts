@@ -5,14 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-export interface UserInfo {
-  name: string;
-  uid: string;
-  groups: string[];
-  /** Extra attributes (Impersonate-Extra-<key> headers). */
-  extra?: Record<string, string[]>;
-}
+import type { UserInfo } from '../api/user';
 
 export const MASTERS = 'system:masters';
 

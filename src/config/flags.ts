@@ -1,7 +1,7 @@
 /**
  * Command-line flags, named like the reference API server's. `--help` lists them all.
  */
-import { parseCidr } from '../registry/service-allocator';
+import { parseIPv4Range } from '../api/net';
 
 export interface Config {
   bindAddress: string;
@@ -508,7 +508,7 @@ const FLAGS: FlagDef[] = [
     default: '10.0.0.0/24',
     help: 'IPv4 CIDR of Service cluster IPs (its first address is the kubernetes Service).',
     apply: (c, v) => {
-      parseCidr(v);
+      parseIPv4Range(v);
       c.serviceClusterIPRange = v;
     },
   },

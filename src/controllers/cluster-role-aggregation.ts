@@ -6,8 +6,8 @@
  * few writes (admin takes edit's rules once edit has view's).
  */
 import { deepEqual, isObject, type Obj } from '../api/meta';
+import { selectorMatcher } from '../api/selectors';
 import { StatusError } from '../api/status';
-import { selectorMatcher } from '../kinds/validation/common';
 import type { ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 

@@ -16,9 +16,9 @@
  * registry's status subresource, so it works the same on several replicas.
  */
 import { isObject, type Obj } from '../api/meta';
-import { selectorMatcher } from '../kinds/validation/common';
+import { selectorMatcher } from '../api/selectors';
+import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 

@@ -14,9 +14,9 @@
  */
 import type { Obj, OwnerReference } from '../api/meta';
 import { StatusError } from '../api/status';
+import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
 import { FOREGROUND, ORPHAN } from '../registry/deletion';
-import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import type { CacheEvent } from '../watch/events';
 

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
-import { decodeStored } from '../registry/encoding';
+import { decodeStored } from '../codec/stored';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 

@@ -9,8 +9,8 @@
  */
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
+import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
-import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import { ALL_OBJECTS, listedObjects } from '../registry/list';
 import type { WatchCache } from '../watch/cache';

@@ -13,7 +13,7 @@
 import { addQ } from '../admission/limit-ranger';
 import { quotaMatches, type Usage, usageOf } from '../admission/quota';
 import { isObject, type Obj } from '../api/meta';
-import { formatQuantity, parseQuantity, type Quantity } from '../kinds/validation/quantity';
+import { formatQuantity, parseQuantity, type Quantity } from '../api/quantity';
 import type { ApiRegistry } from '../registry/api-registry';
 import type { ResourceStore } from '../registry/generic';
 

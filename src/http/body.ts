@@ -4,7 +4,7 @@
 import YAML from 'yaml';
 import { badRequest, tooLarge } from '../api/status';
 import { CborError } from '../codec/cbor';
-import { findDuplicateKeys } from './json-dups';
+import { findDuplicateKeys } from '../codec/json-dups';
 import { type BodyType, bodyType } from './negotiate';
 
 /** The reference's limit on request bodies (3 MiB). */

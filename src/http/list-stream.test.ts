@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import type { ChunkEncoder, ChunkItems, ChunkResult } from '../codec/list-chunks';
 import type { ProtobufCodec } from '../codec/protobuf';
-import type { ChunkEncoder, ChunkItems, ChunkResult } from './list-chunks';
 import { replyListStream } from './list-stream';
 
 const enc = new TextEncoder();

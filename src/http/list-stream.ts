@@ -6,7 +6,7 @@
  * one before, and at most DEPTH chunks are encoded ahead.
  *
  * Chunks are encoded by a ChunkEncoder: the codec pool's workers, or inline. With gzip every
- * chunk is a segment of one deflate stream compressed where it was encoded (list-chunks.ts).
+ * chunk is a segment of one deflate stream compressed where it was encoded (src/codec/list-chunks.ts).
  *
  * Protobuf is the one media type whose head needs the items' size (the envelope's raw message
  * is length-prefixed): a first pass encodes the chunks for their sizes, keeping the encodings
@@ -14,7 +14,6 @@
  * and CBOR (an array counted in items) start at once.
  */
 import type { CborCodec } from '../codec/cbor';
-import { PROTOBUF_LIST_TAIL, type ProtobufCodec } from '../codec/protobuf';
 import {
   type ChunkEncoder,
   type ChunkItems,
@@ -25,7 +24,8 @@ import {
   deflateSegment,
   GZIP_HEADER,
   gzipTrailer,
-} from './list-chunks';
+} from '../codec/list-chunks';
+import { PROTOBUF_LIST_TAIL, type ProtobufCodec } from '../codec/protobuf';
 import { headersFor, type ReplyOptions } from './respond';
 
 /**

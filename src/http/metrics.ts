@@ -35,6 +35,7 @@ interface HistSeries {
   count: number;
 }
 
+/** The store's figures as the backend reports them (src/store/backend.ts; main passes them in). */
 export interface StoreFigures {
   revision: number;
   compacted: number;

@@ -5,8 +5,8 @@
 import YAML from 'yaml';
 import { isObject, type Obj } from '../api/meta';
 import { internal, StatusError } from '../api/status';
+import { stringifyObject } from '../codec/stringify';
 import { storageStatus } from '../registry/errors';
-import { stringifyObject } from '../registry/stringify';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
 export const GZIP_THRESHOLD = 128 * 1024;

@@ -7,8 +7,8 @@
 import { isObject, type Obj } from '../api/meta';
 import type { ResourceRequest } from '../api/request-info';
 import { badRequest, conflict, invalid, methodNotAllowed, STALE_OBJECT } from '../api/status';
+import { decodeStored } from '../codec/stored';
 import { labelSelectorString } from '../kinds/columns';
-import { decodeStored } from '../registry/encoding';
 import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
 import type { WriteOptions } from '../registry/options';

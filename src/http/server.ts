@@ -17,7 +17,7 @@ import type { Authorizer } from '../auth/authz';
 import { impersonated } from '../auth/impersonation';
 import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
-import { CorruptObjectError } from '../registry/encoding';
+import { CorruptObjectError } from '../codec/stored';
 import { isStorageFailure } from '../registry/errors';
 import type { Discovery } from './discovery';
 import type { Metrics } from './metrics';

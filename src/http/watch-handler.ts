@@ -18,16 +18,16 @@ import type { Obj } from '../api/meta';
 import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
 import { badRequest, resourceExpired, StatusError } from '../api/status';
+import type { BrandView } from '../codec/brand-view';
 import { CBOR_SEQ_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
 import type { ProtobufCodec } from '../codec/protobuf';
-import { storedJsonChunks } from '../registry/encoding';
+import { storedJsonChunks } from '../codec/stored';
+import { toTable } from '../codec/table';
 import type { ResourceStore } from '../registry/generic';
 import type { StoredItem } from '../registry/stored-item';
 import type { WatchEvent, WatchStart, WatchStream } from '../registry/watch';
-import type { BrandView } from './brand-view';
 import type { Output } from './negotiate';
 import { listOptions } from './resources';
-import { toTable } from './table';
 
 export interface WatchHandlerOptions {
   /** --min-request-timeout (s): watches without timeoutSeconds end after a random time in [t, 2t]. */

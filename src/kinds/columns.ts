@@ -9,8 +9,8 @@
  * always sets are read with the same defaults.
  */
 import type { Obj } from '../api/meta';
-import { age } from '../http/table';
-import type { Column } from '../registry/kind';
+import { formatQuantity, parseQuantity } from '../api/quantity';
+import { age, type Column, since } from '../codec/table';
 // Short names for the JSON readers shared with the validation rules: o = an object or {}, a = a
 // list or [].
 import { list as a, type J, map as o } from './validation/common';
@@ -35,12 +35,6 @@ function timeMs(ts: unknown): number {
   const t = Date.parse(ts.replace(/(\.\d{3})\d+/, '$1'));
   return Number.isNaN(t) ? 0 : t;
 }
-/** translateTimestampSince: "<unknown>" for a zero time. */
-export function since(ts: unknown, now: number): string {
-  if (typeof ts !== 'string' || ts === '') return '<unknown>';
-  return age(ts.replace(/(\.\d{3})\d+/, '$1'), now);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Shared formatting (labels, selectors, quantities, int-or-string)
 
@@ -114,73 +108,15 @@ function intOrString(v: unknown): string {
   return typeof v === 'number' ? String(Math.trunc(v)) : s(v);
 }
 
-const DEC_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
-const BIN_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-const DEC_BY_EXP: Record<number, string> = { [-9]: 'n', [-6]: 'u', [-3]: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T', 15: 'P', 18: 'E' };
-const BIN_BY_EXP: Record<number, string> = { 0: '', 10: 'Ki', 20: 'Mi', 30: 'Gi', 40: 'Ti', 50: 'Pi', 60: 'Ei' };
-
 /**
  * resource.Quantity.String(): the canonical form of a quantity ("1000m" → "1", "1.5Gi" →
- * "1536Mi", "0.5Ki" → "512", "2000" → "2k"). Precision past nano is rounded up, as the reference
- * parser does. Unparseable input is returned as given.
+ * "1536Mi", "0.5Ki" → "512", "2000" → "2k"); absent is "0", unparseable input is returned as given.
  */
 export function canonicalQuantity(v: unknown): string {
   if (v === undefined || v === null || v === '') return '0';
-  const str = typeof v === 'number' ? String(v) : s(v).trim();
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:([eE][+-]?\d+)|([KMGTPE]i)|([numkMGTPE]?))$/.exec(str);
-  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return str;
-  const neg = m[1] === '-';
-  const whole = m[2] ?? '';
-  const frac = m[3] ?? '';
-  let format: 'dec' | 'bin' | 'exp' = 'dec';
-  let scale = -frac.length;
-  let mant = BigInt(`${whole}${frac}` || '0');
-  if (m[4]) {
-    format = 'exp';
-    scale += Number.parseInt(m[4].slice(1), 10);
-  } else if (m[5]) {
-    format = 'bin';
-    mant *= 1n << BigInt(BIN_SUFFIX[m[5]] ?? 0);
-  } else {
-    scale += DEC_SUFFIX[m[6] ?? ''] ?? 0;
-  }
-  // Round up (away from zero) to nano precision.
-  if (scale < -9) {
-    const div = 10n ** BigInt(-9 - scale);
-    const q = mant / div;
-    mant = q * div === mant ? q : q + 1n;
-    scale = -9;
-  }
-  if (mant === 0n) return '0';
-  const sign = neg ? '-' : '';
-  if (format === 'bin') {
-    // Integral values of at least 1024 keep a binary suffix; everything else prints as DecimalSI.
-    let intVal: bigint | null = null;
-    if (scale >= 0) intVal = mant * 10n ** BigInt(scale);
-    else {
-      const div = 10n ** BigInt(-scale);
-      if (mant % div === 0n) intVal = mant / div;
-    }
-    if (intVal !== null && intVal >= 1024n) {
-      let e = 0;
-      while (intVal % 1024n === 0n && e < 60) {
-        intVal /= 1024n;
-        e += 10;
-      }
-      return `${sign}${intVal}${BIN_BY_EXP[e] ?? ''}`;
-    }
-    format = 'dec';
-  }
-  while (mant % 10n === 0n) {
-    mant /= 10n;
-    scale += 1;
-  }
-  const r = ((scale % 3) + 3) % 3;
-  mant *= 10n ** BigInt(r);
-  scale -= r;
-  if (format === 'exp') return `${sign}${mant}${scale === 0 ? '' : `e${scale}`}`;
-  const suffix = DEC_BY_EXP[scale];
-  return suffix === undefined ? `${sign}${mant}e${scale}` : `${sign}${mant}${suffix}`;
+  const text = typeof v === 'number' ? String(v) : s(v).trim();
+  const q = parseQuantity(text);
+  return q ? formatQuantity(q) : text;
 }
 
 /** layoutContainerCells: container names and images, comma separated. */

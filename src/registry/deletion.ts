@@ -8,7 +8,7 @@
 
 import { clone, now, type Obj } from '../api/meta';
 import { conflict, invalid, type Target } from '../api/status';
-import type { FieldError } from '../schema/types';
+import type { FieldError } from '../api/validation';
 import type { Strategy } from './kind';
 import type { DeleteOptions } from './options';
 

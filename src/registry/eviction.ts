@@ -12,9 +12,9 @@
  * the budget is met.
  */
 import { isObject, type Obj } from '../api/meta';
+import { selectorMatcher } from '../api/selectors';
 import { badRequest, internal, StatusError } from '../api/status';
-import { selectorMatcher } from '../kinds/validation/common';
-import { decodeStored } from './encoding';
+import { decodeStored } from '../codec/stored';
 import type { ResourceStore } from './generic';
 import { ALL_OBJECTS } from './list';
 import type { DeleteOptions } from './options';

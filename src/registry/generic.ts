@@ -10,7 +10,7 @@
 
 import type { AdmissionChain, Attributes, Operation } from '../admission/chain';
 import { svcApiVersion } from '../api/brand';
-import { clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
+import { apiVersionOf, clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import {
   alreadyExists,
@@ -29,10 +29,10 @@ import {
   type Target,
   tooLargeResourceVersion,
 } from '../api/status';
-import { validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
+import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { CorruptObjectError, decodeStored, encodeStored } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
-import type { FieldError } from '../schema/types';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';
@@ -55,10 +55,9 @@ import {
   planDelete,
   UNSAFE_DELETE_FIELD,
 } from './deletion';
-import { CorruptObjectError, decodeStored, encodeStored } from './encoding';
 import { storageStatus } from './errors';
 import type { WriteHooks } from './hooks';
-import { apiVersionOf, type KindDef, keyPrefix } from './kind';
+import { type KindDef, keyPrefix } from './kind';
 import {
   type ContinueToken,
   decodeContinue,

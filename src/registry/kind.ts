@@ -4,19 +4,9 @@
  * cannot say, a Strategy.
  */
 import type { Obj } from '../api/meta';
-import type { NameRule } from '../api/validation';
-import type { DefName, FieldError } from '../schema/types';
-
-export interface Column {
-  name: string;
-  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
-  format?: string;
-  description?: string;
-  /** 0: shown by default; 1: only with -o wide. */
-  priority: number;
-  /** The cell for an object (a string, number, boolean or null). */
-  cell: (o: Obj, now: number) => unknown;
-}
+import type { FieldError, NameRule } from '../api/validation';
+import type { Column } from '../codec/table';
+import type { DefName } from '../schema/types';
 
 export interface Strategy {
   /**
@@ -99,10 +89,6 @@ export interface KindDef {
    * object with its status), nothing stored.
    */
   virtual?: boolean;
-}
-
-export function apiVersionOf(k: Pick<KindDef, 'group' | 'version'>): string {
-  return k.group ? `${k.group}/${k.version}` : k.version;
 }
 
 /** The store key prefix of a kind: /registry/<group or core>/<plural>/ */

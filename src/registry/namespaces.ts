@@ -3,8 +3,8 @@
  * read straight from the store.
  */
 
+import { decodeStored } from '../codec/stored';
 import type { KV, Revision } from '../store/types';
-import { decodeStored } from './encoding';
 
 const NAMESPACE_PREFIX = '/registry/core/namespaces/';
 

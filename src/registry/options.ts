@@ -4,7 +4,7 @@
  */
 
 import type { FieldRequirement, LabelSelector } from '../api/selectors';
-import type { UserInfo } from '../auth/tokens';
+import type { UserInfo } from '../api/user';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 

@@ -17,8 +17,9 @@
  * min(max(size/32, 16), 128) ports. The first IP of the range is the `kubernetes` Service's.
  */
 import type { Obj } from '../api/meta';
+import { type IPv4Range, ipv4ToNumber, ipv4ToString, parseIPv4Range } from '../api/net';
 import { GO_SYNTAX, invalid } from '../api/status';
-import type { FieldError } from '../schema/types';
+import type { FieldError } from '../api/validation';
 import { type KV, prefixEnd, StoreError } from '../store/types';
 import type { WriteHooks } from './hooks';
 
@@ -32,35 +33,6 @@ export interface ServiceRanges {
   clusterIPRange: string;
   /** e.g. [30000, 32767] */
   nodePortRange: [number, number];
-}
-
-interface Cidr {
-  base: number;
-  size: number;
-  text: string;
-}
-
-export function parseCidr(s: string): Cidr {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(s);
-  if (!m) throw new Error(`invalid IPv4 CIDR ${JSON.stringify(s)}`);
-  const bits = Number(m[5]);
-  const octets = m.slice(1, 5).map(Number);
-  if (bits > 30 || octets.some((o) => o > 255)) throw new Error(`invalid service IP range ${s}: at most /30 IPv4`);
-  const ip = octets.reduce((a, o) => a * 256 + o, 0);
-  const size = 2 ** (32 - bits);
-  return { base: ip - (ip % size), size, text: s };
-}
-
-export function ipToString(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
-
-export function parseIp(s: string): number | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
-  if (!m) return undefined;
-  const o = m.slice(1, 5).map(Number);
-  if (o.some((x) => x > 255)) return undefined;
-  return ((o[0] as number) * 2 ** 24 + (o[1] as number) * 65536 + (o[2] as number) * 256 + (o[3] as number)) >>> 0;
 }
 
 type ServiceSpec = {
@@ -83,20 +55,20 @@ function* scan(start: number, n: number): Generator<number> {
 }
 
 export class ServiceAllocator implements WriteHooks {
-  private readonly cidr: Cidr;
+  private readonly cidr: IPv4Range;
   private readonly ports: [number, number];
 
   constructor(
     private readonly kv: KV,
     ranges: ServiceRanges,
   ) {
-    this.cidr = parseCidr(ranges.clusterIPRange);
+    this.cidr = parseIPv4Range(ranges.clusterIPRange);
     this.ports = ranges.nodePortRange;
   }
 
   /** The IP of the `kubernetes` Service: the first address of the range. */
   get kubernetesIP(): string {
-    return ipToString(this.cidr.base + 1);
+    return ipv4ToString(this.cidr.base + 1);
   }
 
   async reserve(obj: Obj, old: Obj | undefined, dryRun: boolean): Promise<(() => Promise<void>) | undefined> {
@@ -201,7 +173,7 @@ export class ServiceAllocator implements WriteHooks {
   // ---- IPs -------------------------------------------------------------------------------------
 
   private async claimIp(requested: string, owner: string, dryRun: boolean, errs: FieldError[]): Promise<string | undefined> {
-    const n = parseIp(requested);
+    const n = ipv4ToNumber(requested);
     const bad = (detail: string) =>
       errs.push({
         type: 'FieldValueInvalid',
@@ -231,8 +203,8 @@ export class ServiceAllocator implements WriteHooks {
     ] as const) {
       if (n <= 0) continue;
       for (const ip of scan(start, n)) {
-        const key = IP_PREFIX + ipToString(ip);
-        if (dryRun ? !(await this.held(key)) : await this.claim(key, owner)) return ipToString(ip);
+        const key = IP_PREFIX + ipv4ToString(ip);
+        if (dryRun ? !(await this.held(key)) : await this.claim(key, owner)) return ipv4ToString(ip);
       }
     }
     errs.push({

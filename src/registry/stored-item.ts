@@ -4,8 +4,8 @@
  * are such items already; a store read is wrapped (StoredObject), so callers handle one shape.
  */
 import type { Obj } from '../api/meta';
+import { decodeStoredAt, storedTextAt } from '../codec/stored';
 import type { KeyValue, Revision } from '../store/types';
-import { decodeStoredAt, storedTextAt } from './encoding';
 
 export interface StoredItem {
   readonly key: string;

@@ -6,6 +6,7 @@
  */
 
 import { cloneJson, isObject, type JsonObject } from '../api/meta';
+import { isQuantity } from '../api/quantity';
 import type { Overlay } from './overlays';
 import type { Definitions, DefName, ObjectSchema, Schema } from './types';
 
@@ -85,7 +86,6 @@ const INT32_MAX = 2147483647;
 /** Go's int64 range, as far as a double can tell. */
 const INT64_LIMIT = 2 ** 63;
 
-const QUANTITY_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
 const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -398,7 +398,7 @@ export class SchemaSet {
         if (typeof v !== 'number' || !Number.isInteger(v) || v < INT32_MIN || v > INT32_MAX) this.typeError(n, v);
         return;
       case K.Quantity:
-        if (typeof v === 'string' ? !QUANTITY_RE.test(v.trim()) : typeof v !== 'number') this.typeError(n, v);
+        if (typeof v === 'string' ? !isQuantity(v) : typeof v !== 'number') this.typeError(n, v);
         return;
       case K.DateTime:
         if (typeof v !== 'string' || !DATE_TIME_RE.test(v)) this.typeError(n, v);

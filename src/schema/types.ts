@@ -128,22 +128,3 @@ export type Schema = RefSchema | ObjectSchema | ArraySchema | ScalarSchema | Int
 
 /** All definitions by name. */
 export type Definitions = Record<DefName, Schema>;
-
-/** A field error, rendered as a Status cause (type, field path, message) as the reference does. */
-export interface FieldError {
-  type:
-    | 'FieldValueRequired'
-    | 'FieldValueInvalid'
-    | 'FieldValueNotSupported'
-    | 'FieldValueDuplicate'
-    | 'FieldValueForbidden'
-    | 'FieldValueTooLong'
-    | 'FieldValueTooMany'
-    | 'FieldValueTypeInvalid'
-    | 'InternalError';
-  /** Dotted path with indices, as the reference prints it: `spec.containers[0].name`, `metadata.labels[app]`. */
-  field: string;
-  /** The human detail (without the path prefix). */
-  detail: string;
-  badValue?: unknown;
-}

@@ -6,10 +6,29 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Config } from '../config/flags';
-import type { StoreFigures } from '../http/metrics';
 import { MvccStore } from './mvcc';
 import type { KV } from './types';
+
+/** What chooses and opens the store (the server's flags of the same names). */
+export interface StoreConfig {
+  /** --etcd-servers: empty for the embedded store. */
+  etcdServers: string[];
+  etcdPrefix: string;
+  etcdCafile: string;
+  etcdCertfile: string;
+  etcdKeyfile: string;
+  /** --fsync of the embedded store's write-ahead log. */
+  fsync: 'always' | 'none';
+}
+
+/** The store's figures on /metrics (the embedded store's WAL counters; 0 on etcd). */
+export interface StoreFigures {
+  revision: number;
+  compacted: number;
+  keys: number;
+  walFsyncs: number;
+  walRecords: number;
+}
 
 export interface StoreBackend {
   kv: KV;
@@ -21,7 +40,7 @@ export interface StoreBackend {
 
 const REGISTRY = '/registry';
 
-export async function openStore(cfg: Config, dataDir: string, log: (msg: string) => void): Promise<StoreBackend> {
+export async function openStore(cfg: StoreConfig, dataDir: string, log: (msg: string) => void): Promise<StoreBackend> {
   if (cfg.etcdServers.length === 0) {
     const store = await MvccStore.open({ dir: path.join(dataDir, 'store'), fsync: cfg.fsync, logger: log });
     return {

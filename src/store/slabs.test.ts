@@ -43,7 +43,7 @@ test('text is encoded straight into a slab, and a value already in a slab is kep
 
 test("the store keeps the registry's encoded bytes as they are, so the watch cache finds their write hint", async () => {
   const { MvccStore } = await import('./mvcc');
-  const { encodeStored, writtenHint } = await import('../registry/encoding');
+  const { encodeStored, writtenHint } = await import('../codec/stored');
   const { create, get } = await import('./ops');
   const kv = await MvccStore.open({});
   const bytes = encodeStored({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: { v: '1' } });

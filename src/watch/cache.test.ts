@@ -5,7 +5,7 @@
  */
 import { expect, test } from 'bun:test';
 import { deepEqual, type Obj } from '../api/meta';
-import { encodeStored } from '../registry/encoding';
+import { encodeStored } from '../codec/stored';
 import { MvccStore } from '../store/mvcc';
 import { create, remove, update } from '../store/ops';
 import { WatchCache } from './cache';

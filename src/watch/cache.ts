@@ -16,7 +16,7 @@
  */
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
-import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../registry/encoding';
+import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../codec/stored';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 import { CachedObject, CacheEvent, selectorView, viewField } from './events';

@@ -5,7 +5,7 @@
  * recent event, held while the fan-out needs them).
  */
 import type { Obj } from '../api/meta';
-import { decodeStoredAt, storedTextAt } from '../registry/encoding';
+import { decodeStoredAt, storedTextAt } from '../codec/stored';
 import type { Revision } from '../store/types';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -11,7 +11,7 @@
  */
 
 import type { Brand } from '../api/brand';
-import type { ChunkEncoder, ChunkItems, ChunkResult, ChunkSpec } from '../http/list-chunks';
+import type { ChunkEncoder, ChunkItems, ChunkResult, ChunkSpec } from '../codec/list-chunks';
 import definitions from '../schema/generated/definitions.json';
 import { WorkerPool } from './pool';
 

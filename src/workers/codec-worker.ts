@@ -4,10 +4,10 @@
  */
 import * as os from 'node:os';
 import type { Brand } from '../api/brand';
+import { brandView } from '../codec/brand-view';
 import { CborCodec } from '../codec/cbor';
+import { type ChunkItems, type ChunkResult, deflateSegment, encodeChunk } from '../codec/list-chunks';
 import { ProtobufCodec } from '../codec/protobuf';
-import { brandView } from '../http/brand-view';
-import { type ChunkItems, type ChunkResult, deflateSegment, encodeChunk } from '../http/list-chunks';
 import { columnsFor } from '../kinds/columns';
 import { defaulters } from '../schema/defaulters';
 import { SchemaSet } from '../schema/engine';

@@ -15,7 +15,7 @@
  */
 import { svcGroup } from '../../api/brand';
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
-import { selectorMatcher } from '../../kinds/validation/common';
+import { selectorMatcher } from '../../api/selectors';
 import type { Operation } from '../chain';
 
 /** What of a request the rules look at. */

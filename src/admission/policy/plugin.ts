@@ -21,11 +21,11 @@
  */
 import { svcApiVersion } from '../../api/brand';
 import { isObject, type Obj } from '../../api/meta';
+import { selectorMatcher } from '../../api/selectors';
 import { StatusError, type StatusReason } from '../../api/status';
-import type { UserInfo } from '../../auth/tokens';
+import type { UserInfo } from '../../api/user';
 import { toCel } from '../../cel/index';
 import { authorizerFor, type Decider } from '../../cel/lib/authz';
-import { selectorMatcher } from '../../kinds/validation/common';
 import type { WatchCache } from '../../watch/cache';
 import type { CelPool } from '../../workers/cel-pool';
 import { DeadlineError } from '../../workers/pool';

@@ -3,6 +3,7 @@
  * apps/v1 strategies' rule that spec.selector is immutable).
  */
 import type { Obj } from '../../api/meta';
+import { selectorMatcher } from '../../api/selectors';
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import {
@@ -17,7 +18,6 @@ import {
   notMoreThan100Percent,
   obj,
   positiveIntOrPercent,
-  selectorMatcher,
   selectorValue,
   semanticEqual,
   str,

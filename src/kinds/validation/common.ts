@@ -9,8 +9,7 @@
  * as Go zero values.
  */
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
-import { forbiddenField, invalidValue, labelValue, qualifiedName, required } from '../../api/validation';
-import type { FieldError } from '../../schema/types';
+import { type FieldError, forbiddenField, invalidValue, labelValue, qualifiedName, required } from '../../api/validation';
 
 export type J = JsonObject;
 export type Errs = FieldError[];
@@ -245,54 +244,6 @@ export function validateLabelSelector(sel: unknown, path: string): Errs {
     });
   });
   return errs;
-}
-
-/**
- * metav1.LabelSelectorAsSelector then Matches: `undefined` when the selector cannot be converted
- * (the reference then reports "invalid label selector"). A nil selector selects nothing; `{}`
- * selects everything (and is `empty`).
- */
-export function selectorMatcher(sel: unknown): { empty: boolean; matches: (labels: Record<string, string>) => boolean } | undefined {
-  const s = obj(sel);
-  if (!s) return { empty: false, matches: () => false };
-  const ml = map<string>(s.matchLabels);
-  const exprs = list<J>(s.matchExpressions);
-  if (Object.keys(ml).length + exprs.length === 0) return { empty: true, matches: () => true };
-  for (const [k, v] of Object.entries(ml)) if (qualifiedName(k).length > 0 || labelValue(String(v)).length > 0) return undefined;
-  for (const r of exprs) {
-    const values = list<string>(r.values);
-    if (qualifiedName(str(r.key)).length > 0) return undefined;
-    if (values.some((v) => labelValue(v).length > 0)) return undefined;
-    if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0) return undefined;
-    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && values.length > 0) return undefined;
-    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(str(r.operator))) return undefined;
-  }
-  return {
-    empty: false,
-    matches: (labels) => {
-      for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
-      for (const r of exprs) {
-        const key = str(r.key);
-        const has = Object.hasOwn(labels, key);
-        const values = list<string>(r.values);
-        switch (r.operator) {
-          case 'In':
-            if (!has || !values.includes(labels[key] as string)) return false;
-            break;
-          case 'NotIn':
-            if (has && values.includes(labels[key] as string)) return false;
-            break;
-          case 'Exists':
-            if (!has) return false;
-            break;
-          case 'DoesNotExist':
-            if (has) return false;
-            break;
-        }
-      }
-      return true;
-    },
-  };
 }
 
 /**

@@ -3,10 +3,10 @@
  * pkg/apis/core/validation with the resource-name helpers of pkg/apis/core/helper).
  */
 import type { Obj } from '../../api/meta';
+import { cmpQuantity, formatQuantity, isNegative, parseQuantity, type Quantity, quantityMilliValue } from '../../api/quantity';
 import { duplicate, forbiddenField, invalidValue, qualifiedName, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import { type Errs, each, GoValue, goQuote, goStrings, IS_NEGATIVE, type J, list, map, obj, sortedKeys, str, stringsValue } from './common';
-import { cmpQuantity, formatQuantity, isNegative, parseQuantity, type Quantity, quantityMilliValue } from './quantity';
 
 // ---- resource names (pkg/apis/core/helper) -------------------------------------------------
 

@@ -3,10 +3,12 @@
  * pkg/apis/core/validation). Pods are in core-pod.ts, LimitRange and ResourceQuota in core-quota.ts.
  */
 import type { Obj } from '../../api/meta';
+import { parseCidr, validateCidr } from '../../api/net';
 import {
   dns1123Label,
   dns1123Subdomain,
   duplicate,
+  type FieldError,
   forbiddenField,
   invalidValue,
   labelValue,
@@ -15,7 +17,6 @@ import {
   required,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import type { FieldError } from '../../schema/types';
 import {
   configMapKey,
   type Errs,
@@ -35,7 +36,6 @@ import {
   stringsValue,
   validateLabels,
 } from './common';
-import { parseCidr, validateCidr } from './net';
 
 /** core.MaxSecretSize: the total data of a ConfigMap or Secret. */
 export const MAX_DATA_SIZE = 1024 * 1024;

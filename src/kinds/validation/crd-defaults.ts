@@ -20,10 +20,9 @@
  * `additionalProperties` is not followed: defaults there apply to no known key.
  */
 import { cloneJson, isObject, type JsonObject, type ObjectMeta } from '../../api/meta';
-import { invalidValue, required, validateObjectMeta } from '../../api/validation';
+import { type FieldError, invalidValue, required, validateObjectMeta } from '../../api/validation';
 import { type RuleTree, validateRules } from '../../registry/crd/rules';
 import { validateValue } from '../../registry/crd/schema';
-import type { FieldError } from '../../schema/types';
 import { dns1035Label, GoValue } from './common';
 import { additional, items, prop, props, set, xTrue } from './structural';
 

@@ -16,9 +16,8 @@
  * written before a rule existed can still be updated and have their status written.
  */
 import { isObject, type JsonObject } from '../../api/meta';
-import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import { type FieldError, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { RuleTree } from '../../registry/crd/rules';
-import type { FieldError } from '../../schema/types';
 import { list, obj, stringsValue } from './common';
 import { prune, validateDefaults } from './crd-defaults';
 import {

@@ -2,6 +2,7 @@
  * networking.svc.io: NetworkPolicy (the reference's pkg/apis/networking/validation).
  */
 import type { Obj } from '../../api/meta';
+import { parseCidr, strictSubset, validateCidr } from '../../api/net';
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import {
@@ -17,7 +18,6 @@ import {
   stringsValue,
   validateLabelSelector,
 } from './common';
-import { parseCidr, strictSubset, validateCidr } from './net';
 
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 const POLICY_TYPES = ['Ingress', 'Egress'];

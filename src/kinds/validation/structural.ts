@@ -27,8 +27,7 @@
 import { svcExtension } from '../../api/brand';
 import { isObject, type JsonObject } from '../../api/meta';
 import { fieldErrorText } from '../../api/status';
-import { forbiddenField, invalidValue, required } from '../../api/validation';
-import type { FieldError } from '../../schema/types';
+import { type FieldError, forbiddenField, invalidValue, required } from '../../api/validation';
 
 type J = JsonObject;
 

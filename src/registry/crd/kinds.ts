@@ -7,9 +7,9 @@
  * additionalPrinterColumns (default: Age), field selectors from selectableFields.
  */
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
-import { since } from '../../kinds/columns';
+import { type Column, since } from '../../codec/table';
 import type { Schema } from '../../schema/types';
-import type { Column, KindDef } from '../kind';
+import type { KindDef } from '../kind';
 import { compileRules, validateRules } from './rules';
 import { listSchema, structuralSchema, validateCustomResource } from './schema';
 

@@ -19,12 +19,12 @@
  * `reason` picks the error type (FieldValueInvalid by default, Forbidden, Required, Duplicate).
  */
 import { isObject, type JsonObject } from '../../api/meta';
+import type { FieldError } from '../../api/validation';
 import { CostLimitExceeded, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
 import { escapeName } from '../../cel/escaping';
 import { type CostedProgram, celEnv, compile, costedExecutable, executable } from '../../cel/index';
 import { type ListShape, toCelShaped } from '../../cel/list-shape';
 import type { ListSemantics } from '../../cel/lists-typed';
-import type { FieldError } from '../../schema/types';
 
 interface Rule {
   rule: string;

@@ -19,7 +19,8 @@
  * every kind); the schema may only narrow metadata.name / generateName.
  */
 import { isObject, type JsonObject } from '../../api/meta';
-import type { DefName, FieldError, Schema } from '../../schema/types';
+import type { FieldError } from '../../api/validation';
+import type { DefName, Schema } from '../../schema/types';
 
 const OBJECT_META: DefName = 'io.svc.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 

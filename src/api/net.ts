@@ -1,10 +1,10 @@
 /**
- * IP and CIDR parsing for validation, as the reference's netutils.ParseCIDRSloppy (IPv4 octets may
- * carry leading zeros) plus the strict checks of IsValidCIDRForLegacyField (StrictIPCIDRValidation
- * on): no leading zeros, no IPv4-mapped IPv6, no bits set beyond the prefix length.
+ * IP addresses and CIDRs: parsing as the reference's netutils.ParseCIDRSloppy (IPv4 octets may
+ * carry leading zeros), the strict checks of IsValidCIDRForLegacyField (StrictIPCIDRValidation
+ * on: no leading zeros, no IPv4-mapped IPv6, no bits set beyond the prefix length), and the
+ * IPv4 service range (--service-cluster-ip-range) as numbers the allocator counts in.
  */
-import { invalidValue } from '../../api/validation';
-import type { Errs } from './common';
+import { type FieldError, invalidValue } from './validation';
 
 export interface Cidr {
   /** 4 or 16 bytes, masked to the prefix. */
@@ -86,7 +86,7 @@ export function parseCidr(s: string): Cidr | undefined {
 const isV4Mapped = (b: number[]): boolean => b.length === 16 && b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
 
 /** IsValidCIDRForLegacyField with strict validation; values in `allowed` are not checked again. */
-export function validateCidr(path: string, value: string, allowed: readonly string[] = []): Errs {
+export function validateCidr(path: string, value: string, allowed: readonly string[] = []): FieldError[] {
   if (allowed.includes(value)) return [];
   const c = parseCidr(value);
   if (!c) return [invalidValue(path, value, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')];
@@ -105,4 +105,31 @@ export function strictSubset(outer: Cidr, inner: Cidr): boolean {
     return ((inner.net[i] as number) & mask) === b;
   });
   return contains && outer.bits < inner.bits;
+}
+
+/** An IPv4 range as numbers: its first address (the network's) and how many addresses it holds. */
+export interface IPv4Range {
+  base: number;
+  size: number;
+  /** As given. */
+  text: string;
+}
+
+/** An IPv4 CIDR of at most /30 ("10.0.0.0/24"); throws on anything else (a flag's value). */
+export function parseIPv4Range(s: string): IPv4Range {
+  if (!/^\d{1,3}(?:\.\d{1,3}){3}\/\d{1,2}$/.test(s)) throw new Error(`invalid IPv4 CIDR ${JSON.stringify(s)}`);
+  const c = parseCidr(s);
+  if (c === undefined || c.bits > 30) throw new Error(`invalid service IP range ${s}: at most /30 IPv4`);
+  return { base: c.net.reduce((a, o) => a * 256 + o, 0), size: 2 ** (32 - c.bits), text: s };
+}
+
+/** An IPv4 address as a number (dotted quad, octets up to 255), or undefined. */
+export function ipv4ToNumber(s: string): number | undefined {
+  const ip = s.includes(':') ? undefined : parseIP(s);
+  return ip === undefined ? undefined : ip.bytes.reduce((a, o) => a * 256 + o, 0);
+}
+
+/** The dotted quad of an IPv4 address given as a number. */
+export function ipv4ToString(n: number): string {
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }

@@ -12,12 +12,11 @@
  */
 import * as zlib from 'node:zlib';
 import type { Obj } from '../api/meta';
-import type { CborCodec } from '../codec/cbor';
-import type { ProtobufCodec } from '../codec/protobuf';
-import { decodeStoredAt, storedTextAt } from '../registry/encoding';
-import type { Column } from '../registry/kind';
 import type { BrandView } from './brand-view';
-import { tableRows } from './table';
+import type { CborCodec } from './cbor';
+import type { ProtobufCodec } from './protobuf';
+import { decodeStoredAt, storedTextAt } from './stored';
+import { type Column, tableRows } from './table';
 
 /** `table`: the rows of a Table (JSON) rendered from the items. */
 export type ChunkMedia = 'json' | 'protobuf' | 'cbor' | 'table';

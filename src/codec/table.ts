@@ -4,7 +4,18 @@
  * table the reference serves: Name and Created At.
  */
 import type { Obj } from '../api/meta';
-import type { Column, KindDef } from '../registry/kind';
+
+/** A Table column of a kind: its definition and how to compute an object's cell. */
+export interface Column {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  /** 0: shown by default; 1: only with -o wide. */
+  priority: number;
+  /** The cell for an object (a string, number, boolean or null). */
+  cell: (o: Obj, now: number) => unknown;
+}
 
 const NAME_COLUMN = {
   name: 'Name',
@@ -33,7 +44,7 @@ function columnsOf(defColumns: readonly Column[]): readonly Column[] {
 }
 
 export function toTable(
-  def: KindDef,
+  def: { readonly columns: readonly Column[] },
   objs: Obj[],
   listMeta: Record<string, unknown>,
   group: string,
@@ -83,6 +94,12 @@ export function age(timestamp: string | undefined, nowMs: number): string {
   const t = Date.parse(timestamp);
   if (Number.isNaN(t)) return '<invalid>';
   return humanDuration(nowMs - t);
+}
+
+/** translateTimestampSince: "<unknown>" for a zero time. */
+export function since(ts: unknown, now: number): string {
+  if (typeof ts !== 'string' || ts === '') return '<unknown>';
+  return age(ts.replace(/(\.\d{3})\d+/, '$1'), now);
 }
 
 export function humanDuration(ms: number): string {

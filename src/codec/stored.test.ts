@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { CorruptObjectError, storedListJson, storedTextAt } from './encoding';
+import { CorruptObjectError, storedListJson, storedTextAt } from './stored';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

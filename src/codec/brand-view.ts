@@ -10,9 +10,8 @@
  *                                       → '{"kind":"Lease","apiVersion":"coordination.k8s.io/v1",...}'
  */
 import { type Brand, inBrand, retagText, upstreamExtensionKeys } from '../api/brand';
-import type { Obj } from '../api/meta';
+import { apiVersionOf, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
-import { apiVersionOf, type KindDef } from '../registry/kind';
 
 export interface BrandView {
   readonly brand: Brand;
@@ -26,7 +25,10 @@ export interface BrandView {
   error(e: unknown): unknown;
 }
 
-export function brandView(def: Pick<KindDef, 'group' | 'version' | 'storageVersion'>, brand: Brand): BrandView {
+export function brandView(
+  def: { readonly group: string; readonly version: string; readonly storageVersion?: string },
+  brand: Brand,
+): BrandView {
   if (def.storageVersion !== undefined) return versionView(def.group, def.version);
   const stored = apiVersionOf(def);
   const group = inBrand(def.group, brand);

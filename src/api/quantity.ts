@@ -1,10 +1,22 @@
 /**
- * resource.Quantity arithmetic for validation: exact comparison, the rounded-up Value/MilliValue,
- * and the canonical text the reference prints in messages ("1500m", "1Gi", "2").
+ * resource.Quantity, the one grammar of the server: parsing ("100m", "1.5Gi", "2e3"), exact
+ * comparison, the rounded-up Value/MilliValue, and the canonical text the reference prints
+ * ("1500m", "1Gi", "2"). Schema validation (src/schema/engine.ts), the validation rules, quota
+ * and limit-range admission, the quota controller and the table printers all read quantities
+ * here.
+ *
+ * The grammar is the reference's published one (the OpenAPI pattern of a Quantity):
+ *
+ *   <sign>? ( <digits> [ . <digits>? ] | . <digits> ) <suffix>?
+ *   suffix: Ki Mi Gi Ti Pi Ei (×1024^n) | n u m k M G T P E (×10^3n) | e|E <sign>? <digits>
+ *
+ * so "1.", ".5" and "+1" parse, "." and "" do not (the reference's scanner alone reads "." and
+ * "-" as zero; its pattern refuses them). JSON values are trimmed first, as
+ * Quantity.UnmarshalJSON does.
  *
  * A quantity is kept exactly as mantissa × 10^exp (binary suffixes multiply the mantissa by
- * 1024^n). Parsing follows the reference grammar: `<sign><digits>[.<digits>]<suffix>` with suffix
- * one of Ki Mi Gi Ti Pi Ei, n u m "" k M G T P E, or e/E<exponent>; precision below nano rounds up.
+ * 1024^n). Precision below nano is rounded up in magnitude (away from zero), as ParseQuantity
+ * rounds: "0.0000000001" is 1n and "-0.0000000001" is -1n.
  */
 
 export type QuantityFormat = 'DecimalSI' | 'BinarySI' | 'DecimalExponent';
@@ -19,7 +31,7 @@ export interface Quantity {
 const BINARY: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const DECIMAL_SUFFIX: Record<number, string> = Object.fromEntries(Object.entries(DECIMAL).map(([s, e]) => [e, s]));
-const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
+const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
 /**
  * Parsed quantities by text: objects of one template repeat the same few texts ("100m", "256Mi"),
@@ -48,11 +60,18 @@ export function parseQuantityText(v: unknown): Quantity | undefined {
   return typeof v === 'number' ? parseText(String(v)) : undefined;
 }
 
+/** Whether `s` (trimmed) is a quantity: the check of a schema's quantity fields, without parsing. */
+export function isQuantity(s: string): boolean {
+  return QUANTITY.test(s.trim());
+}
+
 function parseText(s: string): Quantity | undefined {
   const m = QUANTITY.exec(s);
   if (!m) return undefined;
-  const [, sign, whole = '', frac = '', suffix = ''] = m;
-  if (whole === '' && frac === '') return undefined;
+  const [, sign, digits = '', suffix = ''] = m;
+  const dot = digits.indexOf('.');
+  const whole = dot < 0 ? digits : digits.slice(0, dot);
+  const frac = dot < 0 ? '' : digits.slice(dot + 1);
   let mant = BigInt(`${whole}${frac}` || '0');
   let exp = -frac.length;
   let format: QuantityFormat = 'DecimalSI';
@@ -65,14 +84,14 @@ function parseText(s: string): Quantity | undefined {
   } else {
     exp += DECIMAL[suffix] as number;
   }
-  if (sign === '-') mant = -mant;
-  // The reference keeps at most nano precision, rounding up (away from zero for positives).
+  // The reference keeps at most nano precision, rounding the magnitude up.
   if (exp < -9) {
     const d = 10n ** BigInt(-9 - exp);
     const q = mant / d;
-    mant = mant % d === 0n ? q : mant > 0n ? q + 1n : q;
+    mant = mant % d === 0n ? q : q + 1n;
     exp = -9;
   }
+  if (sign === '-') mant = -mant;
   return { mant, exp, format };
 }
 
