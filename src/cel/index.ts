@@ -16,8 +16,9 @@
  * Libraries (src/cel/env.ts, src/cel/lib/): ext strings (charAt, replace, reverse, strings.quote,
  * format; cel-js's own lowerAscii, upperAscii, trim, split, indexOf, lastIndexOf, substring, join),
  * lists, regex find/findAll (re2js), quantity, url, authorizer (src/cel/lib/authz.ts; the caller
- * supplies the decisions). Escaping of property names: src/cel/escaping.ts. Schema-derived types:
- * src/cel/schema-types.ts (used for type checking admission policies). Runtime cost (cel-go's
+ * supplies the decisions). Escaping of property names: src/cel/escaping.ts. Schema-derived types
+ * (custom resource rules, admission policy type checking, the cost estimate): src/cel/decl-types.ts.
+ * Runtime cost (cel-go's
  * CostTracker with the Kubernetes library's costs): src/cel/cost.ts; `evaluate` reports it and
  * stops at `budget.costLimit`; `costedExecutable` gives callers the same on CEL-form activations.
  */

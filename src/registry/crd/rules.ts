@@ -20,6 +20,7 @@
  */
 import { isObject, type JsonObject } from '../../api/meta';
 import { CostLimitExceeded, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
+import { MAX_DEPTH } from '../../cel/decl-types';
 import { escapeName } from '../../cel/escaping';
 import { type CostedProgram, celEnv, compile, costedExecutable, executable } from '../../cel/index';
 import { type ListShape, toCelShaped } from '../../cel/list-shape';
@@ -129,9 +130,11 @@ export function listShapeOf(schema: JsonObject): ListShape | undefined {
  * The property renaming of a schema's values, as the reference exposes objects to CEL: a declared
  * property under its escaped name (src/cel/escaping.ts), one that cannot be escaped not at all;
  * undefined when no property in the subtree needs it (the common case: values pass unchanged).
+ * It reaches as deep as the declared types the rules are checked against (MAX_DEPTH of
+ * src/cel/decl-types.ts), so that every declared field is there under its declared name.
  */
 export function escaperOf(schema: JsonObject, depth = 0): ((v: unknown) => unknown) | undefined {
-  if (depth > 32) return undefined;
+  if (depth > MAX_DEPTH) return undefined;
   const props = isObject(schema.properties) ? schema.properties : undefined;
   const subs = new Map<string, { name: string | undefined; sub?: (v: unknown) => unknown }>();
   let needed = false;
