@@ -10,7 +10,7 @@
  */
 
 import { Bench } from 'tinybench';
-import { PER_CALL_LIMIT } from '../src/cel/cost.ts';
+import { PER_CALL_LIMIT } from '../src/cel/budget.ts';
 import { celEnv, compile, costedExecutable, evaluate, executable, type Program, toCel } from '../src/cel/index.ts';
 
 const env = celEnv({ object: 'dyn' });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { CostBudget } from './budget';
 import { COST_LIMIT_MESSAGE, callCost, traversalCost } from './cost';
 import { estimateCost } from './estimate';
 import { celEnv, compile, evaluate } from './index';
@@ -13,7 +14,7 @@ const rand = (n: number): string => {
 function cost(expr: string, vars: Record<string, string> = {}, activation: Record<string, unknown> = {}, limit?: number) {
   const c = compile(expr, celEnv(vars));
   if (!c.ok) throw new Error(c.errors.join('; '));
-  return evaluate(c.program, activation, limit === undefined ? undefined : { costLimit: limit });
+  return evaluate(c.program, activation, limit === undefined ? undefined : new CostBudget(limit, limit));
 }
 
 describe('runtime cost: cel-go interpreter/runtimecost_test.go TestRuntimeCost', () => {

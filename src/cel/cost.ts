@@ -19,13 +19,9 @@
  * expansions too (twoVarCost). cel-go's own runtime cost tests are the table in cost.test.ts.
  *
  * Past the limit the evaluation stops with cel-go's "operation cancelled: actual cost limit
- * exceeded" (every later node throws too, so no `||`, `&&` or all() can absorb it).
+ * exceeded" (every later node throws too, so no `||`, `&&` or all() can absorb it). The limits
+ * and the budget that charges each run: src/cel/budget.ts.
  */
-
-/** celconfig.PerCallLimit: the runtime cost limit of one expression. */
-export const PER_CALL_LIMIT = 1_000_000;
-/** celconfig.RuntimeCELCostBudget: the runtime budget of one object (CRD rules) or policy. */
-export const RUNTIME_COST_BUDGET = 10_000_000;
 
 export const COST_LIMIT_MESSAGE = 'operation cancelled: actual cost limit exceeded';
 

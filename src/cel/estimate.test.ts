@@ -109,3 +109,20 @@ describe('the cost error message', () => {
     expect(costErrorMessage('estimated rule cost', 1.2e7, 1e7)).toContain('by factor of 1.200000x');
   });
 });
+
+describe('sizes from the declared types (src/cel/decl-types.ts)', () => {
+  const ios = { 'x-svc-int-or-string': true };
+  test('an int-or-string is at most a request long', () => {
+    expect(estimateCost('self.a == self.b', { type: 'object', properties: { a: ios, b: ios } })).toBe(4 + 314_573);
+  });
+  test('a string enum is as long as its longest value', () => {
+    expect(estimateCost("self.e.matches('x')", { type: 'object', properties: { e: { type: 'string', enum: ['a', 'bcdefghijkl'] } } })).toBe(
+      2 + 2 * 1,
+    );
+  });
+  test("a resource's root has metadata.name", () => {
+    const root = { type: 'object', properties: { spec: { type: 'object' } } };
+    expect(estimateCost("self.metadata.name.matches('x')", root, true)).toBe(3 + 314_573);
+    expect(estimateCost("self.metadata.name.matches('x')", root)).toBeGreaterThan(10_000_000);
+  });
+});

@@ -4,20 +4,22 @@
  * estimates, used to refuse custom resource rules that could cost too much before any object
  * exists. Only the maximum is computed (the reference refuses on it).
  *
- * Sizes come from the schema the expression's `self` stands for: maxLength (×4: runes to bytes),
- * maxItems, maxProperties; without them, what fits in a request of 3 MiB (celconfig.
- * MaxRequestSizeBytes) given the smallest JSON each item can have. Costs follow the runtime model
- * of src/cel/cost.ts with those sizes: identifiers, selects and indexes 1, comprehensions their
- * expansion's per-element cost times the range's size, calls from their arguments' sizes.
+ * Sizes come from the declared type of the value `self` stands for (src/cel/decl-types.ts, the
+ * one mapping from schemas to CEL types): maxLength (×4: runes to bytes), maxItems,
+ * maxProperties; without them, what fits in a request of 3 MiB (celconfig.MaxRequestSizeBytes)
+ * given the smallest JSON each item can have. Costs follow the runtime model of src/cel/cost.ts
+ * with those sizes: identifiers, selects and indexes 1, comprehensions their expansion's
+ * per-element cost times the range's size, calls from their arguments' sizes. Values reach
+ * expressions as JSON, so a formatted string (date-time, duration) is sized as a string here.
  *
  * The reference's own estimation table (apiextensions-apiserver schema/cel compilation_test.go
  * TestCostEstimation) is the test (estimate.test.ts).
  */
 import { Environment } from '@marcbachmann/cel-js';
-import { isObject, type JsonObject } from '../api/meta';
+import type { JsonObject } from '../api/meta';
+import { type DeclType, declType, jsonSchemaView, MAX_REQUEST_BYTES } from './decl-types';
 
-/** celconfig.MaxRequestSizeBytes */
-const MAX_REQUEST = 3 * 1024 * 1024;
+const MAX_REQUEST = MAX_REQUEST_BYTES;
 /** apiextensions StaticEstimatedCostLimit: the estimated cost one rule may have. */
 export const STATIC_COST_LIMIT = 10_000_000;
 /** apiextensions StaticEstimatedCRDCostLimit: the estimated cost of all of a CRD's rules. */
@@ -35,8 +37,8 @@ interface Est {
   /** Characters, bytes, elements or entries; 0/1 for scalars (see literal()). */
   size: number;
   kind: Kind;
-  /** The schema of the value, when it comes from `self`. */
-  schema?: JsonObject;
+  /** The declared type of the value, when it comes from `self`. */
+  decl?: DeclType;
   /** Element estimate of lists/maps (keys for maps, as comprehensions see them). */
   elem?: Est;
 }
@@ -54,103 +56,41 @@ const factor = (n: number, f: number): number => (n >= UNBOUNDED ? UNBOUNDED : M
 
 const DYN: Est = { cost: 0, size: UNBOUNDED, kind: 'dyn' };
 
-// ---- sizes from schemas ----------------------------------------------------------------------
+// ---- sizes from declared types -------------------------------------------------------------
 
-const schemaType = (s: JsonObject): string =>
-  s['x-svc-int-or-string'] === true ? 'int-or-string' : typeof s.type === 'string' ? s.type : '';
-
-/** The smallest JSON a value of the schema can be (the reference's estimateMinSizeJSON). */
-export function minSize(s: JsonObject | undefined): number {
-  if (!s) return 1;
-  switch (schemaType(s)) {
-    case 'boolean':
-      return 4;
-    case 'number':
-    case 'integer':
-    case 'int-or-string':
-      return 1;
+/** The estimate of a value of a declared type (cost 0: reading it is charged by the reader). */
+function fromDecl(t: DeclType | undefined): Est {
+  if (!t) return DYN;
+  // Unknown fields are there at run time: as much as a map of anything.
+  if (t.preservesUnknown && (t.fields?.length ?? 0) === 0) return { ...DYN, decl: t };
+  const size = sat(t.maxElements);
+  switch (t.kind) {
     case 'string':
-      switch (s.format) {
-        case 'duration':
-          return 3;
-        case 'date':
-          return 12;
-        case 'date-time':
-          return 21;
-        default:
-          return 2;
-      }
-    case 'array':
-      return 2;
-    case 'object': {
-      const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === 'string') : [];
-      const props = isObject(s.properties) ? s.properties : {};
-      let n = 2;
-      required.forEach((r, i) => {
-        n += r.length + 3 + minSize(isObject(props[r]) ? props[r] : undefined) + (i > 0 ? 1 : 0);
-      });
-      return n;
-    }
+    case 'timestamp':
+    case 'duration':
+      return { cost: 0, size, kind: 'string', decl: t };
+    case 'bytes':
+      return { cost: 0, size, kind: 'bytes', decl: t };
+    case 'dyn':
+      return { cost: 0, size, kind: 'dyn', decl: t };
+    case 'list':
+      return { cost: 0, size, kind: 'list', decl: t, elem: fromDecl(t.elem) };
+    case 'map':
+      return { cost: 0, size, kind: 'map', decl: t, elem: { cost: 0, size: MAX_REQUEST - 2, kind: 'string' } };
+    case 'object':
+      return { cost: 0, size, kind: 'object', decl: t, elem: { cost: 0, size: MAX_REQUEST - 2, kind: 'string' } };
     default:
-      return 1;
+      return { cost: 0, size: 1, kind: 'scalar', decl: t };
   }
 }
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-/** The reference's maximum string length in bytes: maxLength runes ×4, else by format, else the request. */
-function maxStringLength(s: JsonObject): number {
-  const max = num(s.maxLength);
-  if (max !== undefined) return max * 4;
-  if (schemaType(s) === 'string') {
-    switch (s.format) {
-      case 'duration':
-        return 64;
-      case 'date':
-        return 12;
-      case 'date-time':
-        return 64;
-    }
-  }
-  return MAX_REQUEST - 2;
-}
-
-/** The estimate of a value described by a schema (cost 0: reading it is charged by the reader). */
-export function fromSchema(s: JsonObject | undefined): Est {
-  if (!s) return DYN;
-  if (s['x-svc-preserve-unknown-fields'] === true && !isObject(s.properties)) return { ...DYN, schema: s };
-  switch (schemaType(s)) {
-    case 'string':
-      return { cost: 0, size: maxStringLength(s), kind: s.format === 'byte' ? 'bytes' : 'string', schema: s };
-    case 'int-or-string':
-      return { cost: 0, size: UNBOUNDED, kind: 'dyn', schema: s };
-    case 'array': {
-      const items = isObject(s.items) ? s.items : undefined;
-      const n = num(s.maxItems) ?? Math.floor((MAX_REQUEST - 2) / (minSize(items) + 1));
-      return { cost: 0, size: n, kind: 'list', schema: s, elem: fromSchema(items) };
-    }
-    case 'object': {
-      if (isObject(s.additionalProperties)) {
-        const value = s.additionalProperties;
-        const n = num(s.maxProperties) ?? Math.floor((MAX_REQUEST - 2) / (minSize(value) + 6));
-        return { cost: 0, size: n, kind: 'map', schema: s, elem: { cost: 0, size: MAX_REQUEST - 2, kind: 'string' } };
-      }
-      const n = isObject(s.properties) ? Object.keys(s.properties).length : 0;
-      return { cost: 0, size: n, kind: 'object', schema: s, elem: { cost: 0, size: MAX_REQUEST - 2, kind: 'string' } };
-    }
-    default:
-      return { cost: 0, size: 1, kind: 'scalar', schema: s };
-  }
-}
-
+/** A field (by its CEL name), an item or a map value of a value. */
 function member(e: Est, field: string | undefined): Est {
-  const s = e.schema;
-  if (!s) return DYN;
-  if (schemaType(s) === 'array') return fromSchema(isObject(s.items) ? s.items : undefined);
-  const props = isObject(s.properties) ? s.properties : undefined;
-  if (field !== undefined && props && isObject(props[field])) return fromSchema(props[field]);
-  if (isObject(s.additionalProperties)) return fromSchema(s.additionalProperties);
-  return DYN;
+  const t = e.decl;
+  if (!t) return DYN;
+  if (t.kind === 'list' || t.kind === 'map') return fromDecl(t.elem);
+  const f = field !== undefined ? t.field(field) : undefined;
+  return f ? fromDecl(f) : DYN;
 }
 
 // ---- the expression walk ---------------------------------------------------------------------
@@ -444,13 +384,10 @@ let parser: Environment | undefined;
 
 /**
  * The estimated maximum cost of an expression whose `self` (and `oldSelf`) is a value of
- * `schema`; undefined when it does not parse (the compiler reports that).
+ * `schema` (a custom resource's schema node; `resource`: the root of a resource);
+ * undefined when it does not parse (the compiler reports that).
  */
-export function estimateCost(
-  expr: string,
-  schema: JsonObject | undefined,
-  vars: Record<string, JsonObject | undefined> = {},
-): number | undefined {
+export function estimateCost(expr: string, schema: JsonObject | undefined, resource = false): number | undefined {
   parser ??= new Environment({ enableOptionalTypes: true, unlistedVariablesAreDyn: true });
   let ast: AstNode;
   try {
@@ -458,11 +395,11 @@ export function estimateCost(
   } catch {
     return undefined;
   }
+  const self = fromDecl(schema && declType(jsonSchemaView(schema), resource));
   const scope: Scope = new Map([
-    ['self', fromSchema(schema)],
-    ['oldSelf', fromSchema(schema)],
+    ['self', self],
+    ['oldSelf', self],
   ]);
-  for (const [k, s] of Object.entries(vars)) scope.set(k, fromSchema(s));
   return walk(ast, scope).cost;
 }
 
@@ -481,8 +418,8 @@ export function costErrorMessage(what: string, cost: number, limit: number): str
 export function cardinalityOf(parents: JsonObject[]): number {
   let c = 1;
   for (const p of parents) {
-    const e = fromSchema(p);
-    if (e.kind === 'list' || e.kind === 'map') c = mul(c, e.size);
+    const t = declType(jsonSchemaView(p));
+    if (t.kind === 'list' || t.kind === 'map') c = mul(c, sat(t.maxElements));
   }
   return c;
 }

@@ -16,12 +16,14 @@
  * Libraries (src/cel/env.ts, src/cel/lib/): ext strings (charAt, replace, reverse, strings.quote,
  * format; cel-js's own lowerAscii, upperAscii, trim, split, indexOf, lastIndexOf, substring, join),
  * lists, regex find/findAll (re2js), quantity, url, authorizer (src/cel/lib/authz.ts; the caller
- * supplies the decisions). Escaping of property names: src/cel/escaping.ts. Schema-derived types:
- * src/cel/schema-types.ts (used for type checking admission policies). Runtime cost (cel-go's
- * CostTracker with the Kubernetes library's costs): src/cel/cost.ts; `evaluate` reports it and
- * stops at `budget.costLimit`; `costedExecutable` gives callers the same on CEL-form activations.
+ * supplies the decisions). Escaping of property names: src/cel/escaping.ts. Schema-derived types
+ * (custom resource rules, admission policy type checking, the cost estimate): src/cel/decl-types.ts.
+ * Runtime cost (cel-go's CostTracker with the Kubernetes library's costs): src/cel/cost.ts;
+ * `evaluate` reports it and, given a budget (src/cel/budget.ts), stops at its per-call limit and
+ * charges it; `costedExecutable` gives callers the same on CEL-form activations.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { type CostBudget, type CostedProgram, OUT_OF_BUDGET_MESSAGE } from './budget.ts';
 import { CostLimitExceeded, CostTracker, instrument } from './cost.ts';
 import { engineEnvironment } from './env.ts';
 
@@ -44,10 +46,6 @@ export interface Program {
 }
 
 export type CompileResult = { ok: true; program: Program } | { ok: false; errors: string[] };
-
-export interface CostBudget {
-  readonly costLimit: number;
-}
 
 /** `cost`: the runtime cost of the evaluation (up to where it stopped). */
 export type EvalResult = { ok: true; value: unknown; cost: number | null } | { ok: false; error: string; cost: number | null };
@@ -133,12 +131,7 @@ export function executable(program: Program): Compiled {
   return compiled(program);
 }
 
-/** A compiled program that counts its runtime cost; throws CostLimitExceeded past `limit`. */
-export interface CostedProgram {
-  run(ctx: Record<string, unknown>, limit?: number): unknown;
-  /** The cost of the last run (also after it threw). */
-  cost(): number;
-}
+export type { CostedProgram } from './budget.ts';
 
 const costedPrograms = new Map<string, CostedProgram>();
 
@@ -209,8 +202,10 @@ export function fromCel(v: unknown): unknown {
 }
 
 /**
- * Evaluates a compiled program on a JSON activation, counting its runtime cost; past
- * `budget.costLimit` it stops with cel-go's "operation cancelled: actual cost limit exceeded".
+ * Evaluates a compiled program on a JSON activation, counting its runtime cost. With a budget,
+ * past its per-call limit it stops with cel-go's "operation cancelled: actual cost limit
+ * exceeded", and the cost is charged to it (more than it has left: the reference's
+ * out-of-budget error).
  */
 export function evaluate(program: Program, activation: Record<string, unknown>, budget?: CostBudget): EvalResult {
   let c: CostedProgram | undefined;
@@ -218,8 +213,11 @@ export function evaluate(program: Program, activation: Record<string, unknown>, 
     c = costedExecutable(program);
     const ctx: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(activation)) ctx[k] = toCel(v);
-    const value = c.run(ctx, budget?.costLimit);
-    return { ok: true, value: fromCel(value), cost: c.cost() };
+    if (!budget) return { ok: true, value: fromCel(c.run(ctx)), cost: c.cost() };
+    const r = budget.run(c, ctx);
+    if (r.error !== undefined) return { ok: false, error: errorText(r.error), cost: r.cost };
+    if (r.overBudget) return { ok: false, error: OUT_OF_BUDGET_MESSAGE, cost: r.cost };
+    return { ok: true, value: fromCel(r.value), cost: r.cost };
   } catch (err) {
     return { ok: false, error: errorText(err), cost: c ? c.cost() : 0 };
   }

@@ -13,13 +13,15 @@
  * Variables are evaluated lazily, each at most once per evaluation: `variables` is an object
  * whose properties compute on first access.
  *
- * Cost (the reference's cel filter): each expression may cost up to PER_CALL_LIMIT (past it,
- * "operation cancelled: actual cost limit exceeded" is that expression's error); all the
- * expressions of one evaluation share RUNTIME_COST_BUDGET, and running out of it makes the
- * whole evaluation one error under failurePolicy ("validation failed due to running out of cost
- * budget, no further validation rules will be run").
+ * Cost (the reference's cel filter and validator, src/cel/budget.ts): each expression may cost
+ * up to PER_CALL_LIMIT (past it, "operation cancelled: actual cost limit exceeded" is that
+ * expression's error); the matchConditions share RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS, the
+ * validations with their messageExpressions (and the variables they evaluate) share
+ * RUNTIME_CEL_COST_BUDGET, the auditAnnotations another RUNTIME_CEL_COST_BUDGET. Running out of
+ * one makes the whole evaluation one error under failurePolicy ("validation failed due to running
+ * out of cost budget, no further validation rules will be run").
  */
-import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
+import { CostBudget, OUT_OF_BUDGET_MESSAGE, RUNTIME_CEL_COST_BUDGET, RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../../cel/budget';
 import type { CompiledPolicy, Expr } from './compile';
 
 /** The request's variables in CEL form, shared by every evaluation of one request. */
@@ -64,37 +66,18 @@ const firstLine = (s: string): string => {
 
 class ExpressionError extends Error {}
 
-const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
-
-/** The runtime cost left to one evaluation; `exhausted` once an expression went past it. */
-interface Budget {
-  remaining: number;
-  exhausted: boolean;
-}
-
-function run(e: Expr, ctx: Record<string, unknown>, budget: Budget): unknown {
+function run(e: Expr, ctx: Record<string, unknown>, budget: CostBudget): unknown {
   if (!e.fn) throw new ExpressionError(`compilation error: ${firstLine(e.error ?? 'unknown error')}`);
-  if (budget.exhausted) throw new ExpressionError(OUT_OF_BUDGET);
-  let value: unknown;
-  let error: unknown;
-  try {
-    value = e.fn.run(ctx, PER_CALL_LIMIT);
-  } catch (err) {
-    error = err;
-  }
-  const cost = e.fn.cost();
-  if (budget.exhausted || cost > budget.remaining) {
-    budget.exhausted = true;
-    throw new ExpressionError(OUT_OF_BUDGET);
-  }
-  budget.remaining -= cost;
-  if (error === undefined) return value;
+  const c = budget.run(e.fn, ctx);
+  if (c.overBudget) throw new ExpressionError(OUT_OF_BUDGET_MESSAGE);
+  const error = c.error;
+  if (error === undefined) return c.value;
   if (error instanceof ExpressionError) throw error;
   const msg = error instanceof Error ? error.message : String(error);
   throw new ExpressionError(`expression '${e.expr}' resulted in error: ${firstLine(msg)}`);
 }
 
-function tryRun(e: Expr, ctx: Record<string, unknown>, budget: Budget): { value?: unknown; error?: string } {
+function tryRun(e: Expr, ctx: Record<string, unknown>, budget: CostBudget): { value?: unknown; error?: string } {
   try {
     return { value: run(e, ctx, budget) };
   } catch (err) {
@@ -104,11 +87,14 @@ function tryRun(e: Expr, ctx: Record<string, unknown>, budget: Budget): { value?
 
 /** Out of budget: the evaluation is one error decision under the failure policy (none under Ignore). */
 function outOfBudget(fail: boolean): Result {
-  return { decisions: fail ? [{ deny: true, error: true, message: OUT_OF_BUDGET, reason: '', index: 0 }] : [], annotations: [] };
+  return { decisions: fail ? [{ deny: true, error: true, message: OUT_OF_BUDGET_MESSAGE, reason: '', index: 0 }] : [], annotations: [] };
 }
 
-/** `variables`: each computed on first access, then kept; an error is the accessing expression's. */
-function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>, budget: Budget): Record<string, unknown> {
+/**
+ * `variables`: each computed on first access, then kept, its cost charged to the budget of the
+ * expression that reached it first (`budget()`); an error is the accessing expression's.
+ */
+function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>, budget: () => CostBudget): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   for (const v of p.variables) {
     let done = false;
@@ -119,7 +105,7 @@ function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>, budget: 
       get() {
         if (!done) {
           done = true;
-          const r = tryRun(v.expr, ctx, budget);
+          const r = tryRun(v.expr, ctx, budget());
           value = r.value;
           error = r.error;
         }
@@ -137,8 +123,8 @@ const celTypeName = (v: unknown): string =>
 export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unknown): Result {
   const fail = p.failurePolicy === 'Fail';
   const out: Result = { decisions: [], annotations: [] };
-  const budget: Budget = { remaining: RUNTIME_COST_BUDGET, exhausted: false };
   if (p.matchConditions.length > 0) {
+    const budget = new CostBudget(RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS);
     const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request, authorizer: act.authorizer };
     if (p.paramKind) ctx.params = params;
     const errors: string[] = [];
@@ -171,7 +157,8 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     authorizer: act.authorizer,
   };
   if (p.paramKind) ctx.params = params;
-  ctx.variables = lazyVariables(p, ctx, budget);
+  let budget = new CostBudget(RUNTIME_CEL_COST_BUDGET);
+  ctx.variables = lazyVariables(p, ctx, () => budget);
   p.validations.forEach((v, index) => {
     if (budget.exhausted) return;
     const r = tryRun(v.expr, ctx, budget);
@@ -193,6 +180,8 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
     out.decisions.push({ deny: true, error: false, message, reason: v.reason, index });
   });
   if (budget.exhausted) return outOfBudget(fail);
+  // The reference gives the audit annotations a budget of their own.
+  budget = new CostBudget(RUNTIME_CEL_COST_BUDGET);
   for (const a of p.auditAnnotations) {
     const r = tryRun(a.expr, ctx, budget);
     if (budget.exhausted) return outOfBudget(fail);

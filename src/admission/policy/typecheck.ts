@@ -10,14 +10,16 @@
  *     warning: 'apps/v1, Kind=Deployment: No such key: replicass ...\n' }
  *
  * Kinds come from matchConstraints.resourceRules without wildcards (groups, versions; resources
- * without `*` or subresources), at most 10, sorted by group, version, kind. Type checking never
- * changes what the policy does.
+ * without `*` or subresources), at most 10, sorted by group, version, kind. The types are the
+ * declared types of src/cel/decl-types.ts (as the reference's SchemaDeclType of the resolved
+ * schema, with the resource root's apiVersion, kind and metadata), fields under their JSON names
+ * as the objects are evaluated. Type checking never changes what the policy does.
  */
 import { svcGroup } from '../../api/brand';
 import { isObject, type Obj } from '../../api/meta';
+import { declType, modelSchemaView, TypeDeclarations } from '../../cel/decl-types';
 import { engineEnvironment } from '../../cel/env';
 import { celGoIssue } from '../../cel/issues';
-import { SchemaTypes } from '../../cel/schema-types';
 import type { SchemaSet } from '../../schema/engine';
 
 const MAX_TYPES = 10;
@@ -94,11 +96,13 @@ export function typeCheck(policy: Obj, kinds: KindResolver, schemas: SchemaSet):
     };
     if (pk && !paramKind) vars.params = 'dyn';
     const e = engineEnvironment(vars);
-    const types = new SchemaTypes(e, schemas);
-    const t = types.typeOf(k.schema);
+    // Field names as stored: policies evaluate on the objects' JSON.
+    const types = new TypeDeclarations(e, 'json');
+    const typeOf = (kind: Kind) => types.declare(declType(modelSchemaView(kind.schema, schemas), true), kind.kind);
+    const t = typeOf(k);
     e.registerVariable('object', t);
     e.registerVariable('oldObject', t);
-    if (paramKind) e.registerVariable('params', types.typeOf(paramKind.schema));
+    if (paramKind) e.registerVariable('params', typeOf(paramKind));
     return { kind: k, env: e };
   });
   const check = (expr: string): string => {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { CostBudget } from '../budget.ts';
 import { celEnv, compile, evaluate } from '../index.ts';
 
 /**
@@ -10,7 +11,7 @@ const env = celEnv({ names: 'list<string>', counts: 'map<string, int>' });
 const activation = { names: ['ab', 'c'], counts: { a: 1, b: 2 } };
 const ERROR = Symbol('error');
 
-function run(expr: string, budget?: { costLimit: number }): unknown {
+function run(expr: string, budget?: CostBudget): unknown {
   const c = compile(expr, env);
   if (!c.ok) throw new Error(`compile ${expr}: ${c.errors.join('; ')}`);
   const r = evaluate(c.program, activation, budget);
@@ -76,6 +77,6 @@ describe('two-variable comprehensions', () => {
     if (!c.ok) throw new Error(c.errors.join('; '));
     const full = evaluate(c.program, activation);
     expect(full.ok && (full.cost ?? 0) > 200).toBe(true);
-    expect(run(`${list}.all(i, v, v >= 0 && i >= 0)`, { costLimit: 50 })).toBe(ERROR);
+    expect(run(`${list}.all(i, v, v >= 0 && i >= 0)`, new CostBudget(50, 50))).toBe(ERROR);
   });
 });

@@ -31,7 +31,7 @@ export function ruleCostErrors(root: JsonObject): RuleCostError[] {
         ] as const) {
           const expr = r[key];
           if (typeof expr !== 'string' || expr === '') continue;
-          const est = estimateCost(expr, s);
+          const est = estimateCost(expr, s, parents.length === 0);
           if (est === undefined) continue;
           const cost = Math.min(est * cardinality, Number.MAX_SAFE_INTEGER);
           if (cost > STATIC_COST_LIMIT) errs.push({ path: `${at}.${key}`, detail: costErrorMessage(what, cost, STATIC_COST_LIMIT), expr });

@@ -20,7 +20,9 @@
  */
 import { isObject, type JsonObject } from '../../api/meta';
 import type { FieldError } from '../../api/validation';
-import { CostLimitExceeded, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from '../../cel/cost';
+import { CostBudget, OUT_OF_BUDGET_MESSAGE, RUNTIME_CEL_COST_BUDGET } from '../../cel/budget';
+import { CostLimitExceeded } from '../../cel/cost';
+import { MAX_DEPTH } from '../../cel/decl-types';
 import { escapeName } from '../../cel/escaping';
 import { type CostedProgram, celEnv, compile, costedExecutable, executable } from '../../cel/index';
 import { type ListShape, toCelShaped } from '../../cel/list-shape';
@@ -129,9 +131,11 @@ export function listShapeOf(schema: JsonObject): ListShape | undefined {
  * The property renaming of a schema's values, as the reference exposes objects to CEL: a declared
  * property under its escaped name (src/cel/escaping.ts), one that cannot be escaped not at all;
  * undefined when no property in the subtree needs it (the common case: values pass unchanged).
+ * It reaches as deep as the declared types the rules are checked against (MAX_DEPTH of
+ * src/cel/decl-types.ts), so that every declared field is there under its declared name.
  */
 export function escaperOf(schema: JsonObject, depth = 0): ((v: unknown) => unknown) | undefined {
-  if (depth > 32) return undefined;
+  if (depth > MAX_DEPTH) return undefined;
   const props = isObject(schema.properties) ? schema.properties : undefined;
   const subs = new Map<string, { name: string | undefined; sub?: (v: unknown) => unknown }>();
   let needed = false;
@@ -222,11 +226,6 @@ function optional(v: unknown): unknown {
 /** The reference's ruleErrorString: the rule's message, else its expression. */
 const ruleErrorString = (r: Rule): string => (r.message.trim() || r.rule).trim();
 
-/** What is left of the runtime cost budget of one object's validation (celconfig.RuntimeCELCostBudget). */
-export interface CostBudget {
-  remaining: number;
-}
-
 /**
  * The message of a failed rule: messageExpression when it gives a usable string (its cost taken
  * from the budget), else message, else "failed rule: <rule>"; `stop` when the budget or the call
@@ -235,28 +234,23 @@ export interface CostBudget {
 function messageFor(r: Rule, ctx: Record<string, unknown>, budget: CostBudget): { text: string; stop?: boolean } {
   const fallback = r.message.trim() || `failed rule: ${r.rule}`;
   if (!r.messageFn) return { text: fallback };
-  let m: unknown;
-  let err: unknown;
-  try {
-    m = r.messageFn.run(ctx, PER_CALL_LIMIT);
-  } catch (e) {
-    err = e;
-  }
-  const cost = r.messageFn.cost();
-  if (cost > budget.remaining) {
+  const m = budget.run(r.messageFn, ctx);
+  if (m.overBudget) {
     return {
       text: 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run',
       stop: true,
     };
   }
-  if (err instanceof CostLimitExceeded) {
+  if (m.error instanceof CostLimitExceeded) {
+    budget.exhaust();
     return {
       text: `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${JSON.stringify(r.messageSource ?? '')}`,
       stop: true,
     };
   }
-  budget.remaining -= cost;
-  if (!err && typeof m === 'string' && m.trim() !== '' && !m.includes('\n') && m.trim().length <= 5 * 1024) return { text: m.trim() };
+  const v = m.value;
+  if (m.error === undefined && typeof v === 'string' && v.trim() !== '' && !v.includes('\n') && v.trim().length <= 5 * 1024)
+    return { text: v.trim() };
   return { text: fallback };
 }
 
@@ -284,8 +278,9 @@ function fieldError(r: Rule, path: string, type: string, detail: string): FieldE
 
 /**
  * The rule errors of a value (and, on update, the old value it corresponds to) against a rule
- * tree. Each rule may cost up to PER_CALL_LIMIT; the costs come out of `budget` (the reference's
- * 10,000,000 per object): past either, validation stops with the reference's error.
+ * tree. Each rule may cost up to the per-call limit; the costs come out of `budget` (the
+ * reference's RuntimeCELCostBudget per object, src/cel/budget.ts): past either, validation stops
+ * with the reference's error.
  */
 export function validateRules(
   t: RuleTree,
@@ -293,9 +288,9 @@ export function validateRules(
   old: unknown,
   path: string,
   out: FieldError[] = [],
-  budget: CostBudget = { remaining: RUNTIME_COST_BUDGET },
+  budget: CostBudget = new CostBudget(RUNTIME_CEL_COST_BUDGET),
 ): FieldError[] {
-  if (value === undefined || value === null || budget.remaining < 0) return out;
+  if (value === undefined || value === null || budget.exhausted) return out;
   if (t.rules.length > 0) {
     const self = toCelShaped(t.escape ? t.escape(value) : value, t.shape);
     const oldSelf = old === undefined || old === null ? undefined : toCelShaped(t.escape ? t.escape(old) : old, t.shape);
@@ -307,36 +302,28 @@ export function validateRules(
         out.push(fieldError(r, path, t.type, `compilation failed: ${r.error}`));
         continue;
       }
-      let ok: unknown;
-      let err: unknown;
-      try {
-        ok = r.fn.run(ctx, PER_CALL_LIMIT);
-      } catch (e) {
-        err = e;
-      }
-      const cost = r.fn.cost();
-      if (cost > budget.remaining) {
-        out.push(invalidAt(path, t.type, 'validation failed due to running out of cost budget, no further validation rules will be run'));
-        budget.remaining = -1;
+      const c = budget.run(r.fn, ctx);
+      if (c.overBudget) {
+        out.push(invalidAt(path, t.type, OUT_OF_BUDGET_MESSAGE));
         return out;
       }
-      budget.remaining -= cost;
+      const err = c.error;
       if (err !== undefined) {
         const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0];
         if (err instanceof CostLimitExceeded) {
           const detail = `'${msg}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`;
           out.push(invalidAt(path, t.type, detail));
-          budget.remaining = -1;
+          budget.exhaust();
           return out;
         }
         out.push(invalidAt(path, t.type, `${msg} evaluating rule: ${ruleErrorString(r)}`));
         continue;
       }
-      if (ok !== true) {
+      if (c.value !== true) {
         const m = messageFor(r, ctx, budget);
         if (m.stop) {
           out.push(invalidAt(path, t.type, m.text));
-          budget.remaining = -1;
+          budget.exhaust();
           return out;
         }
         out.push(fieldError(r, path, t.type, m.text));
