@@ -36,7 +36,10 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
     .toString('base64');
   const out = [main];
   if (d.finalize) out.push({ name: `${d.plural}/finalize`, singularName: '', namespaced: false, kind: d.kind, verbs: ['update'] });
-  // Eviction (a policy/v1 Eviction): kubectl drain looks for it here.
+  // Binding (a scheduler's assignment of a pod to a node) and eviction (a policy/v1 Eviction:
+  // kubectl drain looks for it here).
+  if (d.group === '' && d.plural === 'pods')
+    out.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
   if (d.group === '' && d.plural === 'pods')
     out.push({
       name: 'pods/eviction',

@@ -21,6 +21,7 @@ import type { ProtobufCodec } from '../codec/protobuf';
 import { decodeStored, storedListJson, storedText, writtenText } from '../codec/stored';
 import { partialObjectMetadata, tableHead, toTable } from '../codec/table';
 import type { ApiRegistry } from '../registry/api-registry';
+import { bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
 import type { ListResult } from '../registry/list';
@@ -192,8 +193,9 @@ export class ResourceHandler {
     const finalize = sub === 'finalize' && def.finalize === true;
     const scale = sub === 'scale' && def.scale === true;
     const eviction = sub === 'eviction' && def.group === '' && def.plural === 'pods';
+    const binding = sub === 'binding' && def.group === '' && def.plural === 'pods';
     const token = sub === 'token' && def.group === '' && def.plural === 'serviceaccounts' && this.opts.tokens !== undefined;
-    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction && !token) throw pathNotFound();
+    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction && !binding && !token) throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
@@ -237,6 +239,16 @@ export class ResourceHandler {
       const budgets = this.api.lookup('policy', 'v1', 'poddisruptionbudgets');
       await evict(store, budgets, info.namespace, info.name, body.value, writeOptions(q).dryRun, this.clock);
       return reply({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }, { ...base, status: 201 });
+    }
+    if (binding) {
+      if (info.verb !== 'create') throw methodNotAllowed();
+      const bindingSchema = 'io.svc.api.core.v1.Binding';
+      const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], (b) => this.opts.protobuf.decode(b, bindingSchema));
+      const w = writeOptions(q);
+      w.fieldManager = fieldManager(q, req);
+      w.user = requestUser(req);
+      await bindPod(store, info.namespace, info.name, body.value, w);
+      return reply({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, { ...base, status: 201 });
     }
     if (scale) {
       const w = writeOptions(q);

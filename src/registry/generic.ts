@@ -528,6 +528,20 @@ export class ResourceStore {
   }
 
   /**
+   * A write computed from the current object by `f` (which throws a StatusError to refuse), as
+   * the reference's GuaranteedUpdate: retried on the newer object after a race.
+   */
+  async updateFrom(
+    namespace: string,
+    name: string,
+    subresource: Subresource,
+    w: WriteOptions,
+    f: (cur: Readonly<Obj>) => Obj,
+  ): Promise<Obj> {
+    return (await this.guaranteedUpdate(namespace, name, w, subresource, 0, (cur) => ({ input: f(cur), managed: false, fresh: true }))).obj;
+  }
+
+  /**
    * PATCH: the patch is applied to the current object and the result goes through the update
    * path; after a write race the patch is applied again to the newer object (unless it carried
    * a resourceVersion, which makes it conditional: 409). Server-side apply creates the object
@@ -696,7 +710,9 @@ export class ResourceStore {
         if (!managed) this.recordManaged(cur, next, w, subresource);
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
-        errs.push(...(this.def.strategy.validate?.(next, cur) ?? []), ...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
+        errs.push(...(this.def.strategy.validate?.(next, cur) ?? []));
+        // A binding sets what updates may not (spec.nodeName), having checked it may.
+        if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
         if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
       } catch (e) {
         await this.durable(curKv);
@@ -776,6 +792,9 @@ export class ResourceStore {
       if (want === undefined || want.length === 0) delete spec.finalizers;
       else spec.finalizers = want;
       next.spec = spec;
+    } else if (subresource === 'binding') {
+      // The binder made the new object from the current one (pods/binding: spec.nodeName).
+      next = fresh ? input : clone(input);
     } else if (subresource === 'status') {
       // Status writes change only status.
       next = clone(cur);

@@ -28,7 +28,7 @@ export interface WriteOptions {
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
 /** The subresource a write goes through ('' : the main resource). */
-export type Subresource = '' | 'status' | 'finalize';
+export type Subresource = '' | 'status' | 'finalize' | 'binding';
 
 export interface ListOptions {
   labelSelector: LabelSelector;
