@@ -317,15 +317,46 @@ describe('match conditions and failure policy', () => {
     }
   });
 
-  test('an expression that does not compile applies the failure policy', async () => {
+  test('an expression that does not compile is refused on write (422 naming the field); an update keeping it is not', async () => {
     const s = await namespace();
-    await policy(s, {
+    const name = `bad-${s.id}`;
+    const spec = (over: Json): Json => ({
+      failurePolicy: 'Fail',
       matchConstraints: { resourceRules: rules(['configmaps']) },
-      validations: [{ expression: 'object.spec.replicas <=' }],
+      validations: [{ expression: 'true' }],
+      ...over,
     });
-    const r = await createDenied(s, () => cm());
-    expect(r.status).toBe(422);
-    expect(r.body.message).toContain('denied request: compilation error: ');
+    const cases: [Json, string][] = [
+      [{ validations: [{ expression: 'object.spec.replicas <=' }] }, 'spec.validations[0].expression'],
+      [{ validations: [{ expression: 'true', messageExpression: "'a' +" }] }, 'spec.validations[0].messageExpression'],
+      [{ matchConditions: [{ name: 'm', expression: 'nosuchvariable.x' }] }, 'spec.matchConditions[0].expression'],
+      [{ variables: [{ name: 'v', expression: 'object.(' }] }, 'spec.variables[0].expression'],
+      [{ validations: [{ expression: 'params.x' }] }, 'spec.validations[0].expression'],
+      [{ auditAnnotations: [{ key: 'k', valueExpression: 'authorizer.group("")' }] }, 'spec.auditAnnotations[0].valueExpression'],
+    ];
+    for (const [over, field] of cases) {
+      const r = await srv.json('POST', `${ADM}/validatingadmissionpolicies`, { metadata: { name }, spec: spec(over) });
+      expect(r.status).toBe(422);
+      expect(r.body.reason).toBe('Invalid');
+      const cause = r.body.details.causes.find((c: Json) => c.field === field);
+      expect(cause?.reason).toBe('FieldValueInvalid');
+      expect(cause?.message).toContain('compilation failed: ');
+    }
+    expect((await srv.json('GET', `${ADM}/validatingadmissionpolicies/${name}`)).status).toBe(404);
+    // A good policy is accepted; an update that keeps its expressions and changes a message is too.
+    const ok = await srv.json('POST', `${ADM}/validatingadmissionpolicies`, {
+      metadata: { name },
+      spec: spec({ validations: [{ expression: 'object.metadata.name != "x"', message: 'one' }] }),
+    });
+    expect(ok.status).toBe(201);
+    const patched = await srv.json(
+      'PATCH',
+      `${ADM}/validatingadmissionpolicies/${name}`,
+      { spec: { validations: [{ expression: 'object.metadata.name != "x"', message: 'two' }] } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    expect(patched.status).toBe(200);
+    expect(patched.body.spec.validations[0].message).toBe('two');
   });
 });
 

@@ -1,19 +1,13 @@
 /**
  * A ValidatingAdmissionPolicy compiled once from its stored object (spec 2): the match as sets
  * and selector functions, every expression type-checked into a closure, in the variable
- * environment of its place:
- *
- *   matchConditions           object, oldObject, request, params
- *   variables, validations,   object, oldObject, request, params, namespaceObject, variables
- *   messageExpression, auditAnnotations
- *
- * `params` is declared only when the policy has a paramKind (elsewhere naming it is a compile
- * error, as the reference). An expression that does not compile keeps its error; evaluating it
+ * environment of its place (src/cel/policy-env.ts). An expression that does not compile keeps its error; evaluating it
  * is an error under the policy's failurePolicy ("compilation error: ..."), so one bad expression
  * does not disable the others.
  */
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
-import { type CelEnv, type CostedProgram, celEnv, compile, costedExecutable } from '../../cel/index';
+import { type CelEnv, type CostedProgram, compile, costedExecutable } from '../../cel/index';
+import { policyEnv } from '../../cel/policy-env';
 import { type CompiledMatch, compileMatch } from './matching';
 
 export type FailurePolicy = 'Fail' | 'Ignore';
@@ -65,21 +59,7 @@ export interface CompiledBinding {
   readonly actions: readonly string[];
 }
 
-const ENVS = new Map<string, CelEnv>();
 const MACRO = /\.\s*(all|exists|exists_one|map|filter)\s*\(/g;
-const AUTHORIZER_TYPE = 'kubernetes.authorization.Authorizer';
-
-function env(names: string[]): CelEnv {
-  const key = names.join(',');
-  let e = ENVS.get(key);
-  if (!e) {
-    const vars: Record<string, string> = {};
-    for (const n of names) vars[n] = n === 'variables' ? 'map<string, dyn>' : n === 'authorizer' ? AUTHORIZER_TYPE : 'dyn';
-    e = celEnv(vars);
-    ENVS.set(key, e);
-  }
-  return e;
-}
 
 function compileExpr(expr: string, e: CelEnv): Expr {
   const r = compile(expr, e);
@@ -94,11 +74,9 @@ export function compilePolicy(p: Obj): CompiledPolicy {
   const spec = isObject(p.spec) ? p.spec : {};
   const pk = isObject(spec.paramKind) ? spec.paramKind : undefined;
   const withParams = pk !== undefined;
-  const base = ['object', 'oldObject', 'request', ...(withParams ? ['params'] : [])];
-  const matchEnv = env([...base, 'authorizer']);
-  const fullEnv = env([...base, 'namespaceObject', 'variables', 'authorizer']);
-  // messageExpression and auditAnnotations: no authorizer (as the reference).
-  const messageEnv = env([...base, 'namespaceObject', 'variables']);
+  const matchEnv = policyEnv('matchCondition', withParams);
+  const fullEnv = policyEnv('validation', withParams);
+  const messageEnv = policyEnv('auditAnnotation', withParams);
   const texts = JSON.stringify([spec.variables, spec.validations, spec.auditAnnotations]);
   const exprs = [spec.matchConditions, spec.variables, spec.validations, spec.auditAnnotations].flatMap((l) =>
     objects(l).flatMap((o) => [o.expression, o.messageExpression, o.valueExpression].filter((e): e is string => typeof e === 'string')),

@@ -1,7 +1,10 @@
 /**
  * admissionregistration.svc.io: ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding
- * (the reference's pkg/apis/admissionregistration/validation). CEL expressions are checked for
- * presence, length and shape only; compiling them is the CEL layer's job.
+ * (the reference's pkg/apis/admissionregistration/validation). A policy's CEL expressions are
+ * compiled in the environment of their place (src/cel/policy-env.ts): one that does not compile
+ * is refused with its compile error; on an update, an expression the stored policy already had
+ * is not compiled again (the reference's stored-expressions environment), so a policy keeps
+ * being accepted after the libraries change.
  */
 import type { Obj } from '../../api/meta';
 import {
@@ -16,6 +19,8 @@ import {
   tooMany,
 } from '../../api/validation';
 import { RESERVED as CEL_RESERVED } from '../../cel/escaping';
+import { compile } from '../../cel/index';
+import { type PolicyPlace, policyEnv } from '../../cel/policy-env';
 import type { Strategy } from '../../registry/kind';
 import { dns1035Label, type Errs, each, hasWildcard, type J, list, obj, str, stringsValue, validateLabelSelector } from './common';
 
@@ -227,7 +232,37 @@ function validateVariables(vars: J[], path: string): Errs {
   return errs;
 }
 
-export function validateValidatingAdmissionPolicy(o: Obj): Errs {
+
+/** The policy's expressions: path, text and the place (environment) each is compiled in. */
+function policyExpressions(spec: J): { path: string; expr: string; place: PolicyPlace }[] {
+  const out: { path: string; expr: string; place: PolicyPlace }[] = [];
+  const put = (path: string, v: unknown, place: PolicyPlace) => {
+    if (typeof v === 'string' && v.trim() !== '') out.push({ path, expr: v, place });
+  };
+  list<J>(spec.matchConditions).forEach((c, i) => put(`spec.matchConditions[${i}].expression`, c.expression, 'matchCondition'));
+  list<J>(spec.variables).forEach((v, i) => put(`spec.variables[${i}].expression`, v.expression, 'validation'));
+  list<J>(spec.validations).forEach((v, i) => {
+    put(`spec.validations[${i}].expression`, v.expression, 'validation');
+    put(`spec.validations[${i}].messageExpression`, v.messageExpression, 'validation');
+  });
+  list<J>(spec.auditAnnotations).forEach((a, i) => put(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression, 'auditAnnotation'));
+  return out;
+}
+
+/** Expressions that do not compile (those the old policy already had at the same place are kept). */
+function validatePolicyExpressions(spec: J, old: J | undefined): Errs {
+  const withParams = obj(spec.paramKind) !== undefined;
+  const stored = new Set(old ? policyExpressions(old).map((e) => `${e.path}\u0000${e.expr}`) : []);
+  const errs: Errs = [];
+  for (const e of policyExpressions(spec)) {
+    if (stored.has(`${e.path}\u0000${e.expr}`)) continue;
+    const r = compile(e.expr, policyEnv(e.place, withParams));
+    if (!r.ok) errs.push(invalidValue(e.path, e.expr, `compilation failed: ${r.errors.join('; ')}`));
+  }
+  return errs;
+}
+
+export function validateValidatingAdmissionPolicy(o: Obj, old?: Obj): Errs {
   const errs: Errs = [];
   const spec = obj(o.spec) ?? {};
   if (spec.failurePolicy === undefined) errs.push(required('spec.failurePolicy'));
@@ -253,6 +288,7 @@ export function validateValidatingAdmissionPolicy(o: Obj): Errs {
   validations.forEach((v, i) => {
     errs.push(...validateValidation(v, `spec.validations[${i}]`));
   });
+  errs.push(...validatePolicyExpressions(spec, old && (obj(old.spec) ?? {})));
   if (annotations.length > MAX_AUDIT_ANNOTATIONS)
     errs.push(invalidValue('spec.auditAnnotations', annotations, `must not have more than ${MAX_AUDIT_ANNOTATIONS} auditAnnotations`));
   const keys = new Set<string>();
@@ -332,6 +368,6 @@ export function validateValidatingAdmissionPolicyStatus(o: Obj): Errs {
 }
 
 export const validatingAdmissionPolicy: Strategy = {
-  validate: (o) => [...validateValidatingAdmissionPolicy(o), ...validateValidatingAdmissionPolicyStatus(o)],
+  validate: (o, old) => [...validateValidatingAdmissionPolicy(o, old), ...validateValidatingAdmissionPolicyStatus(o)],
 };
 export const validatingAdmissionPolicyBinding: Strategy = { validate: validateValidatingAdmissionPolicyBinding };
