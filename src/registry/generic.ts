@@ -40,7 +40,7 @@ import { viewField } from '../watch/events';
 import type { ResourceStorage } from '../watch/storage';
 import {
   ApplyConflictError,
-  apply as applyObject,
+  applyAfterClientSideApply,
   checkApplyManagedFields,
   conflictStatus,
   FieldSet,
@@ -611,7 +611,7 @@ export class ResourceStore {
   /** Server-side apply of `applied` over `live` (undefined: create); conflicts become 409. */
   private runApply(live: Obj | undefined, applied: Obj, w: WriteOptions, subresource: Subresource, force: boolean): Obj {
     try {
-      return applyObject(live, applied, { ...this.ownership(w, subresource), force }).obj;
+      return applyAfterClientSideApply(live, applied, { ...this.ownership(w, subresource), force }).obj;
     } catch (e) {
       if (e instanceof ApplyConflictError) throw conflictStatus(e, this.target, applied.metadata.name);
       throw e;

@@ -163,7 +163,7 @@ const cmpStr = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const typers = new WeakMap<SchemaSet, Typer>();
 
-function typerFor(schemas: SchemaSet): Typer {
+export function typerFor(schemas: SchemaSet): Typer {
   let t = typers.get(schemas);
   if (!t) {
     t = new Typer(schemas);
@@ -173,7 +173,7 @@ function typerFor(schemas: SchemaSet): Typer {
 }
 
 /** A shallow copy without metadata.managedFields (the values compared and merged never include it). */
-function withoutManagedFields(o: Obj): JsonObject {
+export function withoutManagedFields(o: Obj): JsonObject {
   const out: JsonObject = { ...o };
   if (typeof o.metadata === 'object' && o.metadata !== null) {
     const meta = { ...o.metadata };

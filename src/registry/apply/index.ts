@@ -31,6 +31,7 @@ export {
   serializePE,
   valuePE,
 } from './fieldset';
+export { applyAfterClientSideApply, LAST_APPLIED } from './last-applied';
 export {
   capUpdateManagers,
   decodeManagedFields,
