@@ -422,8 +422,6 @@ async function main(argv: string[]): Promise<void> {
   const protobuf = new ProtobufCodec(schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(schemas) : undefined;
   const watches = new WatchHandler(store, cacheOf, {
-    protobuf,
-    cbor,
     minRequestTimeoutSec: cfg.minRequestTimeoutSec,
     bookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
     watchList: cfg.featureGates.WatchList === true,

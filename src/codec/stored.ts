@@ -255,3 +255,15 @@ export function decodeStoredAt(key: string, value: Uint8Array, rv: number): Obj 
   o.metadata.resourceVersion = String(rv);
   return o;
 }
+
+/** The objects of a run of stored items (a list's chunk), each with its resourceVersion. */
+export function decodeStoredItems(items: {
+  readonly count: number;
+  key(i: number): string;
+  value(i: number): Uint8Array;
+  rv(i: number): number;
+}): Obj[] {
+  const objs: Obj[] = new Array(items.count);
+  for (let i = 0; i < items.count; i++) objs[i] = decodeStoredAt(items.key(i), items.value(i), items.rv(i));
+  return objs;
+}

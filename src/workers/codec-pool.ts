@@ -11,7 +11,8 @@
  */
 
 import type { Brand } from '../api/brand';
-import type { ChunkEncoder, ChunkItems, ChunkResult, ChunkSpec } from '../codec/list-chunks';
+import type { ChunkEncoder } from '../codec/list-chunks';
+import type { ChunkItems, ChunkResult, ChunkSpec } from '../codec/media';
 import definitions from '../schema/generated/definitions.json';
 import { WorkerPool } from './pool';
 
