@@ -4,7 +4,6 @@
 import { heapStats } from 'bun:jsc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AdmissionChain } from './admission/chain';
 import { LimitRanger } from './admission/limit-ranger';
 import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { PolicyStatusController } from './admission/policy/status';
@@ -45,6 +44,7 @@ import { reply, replyText } from './http/respond';
 import { buildHandler } from './http/server';
 import { WatchHandler } from './http/watch-handler';
 import { builtinKinds } from './kinds/builtin';
+import { AdmissionChain } from './registry/admission';
 import { ApiRegistry } from './registry/api-registry';
 import type { ResourceStore } from './registry/generic';
 import type { KindDef } from './registry/kind';

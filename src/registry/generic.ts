@@ -8,7 +8,6 @@
  * decisions (deletion.ts) and namespace lookups (namespaces.ts).
  */
 
-import type { AdmissionChain, Attributes, Operation } from '../admission/chain';
 import { svcApiVersion } from '../api/brand';
 import { apiVersionOf, clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
 import { matchesFields, matchesLabels } from '../api/selectors';
@@ -36,6 +35,7 @@ import { create as storeCreate, remove as storeRemove, update as storeUpdate } f
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';
 import { viewField } from '../watch/events';
+import type { AdmissionChain, Attributes, Operation } from './admission';
 import {
   ApplyConflictError,
   apply as applyObject,
