@@ -5,6 +5,7 @@ import { heapStats } from 'bun:jsc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LimitRanger } from './admission/limit-ranger';
+import { CelPool } from './admission/policy/cel-pool';
 import { ADMISSION_GROUP, PolicyAdmission } from './admission/policy/plugin';
 import { PolicyStatusController } from './admission/policy/status';
 import { QuotaAdmission } from './admission/quota';
@@ -57,7 +58,6 @@ import type { Definitions } from './schema/types';
 import { openStore, type StoreBackend } from './store/backend';
 import { isStoreError, prefixEnd } from './store/types';
 import { WatchCache } from './watch/cache';
-import { CelPool } from './workers/cel-pool';
 import { CodecPool } from './workers/codec-pool';
 
 const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];

@@ -15,7 +15,7 @@ import { SchemaSet } from '../schema/engine';
 import definitions from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
-import type { CodecTask } from './codec-pool';
+import type { CodecTask } from './codec-protocol';
 import { serveWorker } from './pool';
 
 // Bulk work: on Linux the nice value is per thread, so this lowers this worker alone. When the
