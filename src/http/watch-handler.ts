@@ -26,7 +26,7 @@ import type { KV } from '../store/types';
 import { TooOldError, type WatchCache } from '../watch/cache';
 import { type CachedObject, type SelectorView, viewField } from '../watch/events';
 import type { Watcher, WatcherEvent } from '../watch/watcher';
-import { listOptions } from './resources';
+import { listOptions } from './list-options';
 
 export interface WatchHandlerOptions {
   /** --min-request-timeout (s): watches without timeoutSeconds end after a random time in [t, 2t]. */
