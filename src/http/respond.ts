@@ -5,7 +5,7 @@
 import { internal, StatusError } from '../api/status';
 import { JSON_MEDIA_TYPE, jsonText } from '../codec/json-media';
 import type { Encoded } from '../codec/media';
-import { isStoreError } from '../store/types';
+import { unavailableStatus } from '../registry/storage-errors';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
 export const GZIP_THRESHOLD = 128 * 1024;
@@ -73,13 +73,13 @@ export function replyText(text: string, status = 200, contentType = 'text/plain;
   return new Response(text, { status, headers: { 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff' } });
 }
 
-/** The only place errors become responses: a StatusError as its Status, anything else a logged 500. */
+/**
+ * The only place errors become responses: a StatusError as its Status, an unreachable store as
+ * 503, anything else a logged 500.
+ */
 export function replyError(e: unknown, o: ReplyOptions = {}, log: (msg: string) => void = console.error): Response {
-  let err: StatusError;
-  if (e instanceof StatusError) err = e;
-  else if (isStoreError(e, 'unreachable'))
-    err = new StatusError(503, 'ServiceUnavailable', `the storage is not available: ${e.message}`, {});
-  else {
+  let err = e instanceof StatusError ? e : unavailableStatus(e);
+  if (err === undefined) {
     log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     err = internal(e instanceof Error ? e.message : String(e));
   }
