@@ -9,7 +9,7 @@
  *   codec.object({ obj }, ctx)           a write's result (JSON: the text just stored)
  *   codec.list(meta, items, ctx)         a LIST's body, whole
  *   codec.stream?.parts / chunk          a long LIST's body, a chunk at a time (src/http/list-stream.ts)
- *   codec.value(status, def, ctx)        a delete's answer (a Status, the deleted objects)
+ *   codec.value(status, def)             a delete's answer (a Status, the deleted objects)
  *   codec.error(status)                  an error's Status, or undefined: the chain renders it (JSON)
  *   codec.watch.event(type, e, ctx)      one event of a watch stream (and initial, bookmark, error)
  *   codec.decode(body, def, duplicates)  a request body in this encoding
