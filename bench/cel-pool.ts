@@ -14,8 +14,8 @@
  */
 import { Packr } from 'msgpackr';
 import { Bench } from 'tinybench';
+import { CelPool } from '../src/admission/policy/cel-pool';
 import { celEnv, compile, evaluate, type Program, toCel } from '../src/cel/index';
-import { CelPool } from '../src/workers/cel-pool';
 
 const env = celEnv({ object: 'dyn' });
 const vars = { object: 'dyn' };

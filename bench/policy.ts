@@ -13,9 +13,9 @@
  *   bun bench/policy.ts [--rounds=N] [--phase-ms=MS] [--in-process-only]
  */
 import { Bench } from 'tinybench';
-import { AdmissionChain, type Attributes } from '../src/admission/chain';
 import { PolicyAdmission } from '../src/admission/policy/plugin';
 import type { Obj } from '../src/api/meta';
+import { AdmissionChain, type Attributes } from '../src/registry/admission';
 import { startServer } from '../test/helpers/server';
 import { load, serverCpuPerRequest, threadCpu, WRK } from './harness';
 

@@ -9,12 +9,13 @@
  *
  *   bun bench/quota.ts [--rounds=N] [--creates=N] [--only=with|plain]
  */
-import { AdmissionChain } from '../src/admission/chain';
+
 import { LimitRanger } from '../src/admission/limit-ranger';
 import { QuotaAdmission } from '../src/admission/quota';
 import type { Obj } from '../src/api/meta';
 import { decodeStored } from '../src/codec/stored';
 import { builtinKinds } from '../src/kinds/builtin';
+import { AdmissionChain } from '../src/registry/admission';
 import { ApiRegistry } from '../src/registry/api-registry';
 import type { ResourceStore } from '../src/registry/generic';
 import type { WriteOptions } from '../src/registry/options';

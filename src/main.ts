@@ -6,6 +6,7 @@ import { heapStats } from 'bun:jsc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Admission } from './admission/builder';
+import { CelPool } from './admission/policy/cel-pool';
 import { createApf } from './apf';
 import { createAudit, createAuthentication, createAuthorization, followRbac } from './auth/builder';
 import { writeKubeconfig } from './auth/tokens';
@@ -18,7 +19,6 @@ import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
 import { openStore, type StoreBackend } from './store/backend';
 import { startCompactor } from './store/compactor';
-import { CelPool } from './workers/cel-pool';
 
 function log(msg: string): void {
   process.stderr.write(`${new Date().toISOString()} ${msg}\n`);

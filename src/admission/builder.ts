@@ -9,14 +9,14 @@
 import type { Obj } from '../api/meta';
 import type { Authorizer } from '../auth/authz';
 import type { RbacIndex } from '../auth/rbac';
+import { AdmissionChain, type Plugin } from '../registry/admission';
 import type { Resources } from '../registry/api-registry';
 import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
 import { ALL_OBJECTS } from '../registry/list';
 import type { SchemaSet } from '../schema/engine';
-import type { CelPool } from '../workers/cel-pool';
-import { AdmissionChain, type Plugin } from './chain';
 import { LimitRanger } from './limit-ranger';
+import type { CelPool } from './policy/cel-pool';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
 import { PolicyStatusController } from './policy/status';
 import { QuotaAdmission } from './quota';

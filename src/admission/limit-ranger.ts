@@ -13,7 +13,7 @@
 import { isObject, type JsonObject, type Obj } from '../api/meta';
 import { cmpQuantity, formatQuantity, parseQuantity, type Quantity, quantityMilliValue } from '../api/quantity';
 import { forbidden } from '../api/status';
-import type { Attributes, Operation, Plugin } from './chain';
+import type { Attributes, Operation, Plugin } from '../registry/admission';
 
 export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
 

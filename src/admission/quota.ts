@@ -19,8 +19,8 @@ import { isObject, type Obj } from '../api/meta';
 import { cmpQuantity, formatQuantity, parseQuantity, parseQuantityText, type Quantity } from '../api/quantity';
 import { forbidden, StatusError } from '../api/status';
 import { decodeStored } from '../codec/stored';
+import type { Attributes, Operation, Plugin } from '../registry/admission';
 import type { ResourceStore } from '../registry/generic';
-import type { Attributes, Operation, Plugin } from './chain';
 import { addQ, podTotalQ } from './limit-ranger';
 
 export type Usage = Map<string, Quantity>;

@@ -13,7 +13,7 @@ import { forbidden } from '../api/status';
 import type { Authorizer } from '../auth/authz';
 import { type RbacIndex, type Rule, rulesOf } from '../auth/rbac';
 import { MASTERS } from '../auth/tokens';
-import type { Attributes, Operation, Plugin } from './chain';
+import type { Attributes, Operation, Plugin } from '../registry/admission';
 
 const GROUP = 'rbac.authorization.svc.io';
 

@@ -3,95 +3,43 @@
  * pool's workers (src/workers/codec-worker.ts) or does inline, the same function either way.
  *
  * A chunk is a run of stored objects (key, bytes, resourceVersion). Its encoding is the items'
- * part of the list in the answer's media type: JSON texts joined by commas, protobuf `items`
- * field entries, or CBOR data items; the list's head and tail come from the codecs'
- * `listHead`/`listParts`. With gzip, each chunk is compressed alone as a segment of one deflate
+ * part of the list in the answer's encoding (StreamCodec.chunk: JSON texts joined by commas,
+ * Table rows, protobuf `items` field entries, or CBOR data items); the list's head and tail come
+ * from StreamCodec.parts. With gzip, each chunk is compressed alone as a segment of one deflate
  * stream (level 1, as the reference's gzip writer, ending in a sync flush; the tail's segment
  * ends the stream), so chunks can be compressed anywhere and in any order and still make one
  * gzip member; their CRC-32s are combined in order (`crc32Combine`) for the trailer.
  */
 import * as zlib from 'node:zlib';
-import type { Obj } from '../api/meta';
-import type { BrandView } from './brand-view';
+import { cborCodec, protobufCodec } from './binary-media';
 import type { CborCodec } from './cbor';
+import { jsonCodec } from './json-media';
+import type { ChunkContext, ChunkItems, ChunkMedia, ChunkResult, ChunkSpec, StreamCodec } from './media';
 import type { ProtobufCodec } from './protobuf';
-import { decodeStoredAt, storedTextAt } from './stored';
-import { type Column, tableRows } from './table';
+import { tableCodec } from './table-media';
 
-/** `table`: the rows of a Table (JSON) rendered from the items. */
-export type ChunkMedia = 'json' | 'protobuf' | 'cbor' | 'table';
-
-/** The stored objects of one chunk. */
-export interface ChunkItems {
-  readonly count: number;
-  key(i: number): string;
-  value(i: number): Uint8Array;
-  rv(i: number): number;
-}
-
-export interface ChunkSpec {
-  media: ChunkMedia;
-  /** The list's definition (protobuf) and its items' (CBOR byte fields). */
-  listDef: string;
-  itemDef: string;
-  /** JSON: the chunk follows other items (starts with a comma). */
-  comma: boolean;
-  /** Only the encoding's size is wanted (protobuf's first pass past its memory budget). */
-  sizeOnly?: boolean;
-  /** Compress as a (not last) segment of a gzip stream. */
-  gzip?: boolean;
-  /** Table rows: the kind (its columns), the group of the Table's apiVersion, the time ages are counted to. */
-  table?: { kind: string; group: string; nowMs: number };
-}
-
-export interface ChunkResult {
-  /** The encoding, compressed when asked (empty when only the size was asked). */
-  bytes: Uint8Array;
-  /** The encoding's length before compression. */
-  size: number;
-  /** CRC-32 of the encoding before compression (gzip only, else 0). */
-  crc: number;
-}
-
-export interface ChunkCodecs {
-  protobuf: ProtobufCodec;
-  /** Absent with the CBORServingAndStorage gate off (no CBOR list is asked for then). */
-  cbor: CborCodec | undefined;
-  /** A kind's Table columns. */
-  columns: (kind: string) => readonly Column[];
-}
-
-const enc = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
-/** The encoding of one chunk of items, in the request's spelling (`view`). */
-export function encodeChunk(codecs: ChunkCodecs, view: BrandView, spec: ChunkSpec, items: ChunkItems): ChunkResult {
-  let out: Uint8Array;
-  if (spec.media === 'json') {
-    let text = '';
-    for (let i = 0; i < items.count; i++) {
-      const t = view.text(storedTextAt(items.key(i), items.value(i), items.rv(i)));
-      text += i === 0 && !spec.comma ? t : `,${t}`;
-    }
-    out = enc.encode(text);
-  } else if (spec.media === 'table') {
-    const t = spec.table;
-    if (!t) throw new Error('bug: a Table chunk without its table');
-    const objs: Obj[] = new Array(items.count);
-    for (let i = 0; i < items.count; i++) objs[i] = view.obj(decodeStoredAt(items.key(i), items.value(i), items.rv(i)));
-    const rows = JSON.stringify(tableRows(codecs.columns(t.kind), objs, t.group, t.nowMs));
-    out = enc.encode(spec.comma ? `,${rows.slice(1, -1)}` : rows.slice(1, -1));
-  } else {
-    const objs: Obj[] = new Array(items.count);
-    for (let i = 0; i < items.count; i++) objs[i] = decodeStoredAt(items.key(i), items.value(i), items.rv(i));
-    if (spec.media === 'protobuf') out = codecs.protobuf.listItems(objs, spec.listDef);
-    else {
-      if (!codecs.cbor) throw new Error('bug: a CBOR chunk without the CBOR codec');
-      out = codecs.cbor.listItems(view.brand === 'svc' ? objs : objs.map(view.obj), spec.itemDef);
-    }
-  }
+/** The encoding of one chunk of items by `codec`, compressed when the spec asks. */
+export function encodeChunk(codec: StreamCodec, ctx: ChunkContext, spec: ChunkSpec, items: ChunkItems): ChunkResult {
+  const out = codec.chunk(items, spec, ctx);
   if (spec.sizeOnly) return { bytes: EMPTY, size: out.length, crc: 0 };
   return spec.gzip ? deflateSegment(out, false) : { bytes: out, size: out.length, crc: 0 };
+}
+
+/**
+ * The streamed encodings by the name a chunk spec carries: what the codec pool's workers encode
+ * with (a chunk's Table group and the protobuf media type do not change its bytes). CBOR only
+ * when the server serves it (gate CBORServingAndStorage).
+ */
+export function streamCodecs(protobuf: ProtobufCodec, cbor: CborCodec | undefined): Partial<Record<ChunkMedia, StreamCodec>> {
+  const json = jsonCodec(false);
+  return {
+    json: json.stream,
+    table: tableCodec('meta.svc.io', 'v1', false).stream,
+    protobuf: protobufCodec(protobuf, '', json).stream,
+    cbor: cbor && cborCodec(cbor).stream,
+  };
 }
 
 /** `data` compressed as one segment of a gzip stream; the `last` one ends the stream. */
@@ -172,12 +120,12 @@ export interface ChunkEncoder {
  * whole list in one turn: promise jobs run before any I/O, so a 100k-item protobuf list held
  * the loop for its whole first pass.)
  */
-export function inlineEncoder(codecs: ChunkCodecs, view: BrandView): ChunkEncoder {
+export function inlineEncoder(codec: StreamCodec, ctx: ChunkContext): ChunkEncoder {
   const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
   return {
     chunk: async (spec, items) => {
       await turn();
-      return encodeChunk(codecs, view, spec, items);
+      return encodeChunk(codec, ctx, spec, items);
     },
     deflate: async (data, last) => {
       await turn();

@@ -255,3 +255,38 @@ export function decodeStoredAt(key: string, value: Uint8Array, rv: number): Obj 
   o.metadata.resourceVersion = String(rv);
   return o;
 }
+
+/** The objects of a run of stored items (a list's chunk), each with its resourceVersion. */
+export function decodeStoredItems(items: {
+  readonly count: number;
+  key(i: number): string;
+  value(i: number): Uint8Array;
+  rv(i: number): number;
+}): Obj[] {
+  const objs: Obj[] = new Array(items.count);
+  for (let i = 0; i < items.count; i++) objs[i] = decodeStoredAt(items.key(i), items.value(i), items.rv(i));
+  return objs;
+}
+
+/**
+ * A store's key-value as a list hands it out (the codec's StoredObject: key, bytes, revision;
+ * text and parsed form on demand), like the watch cache's objects, so lists have one shape
+ * whichever layer served them.
+ */
+class StoredKeyValue {
+  constructor(
+    readonly key: string,
+    readonly value: Uint8Array,
+    readonly rv: number,
+  ) {}
+
+  get text(): string {
+    return storedTextAt(this.key, this.value, this.rv);
+  }
+
+  get obj(): Obj {
+    return decodeStoredAt(this.key, this.value, this.rv);
+  }
+}
+
+export const storedObject = (kv: KeyValue): StoredKeyValue => new StoredKeyValue(kv.key, kv.value, kv.modRevision);

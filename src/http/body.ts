@@ -1,11 +1,10 @@
 /**
- * Request bodies: size limit (413), media type (415) and decoding (400 on malformed input).
+ * Request bodies: size limit (413) and decoding with the negotiated codec (400 on malformed
+ * input; the media type's 415 is the negotiation's).
  */
-import YAML from 'yaml';
-import { badRequest, tooLarge } from '../api/status';
-import { CborError } from '../codec/cbor';
-import { findDuplicateKeys } from '../codec/json-dups';
-import { type BodyType, bodyType } from './negotiate';
+import { tooLarge } from '../api/status';
+import type { DefName } from '../schema/types';
+import type { BodyType, NegotiatedBody } from './negotiate';
 
 /** The reference's limit on request bodies (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -31,77 +30,25 @@ export async function readBodyBytes(req: Request, limit = MAX_BODY_BYTES): Promi
   return new Uint8Array(buf);
 }
 
-export function decodeText(text: string, type: BodyType, duplicates?: string[]): unknown {
-  if (type === 'yaml' || type === 'apply-patch') {
-    // YAML is a superset of JSON; JSON bodies go through the faster parser.
-    const t = text.trimStart();
-    if (t.startsWith('{') || t.startsWith('[')) return decodeText(text, 'json', duplicates);
-    try {
-      const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
-      if (docs.length === 0) return null;
-      const d = docs[0];
-      if (!d || d.errors.length > 0) throw new Error(d?.errors[0]?.message ?? 'invalid YAML');
-      if (docs.length > 1) throw new Error('expected a single YAML document');
-      if (duplicates) {
-        for (const e of YAML.parseDocument(text).errors) {
-          if (e.code === 'DUPLICATE_KEY') duplicates.push(`line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
-        }
-      }
-      return d.toJSON();
-    } catch (e) {
-      throw badRequest(`error converting YAML to JSON: ${(e as Error).message}`);
-    }
-  }
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-    // The scan also refuses nesting deeper than the reference's decoder takes (every later
-    // pass over the object recurses).
-    const dups = findDuplicateKeys(text);
-    if (duplicates) duplicates.push(...dups);
-  } catch (e) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
-  }
-  return v;
-}
-
 /**
- * Read and decode a request body whose media type must be one of `allowed`; duplicate fields
- * are collected. Protobuf bodies need `protobuf`, the kind's decoder.
+ * Read and decode a request body with its negotiated codec (src/http/negotiate.ts); `def` is
+ * the kind's definition (protobuf and CBOR read by it). Duplicate fields are collected.
  */
 export async function decodeBody(
   req: Request,
-  allowed: readonly BodyType[],
-  protobuf?: (bytes: Uint8Array) => unknown,
-  cbor?: (bytes: Uint8Array) => unknown,
+  body: NegotiatedBody,
+  def?: DefName,
 ): Promise<{ type: BodyType; value: unknown; duplicates: string[] }> {
-  const served = allowed.filter((t) => (t !== 'protobuf' || protobuf) && ((t !== 'cbor' && t !== 'apply-patch-cbor') || cbor));
-  const type = bodyType(req.headers.get('content-type'), served);
+  const { type, codec } = body;
   const duplicates: string[] = [];
-  if (type === 'cbor' || type === 'apply-patch-cbor') {
-    const bytes = await readBodyBytes(req);
-    try {
-      return { type, value: (cbor as (b: Uint8Array) => unknown)(bytes), duplicates };
-    } catch (e) {
-      if (e instanceof CborError) throw badRequest(`the body of the request could not be decoded: ${e.message}`);
-      throw e;
-    }
-  }
-  if (type !== 'protobuf') {
+  if (!codec.binary) {
     // A declared length within the limit is the body's length (the HTTP layer holds it to it):
     // read it as text in one native step. Without one (chunked), count the bytes first.
     const declared = req.headers.get('content-length');
     if (declared !== null && Number(declared) <= MAX_BODY_BYTES) {
-      return { type, value: decodeText(await req.text(), type, duplicates), duplicates };
+      return { type, value: codec.decode(await req.text(), def, duplicates), duplicates };
     }
   }
   const bytes = await readBodyBytes(req);
-  if (type === 'protobuf') {
-    try {
-      return { type, value: (protobuf as (b: Uint8Array) => unknown)(bytes), duplicates };
-    } catch (e) {
-      throw badRequest(`the body of the request could not be decoded: ${(e as Error).message}`);
-    }
-  }
-  return { type, value: decodeText(utf8.decode(bytes), type, duplicates), duplicates };
+  return { type, value: codec.decode(codec.binary ? bytes : utf8.decode(bytes), def, duplicates), duplicates };
 }

@@ -85,8 +85,6 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
   const protobuf = new ProtobufCodec(d.schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(d.schemas) : undefined;
   const watches = new WatchHandler({
-    protobuf,
-    cbor,
     minRequestTimeoutSec: cfg.minRequestTimeoutSec,
     bookmarkIntervalMs: cfg.watchBookmarkIntervalMs,
     watchList: cfg.featureGates.WatchList === true,

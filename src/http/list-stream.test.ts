@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test';
-import type { ChunkEncoder, ChunkItems, ChunkResult } from '../codec/list-chunks';
-import type { ProtobufCodec } from '../codec/protobuf';
+import { brandView } from '../codec/brand-view';
+import { jsonCodec } from '../codec/json-media';
+import type { ChunkEncoder } from '../codec/list-chunks';
+import type { ChunkItems, ChunkResult, StreamCodec } from '../codec/media';
 import { replyListStream } from './list-stream';
 
 const enc = new TextEncoder();
@@ -31,15 +33,15 @@ function encoder(empty: Set<number>): ChunkEncoder & { calls: number } {
 
 function listOf(count: number, e: ChunkEncoder) {
   return replyListStream({
-    media: 'json',
-    contentType: 'application/json',
-    listDef: 'List',
-    itemDef: 'Item',
-    list: { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '9' } },
+    codec: jsonCodec(false).stream as StreamCodec,
+    ctx: {
+      kind: { kind: 'Item', listKind: 'List', schema: 'Item', columns: [] },
+      view: brandView({ group: '', version: 'v1' }, 'svc'),
+      now: Date.now,
+    },
+    meta: { resourceVersion: '9' },
     items: items(count),
     encoder: e,
-    protobuf: {} as ProtobufCodec,
-    cbor: undefined,
     reply: {},
   });
 }

@@ -8,24 +8,13 @@
  * Chunks are encoded by a ChunkEncoder: the codec pool's workers, or inline. With gzip every
  * chunk is a segment of one deflate stream compressed where it was encoded (src/codec/list-chunks.ts).
  *
- * Protobuf is the one media type whose head needs the items' size (the envelope's raw message
- * is length-prefixed): a first pass encodes the chunks for their sizes, keeping the encodings
- * of the first HOLD_BYTES of stored bytes for the second pass and encoding the rest again. JSON
- * and CBOR (an array counted in items) start at once.
+ * Protobuf is the one encoding whose head needs the items' size (StreamCodec.sizedHead: the
+ * envelope's raw message is length-prefixed): a first pass encodes the chunks for their sizes,
+ * keeping the encodings of the first HOLD_BYTES of stored bytes for the second pass and encoding
+ * the rest again. JSON, Table rows and CBOR (an array counted in items) start at once.
  */
-import type { CborCodec } from '../codec/cbor';
-import {
-  type ChunkEncoder,
-  type ChunkItems,
-  type ChunkMedia,
-  type ChunkResult,
-  type ChunkSpec,
-  crc32Combine,
-  deflateSegment,
-  GZIP_HEADER,
-  gzipTrailer,
-} from '../codec/list-chunks';
-import { PROTOBUF_LIST_TAIL, type ProtobufCodec } from '../codec/protobuf';
+import { type ChunkEncoder, crc32Combine, deflateSegment, GZIP_HEADER, gzipTrailer } from '../codec/list-chunks';
+import type { ChunkItems, ChunkMedia, ChunkResult, EncodeContext, ListMeta, StreamCodec } from '../codec/media';
 import { headersFor, type ReplyOptions } from './respond';
 
 /**
@@ -42,18 +31,17 @@ export const STREAM_MIN_ITEMS = Number(process.env.SVC_LIST_STREAM_MIN_ITEMS) ||
  * at about 50 Pods (100 KB) and gzip starts at 128 KB anyway; JSON without gzip costs the thread
  * as much through the pool as inline even at 256 Pods, so it is never sent there.
  */
-export const POOL_MIN_BYTES: Readonly<Record<'protobuf' | 'cbor' | 'table' | 'json-gzip', number>> = {
-  protobuf: 16 * 1024,
-  cbor: 16 * 1024,
-  table: 32 * 1024,
-  'json-gzip': 128 * 1024,
+export const POOL_MIN_BYTES: Readonly<Record<ChunkMedia, { plain: number; gzip: number }>> = {
+  protobuf: { plain: 16 * 1024, gzip: 16 * 1024 },
+  cbor: { plain: 16 * 1024, gzip: 16 * 1024 },
+  table: { plain: 32 * 1024, gzip: 32 * 1024 },
+  json: { plain: Number.POSITIVE_INFINITY, gzip: 128 * 1024 },
 };
 
 /** Whether the codec pool encodes a list in `media` (gzip or not) better than this thread: see POOL_MIN_BYTES. */
 export function poolPays(media: ChunkMedia, gzip: boolean, items: ChunkItems): boolean {
-  if (media === 'json' && !gzip) return false;
-  const min = POOL_MIN_BYTES[media === 'json' ? 'json-gzip' : media];
-  return storedBytes(items, 0, items.count, min) >= min;
+  const min = POOL_MIN_BYTES[media][gzip ? 'gzip' : 'plain'];
+  return Number.isFinite(min) && storedBytes(items, 0, items.count, min) >= min;
 }
 
 /** About how many stored bytes go into one chunk (SVC_LIST_CHUNK_BYTES overrides it, for benches). */
@@ -64,26 +52,15 @@ const DEPTH = 2;
 const HOLD_BYTES = 32 * 1024 * 1024;
 
 export interface StreamedList {
-  media: ChunkMedia;
-  contentType: string;
-  /** The list's definition and its items'. */
-  listDef: string;
-  itemDef: string;
-  /**
-   * The list without items, in the request's spelling: kind, apiVersion, metadata (a Table: its
-   * head, rows to come).
-   */
-  list: { kind: string; apiVersion: string; metadata: Record<string, unknown> } & Record<string, unknown>;
-  /** Table rows: see ChunkSpec.table. */
-  table?: ChunkSpec['table'];
+  /** The answer's encoding, and the request's context of it. */
+  codec: StreamCodec;
+  ctx: EncodeContext;
+  /** The list envelope's metadata. */
+  meta: ListMeta;
   items: ChunkItems;
   encoder: ChunkEncoder;
-  protobuf: ProtobufCodec;
-  cbor: CborCodec | undefined;
   reply: ReplyOptions;
 }
-
-const enc = new TextEncoder();
 
 /** The streamed answer of a long list (protobuf's first pass runs before it answers). */
 export async function replyListStream(l: StreamedList): Promise<Response> {
@@ -92,13 +69,11 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
   const n = starts.length - 1;
   const slice = (k: number): ChunkItems => sliceItems(items, starts[k] as number, starts[k + 1] as number);
   const gzip = l.reply.gzip === true;
-  const spec = { media: l.media, listDef: l.listDef, itemDef: l.itemDef, table: l.table };
+  const spec = l.codec.spec(l.ctx);
 
-  let head: Uint8Array;
-  let tail: Uint8Array;
   const held: (Uint8Array | undefined)[] = new Array(n);
-  if (l.media === 'protobuf') {
-    let itemsLength = 0;
+  let itemsLength = 0;
+  if (l.codec.sizedHead) {
     let holding = 0;
     await pipeline(
       n,
@@ -112,16 +87,8 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
         if (r.bytes.length > 0) held[k] = r.bytes;
       },
     );
-    head = l.protobuf.listHead(l.list, l.listDef, itemsLength);
-    tail = PROTOBUF_LIST_TAIL as Uint8Array;
-  } else if (l.media === 'cbor') {
-    if (!l.cbor) throw new Error('bug: a CBOR list without the CBOR codec');
-    ({ head, tail } = l.cbor.listParts(l.list, l.listDef, items.count));
-  } else {
-    const whole = JSON.stringify({ ...l.list, [l.media === 'table' ? 'rows' : 'items']: [] });
-    head = enc.encode(whole.slice(0, -2)); // ...,"items":[
-    tail = enc.encode(']}');
   }
+  const { head, tail } = l.codec.parts(l.meta, l.ctx, items.count, itemsLength);
 
   const queue: Promise<ChunkResult>[] = [];
   let next = 0;
@@ -188,7 +155,7 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
     },
     { highWaterMark: 0 },
   );
-  const h = headersFor(l.contentType, l.reply);
+  const h = headersFor(l.codec.contentType, l.reply);
   if (gzip) h.push(['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']);
   return new Response(body, { status: l.reply.status ?? 200, headers: h });
 }

@@ -1,12 +1,18 @@
 /**
- * Content negotiation: which encoding a response uses (from Accept) and how a request body is
- * read (from Content-Type). Both brand tokens are understood: `svc` as the spec names them and
- * `k8s`/`kubernetes` as unmodified upstream clients (kubectl, client-go) send them; a response
- * echoes the brand the client asked for.
+ * Content negotiation, the one place media types are told apart: which codec (src/codec/media.ts)
+ * writes a response (from Accept and ?pretty) and which one reads a request body (from
+ * Content-Type). Handlers then write through the codec without asking what it is. Both brand
+ * tokens are understood: `svc` as the spec names them and `k8s`/`kubernetes` as unmodified
+ * upstream clients (kubectl, client-go) send them; a response echoes the brand the client asked
+ * for.
  */
 import { notAcceptable, unsupportedMediaType } from '../api/status';
-import { CBOR_MEDIA_TYPE } from '../codec/cbor';
-import { PROTOBUF_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE_UPSTREAM } from '../codec/protobuf';
+import { cborCodec, protobufCodec } from '../codec/binary-media';
+import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
+import { jsonCodec, yamlCodec } from '../codec/json-media';
+import type { MediaCodec } from '../codec/media';
+import { PROTOBUF_MEDIA_TYPE, PROTOBUF_MEDIA_TYPE_UPSTREAM, type ProtobufCodec } from '../codec/protobuf';
+import { metadataCodec, tableCodec } from '../codec/table-media';
 
 export interface MediaRange {
   type: string;
@@ -136,7 +142,7 @@ const BODY_TYPES: Record<string, BodyType> = {
 };
 
 /** The body type of a request; 415 when unsupported for the verb. */
-export function bodyType(contentType: string | null, allowed: readonly BodyType[]): BodyType {
+function bodyType(contentType: string | null, allowed: readonly BodyType[]): BodyType {
   const m = contentType ? parseMediaType(contentType) : undefined;
   // Like the reference, a body without Content-Type is read as JSON.
   const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : 'json';
@@ -147,4 +153,123 @@ export function bodyType(contentType: string | null, allowed: readonly BodyType[
     throw unsupportedMediaType(contentType ?? '', accepted);
   }
   return t;
+}
+
+/** What a response may be: transformed (Table, metadata), in protobuf (the kind has a .proto message), in CBOR. */
+export interface ResponseOptions {
+  transform: boolean;
+  protobuf: boolean;
+  cbor: boolean;
+  /** ?pretty=true: indented JSON. */
+  pretty: boolean;
+}
+
+/** The body types a request may use beyond the text ones: protobuf, CBOR. */
+export interface BodyOptions {
+  protobuf: boolean;
+  cbor: boolean;
+}
+
+export interface NegotiatedBody {
+  type: BodyType;
+  codec: MediaCodec;
+}
+
+const JSON_CODEC = jsonCodec(false);
+const PRETTY_JSON_CODEC = jsonCodec(true);
+const YAML_CODEC = yamlCodec();
+
+/** The codec reading a body of `type`: the patch types are JSON (apply: YAML, or CBOR). */
+function bodyCodec(type: BodyType, protobuf: MediaCodec | undefined, cbor: MediaCodec | undefined): MediaCodec | undefined {
+  switch (type) {
+    case 'json':
+    case 'json-patch':
+    case 'merge-patch':
+    case 'strategic-merge-patch':
+      return JSON_CODEC;
+    case 'yaml':
+    case 'apply-patch':
+      return YAML_CODEC;
+    case 'protobuf':
+      return protobuf;
+    case 'cbor':
+    case 'apply-patch-cbor':
+      return cbor;
+  }
+}
+
+/** A request body's type and codec among `allowed` (binary ones only when given); 415 otherwise. */
+export function negotiateBody(
+  contentType: string | null,
+  allowed: readonly BodyType[],
+  binary: { protobuf?: MediaCodec; cbor?: MediaCodec } = {},
+): NegotiatedBody {
+  const served = allowed.filter((t) => bodyCodec(t, binary.protobuf, binary.cbor) !== undefined);
+  const type = bodyType(contentType, served);
+  return { type, codec: bodyCodec(type, binary.protobuf, binary.cbor) as MediaCodec };
+}
+
+/**
+ * The server's codecs, chosen per request: the protobuf codec (built-in kinds) and the CBOR one
+ * (present with the CBORServingAndStorage gate on).
+ */
+export class Negotiation {
+  private readonly cbor: MediaCodec | undefined;
+  /** Codecs by negotiated output: protobuf by media type, Table and metadata by group, version and pretty. */
+  private readonly made = new Map<string, MediaCodec>();
+
+  constructor(private readonly codecs: { protobuf: ProtobufCodec; cbor?: CborCodec }) {
+    this.cbor = codecs.cbor && cborCodec(codecs.cbor);
+  }
+
+  /** The codec of a response; 406 NotAcceptable when Accept names none the request may have. */
+  response(accept: string | null, o: ResponseOptions): MediaCodec {
+    return this.codecOf(chooseOutput(accept, o.transform, o.protobuf, o.cbor && this.cbor !== undefined), o.pretty);
+  }
+
+  /** The codec of a response, or undefined when Accept names none (an error then stays JSON). */
+  responseOrUndefined(accept: string | null, o: ResponseOptions): MediaCodec | undefined {
+    try {
+      return this.response(accept, o);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A request body's type and codec; 415 when its Content-Type is not among `allowed`. */
+  body(contentType: string | null, allowed: readonly BodyType[], o: BodyOptions): NegotiatedBody {
+    return negotiateBody(contentType, allowed, {
+      protobuf: o.protobuf ? this.codecOf({ kind: 'protobuf', mediaType: PROTOBUF_MEDIA_TYPE }, false) : undefined,
+      cbor: o.cbor ? this.cbor : undefined,
+    });
+  }
+
+  private codecOf(out: Output, pretty: boolean): MediaCodec {
+    switch (out.kind) {
+      case 'json':
+        return pretty ? PRETTY_JSON_CODEC : JSON_CODEC;
+      case 'yaml':
+        return YAML_CODEC;
+      case 'cbor':
+        if (!this.cbor) throw new Error('bug: CBOR negotiated without the CBOR codec');
+        return this.cbor;
+      case 'protobuf':
+        return this.memo(`protobuf;${out.mediaType};${pretty}`, () =>
+          protobufCodec(this.codecs.protobuf, out.mediaType, pretty ? PRETTY_JSON_CODEC : JSON_CODEC),
+        );
+      case 'table':
+        return this.memo(`table;${out.group};${out.version};${pretty}`, () => tableCodec(out.group, out.version, pretty));
+      case 'metadata':
+        return this.memo(`metadata;${out.group};${out.version};${pretty}`, () => metadataCodec(out.group, out.version, pretty));
+    }
+  }
+
+  private memo(key: string, make: () => MediaCodec): MediaCodec {
+    let c = this.made.get(key);
+    if (c === undefined) {
+      c = make();
+      this.made.set(key, c);
+    }
+    return c;
+  }
 }

@@ -7,31 +7,30 @@ import { upstreamGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
 import { queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
-import { parseFieldSelector, parseLabelSelector } from '../api/selectors';
-import { badRequest, invalid, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
+import { badRequest, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
-import { type FieldError, forbiddenField, notSupported } from '../api/validation';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import type { ServiceAccountTokens } from '../auth/sa-tokens';
 import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
 import { type BrandView, brandView } from '../codec/brand-view';
-import { CBOR_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
-import { type ChunkItems, inlineEncoder } from '../codec/list-chunks';
+import type { CborCodec } from '../codec/cbor';
+import { decodeJson, decodeYaml } from '../codec/json-media';
+import { inlineEncoder } from '../codec/list-chunks';
+import type { CodecKind, EncodeContext, ListItems, MediaCodec, StoredObject } from '../codec/media';
 import type { ProtobufCodec } from '../codec/protobuf';
-import { decodeStored, storedListJson, storedText, writtenText } from '../codec/stored';
-import { partialObjectMetadata, tableHead, toTable } from '../codec/table';
+import { decodeStored, storedText } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
-import { bindPod } from '../registry/binding';
+import { BINDING_SCHEMA, bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
 import type { ListResult } from '../registry/list';
-import type { DeleteOptions, FieldValidation, ListOptions, PatchType, WriteOptions } from '../registry/options';
-import type { StoredItem } from '../registry/stored-item';
+import type { DeleteOptions, FieldValidation, PatchType, WriteOptions } from '../registry/options';
 import type { CodecPool } from '../workers/codec-pool';
-import { decodeBody, decodeText, readBody } from './body';
-import { poolPays, replyListStream, STREAM_MIN_ITEMS, type StreamedList } from './list-stream';
-import { chooseOutput, type Output } from './negotiate';
-import { type ReplyOptions, reply, replyBytes, replyJsonText } from './respond';
+import { decodeBody, readBody } from './body';
+import { listOptions, validateListOptions } from './list-options';
+import { poolPays, replyListStream, STREAM_MIN_ITEMS } from './list-stream';
+import { type BodyType, Negotiation } from './negotiate';
+import { type ReplyOptions, reply, replyEncoded } from './respond';
 import { handleScale } from './scale';
 import type { WatchHandler } from './watch-handler';
 
@@ -57,6 +56,9 @@ export interface HandlerOptions {
 
 const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'] as const;
 
+/** What the codecs need of serviceaccounts/token's answer (a TokenRequest). */
+const TOKEN_REQUEST_KIND: CodecKind = { kind: 'TokenRequest', listKind: 'TokenRequestList', schema: TOKEN_REQUEST_SCHEMA, columns: [] };
+
 /** The field manager: `fieldManager`, else the User-Agent up to its first '/' (as the reference). */
 function fieldManager(q: URLSearchParams, req: Request): string | undefined {
   const m = q.get('fieldManager');
@@ -80,56 +82,9 @@ export function writeOptions(q: URLSearchParams): WriteOptions {
   return { dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
 }
 
-/**
- * The reference's ValidateListOptions for list and deletecollection: resourceVersionMatch needs a
- * resourceVersion, no continue, a known value, and "Exact" not with "0". 422 Invalid
- * `ListOptions.meta.svc.io ""` listing every problem.
- */
-export function validateListOptions(q: URLSearchParams): void {
-  const match = q.get('resourceVersionMatch') ?? '';
-  if (match === '') return;
-  const rv = q.get('resourceVersion') ?? '';
-  const errs: FieldError[] = [];
-  if (rv === '') errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-  if ((q.get('continue') ?? '') !== '')
-    errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-  if (match !== 'Exact' && match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
-  if (match === 'Exact' && rv === '0')
-    errs.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
-  if (errs.length === 0) return;
-  const e = invalid('ListOptions', 'meta.svc.io', '', errs);
-  // Issue 3 asks for 400 when resourceVersionMatch comes without a resourceVersion (the reference
-  // answers 422 for every ListOptions error); the body keeps the reference's text and causes.
-  if (rv === '') throw new StatusError(400, 'BadRequest', e.message, e.details);
-  throw e;
-}
-
-export function listOptions(q: URLSearchParams, store: ResourceStore): ListOptions {
-  // A negative limit means none, as the reference's storage treats limit <= 0.
-  const limit = Math.max(0, queryInt(q, 'limit') ?? 0);
-  // The reference decodes the whole ListOptions for a list too: a malformed watch option is 400.
-  queryBool(q, 'allowWatchBookmarks');
-  queryBool(q, 'sendInitialEvents');
-  queryInt(q, 'timeoutSeconds');
-  const rvm = q.get('resourceVersionMatch') ?? '';
-  if (rvm !== '' && rvm !== 'Exact' && rvm !== 'NotOlderThan') {
-    throw badRequest(`resourceVersionMatch: Unsupported value: "${rvm}": supported values: "Exact", "NotOlderThan"`);
-  }
-  const labelSelector = parseLabelSelector(q.get('labelSelector') ?? '');
-  const fieldSelector = parseFieldSelector(q.get('fieldSelector') ?? '', store.selectableFields);
-  return {
-    labelSelector,
-    fieldSelector,
-    hasSelectors: labelSelector.length > 0 || fieldSelector.length > 0,
-    limit,
-    continueToken: q.get('continue') ?? '',
-    resourceVersion: q.get('resourceVersion') ?? '',
-    resourceVersionMatch: rvm as ListOptions['resourceVersionMatch'],
-  };
-}
-
 export class ResourceHandler {
   private readonly clock: () => number;
+  private readonly negotiation: Negotiation;
 
   /** A core object by plural, namespace and name (undefined when it does not exist). */
   private async findObject(plural: string, namespace: string, name: string): Promise<Obj | undefined> {
@@ -149,6 +104,7 @@ export class ResourceHandler {
     private readonly opts: HandlerOptions,
   ) {
     this.clock = opts.clock ?? Date.now;
+    this.negotiation = new Negotiation({ protobuf: opts.protobuf, cbor: opts.cbor });
   }
 
   async handle(info: ResourceRequest, req: Request, url: RequestUrl): Promise<Response> {
@@ -176,11 +132,15 @@ export class ResourceHandler {
       // A Status in protobuf when that is what the client asked for (the reference negotiates
       // errors as it negotiates objects); CBOR likewise; JSON otherwise, from the chain's error renderer.
       if (err instanceof StatusError) {
-        const pb = this.opts.protobuf.supports(store.def.schema);
-        const out = pb || this.opts.cbor ? acceptedOutput(req.headers.get('accept'), pb, this.opts.cbor !== undefined) : undefined;
-        const o = { status: err.code, headers: err.headers };
-        if (out?.kind === 'protobuf') return replyBytes(this.opts.protobuf.encodeStatus(err.body()), out.mediaType, o);
-        if (out?.kind === 'cbor' && this.opts.cbor) return replyBytes(this.opts.cbor.encode(err.body()), CBOR_MEDIA_TYPE, o);
+        const protobuf = this.opts.protobuf.supports(store.def.schema);
+        const codec = this.negotiation.responseOrUndefined(req.headers.get('accept'), {
+          transform: false,
+          protobuf,
+          cbor: true,
+          pretty: false,
+        });
+        const encoded = codec?.error(err.body());
+        if (encoded) return replyEncoded(encoded, { status: err.code, headers: err.headers });
       }
       throw err;
     }
@@ -204,46 +164,49 @@ export class ResourceHandler {
     const q = url.searchParams;
     const pb = this.opts.protobuf.supports(def.schema);
     const accept = req.headers.get('accept');
-    const pbDecode = pb ? (b: Uint8Array) => this.opts.protobuf.decode(b, def.schema) : undefined;
-    const cborCodec = this.opts.cbor;
-    const cb = cborCodec !== undefined;
-    const cborDecode = cborCodec ? (b: Uint8Array) => cborCodec.decode(b, def.schema) : undefined;
+    const contentType = req.headers.get('content-type');
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
-    const base: ReplyOptions = { pretty: queryBool(q, 'pretty') === true };
+    const pretty = queryBool(q, 'pretty') === true;
+    const base: ReplyOptions = { pretty };
+    // The answer's codec (406 when Accept names none), chosen where each verb has always chosen it.
+    const respond = (transform: boolean): MediaCodec => this.negotiation.response(accept, { transform, protobuf: pb, cbor: true, pretty });
+    const bodyIn = (allowed: readonly BodyType[]) => this.negotiation.body(contentType, allowed, { protobuf: pb, cbor: true });
+    const ctx: EncodeContext = { kind: def, view, now: this.clock };
     if (def.virtual) {
       // Access reviews: create only, answered from the request, nothing stored.
       if (info.verb !== 'create' || sub !== '') throw methodNotAllowed();
-      const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
+      const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema);
       const obj = store.checkTypeMeta(body.value);
       const user = requestUser(req);
       if (!user || !this.opts.review) throw methodNotAllowed();
       const answer = this.opts.review(def.kind, obj, user, info.namespace);
-      return this.encodeObject(answer, chooseOutput(accept, false, pb, cb), { ...base, status: 201 }, view, def);
+      return replyEncoded(respond(false).object({ obj: answer }, ctx), { ...base, status: 201 });
     }
     if (token && this.opts.tokens) {
       if (info.verb !== 'create') throw methodNotAllowed();
-      const trDecode = (b: Uint8Array) => this.opts.protobuf.decode(b, TOKEN_REQUEST_SCHEMA);
-      const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], trDecode);
+      const tr = this.negotiation.body(contentType, ['json', 'yaml', 'protobuf'], { protobuf: true, cbor: false });
+      const body = await decodeBody(req, tr, TOKEN_REQUEST_SCHEMA);
       const sa = decodeStored(await store.get(info.namespace, info.name));
       const answer = await tokenRequest(sa, body.value, this.opts.tokens, (kind, namespace, name) =>
         this.findObject(`${kind.toLowerCase()}s`, namespace, name),
       );
-      const out = chooseOutput(accept, false, true, false);
-      if (out.kind === 'protobuf')
-        return replyBytes(this.opts.protobuf.encode(answer, TOKEN_REQUEST_SCHEMA), out.mediaType, { ...base, status: 201 });
-      return reply(answer, { ...base, status: 201, yaml: out.kind === 'yaml' });
+      const codec = this.negotiation.response(accept, { transform: false, protobuf: true, cbor: false, pretty });
+      return replyEncoded(codec.object({ obj: answer }, { ...ctx, kind: TOKEN_REQUEST_KIND }), { ...base, status: 201 });
     }
     if (eviction) {
       if (info.verb !== 'create') throw methodNotAllowed();
-      const body = await decodeBody(req, ['json', 'yaml']);
+      const body = await decodeBody(req, bodyIn(['json', 'yaml']));
       const budgets = this.api.lookup('policy', 'v1', 'poddisruptionbudgets');
       await evict(store, budgets, info.namespace, info.name, body.value, writeOptions(q).dryRun, this.clock);
       return reply({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }, { ...base, status: 201 });
     }
     if (binding) {
       if (info.verb !== 'create') throw methodNotAllowed();
-      const bindingSchema = 'io.svc.api.core.v1.Binding';
-      const body = await decodeBody(req, ['json', 'yaml', 'protobuf'], (b) => this.opts.protobuf.decode(b, bindingSchema));
+      const body = await decodeBody(
+        req,
+        this.negotiation.body(contentType, ['json', 'yaml', 'protobuf'], { protobuf: true, cbor: false }),
+        BINDING_SCHEMA,
+      );
       const w = writeOptions(q);
       w.fieldManager = fieldManager(q, req);
       w.user = requestUser(req);
@@ -253,48 +216,46 @@ export class ResourceHandler {
     if (scale) {
       const w = writeOptions(q);
       w.fieldManager = fieldManager(q, req);
-      const out = chooseOutput(accept, false);
-      return this.encodeObject(await handleScale(store, info, req, w), out, { ...base, warnings: w.warnings }, view);
+      const codec = this.negotiation.response(accept, { transform: false, protobuf: false, cbor: false, pretty });
+      return replyEncoded(codec.object({ obj: await handleScale(store, info, req, w) }, ctx), { ...base, warnings: w.warnings });
     }
     switch (info.verb) {
       case 'get': {
-        const out = chooseOutput(accept, true, pb, cb);
+        const codec = respond(true);
         const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '');
-        if (out.kind === 'json') return replyJsonText(view.text(storedText(kv)), { ...base, gzip: acceptsGzip });
-        return this.encodeObjects(store, view, [decodeStored(kv)], undefined, out, { ...base, gzip: acceptsGzip });
+        return replyEncoded(codec.object({ kv }, ctx), { ...base, gzip: acceptsGzip });
       }
       case 'list': {
-        const out = chooseOutput(accept, true, pb, cb);
+        const codec = respond(true);
         validateListOptions(q);
         const r = await store.list(info.namespace, listOptions(q, store));
-        return this.encodeList(store, view, r, out, { ...base, gzip: acceptsGzip });
+        return this.encodeList(store, ctx, r, codec, { ...base, gzip: acceptsGzip });
       }
       case 'watch': {
-        const out = chooseOutput(accept, true, pb, cb);
-        return this.watches.serve(store, info, req, q, out, view);
+        return this.watches.serve(store, info, req, q, respond(true), view);
       }
       case 'create': {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
+        const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
         w.auditAnnotations = requestAnnotations(req);
-        const out = chooseOutput(accept, false, pb, cb);
+        const codec = respond(false);
         const obj = await store.create(info.namespace, body.value, w);
-        return this.encodeObject(obj, out, { ...base, status: 201, warnings: w.warnings }, view, def);
+        return replyEncoded(codec.object({ obj }, ctx), { ...base, status: 201, warnings: w.warnings });
       }
       case 'update': {
         const w = writeOptions(q);
-        const body = await decodeBody(req, ['json', 'yaml', 'protobuf', 'cbor'], pbDecode, cborDecode);
+        const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
         w.auditAnnotations = requestAnnotations(req);
-        const out = chooseOutput(accept, false, pb, cb);
+        const codec = respond(false);
         const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
-        return this.encodeObject(obj, out, { ...base, warnings: w.warnings }, view, def);
+        return replyEncoded(codec.object({ obj }, ctx), { ...base, warnings: w.warnings });
       }
       case 'patch': {
         if (sub !== '' && sub !== 'status') throw methodNotAllowed();
@@ -302,11 +263,12 @@ export class ResourceHandler {
         const body = await decodeBody(
           req,
           // Custom resources have no patch strategies: strategic merge patch is 415 for them, as the reference.
-          def.custom
-            ? ['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor']
-            : ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
-          undefined,
-          cborDecode,
+          bodyIn(
+            def.custom
+              ? ['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor']
+              : ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
+          ),
+          def.schema,
         );
         // apply-patch+cbor is server-side apply with a CBOR body; there is no other CBOR patch type.
         const patchType = (body.type === 'apply-patch-cbor' ? 'apply-patch' : body.type) as PatchType;
@@ -318,9 +280,9 @@ export class ResourceHandler {
         const force = queryBool(q, 'force');
         if (force !== undefined && patchType !== 'apply-patch')
           throw badRequest('force: Forbidden: may not be specified for non-apply patch');
-        const out = chooseOutput(accept, false, pb, cb);
+        const codec = respond(false);
         const r = await store.patch(info.namespace, info.name, patchType, body.value, w, sub, force === true);
-        return this.encodeObject(r.obj, out, { ...base, status: r.created ? 201 : 200, warnings: w.warnings }, view, def);
+        return replyEncoded(codec.object({ obj: r.obj }, ctx), { ...base, status: r.created ? 201 : 200, warnings: w.warnings });
       }
       case 'delete': {
         if (sub !== '') throw methodNotAllowed();
@@ -328,14 +290,13 @@ export class ResourceHandler {
         o.user = requestUser(req);
         o.auditAnnotations = requestAnnotations(req);
         o.warnings = [];
-        const out = chooseOutput(accept, false, pb, cb);
+        const codec = respond(false);
         const r = await store.delete(info.namespace, info.name, o);
         const dbase = { ...base, warnings: o.warnings };
-        if (!r.deleted || def.returnDeletedObject) return this.encodeObject(r.obj, out, dbase, view, def);
+        if (!r.deleted || def.returnDeletedObject) return replyEncoded(codec.object({ obj: r.obj }, ctx), dbase);
         const target = { ...store.target, group: info.brand === 'k8s' ? upstreamGroup(store.target.group) : store.target.group };
         const done = success(target, info.name, r.obj.metadata.uid ?? '');
-        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(done), CBOR_MEDIA_TYPE, dbase);
-        return reply(done, { ...dbase, yaml: out.kind === 'yaml' });
+        return replyEncoded(codec.value(done, undefined), dbase);
       }
       case 'deletecollection': {
         if (sub !== '' || !def.deleteCollection) throw methodNotAllowed();
@@ -345,7 +306,7 @@ export class ResourceHandler {
         o.warnings = [];
         validateListOptions(q);
         const lo = listOptions(q, store);
-        const out = chooseOutput(accept, false, pb, cb);
+        const codec = respond(false);
         const r = await store.deleteCollection(info.namespace, lo, o);
         const list = {
           kind: def.listKind,
@@ -353,163 +314,55 @@ export class ResourceHandler {
           metadata: { resourceVersion: String(r.revision) },
           items: r.items.map(view.obj),
         };
-        const lbase = { ...base, warnings: o.warnings };
-        if (out.kind === 'cbor' && cborCodec) return replyBytes(cborCodec.encode(list, `${def.schema}List`), CBOR_MEDIA_TYPE, lbase);
-        return reply(list, { ...lbase, yaml: out.kind === 'yaml' });
+        return replyEncoded(codec.value(list, `${def.schema}List`), { ...base, warnings: o.warnings });
       }
       default:
         throw methodNotAllowed();
     }
   }
 
-  private encodeObject(obj: Obj, out: Output, o: ReplyOptions, view: BrandView, def?: ResourceStore['def']): Response {
-    if (out.kind === 'protobuf' && def) return replyBytes(this.opts.protobuf.encode(view.obj(obj), def.schema), out.mediaType, o);
-    if (out.kind === 'cbor' && this.opts.cbor) return replyBytes(this.opts.cbor.encode(view.obj(obj), def?.schema), CBOR_MEDIA_TYPE, o);
-    if (out.kind === 'json') {
-      // A write's result: the text just stored, with its resourceVersion (no second stringify).
-      const text = writtenText(obj);
-      if (text !== undefined) return replyJsonText(view.text(text), o);
-    }
-    return reply(view.obj(obj), { ...o, yaml: out.kind === 'yaml' });
-  }
-
-  private encodeObjects(
+  /** A list: streamed when long (or when the codec pool pays), else written whole by the codec. */
+  private encodeList(
     store: ResourceStore,
-    view: BrandView,
-    stored: Obj[],
-    listMeta: Record<string, unknown> | undefined,
-    out: Output,
+    ctx: EncodeContext,
+    r: ListResult,
+    codec: MediaCodec,
     o: ReplyOptions,
-  ): Response {
-    const def = store.def;
-    const objs = view.brand === 'svc' ? stored : stored.map(view.obj);
-    switch (out.kind) {
-      case 'table':
-        return reply(toTable(def, objs, listMeta ?? {}, out.group, this.clock()), { ...o, mediaParams: asParams('Table', out) });
-      case 'metadata':
-        if (listMeta === undefined)
-          return reply(partialObjectMetadata(objs[0] as Obj, out.group), { ...o, mediaParams: asParams('PartialObjectMetadata', out) });
-        return reply(
-          {
-            kind: 'PartialObjectMetadataList',
-            apiVersion: `${out.group}/v1`,
-            metadata: listMeta,
-            items: objs.map((x) => partialObjectMetadata(x, out.group)),
-          },
-          { ...o, mediaParams: asParams('PartialObjectMetadataList', out) },
-        );
-      case 'yaml':
-        if (listMeta === undefined) return reply(objs[0], { ...o, yaml: true });
-        return reply({ apiVersion: view.apiVersion, items: objs, kind: def.listKind, metadata: listMeta }, { ...o, yaml: true });
-      case 'json':
-        if (listMeta === undefined) return reply(objs[0], o);
-        return reply({ kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs }, o);
-      case 'cbor': {
-        const c = this.opts.cbor as CborCodec;
-        if (listMeta === undefined) return replyBytes(c.encode(objs[0], def.schema), CBOR_MEDIA_TYPE, o);
-        const list = { kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs };
-        return replyBytes(c.encode(list, `${def.schema}List`), CBOR_MEDIA_TYPE, o);
-      }
-      case 'protobuf':
-        if (listMeta === undefined) return replyBytes(this.opts.protobuf.encode(objs[0] as Obj, def.schema), out.mediaType, o);
-        return replyBytes(
-          this.opts.protobuf.encode(
-            { kind: def.listKind, apiVersion: view.apiVersion, metadata: listMeta, items: objs },
-            `${def.schema}List`,
-          ),
-          out.mediaType,
-          o,
-        );
-    }
-  }
-
-  private encodeList(store: ResourceStore, view: BrandView, r: ListResult, out: Output, o: ReplyOptions): Response | Promise<Response> {
+  ): Response | Promise<Response> {
     const meta: Record<string, unknown> = { resourceVersion: String(r.revision) };
     if (r.continueToken) meta.continue = r.continueToken;
     if (r.remainingItemCount !== undefined) meta.remainingItemCount = r.remainingItemCount;
     const def = store.def;
-    const count = r.items.length;
-    const media = o.pretty
-      ? undefined
-      : out.kind === 'json' || out.kind === 'protobuf' || out.kind === 'cbor' || out.kind === 'table'
-        ? out.kind
-        : undefined;
-    if (media !== undefined) {
-      const listed = r.items;
-      const items: ChunkItems = {
-        count,
-        key: (i) => (listed[i] as StoredItem).key,
-        value: (i) => (listed[i] as StoredItem).value,
-        rv: (i) => (listed[i] as StoredItem).rv,
-      };
+    const listed = r.items;
+    const count = listed.length;
+    const items: ListItems = {
+      count,
+      key: (i) => (listed[i] as StoredObject).key,
+      value: (i) => (listed[i] as StoredObject).value,
+      rv: (i) => (listed[i] as StoredObject).rv,
+      text: (i) => (listed[i] as StoredObject).text,
+      obj: (i) => (listed[i] as StoredObject).obj,
+    };
+    // ?pretty answers are written whole.
+    const stream = o.pretty ? undefined : codec.stream;
+    if (stream) {
       const pool = this.opts.codecPool?.supports(def.schema, def.storageVersion) === true ? this.opts.codecPool : undefined;
-      const pooled = pool !== undefined && poolPays(media, o.gzip === true, items);
+      const pooled = pool !== undefined && poolPays(stream.media, o.gzip === true, items);
       if (pooled || count >= STREAM_MIN_ITEMS) {
-        const table = out.kind === 'table' ? { kind: def.kind, group: out.group, nowMs: this.clock() } : undefined;
         return replyListStream({
-          media,
-          contentType:
-            out.kind === 'protobuf'
-              ? out.mediaType
-              : out.kind === 'cbor'
-                ? CBOR_MEDIA_TYPE
-                : out.kind === 'table'
-                  ? `application/json${asParams('Table', out)}`
-                  : 'application/json',
-          listDef: `${def.schema}List`,
-          itemDef: def.schema,
-          list:
-            out.kind === 'table'
-              ? (tableHead(def.columns, meta, out.group) as StreamedList['list'])
-              : { kind: def.listKind, apiVersion: view.apiVersion, metadata: meta },
-          table,
+          codec: stream,
+          ctx,
+          meta,
           items,
           encoder: pooled
-            ? pool.encoder(def.group, def.version, view.brand)
-            : inlineEncoder({ protobuf: this.opts.protobuf, cbor: this.opts.cbor, columns: () => def.columns }, view),
-          protobuf: this.opts.protobuf,
-          cbor: this.opts.cbor,
+            ? pool.encoder(def.group, def.version, ctx.view.brand)
+            : inlineEncoder(stream, { view: ctx.view, columns: def.columns }),
           reply: o,
         });
       }
-      // Stored JSON as it is, in bytes: no parse, no stringify, no string per item.
-      if (out.kind === 'json' && view.brand === 'svc') {
-        const head = `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`;
-        return replyBytes(storedListJson(head, items, ']}'), 'application/json', o);
-      }
     }
-    if (out.kind === 'json' && !o.pretty) {
-      // Serve stored (or cached) JSON text: no parse, no stringify per item.
-      let parts = r.items.map((i) => i.text);
-      if (view.brand !== 'svc') parts = parts.map(view.text);
-      return replyJsonText(
-        `{"kind":"${def.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[${parts.join(',')}]}`,
-        o,
-      );
-    }
-    return this.encodeObjects(
-      store,
-      view,
-      r.items.map((i) => i.obj),
-      meta,
-      out,
-      o,
-    );
+    return replyEncoded(codec.list(meta, items, ctx), o);
   }
-}
-
-/** The output an Accept header chooses, or undefined when it chooses none (the error stays JSON). */
-function acceptedOutput(accept: string | null, protobuf: boolean, cbor: boolean): Output | undefined {
-  try {
-    return chooseOutput(accept, false, protobuf, cbor);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The media type parameters of a Table or metadata answer: the shape and the group/version the client asked for. */
-function asParams(as: string, out: { group: string; version: string }): string {
-  return `;as=${as};v=${out.version};g=${out.group}`;
 }
 
 /** DeleteOptions from the body (optional) and the query. */
@@ -518,7 +371,7 @@ async function deleteOptions(req: Request, q: URLSearchParams, unsafeDeleteGate:
   let body: Record<string, unknown> = {};
   const text = await readBody(req);
   if (text.trim() !== '') {
-    const v = decodeText(text, (req.headers.get('content-type') ?? '').includes('yaml') ? 'yaml' : 'json');
+    const v = ((req.headers.get('content-type') ?? '').includes('yaml') ? decodeYaml : decodeJson)(text);
     if (!isObject(v)) throw badRequest('DeleteOptions must be an object');
     body = v;
   }

@@ -1,12 +1,11 @@
 /**
- * Building responses: encodings (JSON, YAML), pretty printing, Warning headers, gzip, and the one
- * place Status errors become HTTP responses.
+ * Building responses: bodies a codec wrote (src/codec/media.ts) or JSON, Warning headers, gzip,
+ * and the one place Status errors become HTTP responses.
  */
-import YAML from 'yaml';
-import { isObject, type Obj } from '../api/meta';
 import { internal, StatusError } from '../api/status';
-import { stringifyObject } from '../codec/stringify';
-import { storageStatus } from '../registry/errors';
+import { JSON_MEDIA_TYPE, jsonText } from '../codec/json-media';
+import type { Encoded } from '../codec/media';
+import { unavailableStatus } from '../registry/storage-errors';
 
 /** Compress only responses at least this large, as the reference (defaultGzipThresholdBytes). */
 export const GZIP_THRESHOLD = 128 * 1024;
@@ -14,12 +13,9 @@ export const GZIP_THRESHOLD = 128 * 1024;
 export interface ReplyOptions {
   status?: number;
   pretty?: boolean;
-  yaml?: boolean;
   gzip?: boolean;
   warnings?: string[];
   headers?: Record<string, string>;
-  /** Media type parameters of a JSON answer in another shape (`;as=Table;v=v1;g=meta.k8s.io`). */
-  mediaParams?: string;
 }
 
 /** Header pairs (a plain array is much cheaper for Response than a Headers object). */
@@ -64,24 +60,12 @@ function finish(body: string | Uint8Array<ArrayBuffer>, contentType: string, o: 
 
 /** An object (or list, Status, discovery document) in the chosen encoding. */
 export function reply(obj: unknown, o: ReplyOptions = {}): Response {
-  // YAML 1.1 scalar rules, as the reference's go-yaml: strings such as "on", "yes", "y" or an
-  // RFC 3339 time are quoted, so YAML 1.1 readers (kubectl, client-go) keep them strings.
-  // Objects sharing a value (interned managedFields) are written out in full: no anchors/aliases.
-  if (o.yaml) return finish(YAML.stringify(obj, { version: '1.1', aliasDuplicateObjects: false }), 'application/yaml', o);
-  const contentType = o.mediaParams ? `application/json${o.mediaParams}` : 'application/json';
-  const text = o.pretty ? `${JSON.stringify(obj, null, 2)}\n` : isObject(obj) ? stringifyObject(obj as Obj) : JSON.stringify(obj);
-  return finish(text, contentType, o);
+  return finish(jsonText(obj, o.pretty === true), JSON_MEDIA_TYPE, o);
 }
 
-/** Binary bodies (protobuf). */
-export function replyBytes(body: Uint8Array, contentType: string, o: ReplyOptions = {}): Response {
-  return finish(body as Uint8Array<ArrayBuffer>, contentType, o);
-}
-
-/** Pre-encoded JSON text (stored objects served without parsing). */
-export function replyJsonText(text: string, o: ReplyOptions = {}): Response {
-  if (o.pretty || o.yaml) return reply(JSON.parse(text), o);
-  return finish(text, 'application/json', o);
+/** A body a codec wrote (src/codec/media.ts). */
+export function replyEncoded(e: Encoded, o: ReplyOptions = {}): Response {
+  return finish(e.body as string | Uint8Array<ArrayBuffer>, e.contentType, o);
 }
 
 /** Plain text (health checks, metrics). */
@@ -89,13 +73,13 @@ export function replyText(text: string, status = 200, contentType = 'text/plain;
   return new Response(text, { status, headers: { 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff' } });
 }
 
-/** The only place errors become responses: a StatusError as its Status, anything else a logged 500. */
+/**
+ * The only place errors become responses: a StatusError as its Status, an unreachable store as
+ * 503, anything else a logged 500.
+ */
 export function replyError(e: unknown, o: ReplyOptions = {}, log: (msg: string) => void = console.error): Response {
-  let err: StatusError;
-  const stored = storageStatus(e);
-  if (e instanceof StatusError) err = e;
-  else if (stored) err = stored;
-  else {
+  let err = e instanceof StatusError ? e : unavailableStatus(e);
+  if (err === undefined) {
     log(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     err = internal(e instanceof Error ? e.message : String(e));
   }

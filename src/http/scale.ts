@@ -14,6 +14,7 @@ import type { KindDef } from '../registry/kind';
 import type { WriteOptions } from '../registry/options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError } from '../registry/patch';
 import { decodeBody } from './body';
+import { type BodyType, negotiateBody } from './negotiate';
 
 /** The value at a `.a.b` path (the paths of a CRD's subresources.scale). */
 function at(o: unknown, path: string): unknown {
@@ -83,7 +84,8 @@ export async function handleScale(store: ResourceStore, info: ResourceRequest, r
   const paths = store.def.scalePaths;
   if (info.verb === 'get') return scaleOf(decodeStored(await store.get(namespace, name)), paths);
   if (info.verb !== 'update' && info.verb !== 'patch') throw methodNotAllowed();
-  const body = await decodeBody(req, info.verb === 'update' ? ['json', 'yaml'] : ['json-patch', 'merge-patch', 'strategic-merge-patch']);
+  const allowed: BodyType[] = info.verb === 'update' ? ['json', 'yaml'] : ['json-patch', 'merge-patch', 'strategic-merge-patch'];
+  const body = await decodeBody(req, negotiateBody(req.headers.get('content-type'), allowed));
   for (;;) {
     const cur = decodeStored(await store.get(namespace, name));
     let wanted: unknown = body.value;

@@ -11,14 +11,13 @@
 
 import type { FlowControl } from '../apf/flow-control';
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
-import { internal, pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
+import { pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
 import type { Auditor, AuditRecord } from '../auth/auditor';
 import type { Authorizer } from '../auth/authz';
 import { impersonated } from '../auth/impersonation';
 import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
-import { CorruptObjectError } from '../codec/stored';
-import { isStorageFailure } from '../registry/errors';
+import { isStorageFailure, undecodableStatus } from '../registry/storage-errors';
 import type { Discovery } from './discovery';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
@@ -193,10 +192,10 @@ export function buildHandler(d: ChainDeps): Chain {
     } catch (e) {
       // Anything but an API error or a known store condition is a failure of the server itself:
       // audited as the reference audits a recovered panic.
-      if (record && !record.done && !(e instanceof StatusError) && !(e instanceof CorruptObjectError) && !isStorageFailure(e)) {
+      if (record && !record.done && !(e instanceof StatusError) && !isStorageFailure(e)) {
         record.panic(e instanceof Error ? e.message : String(e));
       }
-      res = replyError(e instanceof CorruptObjectError ? corrupt(e) : e, {}, d.log);
+      res = replyError(undecodableStatus(e) ?? e, {}, d.log);
     }
     res.headers.set(AUDIT_ID_HEADER, auditID);
     if (record && !record.done) record.respond(res, info !== undefined && isLongRunning(info));
@@ -237,15 +236,4 @@ function auditIdOf(req: Request): string {
 export function withAuditId(req: Request, res: Response): Response {
   res.headers.set(AUDIT_ID_HEADER, auditIdOf(req));
   return res;
-}
-
-/** A stored object that cannot be decoded: a 500 naming it (delete it with ignoreStoreReadErrorWithClusterBreakingPotential). */
-function corrupt(e: CorruptObjectError): StatusError {
-  const err = internal(e.message);
-  err.details?.causes?.push({
-    reason: 'StorageReadError',
-    field: e.key,
-    message: 'the object cannot be decoded; it can be deleted with ignoreStoreReadErrorWithClusterBreakingPotential=true',
-  });
-  return err;
 }

@@ -14,20 +14,15 @@
  * that cannot keep up (its queue overflows, or its socket does not drain) is ended with a final
  * BOOKMARK when one is valid; its client resumes from the last resourceVersion it saw.
  */
-import type { Obj } from '../api/meta';
 import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
-import { badRequest, resourceExpired, StatusError } from '../api/status';
+import { matchesFields, matchesLabels } from '../api/selectors';
+import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
 import type { BrandView } from '../codec/brand-view';
-import { CBOR_SEQ_MEDIA_TYPE, type CborCodec } from '../codec/cbor';
-import type { ProtobufCodec } from '../codec/protobuf';
-import { storedJsonChunks } from '../codec/stored';
-import { toTable } from '../codec/table';
+import type { EncodeContext, MediaCodec, StoredObject, WatchEventType } from '../codec/media';
 import type { ResourceStore } from '../registry/generic';
-import type { StoredItem } from '../registry/stored-item';
 import type { WatchEvent, WatchStart, WatchStream } from '../registry/watch';
-import type { Output } from './negotiate';
-import { listOptions } from './resources';
+import { listOptions } from './list-options';
 
 export interface WatchHandlerOptions {
   /** --min-request-timeout (s): watches without timeoutSeconds end after a random time in [t, 2t]. */
@@ -40,21 +35,9 @@ export interface WatchHandlerOptions {
   freshnessTimeoutMs?: number;
   /** A watch whose client has not read for this long while events wait for it is ended (default 5 s). */
   slowWatcherMs?: number;
-  /** The protobuf codec, for watches asking for `application/vnd.svc.protobuf;stream=watch`. */
-  protobuf?: ProtobufCodec;
-  /** The CBOR codec (gate CBORServingAndStorage), for watches asking for `application/cbor`. */
-  cbor?: CborCodec;
   log?: (msg: string) => void;
 }
 
-type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-/** A JSON watch event line is eventHead(type), the object's text, EVENT_END. */
-const eventHead = (type: EventType): string => `{"type":"${type}","object":`;
-const EVENT_END = '}\n';
-/** The same parts as bytes, for initial events written around the cached text. */
-const ADDED_HEAD = Buffer.from(eventHead('ADDED'));
-const EVENT_TAIL = Buffer.from(EVENT_END);
 const INITIAL_EVENTS_END = ['svc.io/initial-events-end', 'k8s.io/initial-events-end'];
 
 export class WatchHandler {
@@ -99,7 +82,7 @@ export class WatchHandler {
     info: ResourceRequest,
     req: Request,
     q: URLSearchParams,
-    out: Output,
+    codec: MediaCodec,
     view: BrandView,
   ): Promise<Response> {
     const lo = listOptions(q, store);
@@ -125,58 +108,34 @@ export class WatchHandler {
     if (timeoutSec < 0) throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be greater than or equal to 0`);
 
     const def = store.def;
-    // Binary streams. Protobuf: each event a length-prefixed WatchEvent frame holding the object's
-    // envelope. CBOR (application/cbor-seq): each event one self-described {type, object} item.
-    const pb = out.kind === 'protobuf' ? this.opts.protobuf : undefined;
-    const cbor = out.kind === 'cbor' ? this.opts.cbor : undefined;
-    const objOf = (text: string, obj?: Obj): Obj => view.obj(obj ?? (JSON.parse(text) as Obj));
-    const frame = pb
-      ? (type: EventType, text: string, obj?: Obj): Uint8Array =>
-          type === 'ERROR' ? pb.encodeWatchStatus(JSON.parse(text)) : pb.encodeWatchEvent(type, objOf(text, obj), def.schema)
-      : cbor
-        ? (type: EventType, text: string, obj?: Obj): Uint8Array =>
-            type === 'ERROR' ? cbor.encodeWatchEvent(type, JSON.parse(text)) : cbor.encodeWatchEvent(type, objOf(text, obj), def.schema)
-        : undefined;
-    const frameKey = `${out.kind}:`;
-    const encode = (type: EventType, text: string, obj?: Obj): string | Uint8Array => {
-      if (frame) return frame(type, text, obj);
-      if (out.kind === 'table' && obj && type !== 'ERROR' && type !== 'BOOKMARK') {
-        // Table rows carry partial metadata (meta group), which has no brand of the kind's group.
-        return `${eventHead(type)}${JSON.stringify(toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, out.group, Date.now()))}${EVENT_END}`;
-      }
-      return `${eventHead(type)}${text}${EVENT_END}`;
+    // Events in the negotiated encoding: JSON lines, Table rows, protobuf or CBOR frames.
+    const events = codec.watch;
+    const ctx: EncodeContext = { kind: def, view, now: Date.now };
+    // An event's encoding is the same bytes for every watcher in the svc spelling: built once
+    // per event, type and encoding, then shared (fan-out neither copies nor encodes an object
+    // per watcher). Watches naming the upstream group get theirs built per watcher.
+    const share = events.shareKey !== undefined && view.brand === 'svc';
+    const keys: Record<WatchEventType, string> = {
+      ADDED: `${events.shareKey}:ADDED`,
+      MODIFIED: `${events.shareKey}:MODIFIED`,
+      DELETED: `${events.shareKey}:DELETED`,
     };
-    // A JSON event line is the same bytes for every watcher that gets it: built and UTF-8
-    // encoded once per event and type, then shared (fan-out neither copies nor encodes object
-    // text per watcher).
     const line = (e: WatchEvent): string | Uint8Array => {
-      if (frame) {
-        // Frames are shared like JSON lines: built once per event and type, for svc-spelled watches.
-        if (view.brand !== 'svc' || !e.shared) return frame(e.type, e.text, e.obj);
-        if (e.event.frames === undefined) e.event.frames = {};
-        let f = e.event.frames[frameKey + e.type];
-        if (f === undefined) {
-          f = frame(e.type, e.text, e.obj);
-          e.event.frames[frameKey + e.type] = f;
-        }
-        return f;
-      }
-      // Events for a watch naming the upstream group are built per watcher (the shared lines carry svc apiVersions).
-      if (view.brand !== 'svc') return encode(e.type, view.text(e.text), e.obj);
-      if (out.kind !== 'json' || !e.shared) return encode(e.type, e.text, e.obj);
-      if (e.event.lines === undefined) e.event.lines = {};
-      const lines = e.event.lines;
-      let l = lines[e.type];
+      if (!share || !e.shared) return events.event(e.type, e, ctx);
+      if (e.event.encoded === undefined) e.event.encoded = {};
+      const key = keys[e.type];
+      let l = e.event.encoded[key];
       if (l === undefined) {
-        l = Buffer.from(encode(e.type, e.text));
-        lines[e.type] = l;
+        const x = events.event(e.type, e, ctx);
+        l = typeof x === 'string' ? Buffer.from(x) : x;
+        e.event.encoded[key] = l;
       }
       return l;
     };
     const bookmark = (rv: number, initialEnd: boolean): string | Uint8Array => {
       const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
       if (initialEnd) metadata.annotations = Object.fromEntries(INITIAL_EVENTS_END.map((k) => [k, 'true']));
-      return encode('BOOKMARK', JSON.stringify({ kind: def.kind, apiVersion: view.apiVersion, metadata }));
+      return events.bookmark({ kind: def.kind, apiVersion: view.apiVersion, metadata }, ctx);
     };
 
     let reg: WatchStart | undefined;
@@ -186,6 +145,7 @@ export class WatchHandler {
         namespace: info.namespace,
         name: info.name,
         selectors: lo,
+        // Watches with the same namespace, name and selector strings share one match per event.
         selectionKey: `${info.namespace}\u0000${info.name}\u0000${q.get('labelSelector') ?? ''}\u0000${q.get('fieldSelector') ?? ''}`,
         resourceVersion: rvParam,
         initialEvents,
@@ -206,7 +166,7 @@ export class WatchHandler {
       async pull(controller) {
         if (tooOld || !reg) {
           const err = view.error(tooOld ?? resourceExpired('too old resource version')) as StatusError;
-          controller.write(encode('ERROR', JSON.stringify(err.body())));
+          controller.write(events.error(err.body(), ctx));
           controller.close();
           return;
         }
@@ -224,7 +184,7 @@ export class WatchHandler {
           if (initial.length === 0 && afterInitial.length === 0 && w.pending === 0) {
             // A binary stream has no ignorable byte: a bookmark when the client takes them,
             // else the headers wait for the first event.
-            if (!frame) afterInitial.push(' ');
+            if (events.idle !== undefined) afterInitial.push(events.idle);
             else if (bookmarks) afterInitial.push(bookmark(revision, false));
           }
           // Resource version of the last event actually written: what a bookmark may claim.
@@ -280,6 +240,9 @@ export class WatchHandler {
               unflushed = true;
               return took(controller.write(chunk) as number | Promise<number>);
             };
+            const write = (part: string | Uint8Array): void => {
+              controller.write(part);
+            };
             const pump = (): void => {
               if (stopped) return;
               if (req.signal.aborted || w.ended === 'slow') {
@@ -288,28 +251,8 @@ export class WatchHandler {
               }
               if (waiting) return;
               while (initialAt < initial.length) {
-                const c = initial[initialAt++] as StoredItem;
-                // Binary frames and table rows encode the object (given, its text is not read).
-                if (frame) {
-                  if (!send(frame('ADDED', '', c.obj))) return;
-                } else if (out.kind === 'table') {
-                  if (!send(encode('ADDED', '', c.obj))) return;
-                } else if (view.brand === 'svc') {
-                  // The stored bytes go out as they are, with the resourceVersion spliced in,
-                  // between the event's two fixed parts: no per-watcher copy of the object is
-                  // built (100 watches reading 1,500 2 KB objects made 300 MB of short-lived
-                  // strings when each built its own).
-                  const [before, field, after] = storedJsonChunks(c.key, c.value, c.rv);
-                  controller.write(ADDED_HEAD);
-                  controller.write(before);
-                  controller.write(field);
-                  controller.write(after);
-                  if (!send(EVENT_TAIL)) return;
-                } else {
-                  controller.write(ADDED_HEAD);
-                  controller.write(view.text(c.text));
-                  if (!send(EVENT_TAIL)) return;
-                }
+                const c = initial[initialAt++] as StoredObject;
+                if (!send(events.initial(c, ctx, write))) return;
               }
               while (afterAt < afterInitial.length) if (!send(afterInitial[afterAt++] as string | Uint8Array)) return;
               const now = Date.now();
@@ -363,7 +306,7 @@ export class WatchHandler {
             safePump();
           });
         } catch (e) {
-          if (e instanceof StatusError) controller.write(encode('ERROR', JSON.stringify((view.error(e) as StatusError).body())));
+          if (e instanceof StatusError) controller.write(events.error((view.error(e) as StatusError).body(), ctx));
           else if (!req.signal.aborted) log(`watch ${def.plural}: ${String(e)}`);
         } finally {
           w.end('closed');
@@ -376,11 +319,9 @@ export class WatchHandler {
         }
       },
     });
-    const contentType =
-      out.kind === 'protobuf' ? `${out.mediaType};stream=watch` : out.kind === 'cbor' ? CBOR_SEQ_MEDIA_TYPE : 'application/json';
     return new Response(body, {
       status: 200,
-      headers: { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },
+      headers: { 'Content-Type': events.contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' },
     });
   }
 }

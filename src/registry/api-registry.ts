@@ -2,10 +2,11 @@
  * The set of served resources: (group, version, plural) → ResourceStore, plus the group/version
  * view discovery needs. Built once at start-up from the kinds and the runtime config.
  */
-import type { AdmissionChain } from '../admission/chain';
+
 import type { SchemaSet } from '../schema/engine';
 import type { KV } from '../store/types';
 import { plainStorage, type ResourceStorage, type StorageTarget } from '../watch/storage';
+import type { AdmissionChain } from './admission';
 import { ResourceStore } from './generic';
 import type { WriteHooks } from './hooks';
 import { type KindDef, keyPrefix, selectorFieldsOf } from './kind';

@@ -11,6 +11,9 @@ import type { WriteOptions } from './options';
 
 const TARGET = { group: '', resource: 'pods/binding' };
 
+/** The Binding's schema (its bodies may come as protobuf, as the reference's scheduler sends them). */
+export const BINDING_SCHEMA = 'io.svc.api.core.v1.Binding';
+
 interface Binding {
   metadata: { name?: string; uid?: string; resourceVersion?: string; annotations?: Record<string, string> };
   target: { kind?: string; name?: string };

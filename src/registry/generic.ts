@@ -8,7 +8,6 @@
  * decisions (deletion.ts) and namespace lookups (namespaces.ts).
  */
 
-import type { AdmissionChain, Attributes, Operation } from '../admission/chain';
 import { svcApiVersion } from '../api/brand';
 import { apiVersionOf, clone, deepEqual, generateName, isObject, type JsonObject, newUid, now, type Obj } from '../api/meta';
 import { matchesFields, matchesLabels } from '../api/selectors';
@@ -31,13 +30,15 @@ import {
 } from '../api/status';
 import type { UserInfo } from '../api/user';
 import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
-import { CorruptObjectError, decodeStored, encodeStored } from '../codec/stored';
+import type { StoredObject } from '../codec/media';
+import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';
 import { viewField } from '../watch/events';
 import type { ResourceStorage } from '../watch/storage';
+import type { AdmissionChain, Attributes, Operation } from './admission';
 import {
   ApplyConflictError,
   applyAfterClientSideApply,
@@ -55,7 +56,6 @@ import {
   planDelete,
   UNSAFE_DELETE_FIELD,
 } from './deletion';
-import { storageStatus } from './errors';
 import type { WriteHooks } from './hooks';
 import { type KindDef, keyPrefix } from './kind';
 import {
@@ -70,7 +70,7 @@ import {
 import type { NamespaceCheck } from './namespaces';
 import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
-import { type StoredItem, storedItem } from './stored-item';
+import { unavailableStatus } from './storage-errors';
 import { startWatch, type WatchRequest, type WatchStart } from './watch';
 
 const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH | typeof MERGE_PATCH | typeof STRATEGIC_MERGE_PATCH> = {
@@ -216,14 +216,14 @@ export class ResourceStore {
       const more = r.more && last !== undefined;
       const left = (known ?? r.count) - r.kvs.length;
       return {
-        items: r.kvs.map(storedItem),
+        items: r.kvs.map(storedObject),
         revision: r.revision,
         continueToken: more ? encodeContinue(r.revision, last.key, start, this.clock(), left) : '',
         remainingItemCount: more ? left : undefined,
       };
     }
     // With selectors, read pages until `limit` matches are found (as the reference does).
-    const items: StoredItem[] = [];
+    const items: StoredObject[] = [];
     const want = o.limit > 0 ? o.limit : Number.POSITIVE_INFINITY;
     const page = o.limit > 0 ? Math.max(o.limit, 100) : 0;
     let cursor = from;
@@ -237,7 +237,7 @@ export class ResourceStore {
       for (; i < r.kvs.length && items.length < want; i++) {
         const kv = r.kvs[i] as KeyValue;
         lastKey = kv.key;
-        if (this.matches(kv, o)) items.push(storedItem(kv));
+        if (this.matches(kv, o)) items.push(storedObject(kv));
       }
       if (items.length >= want) {
         // More only if anything is left after the last key examined.
@@ -330,7 +330,7 @@ export class ResourceStore {
       case 'future-revision':
         return tooLargeResourceVersion(0, this.kv.currentRevision());
       case 'unreachable':
-        return storageStatus(e);
+        return unavailableStatus(e);
       default:
         return internal(e.message);
     }

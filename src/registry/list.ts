@@ -6,13 +6,13 @@
 
 import type { Obj } from '../api/meta';
 import { badRequest } from '../api/status';
+import type { StoredObject } from '../codec/media';
 import type { Revision } from '../store/types';
 import type { ListOptions } from './options';
-import type { StoredItem } from './stored-item';
 
 export interface ListResult {
   /** The items, from the store or the watch cache alike. */
-  items: StoredItem[];
+  items: StoredObject[];
   revision: Revision;
   continueToken: string;
   remainingItemCount?: number;

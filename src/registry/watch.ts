@@ -7,12 +7,12 @@
 import type { Obj } from '../api/meta';
 import { matchesFields, matchesLabels } from '../api/selectors';
 import { resourceExpired, tooLargeResourceVersion } from '../api/status';
+import type { StoredObject } from '../codec/media';
 import type { KV, Revision } from '../store/types';
 import { TooOldError, type WatchCache } from '../watch/cache';
 import { type SelectorView, viewField } from '../watch/events';
 import { parseResourceVersion } from './list';
 import type { ListOptions } from './options';
-import type { StoredItem } from './stored-item';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -23,11 +23,10 @@ export interface WatchEvent {
   readonly text: string;
   /** It carries the change's own object: encodings of it may be shared by every watch. */
   readonly shared: boolean;
-  /** The change, with encodings built once and shared (JSON lines by type; binary frames by codec and type). */
+  /** The change, with its encodings built once and shared by every watch (by encoding and type). */
   readonly event: {
     readonly rv: Revision;
-    lines?: Partial<Record<WatchEventType, Uint8Array>>;
-    frames?: Record<string, Uint8Array>;
+    encoded?: Record<string, Uint8Array>;
   };
 }
 
@@ -64,7 +63,7 @@ export interface WatchRequest {
 export interface WatchStart {
   stream: WatchStream;
   /** Objects to send as ADDED before the changes (the current state, when the watch starts now). */
-  initial: readonly StoredItem[];
+  initial: readonly StoredObject[];
   /** The revision the initial state is at. */
   revision: Revision;
   /** Where changes start: after a revision, or now. */

@@ -103,10 +103,11 @@ export class CachedObject {
  * ConfigMap, with the store's own history).
  */
 export class CacheEvent {
-  /** Encoded watch lines by event type, built once and shared by every watcher (see watch-handler). */
-  lines?: Partial<Record<EventType, Uint8Array>>;
-  /** The same for binary watch frames, by encoding and type (`protobuf:ADDED`, `cbor:DELETED`). */
-  frames?: Record<string, Uint8Array>;
+  /**
+   * The event's watch encodings, built once and shared by every watcher that gets it, by
+   * encoding and type (`json:ADDED`, `protobuf:DELETED`; see src/http/watch-handler.ts).
+   */
+  encoded?: Record<string, Uint8Array>;
   private o: Obj | undefined;
   private p: Obj | undefined;
   private t: string | undefined;
@@ -188,8 +189,7 @@ export class CacheEvent {
     this.t = undefined;
     this.v = undefined;
     this.pv = undefined;
-    this.lines = undefined;
-    this.frames = undefined;
+    this.encoded = undefined;
     exits.delete(this);
   }
 }

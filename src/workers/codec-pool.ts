@@ -11,24 +11,11 @@
  */
 
 import type { Brand } from '../api/brand';
-import type { ChunkEncoder, ChunkItems, ChunkResult, ChunkSpec } from '../codec/list-chunks';
+import type { ChunkEncoder } from '../codec/list-chunks';
+import type { ChunkItems, ChunkResult, ChunkSpec } from '../codec/media';
 import definitions from '../schema/generated/definitions.json';
+import type { CodecTask } from './codec-protocol';
 import { WorkerPool } from './pool';
-
-export type CodecTask =
-  | {
-      op: 'chunk';
-      spec: ChunkSpec;
-      /** The brand view's inputs: the kind's group and version and the request's brand. */
-      group: string;
-      version: string;
-      brand: Brand;
-      keys: string[];
-      rvs: Float64Array;
-      data: Uint8Array;
-      ends: Uint32Array;
-    }
-  | { op: 'deflate'; data: Uint8Array; last: boolean };
 
 export interface CodecPoolOptions {
   size: number;

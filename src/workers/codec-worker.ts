@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import type { Brand } from '../api/brand';
 import { brandView } from '../codec/brand-view';
 import { CborCodec } from '../codec/cbor';
-import { type ChunkItems, type ChunkResult, deflateSegment, encodeChunk } from '../codec/list-chunks';
+import { deflateSegment, encodeChunk, streamCodecs } from '../codec/list-chunks';
+import type { ChunkItems, ChunkResult } from '../codec/media';
 import { ProtobufCodec } from '../codec/protobuf';
 import { columnsFor } from '../kinds/columns';
 import { defaulters } from '../schema/defaulters';
@@ -14,7 +15,7 @@ import { SchemaSet } from '../schema/engine';
 import definitions from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
-import type { CodecTask } from './codec-pool';
+import type { CodecTask } from './codec-protocol';
 import { serveWorker } from './pool';
 
 // Bulk work: on Linux the nice value is per thread, so this lowers this worker alone. When the
@@ -26,7 +27,7 @@ try {
 }
 
 const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
-const codecs = { protobuf: new ProtobufCodec(schemas), cbor: new CborCodec(schemas), columns: columnsFor };
+const codecs = streamCodecs(new ProtobufCodec(schemas), new CborCodec(schemas));
 const views = new Map<string, ReturnType<typeof brandView>>();
 
 function viewOf(group: string, version: string, brand: Brand) {
@@ -56,7 +57,10 @@ serveWorker<CodecTask, ChunkResult>(
       value: (i) => data.subarray(i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number),
       rv: (i) => rvs[i] as number,
     };
-    return owned(encodeChunk(codecs, viewOf(t.group, t.version, t.brand), t.spec, items));
+    const codec = codecs[t.spec.media];
+    if (!codec) throw new Error(`bug: no ${t.spec.media} encoding in the codec worker`);
+    const columns = t.spec.table ? columnsFor(t.spec.table.kind) : [];
+    return owned(encodeChunk(codec, { view: viewOf(t.group, t.version, t.brand), columns }, t.spec, items));
   },
   (r) => (r.bytes.byteLength > 0 ? [r.bytes.buffer as ArrayBuffer] : []),
 );

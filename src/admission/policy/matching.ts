@@ -16,7 +16,7 @@
 import { svcGroup } from '../../api/brand';
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
 import { selectorMatcher } from '../../api/selectors';
-import type { Operation } from '../chain';
+import type { Operation } from '../../registry/admission';
 
 /** What of a request the rules look at. */
 export interface RuleRequest {

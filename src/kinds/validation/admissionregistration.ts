@@ -232,7 +232,6 @@ function validateVariables(vars: J[], path: string): Errs {
   return errs;
 }
 
-
 /** The policy's expressions: path, text and the place (environment) each is compiled in. */
 function policyExpressions(spec: J): { path: string; expr: string; place: PolicyPlace }[] {
   const out: { path: string; expr: string; place: PolicyPlace }[] = [];
@@ -245,7 +244,9 @@ function policyExpressions(spec: J): { path: string; expr: string; place: Policy
     put(`spec.validations[${i}].expression`, v.expression, 'validation');
     put(`spec.validations[${i}].messageExpression`, v.messageExpression, 'validation');
   });
-  list<J>(spec.auditAnnotations).forEach((a, i) => put(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression, 'auditAnnotation'));
+  list<J>(spec.auditAnnotations).forEach((a, i) =>
+    put(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression, 'auditAnnotation'),
+  );
   return out;
 }
 

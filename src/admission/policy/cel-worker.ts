@@ -1,13 +1,14 @@
 /**
- * The CEL pool's worker (see src/workers/cel-pool.ts): evaluates single expressions and whole
+ * The CEL pool's worker (see ./cel-pool.ts): evaluates single expressions and whole
  * admission-policy evaluations, keeping what it compiled (programs by environment and
  * expression, policies by uid and resourceVersion) for the next request.
  */
-import { type CompiledPolicy, compilePolicy } from '../admission/policy/compile';
-import { evaluatePolicy } from '../admission/policy/evaluate';
-import { celEnv, compile, evaluate } from '../cel/index';
-import type { CelRequest, CelResponse } from './cel-pool';
-import { serveWorker } from './pool';
+
+import { celEnv, compile, evaluate } from '../../cel/index';
+import { serveWorker } from '../../workers/pool';
+import type { CelRequest, CelResponse } from './cel-protocol';
+import { type CompiledPolicy, compilePolicy } from './compile';
+import { evaluatePolicy } from './evaluate';
 
 const policies = new Map<string, CompiledPolicy>();
 const MAX_POLICIES = 1000;

@@ -1,6 +1,6 @@
 /**
  * CEL evaluation off the request thread (issue 12 item 4): a WorkerPool (src/workers/pool.ts) of
- * cel-worker.ts workers. A synchronous CEL evaluation cannot be interrupted on the thread that
+ * cel-worker.ts workers, for the admission policy plugin. A synchronous CEL evaluation cannot be interrupted on the thread that
  * runs it; in a worker it has a deadline, after which the worker is terminated and replaced and
  * the caller gets DeadlineError, while every other request goes on.
  *
@@ -12,22 +12,11 @@
  * admission plugin sends a policy evaluation here only when its worst case is large).
  */
 
-import type { Result } from '../admission/policy/evaluate';
-import type { Obj } from '../api/meta';
-import type { EvalResult } from '../cel/index';
-import { WorkerPool } from './pool';
-
-export type CelRequest =
-  | { kind: 'expr'; expr: string; vars: Record<string, string>; activation: Record<string, unknown> }
-  | {
-      kind: 'policy';
-      policy: Obj;
-      activation: { object: unknown; oldObject: unknown; request: unknown; namespaceObject: unknown };
-      params: unknown;
-    }
-  | { kind: 'spin' };
-
-export type CelResponse = { kind: 'expr'; result: EvalResult } | { kind: 'policy'; result: Result };
+import type { Obj } from '../../api/meta';
+import type { EvalResult } from '../../cel/index';
+import { WorkerPool } from '../../workers/pool';
+import type { CelRequest, CelResponse } from './cel-protocol';
+import type { Result } from './evaluate';
 
 export interface CelPoolOptions {
   size: number;

@@ -3,7 +3,8 @@
  * chain. Mutating plugins run first and may change the object; validating plugins run after the
  * kind's own validation and may only refuse. Plugins are ordinary code given the request's
  * attributes; the registry runs the chain on every write path (HTTP requests and controllers
- * alike), so nothing reaches storage around it.
+ * alike), so nothing reaches storage around it. The chain and its contract live here, with the
+ * registry that runs it; the plugins (quota, limits, policies, RBAC escalation) in src/admission.
  *
  *   create:  decode → defaults → mutating admission → kind validation → validating admission → store
  */

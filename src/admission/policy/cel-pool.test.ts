@@ -3,8 +3,8 @@
  * 10,000 concurrent evaluations each with its own answer, a dead worker replaced.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
+import { DeadlineError, WorkerError } from '../../workers/pool';
 import { CelPool } from './cel-pool';
-import { DeadlineError, WorkerError } from './pool';
 
 const pool = new CelPool({ size: 2, deadlineMs: 2000 });
 afterAll(() => pool.close());

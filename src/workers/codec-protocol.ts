@@ -1,0 +1,23 @@
+/**
+ * The messages between the codec pool (./codec-pool.ts) and its workers (./codec-worker.ts): a
+ * chunk of a long list to encode (the items' stored bytes in one moved buffer, with their ends,
+ * keys and resourceVersions, and what the brand view is made from), or a gzip segment to
+ * compress. The answer is a ChunkResult, its bytes moved back.
+ */
+import type { Brand } from '../api/brand';
+import type { ChunkSpec } from '../codec/media';
+
+export type CodecTask =
+  | {
+      op: 'chunk';
+      spec: ChunkSpec;
+      /** The brand view's inputs: the kind's group and version and the request's brand. */
+      group: string;
+      version: string;
+      brand: Brand;
+      keys: string[];
+      rvs: Float64Array;
+      data: Uint8Array;
+      ends: Uint32Array;
+    }
+  | { op: 'deflate'; data: Uint8Array; last: boolean };
