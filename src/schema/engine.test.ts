@@ -184,7 +184,7 @@ describe('type errors', () => {
       name: 'array for map',
       def: POD,
       obj: { metadata: { labels: ['a'] } },
-      errors: [{ field: 'metadata.labels', expected: 'object', got: 'array' }],
+      errors: [{ field: 'metadata.labels', expected: 'map[string]string', got: 'array' }],
     },
     {
       name: 'int-or-string accepts both',

@@ -14,7 +14,7 @@ import type { Definitions, DefName, ObjectSchema, Schema } from './types';
 export interface TypeErrorInfo {
   /** Path of the field: `spec.containers[0].ports[1].containerPort`, `metadata.labels.app`. */
   field: string;
-  /** 'string' | 'integer' | 'int32' | 'number' | 'boolean' | 'object' | 'array' | 'int-or-string' | 'quantity' | 'date-time' | 'byte'. */
+  /** 'string' | 'integer' | 'int32' | 'number' | 'boolean' | 'object' (a struct) | 'map[string]string' | 'map' | 'array' | 'int-or-string' | 'quantity' | 'date-time' | 'byte'. */
   expected: string;
   /** The JSON type found: 'string' | 'number' | 'bool' | 'object' | 'array' | 'null'. */
   got: string;
@@ -371,7 +371,8 @@ export class SchemaSet {
         return;
       case K.Map:
         if (isObject(v)) this.map(n.elem!, v);
-        else this.typeError(n, v);
+        // Named as the reference's decoder names the Go type (labels: map[string]string).
+        else this.typeError(n, v, n.elem?.k === K.String ? 'map[string]string' : 'map');
         return;
       case K.Array:
         if (Array.isArray(v)) this.array(n.elem!, v);

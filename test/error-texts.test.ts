@@ -1,0 +1,65 @@
+/**
+ * Issue 34 item 6: decode and patch errors worded as the reference's (clients and kubectl's own
+ * tests match these texts): a body that is JSON but not an object, a metadata that is not an
+ * object, a strategic merge patch whose map field is a string; and JSON null decodes as {}.
+ * Nothing is stored by any of them.
+ */
+import { expect, test } from 'bun:test';
+import { serverForFile } from './helpers/server';
+
+const srv = serverForFile();
+const TYPE_META = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+
+test('a body that is not an object: the object provided is unrecognized, with the body in hex', async () => {
+  const cases: [string, string, string][] = [
+    ['[]', 'array', '5b5d'],
+    ['"x"', 'string', '227822'],
+    ['12', 'number', '3132'],
+    ['true', 'bool', '74727565'],
+  ];
+  for (const [body, type, hex] of cases) {
+    const r = await srv.json('POST', '/api/v1/namespaces', body);
+    expect(r.status).toBe(400);
+    expect(r.body.reason).toBe('BadRequest');
+    expect(r.body.message).toBe(
+      `the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: json: cannot unmarshal ${type} into Go value of type ${TYPE_META} (${hex})`,
+    );
+  }
+  // JSON null is an empty object: the kind comes from the URL, the name is then required.
+  const nul = await srv.json('POST', '/api/v1/namespaces', 'null');
+  expect(nul.status).toBe(422);
+  expect(nul.body.message).toBe('Namespace "" is invalid: metadata.name: Required value: name or generateName is required');
+  const meta = await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: [] });
+  expect(meta.status).toBe(400);
+  expect(meta.body.message).toBe(
+    'Namespace in version "v1" cannot be handled as a Namespace: json: cannot unmarshal array into Go struct field Namespace.metadata of type v1.ObjectMeta',
+  );
+});
+
+test('a strategic merge patch that makes a map a string: cannot restore map from string (422 on patch)', async () => {
+  const smp = { 'content-type': 'application/strategic-merge-patch+json' };
+  const r = await srv.json('PATCH', '/api/v1/namespaces/default', { metadata: { labels: 'x' } }, smp);
+  expect(r.status).toBe(422);
+  expect(r.body.reason).toBe('Invalid');
+  expect(r.body.message).toBe(' "" is invalid: patch: Invalid value: "map[metadata:map[labels:x]]": cannot restore map from string');
+  expect(r.body.details.causes).toEqual([
+    {
+      reason: 'FieldValueInvalid',
+      message: 'Invalid value: "map[metadata:map[labels:x]]": cannot restore map from string',
+      field: 'patch',
+    },
+  ]);
+  const list = await srv.json('PATCH', '/api/v1/namespaces/default', { spec: { finalizers: 'kubernetes' } }, smp);
+  expect(list.status).toBe(422);
+  expect(list.body.message).toContain('cannot restore slice from string');
+  // A merge patch of the same is the decoder's error, as the reference's (no conversion from a map).
+  const merge = await srv.json(
+    'PATCH',
+    '/api/v1/namespaces/default',
+    { metadata: { labels: 'x' } },
+    { 'content-type': 'application/merge-patch+json' },
+  );
+  expect(merge.status).toBe(400);
+  const ns = (await srv.json('GET', '/api/v1/namespaces/default')).body;
+  expect(ns.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'default' });
+});
