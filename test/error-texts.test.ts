@@ -63,3 +63,30 @@ test('a strategic merge patch that makes a map a string: cannot restore map from
   const ns = (await srv.json('GET', '/api/v1/namespaces/default')).body;
   expect(ns.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'default' });
 });
+
+test('Status bodies are the reference bytes: details before code, and a final newline (as Go writes them)', async () => {
+  const dep = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'twice' },
+    spec: {
+      selector: { matchLabels: { app: 'twice' } },
+      template: { metadata: { labels: { app: 'twice' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
+  };
+  expect((await srv.json('POST', '/apis/apps/v1/namespaces/default/deployments', dep)).status).toBe(201);
+  const r = await srv.fetch('/apis/apps/v1/namespaces/default/deployments', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(dep),
+  });
+  expect(r.status).toBe(409);
+  expect(await r.text()).toBe(
+    '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps \\"twice\\" already exists","reason":"AlreadyExists","details":{"name":"twice","group":"apps","kind":"deployments"},"code":409}\n',
+  );
+  // Objects and lists end with the newline too.
+  const get = await srv.fetch('/apis/apps/v1/namespaces/default/deployments/twice');
+  expect((await get.text()).endsWith('}\n')).toBe(true);
+  const list = await srv.fetch('/apis/apps/v1/namespaces/default/deployments');
+  expect((await list.text()).endsWith(']}\n')).toBe(true);
+});

@@ -85,9 +85,10 @@ export class StatusError extends Error {
       status: 'Failure',
       message: this.message,
       reason: this.reason,
-      code: this.code,
-    };
+    } as StatusBody;
+    // The reference's field order: details before code.
     if (this.details) b.details = this.details;
+    b.code = this.code;
     return b;
   }
 }

@@ -21,9 +21,13 @@ export const YAML_MEDIA_TYPE = 'application/yaml';
 const enc = new TextEncoder();
 const utf8 = new TextDecoder();
 
-/** JSON text of an answer: indented with a final newline when `pretty`; API objects keep stringify's fast path. */
+/**
+ * JSON text of an answer, ending with a newline as Go's encoder writes every answer of the
+ * reference (clients compare these bytes); indented when `pretty`. API objects keep stringify's
+ * fast path.
+ */
 export function jsonText(v: unknown, pretty: boolean): string {
-  return pretty ? `${JSON.stringify(v, null, 2)}\n` : isObject(v) ? stringifyObject(v as Obj) : JSON.stringify(v);
+  return pretty ? `${JSON.stringify(v, null, 2)}\n` : `${isObject(v) ? stringifyObject(v as Obj) : JSON.stringify(v)}\n`;
 }
 
 /**
@@ -134,7 +138,7 @@ const JSON_STREAM: StreamCodec = {
   spec: (ctx) => ({ media: 'json', listDef: `${ctx.kind.schema}List`, itemDef: ctx.kind.schema }),
   parts(meta, ctx) {
     const whole = JSON.stringify({ kind: ctx.kind.listKind, apiVersion: ctx.view.apiVersion, metadata: meta, items: [] });
-    return { head: enc.encode(whole.slice(0, -2)), tail: enc.encode(']}') }; // ...,"items":[  ]}
+    return { head: enc.encode(whole.slice(0, -2)), tail: enc.encode(']}\n') }; // ...,"items":[  ]}\n
   },
   chunk(items, spec, ctx) {
     let text = '';
@@ -155,7 +159,7 @@ export function jsonCodec(pretty: boolean): MediaCodec {
       const text = 'kv' in input ? storedText(input.kv) : writtenText(input.obj);
       if (text === undefined) return json(jsonText(objectOf(input, ctx.view), pretty));
       const t = ctx.view.text(text);
-      return json(pretty ? jsonText(JSON.parse(t), true) : t);
+      return json(pretty ? jsonText(JSON.parse(t), true) : `${t}\n`);
     },
     list(meta, items, ctx) {
       const { kind, view } = ctx;
@@ -163,10 +167,10 @@ export function jsonCodec(pretty: boolean): MediaCodec {
         return json(jsonText({ kind: kind.listKind, apiVersion: view.apiVersion, metadata: meta, items: objectsOf(items, view) }, true));
       const head = `{"kind":"${kind.listKind}","apiVersion":"${view.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`;
       // Stored JSON as it is, in bytes: no parse, no stringify, no string per item.
-      if (view.brand === 'svc') return json(storedListJson(head, items, ']}'));
+      if (view.brand === 'svc') return json(storedListJson(head, items, ']}\n'));
       const parts: string[] = new Array(items.count);
       for (let i = 0; i < items.count; i++) parts[i] = view.text(items.text(i));
-      return json(`${head}${parts.join(',')}]}`);
+      return json(`${head}${parts.join(',')}]}\n`);
     },
     value: (v) => json(jsonText(v, pretty)),
     error: () => undefined,

@@ -51,7 +51,7 @@ export function tableCodec(group: string, version: string, pretty: boolean): Med
     }),
     parts(meta, ctx) {
       const whole = JSON.stringify({ ...tableHead(ctx.kind.columns, meta, group), rows: [] });
-      return { head: enc.encode(whole.slice(0, -2)), tail: enc.encode(']}') }; // ...,"rows":[  ]}
+      return { head: enc.encode(whole.slice(0, -2)), tail: enc.encode(']}\n') }; // ...,"rows":[  ]}\n
     },
     chunk(items, spec, ctx) {
       const t = spec.table;
