@@ -90,3 +90,14 @@ test('Status bodies are the reference bytes: details before code, and a final ne
   const list = await srv.fetch('/apis/apps/v1/namespaces/default/deployments');
   expect((await list.text()).endsWith(']}\n')).toBe(true);
 });
+
+test('curl, wget and browsers get indented JSON (the reference isPrettyPrint); ?pretty=false wins', async () => {
+  const get = (p: string, ua: string) => srv.fetch(p, { headers: { 'user-agent': ua } }).then((r) => r.text());
+  for (const ua of ['curl/8.5.0', 'Wget/1.21.3', 'Mozilla/5.0 (X11; Linux x86_64)']) {
+    expect(await get('/api/v1/namespaces/default', ua)).toStartWith('{\n  "kind": "Namespace",');
+    expect(await get('/api/v1/namespaces/nope', ua)).toStartWith('{\n  "kind": "Status",');
+  }
+  expect(await get('/api/v1/namespaces/default?pretty=false', 'curl/8.5.0')).toStartWith('{"kind":"Namespace",');
+  expect(await get('/api/v1/namespaces/default', 'kubectl/v1.32.4')).toStartWith('{"kind":"Namespace",');
+  expect(await get('/api/v1/namespaces/default?pretty=true', 'kubectl/v1.32.4')).toStartWith('{\n  "kind": "Namespace",');
+});

@@ -47,3 +47,15 @@ export function queryInt(q: URLSearchParams, name: string): number | undefined {
   if (typeof n === 'string') throw badRequest(`${name}: Invalid value: "${v}": ${n}`);
   return n;
 }
+
+/**
+ * Whether an answer is indented (the reference's isPrettyPrint): `pretty` when given (a
+ * malformed one is false there), else for browsers and command-line tools by their user agent
+ * (curl, Wget, Mozilla/5.0).
+ */
+export function prettyPrint(q: URLSearchParams, userAgent: string | null): boolean {
+  const p = q.get('pretty');
+  if (p !== null && p !== '') return parseGoBool(p) === true;
+  const ua = userAgent ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
+}

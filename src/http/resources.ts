@@ -5,7 +5,7 @@
 
 import { upstreamGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
-import { queryBool, queryInt } from '../api/query';
+import { prettyPrint, queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { badRequest, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
@@ -18,7 +18,7 @@ import { decodeJson, decodeYaml } from '../codec/json-media';
 import { inlineEncoder } from '../codec/list-chunks';
 import type { CodecKind, EncodeContext, ListItems, MediaCodec, StoredObject } from '../codec/media';
 import type { ProtobufCodec } from '../codec/protobuf';
-import { decodeStored, storedText } from '../codec/stored';
+import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
@@ -166,7 +166,7 @@ export class ResourceHandler {
     const accept = req.headers.get('accept');
     const contentType = req.headers.get('content-type');
     const acceptsGzip = this.opts.compression && (req.headers.get('accept-encoding') ?? '').includes('gzip');
-    const pretty = queryBool(q, 'pretty') === true;
+    const pretty = prettyPrint(q, req.headers.get('user-agent'));
     const base: ReplyOptions = { pretty };
     // The answer's codec (406 when Accept names none), chosen where each verb has always chosen it.
     const respond = (transform: boolean): MediaCodec => this.negotiation.response(accept, { transform, protobuf: pb, cbor: true, pretty });

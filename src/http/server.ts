@@ -10,6 +10,7 @@
  */
 
 import type { FlowControl } from '../apf/flow-control';
+import { prettyPrint } from '../api/query';
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
 import { pathNotFound, StatusError, tooManyRequests, unauthorized } from '../api/status';
 import type { Auditor, AuditRecord } from '../auth/auditor';
@@ -55,6 +56,11 @@ const METRIC_VERB: Record<string, string> = {
   delete: 'DELETE',
   deletecollection: 'DELETE',
 };
+
+/** Whether an error answer is indented (?pretty, or a browser's or curl's user agent). */
+function prettyOf(req: Request): boolean {
+  return prettyPrint(requestUrl(req.url).searchParams, req.headers.get('user-agent'));
+}
 
 function isLongRunning(info: RequestInfo): boolean {
   return info.isResourceRequest && info.verb === 'watch';
@@ -171,7 +177,7 @@ export function buildHandler(d: ChainDeps): Chain {
       await admit(req, info, auditID);
       res = await withSlot(info, req, url, async () => serve());
     } catch (e) {
-      res = replyError(e, {}, d.log);
+      res = replyError(e, { pretty: prettyOf(req) }, d.log);
     }
     res.headers.set(AUDIT_ID_HEADER, auditID);
     return res;
@@ -195,7 +201,7 @@ export function buildHandler(d: ChainDeps): Chain {
       if (record && !record.done && !(e instanceof StatusError) && !isStorageFailure(e)) {
         record.panic(e instanceof Error ? e.message : String(e));
       }
-      res = replyError(undecodableStatus(e) ?? e, {}, d.log);
+      res = replyError(undecodableStatus(e) ?? e, { pretty: prettyOf(req) }, d.log);
     }
     res.headers.set(AUDIT_ID_HEADER, auditID);
     if (record && !record.done) record.respond(res, info !== undefined && isLongRunning(info));

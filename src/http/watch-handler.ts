@@ -16,8 +16,7 @@
  */
 import { queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
-import { matchesFields, matchesLabels } from '../api/selectors';
-import { badRequest, resourceExpired, StatusError, tooLargeResourceVersion } from '../api/status';
+import { badRequest, resourceExpired, StatusError } from '../api/status';
 import type { BrandView } from '../codec/brand-view';
 import type { EncodeContext, MediaCodec, StoredObject, WatchEventType } from '../codec/media';
 import type { ResourceStore } from '../registry/generic';

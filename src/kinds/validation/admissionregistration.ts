@@ -238,15 +238,16 @@ function policyExpressions(spec: J): { path: string; expr: string; place: Policy
   const put = (path: string, v: unknown, place: PolicyPlace) => {
     if (typeof v === 'string' && v.trim() !== '') out.push({ path, expr: v, place });
   };
-  list<J>(spec.matchConditions).forEach((c, i) => put(`spec.matchConditions[${i}].expression`, c.expression, 'matchCondition'));
-  list<J>(spec.variables).forEach((v, i) => put(`spec.variables[${i}].expression`, v.expression, 'validation'));
-  list<J>(spec.validations).forEach((v, i) => {
+  for (const [i, c] of list<J>(spec.matchConditions).entries())
+    put(`spec.matchConditions[${i}].expression`, c.expression, 'matchCondition');
+  for (const [i, v] of list<J>(spec.variables).entries()) put(`spec.variables[${i}].expression`, v.expression, 'validation');
+  for (const [i, v] of list<J>(spec.validations).entries()) {
     put(`spec.validations[${i}].expression`, v.expression, 'validation');
     put(`spec.validations[${i}].messageExpression`, v.messageExpression, 'validation');
-  });
-  list<J>(spec.auditAnnotations).forEach((a, i) =>
-    put(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression, 'auditAnnotation'),
-  );
+  }
+  for (const [i, a] of list<J>(spec.auditAnnotations).entries()) {
+    put(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression, 'auditAnnotation');
+  }
   return out;
 }
 
