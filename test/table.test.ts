@@ -476,3 +476,68 @@ describe('Content-Type of Table and metadata answers', () => {
     expect(r.headers.get('content-type')).toBe(want);
   });
 });
+
+describe('includeObject (issue 34 item 3)', () => {
+  beforeAll(async () => {
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'incl' } });
+    for (const [n, v] of [
+      ['c3', 'v1'],
+      ['c1', 'v3'],
+      ['c2', 'v2'],
+    ])
+      await srv.json('POST', '/api/v1/namespaces/incl/configmaps', { metadata: { name: n }, data: { k: v } });
+  });
+  const table = async (q: string, accept = TABLE.accept) =>
+    (await srv.json('GET', `/api/v1/namespaces/incl/configmaps${q}`, undefined, { accept })).body;
+
+  test('Object: each row carries the whole object; Metadata (default): PartialObjectMetadata; None: no object', async () => {
+    const full = await table('?includeObject=Object');
+    expect(
+      full.rows.map((r: { object: { kind: string; apiVersion: string; data: unknown } }) => [
+        r.object.kind,
+        r.object.apiVersion,
+        r.object.data,
+      ]),
+    ).toEqual([
+      ['ConfigMap', 'v1', { k: 'v3' }],
+      ['ConfigMap', 'v1', { k: 'v2' }],
+      ['ConfigMap', 'v1', { k: 'v1' }],
+    ]);
+    const meta = await table('');
+    expect(meta.rows[0].object.kind).toBe('PartialObjectMetadata');
+    expect(meta.rows[0].object.data).toBeUndefined();
+    expect((await table('?includeObject=Metadata')).rows[0].object.kind).toBe('PartialObjectMetadata');
+    const none = await table('?includeObject=None');
+    expect(none.rows.map((r: { cells: unknown[]; object?: unknown }) => [r.cells[0], 'object' in r])).toEqual([
+      ['c1', false],
+      ['c2', false],
+      ['c3', false],
+    ]);
+    const one = (await srv.json('GET', '/api/v1/namespaces/incl/configmaps/c1?includeObject=Object', undefined, TABLE)).body;
+    expect(one.rows[0].object.data).toEqual({ k: 'v3' });
+    const bad = await srv.json('GET', '/api/v1/namespaces/incl/configmaps?includeObject=All', undefined, TABLE);
+    expect(bad.status).toBe(406);
+    expect(bad.body.message).toBe('unrecognized includeObject value: "All"');
+  });
+
+  test('kubectl get --sort-by sorts server-side tables by the objects', () => {
+    const t = kubectlTable(['get', 'configmaps', '-n', 'incl', '--sort-by=.data.k']);
+    expect(t.rows.map((r) => r.NAME)).toEqual(['c3', 'c2', 'c1']);
+  });
+
+  test('a Table watch with includeObject=Object carries the object in each event', async () => {
+    const r = await srv.fetch('/api/v1/namespaces/incl/configmaps?watch=true&includeObject=Object&timeoutSeconds=1', {
+      headers: { accept: TABLE.accept },
+    });
+    const lines = (await r.text())
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    const objects = lines.map((l) => JSON.parse(l).object.rows[0].object);
+    expect(objects.map((o: { metadata: { name: string }; data: unknown }) => [o.metadata.name, o.data])).toEqual([
+      ['c1', { k: 'v3' }],
+      ['c2', { k: 'v2' }],
+      ['c3', { k: 'v1' }],
+    ]);
+  });
+});

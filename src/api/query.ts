@@ -6,7 +6,7 @@
  *   ?watch=1 ?watch=t ?watch=True   → true      ?watch=0 ?watch=F ?watch=false → false
  *   ?watch=yes ?watch= ?watch       → 400       (absent → undefined)
  */
-import { badRequest } from './status';
+import { badRequest, StatusError } from './status';
 
 const TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
@@ -46,6 +46,14 @@ export function queryInt(q: URLSearchParams, name: string): number | undefined {
   const n = parseGoInt64(v);
   if (typeof n === 'string') throw badRequest(`${name}: Invalid value: "${v}": ${n}`);
   return n;
+}
+
+/** The Table rows' `includeObject` (default Metadata); another value is 406, as the reference's asTable. */
+export function includeObject(q: URLSearchParams): 'None' | 'Metadata' | 'Object' {
+  const v = q.get('includeObject') ?? '';
+  if (v === '' || v === 'Metadata') return 'Metadata';
+  if (v === 'None' || v === 'Object') return v;
+  throw new StatusError(406, 'NotAcceptable', `unrecognized includeObject value: ${JSON.stringify(v)}`);
 }
 
 /**

@@ -45,7 +45,11 @@ export interface EncodeContext {
   readonly view: BrandView;
   /** The time Table ages are counted to (ms since the epoch). */
   readonly now: () => number;
+  /** What each Table row carries (`includeObject`): PartialObjectMetadata (default), the object, or nothing. */
+  readonly includeObject?: IncludeObject;
 }
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** An object to write: decoded, or as stored (the JSON encodings serve stored text unparsed). */
 export type ObjectInput = { readonly obj: Obj } | { readonly kv: KeyValue };
@@ -160,7 +164,7 @@ export interface ChunkSpec {
   /** Compress as a (not last) segment of a gzip stream. */
   gzip?: boolean;
   /** Table rows: the kind (its columns), the group of the Table's apiVersion, the time ages are counted to. */
-  table?: { kind: string; group: string; nowMs: number };
+  table?: { kind: string; group: string; nowMs: number; include?: IncludeObject };
 }
 
 export interface ChunkResult {

@@ -31,12 +31,30 @@ export function tableCodec(group: string, version: string, pretty: boolean): Med
     event: (type, e, ctx) =>
       jsonEventLine(
         type,
-        JSON.stringify(toTable(ctx.kind, [e.obj], { resourceVersion: e.obj.metadata.resourceVersion }, group, ctx.now())),
+        JSON.stringify(
+          toTable(
+            ctx.kind,
+            [ctx.view.obj(e.obj)],
+            { resourceVersion: e.obj.metadata.resourceVersion },
+            group,
+            ctx.now(),
+            ctx.includeObject,
+          ),
+        ),
       ),
     initial: (c, ctx) =>
       jsonEventLine(
         'ADDED',
-        JSON.stringify(toTable(ctx.kind, [c.obj], { resourceVersion: c.obj.metadata.resourceVersion }, group, ctx.now())),
+        JSON.stringify(
+          toTable(
+            ctx.kind,
+            [ctx.view.obj(c.obj)],
+            { resourceVersion: c.obj.metadata.resourceVersion },
+            group,
+            ctx.now(),
+            ctx.includeObject,
+          ),
+        ),
       ),
   };
   const stream: StreamCodec = {
@@ -47,7 +65,7 @@ export function tableCodec(group: string, version: string, pretty: boolean): Med
       media: 'table',
       listDef: `${ctx.kind.schema}List`,
       itemDef: ctx.kind.schema,
-      table: { kind: ctx.kind.kind, group, nowMs: ctx.now() },
+      table: { kind: ctx.kind.kind, group, nowMs: ctx.now(), include: ctx.includeObject },
     }),
     parts(meta, ctx) {
       const whole = JSON.stringify({ ...tableHead(ctx.kind.columns, meta, group), rows: [] });
@@ -56,14 +74,14 @@ export function tableCodec(group: string, version: string, pretty: boolean): Med
     chunk(items, spec, ctx) {
       const t = spec.table;
       if (!t) throw new Error('bug: a Table chunk without its table');
-      const rows = JSON.stringify(tableRows(ctx.columns, decodeStoredItems(items).map(ctx.view.obj), t.group, t.nowMs));
+      const rows = JSON.stringify(tableRows(ctx.columns, decodeStoredItems(items).map(ctx.view.obj), t.group, t.nowMs, t.include));
       return enc.encode(spec.comma ? `,${rows.slice(1, -1)}` : rows.slice(1, -1));
     },
   };
   return {
     binary: false,
-    object: (input, ctx) => table(toTable(ctx.kind, [objectOf(input, ctx.view)], {}, group, ctx.now())),
-    list: (meta, items, ctx) => table(toTable(ctx.kind, objectsOf(items, ctx.view), meta, group, ctx.now())),
+    object: (input, ctx) => table(toTable(ctx.kind, [objectOf(input, ctx.view)], {}, group, ctx.now(), ctx.includeObject)),
+    list: (meta, items, ctx) => table(toTable(ctx.kind, objectsOf(items, ctx.view), meta, group, ctx.now(), ctx.includeObject)),
     value: (v) => ({ body: jsonText(v, pretty), contentType: JSON_MEDIA_TYPE }),
     error: () => undefined,
     watch,

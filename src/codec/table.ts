@@ -3,7 +3,9 @@
  * Columns come from the kind (src/kinds/columns.ts); a kind without columns gets the default
  * table the reference serves: Name and Created At.
  */
+
 import type { Obj } from '../api/meta';
+import type { IncludeObject } from './media';
 
 /** A Table column of a kind: its definition and how to compute an object's cell. */
 export interface Column {
@@ -49,8 +51,9 @@ export function toTable(
   listMeta: Record<string, unknown>,
   group: string,
   nowMs: number,
+  include: IncludeObject = 'Metadata',
 ): Record<string, unknown> {
-  return { ...tableHead(def.columns, listMeta, group), rows: tableRows(def.columns, objs, group, nowMs) };
+  return { ...tableHead(def.columns, listMeta, group), rows: tableRows(def.columns, objs, group, nowMs, include) };
 }
 
 /** A Table without its rows: kind, apiVersion, metadata, columnDefinitions (in that order). */
@@ -78,14 +81,25 @@ export function tableHead(defColumns: readonly Column[], listMeta: Record<string
   };
 }
 
-/** A Table's rows for `objs` (a kind's own columns, or the default ones when it has none). */
-export function tableRows(defColumns: readonly Column[], objs: readonly Obj[], group: string, nowMs: number): Record<string, unknown>[] {
+/**
+ * A Table's rows for `objs` (a kind's own columns, or the default ones when it has none), each
+ * with what `include` asks for (the reference's includeObject): PartialObjectMetadata, the whole
+ * object (as the request names its kind), or no object.
+ */
+export function tableRows(
+  defColumns: readonly Column[],
+  objs: readonly Obj[],
+  group: string,
+  nowMs: number,
+  include: IncludeObject = 'Metadata',
+): Record<string, unknown>[] {
   const cols = columnsOf(defColumns);
   const own = cols.some((c) => c.format === 'name');
-  return objs.map((o) => ({
-    cells: [...(own ? [] : [o.metadata.name ?? '']), ...cols.map((c) => c.cell(o, nowMs))],
-    object: partialObjectMetadata(o, group),
-  }));
+  return objs.map((o) => {
+    const cells = [...(own ? [] : [o.metadata.name ?? '']), ...cols.map((c) => c.cell(o, nowMs))];
+    if (include === 'None') return { cells };
+    return { cells, object: include === 'Object' ? o : partialObjectMetadata(o, group) };
+  });
 }
 
 /** Human age as kubectl prints it (translateTimestampSince / duration.HumanDuration). */

@@ -5,7 +5,7 @@
 
 import { upstreamGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
-import { prettyPrint, queryBool, queryInt } from '../api/query';
+import { includeObject, prettyPrint, queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { badRequest, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
@@ -171,7 +171,7 @@ export class ResourceHandler {
     // The answer's codec (406 when Accept names none), chosen where each verb has always chosen it.
     const respond = (transform: boolean): MediaCodec => this.negotiation.response(accept, { transform, protobuf: pb, cbor: true, pretty });
     const bodyIn = (allowed: readonly BodyType[]) => this.negotiation.body(contentType, allowed, { protobuf: pb, cbor: true });
-    const ctx: EncodeContext = { kind: def, view, now: this.clock };
+    const ctx: EncodeContext = { kind: def, view, now: this.clock, includeObject: includeObject(q) };
     if (def.virtual) {
       // Access reviews: create only, answered from the request, nothing stored.
       if (info.verb !== 'create' || sub !== '') throw methodNotAllowed();

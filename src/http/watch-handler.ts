@@ -14,7 +14,7 @@
  * that cannot keep up (its queue overflows, or its socket does not drain) is ended with a final
  * BOOKMARK when one is valid; its client resumes from the last resourceVersion it saw.
  */
-import { queryBool, queryInt } from '../api/query';
+import { includeObject, queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
 import { badRequest, resourceExpired, StatusError } from '../api/status';
 import type { BrandView } from '../codec/brand-view';
@@ -109,7 +109,7 @@ export class WatchHandler {
     const def = store.def;
     // Events in the negotiated encoding: JSON lines, Table rows, protobuf or CBOR frames.
     const events = codec.watch;
-    const ctx: EncodeContext = { kind: def, view, now: Date.now };
+    const ctx: EncodeContext = { kind: def, view, now: Date.now, includeObject: includeObject(q) };
     // An event's encoding is the same bytes for every watcher in the svc spelling: built once
     // per event, type and encoding, then shared (fan-out neither copies nor encodes an object
     // per watcher). Watches naming the upstream group get theirs built per watcher.
