@@ -6,6 +6,8 @@ import { describe, expect, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
 
 const srv = serverForFile();
+/** The spelling of a group/version discovery lists first (the default --discovery-group-order=upstream-first). */
+const primary = (gv: string): string => gv.replace(/\.svc\.io\//, '.k8s.io/');
 
 /** Reference facts per resource: [groupVersion, plural, kind, namespaced, shortNames, categories, status subresource]. */
 const KINDS: [string, string, string, boolean, string[], string[], boolean][] = [
@@ -95,7 +97,7 @@ describe('discovery', () => {
 
   test('APIResourceList per group/version: name, singularName, namespaced, kind, verbs, shortNames, categories, status subresources', async () => {
     const byGv = new Map<string, Resource[]>();
-    for (const gv of new Set(KINDS.map((k) => k[0]))) {
+    for (const gv of new Set(KINDS.flatMap((k) => [k[0], primary(k[0])]))) {
       const r = await srv.json('GET', discoveryPath(gv));
       expect([gv, r.status]).toEqual([gv, 200]);
       expect(r.body).toMatchObject({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion: gv });
@@ -107,8 +109,12 @@ describe('discovery', () => {
       expect(main).toBeDefined();
       if (!main) continue;
       expect([plural, main.singularName, main.namespaced, main.kind]).toEqual([plural, kind.toLowerCase(), namespaced, kind]);
-      expect([plural, main.shortNames ?? []]).toEqual([plural, shortNames]);
-      expect([plural, main.categories ?? []]).toEqual([plural, categories]);
+      // Short names and categories are the first-listed spelling's (--discovery-group-order):
+      // by default the upstream name of a svc.io group; the other spelling has none.
+      const first = (byGv.get(primary(gv)) as Resource[]).find((x) => x.name === plural);
+      expect([plural, first?.shortNames ?? []]).toEqual([plural, shortNames]);
+      expect([plural, first?.categories ?? []]).toEqual([plural, categories]);
+      if (primary(gv) !== gv) expect([plural, main.shortNames, main.categories]).toEqual([plural, undefined, undefined]);
       // Namespaces cannot be deleted as a collection.
       const verbs = plural === 'namespaces' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS;
       expect([plural, [...main.verbs].sort()]).toEqual([plural, verbs]);
@@ -165,7 +171,8 @@ describe('discovery', () => {
       rows.set(`${apiVersion}/${name}`, [shortNames, namespaced, kind]);
     }
     for (const [gv, plural, kind, namespaced, shortNames] of KINDS) {
-      expect([gv, plural, rows.get(`${gv}/${plural}`)]).toEqual([gv, plural, [shortNames.join(','), String(namespaced), kind]]);
+      expect([gv, plural, rows.get(`${primary(gv)}/${plural}`)]).toEqual([gv, plural, [shortNames.join(','), String(namespaced), kind]]);
+      if (primary(gv) !== gv) expect([gv, plural, rows.get(`${gv}/${plural}`)]).toEqual([gv, plural, ['', String(namespaced), kind]]);
     }
     // Short names resolve.
     const cm = srv.kubectl(['get', 'cm', '-n', 'kube-system', '-o', 'name']);

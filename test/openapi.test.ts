@@ -91,13 +91,19 @@ describe('kubectl explain', () => {
     expect(r.stdout).toMatch(/status\s+<DeploymentStatus>/);
   });
 
-  test('a svc.io group', () => {
-    const r = srv.kubectl(['explain', 'networkpolicies.spec.ingress']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/GROUP:\s+networking\.svc\.io\n/);
-    expect(r.stdout).toContain('FIELD: ingress <[]NetworkPolicyIngressRule>');
-    expect(r.stdout).toMatch(/from\s+<\[\]NetworkPolicyPeer>/);
-    expect(r.stdout).toMatch(/ports\s+<\[\]NetworkPolicyPort>/);
+  test('a svc.io group, under both names (kubectl maps plain names to the upstream one)', () => {
+    for (const [args, group] of [
+      [['explain', 'networkpolicies.spec.ingress'], 'networking\\.k8s\\.io'],
+      [['explain', 'networkpolicies.spec.ingress', '--api-version=networking.svc.io/v1'], 'networking\\.svc\\.io'],
+    ] as const) {
+      const r = srv.kubectl([...args]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`GROUP:\\s+${group}\\n`));
+      expect(r.stdout).toContain('FIELD: ingress <[]NetworkPolicyIngressRule>');
+      expect(r.stdout).toMatch(/from\s+<\[\]NetworkPolicyPeer>/);
+      expect(r.stdout).toMatch(/ports\s+<\[\]NetworkPolicyPort>/);
+    }
   });
 
   test('required fields and enums', () => {
@@ -219,7 +225,8 @@ describe('/openapi/v2', () => {
 describe('/openapi/v3', () => {
   test('the index lists every group/version; every document resolves its $refs locally', async () => {
     const kinds = await served();
-    const groups = ((await srv.json('GET', '/apis')).body.groups as Any[]).filter((g) => !g.name.endsWith('.k8s.io'));
+    // Every group discovery lists, under both its names (a svc.io group's upstream name too).
+    const groups = (await srv.json('GET', '/apis')).body.groups as Any[];
     const gvs = new Set(['api/v1', ...groups.flatMap((g) => g.versions.map((v: Any) => `apis/${v.groupVersion}`))]);
     const index = (await srv.json('GET', '/openapi/v3')).body;
     expect(new Set(Object.keys(index.paths))).toEqual(gvs);

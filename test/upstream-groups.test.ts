@@ -1,12 +1,13 @@
 /**
  * Upstream group names as aliases (issue 9, item 2): every group served as `*.svc.io` answers
  * under its `*.k8s.io` name on every verb, watch included, in the spelling the request used;
- * bodies may use either name; the store keeps one; discovery lists the svc names first and the
- * upstream names after them (without short names), so kubectl prefers the svc group and still maps
- * manifests written for the reference.
+ * bodies may use either name; the store keeps one. Discovery lists both names: by default the
+ * upstream ones first with the short names (issue 34 item 1: kubectl maps plain resource names to
+ * groups it has Go types for, so its typed commands work), the svc ones after; with
+ * --discovery-group-order=svc-first the other way round. Manifests in either spelling apply.
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { serverForFile, startServer } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
@@ -38,27 +39,56 @@ describe('every svc.io group is served under its upstream name', () => {
     expect(checked).toBeGreaterThanOrEqual(6);
   });
 
-  test('discovery lists the upstream groups after the svc ones; short names resolve to the svc group; manifests in upstream names apply', async () => {
+  test('discovery lists the upstream groups first, the svc ones after; short names resolve to the upstream group; manifests in either spelling apply', async () => {
     const groups = ((await srv.json('GET', '/apis')).body.groups as Json[]).map((g) => g.name as string);
-    const firstUpstream = groups.findIndex((g) => g.endsWith('.k8s.io'));
-    expect(firstUpstream).toBeGreaterThan(0);
-    expect(groups.slice(firstUpstream).every((g) => g.endsWith('.k8s.io'))).toBe(true);
-    expect(groups).toContain('coordination.k8s.io');
-    const alias = (await srv.json('GET', '/apis/coordination.k8s.io/v1')).body;
-    expect(alias.groupVersion).toBe('coordination.k8s.io/v1');
-    expect(alias.resources.find((r: Json) => r.name === 'leases').kind).toBe('Lease');
+    const firstSvc = groups.findIndex((g) => g.endsWith('.svc.io'));
+    expect(firstSvc).toBeGreaterThan(0);
+    expect(groups.slice(firstSvc).every((g) => g.endsWith('.svc.io'))).toBe(true);
+    expect(groups.slice(0, firstSvc)).toContain('coordination.k8s.io');
+    const svc = (await srv.json('GET', '/apis/coordination.svc.io/v1')).body;
+    expect(svc.groupVersion).toBe('coordination.svc.io/v1');
+    expect(svc.resources.find((r: Json) => r.name === 'leases').kind).toBe('Lease');
     const names = srv.kubectl(['api-resources', '--no-headers', '-o', 'name']).stdout.trim().split('\n');
+    expect(names).toContain('leases.coordination.k8s.io');
     expect(names).toContain('leases.coordination.svc.io');
-    // kubectl picks the svc group for a plain resource name, with no ambiguity warning.
-    const get = srv.kubectl(['get', 'leases', '-n', 'kube-system', '-o', 'name']);
+    // kubectl picks the upstream group for a plain resource name or short name, with no ambiguity warning.
+    const get = srv.kubectl(['get', 'netpol', '-A', '-o', 'name']);
     expect(get.code).toBe(0);
     expect(get.stderr).toBe('');
-    const np = srv.kubectl(
-      ['apply', '-f', '-'],
-      'apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: from-manifest\n  namespace: kube-public\nspec:\n  podSelector: {}\n',
+    for (const [apiVersion, name] of [
+      ['networking.k8s.io/v1', 'from-manifest'],
+      ['networking.svc.io/v1', 'from-svc-manifest'],
+    ]) {
+      const np = srv.kubectl(
+        ['apply', '-f', '-'],
+        `apiVersion: ${apiVersion}\nkind: NetworkPolicy\nmetadata:\n  name: ${name}\n  namespace: kube-public\nspec:\n  podSelector: {}\n`,
+      );
+      expect(np.stderr).toBe('');
+      expect(np.stdout).toBe(`networkpolicy.${apiVersion.split('/')[0]}/${name} created\n`);
+    }
+    expect(srv.kubectl(['get', 'networkpolicies.networking.svc.io', '-n', 'kube-public', '-o', 'name']).stdout).toBe(
+      'networkpolicy.networking.svc.io/from-manifest\nnetworkpolicy.networking.svc.io/from-svc-manifest\n',
     );
-    expect(np.code).toBe(0);
-    expect(np.stdout).toBe('networkpolicy.networking.k8s.io/from-manifest created\n');
+  });
+
+  test('--discovery-group-order=svc-first lists the svc names first, with the short names', async () => {
+    const other = await startServer({ args: ['--discovery-group-order=svc-first'] });
+    try {
+      const groups = ((await other.json('GET', '/apis')).body.groups as Json[]).map((g) => g.name as string);
+      const firstUpstream = groups.findIndex((g) => g.endsWith('.k8s.io'));
+      expect(firstUpstream).toBeGreaterThan(groups.indexOf('coordination.svc.io'));
+      expect(groups.slice(firstUpstream).every((g) => g.endsWith('.k8s.io'))).toBe(true);
+      const netpol = (await other.json('GET', '/apis/networking.svc.io/v1')).body.resources.find((r: Json) => r.name === 'networkpolicies');
+      expect(netpol.shortNames).toEqual(['netpol']);
+      const r = other.kubectl(['get', 'leases', '-n', 'kube-system', '-v=6']);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('/apis/coordination.svc.io/v1/namespaces/kube-system/leases');
+    } finally {
+      await other.stop();
+    }
+    const bad = Bun.spawnSync(['bun', 'src/main.ts', '--discovery-group-order=k8s'], { cwd: `${import.meta.dir}/..` });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.toString()).toContain('invalid argument "k8s" for "--discovery-group-order" flag: must be upstream-first or svc-first');
   });
 });
 

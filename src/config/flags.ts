@@ -19,6 +19,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** --enable-priority-and-fairness: APF instead of the two in-flight limits. */
   enablePriorityAndFairness: boolean;
+  /** --discovery-group-order: which spelling of a branded group discovery lists first (kubectl maps plain names to it). */
+  discoveryGroupOrder: 'upstream-first' | 'svc-first';
   minRequestTimeoutSec: number;
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
@@ -236,6 +238,15 @@ const FLAGS: FlagDef[] = [
     help: 'API Priority and Fairness: classify requests by FlowSchema and share --max-requests-inflight + --max-mutating-requests-inflight seats among priority levels with fair queuing. false: the two in-flight limits alone.',
     apply: (c, v) => {
       c.enablePriorityAndFairness = parseBool(v, 'enable-priority-and-fairness');
+    },
+  },
+  {
+    name: 'discovery-group-order',
+    default: 'upstream-first',
+    help: 'Which spelling of each *.svc.io group discovery lists first, with the short names and categories: upstream-first (the *.k8s.io names, so that kubectl maps plain resource names to groups it has types for and its typed commands work: set subject, create token, drain, auth reconcile, ...) or svc-first. Both spellings are always served.',
+    apply: (c, v) => {
+      if (v !== 'upstream-first' && v !== 'svc-first') throw new Error('must be upstream-first or svc-first');
+      c.discoveryGroupOrder = v;
     },
   },
   {
@@ -550,6 +561,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     maxMutatingRequestsInflight: 0,
     requestTimeoutMs: 0,
     enablePriorityAndFairness: true,
+    discoveryGroupOrder: 'upstream-first',
     etcdServers: [],
     etcdPrefix: '',
     etcdCafile: '',

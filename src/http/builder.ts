@@ -91,7 +91,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     log: d.log,
   });
   const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
-  const discovery = new Discovery(api, `${host}:${cfg.port}`);
+  const discovery = new Discovery(api, `${host}:${cfg.port}`, cfg.discoveryGroupOrder);
   const { authorizer, rbac } = d.authz;
   const saTokens = d.authn.serviceAccountTokens;
   const chain = buildHandler({

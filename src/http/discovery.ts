@@ -88,6 +88,8 @@ export class Discovery {
   constructor(
     private readonly api: ApiRegistry,
     private readonly serverAddress: string,
+    /** Which spelling of a branded group comes first, with its short names (see --discovery-group-order). */
+    private readonly order: 'upstream-first' | 'svc-first' = 'upstream-first',
   ) {
     this.build();
   }
@@ -105,12 +107,17 @@ export class Discovery {
     });
     const groups: Record<string, unknown>[] = [];
     const aliases: Record<string, unknown>[] = [];
+    const upstreamFirst = this.order === 'upstream-first';
     for (const g of api.groups()) {
-      // A branded group is listed twice: under its svc name and, after every svc group (so that
-      // kubectl prefers the svc one), under its upstream name, so that manifests written for the
-      // reference (`apiVersion: apiextensions.k8s.io/v1`) map to a kind in kubectl.
+      // A branded group is listed twice: under its upstream name (what manifests written for the
+      // reference name, `apiVersion: apiextensions.k8s.io/v1`) and under its svc name. The one
+      // listed first (--discovery-group-order) comes before every group of the other spelling
+      // and alone has the short names and categories, so kubectl maps a plain resource name
+      // to it: upstream-first by default, since kubectl's typed commands (set subject, create
+      // token, drain, auth reconcile, ...) decode objects into Go types of the k8s.io groups.
       const upstream = upstreamGroup(g.group);
       for (const name of upstream === g.group ? [g.group] : [g.group, upstream]) {
+        const primary = upstream === g.group || (name === upstream) === upstreamFirst;
         const versions = g.versions.map((v) => ({ groupVersion: name ? `${name}/${v}` : v, version: v }));
         for (const v of g.versions) {
           const gv = name ? `${name}/${v}` : v;
@@ -119,17 +126,17 @@ export class Discovery {
             kind: 'APIResourceList',
             apiVersion: 'v1',
             groupVersion: gv,
-            // The alias lists no short names or categories: `kubectl get crd` and `get all`
-            // resolve to the svc group alone (no "could also match" warning, no double rows).
+            // The second spelling lists no short names or categories: `kubectl get crd` and
+            // `get all` resolve to one group (no "could also match" warning, no double rows).
             resources: api
               .resources(g.group, v)
               .flatMap(resourceEntries)
-              .map((r) => (name === g.group ? r : withoutShortcuts(r))),
+              .map((r) => (primary ? r : withoutShortcuts(r))),
           });
         }
         if (!name) continue;
         const group = { name, versions, preferredVersion: versions[0] };
-        (name === g.group ? groups : aliases).push(group);
+        (primary ? groups : aliases).push(group);
         this.docs.set(`/apis/${name}`, { kind: 'APIGroup', apiVersion: 'v1', ...group });
       }
     }

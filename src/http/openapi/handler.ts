@@ -17,6 +17,7 @@
  * generation: custom resources come and go at run time), and kept as bytes with their ETag
  * (uppercase hex SHA-512, as the reference) and, when large, gzipped.
  */
+import { upstreamGroup } from '../../api/brand';
 import { notAcceptable, pathNotFound } from '../../api/status';
 import type { ApiRegistry } from '../../registry/api-registry';
 import type { KindDef } from '../../registry/kind';
@@ -122,12 +123,17 @@ export class OpenApi {
     const docs = new Map<string, Doc>();
     const paths: Json = {};
     for (const g of this.api.groups()) {
-      for (const v of g.versions) {
-        const key = gvPrefix(g.group, v).slice(1);
-        const kinds = this.api.resources(g.group, v).map((s) => s.def);
-        const doc = Doc.json(buildV3(this.schemas, g.group, v, kinds));
-        docs.set(key, doc);
-        paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.hash}` };
+      // A branded group is published under both names, as discovery lists both: kubectl explain
+      // and its validation look a kind up in the document of the group discovery mapped it to.
+      const upstream = upstreamGroup(g.group);
+      for (const group of upstream === g.group ? [g.group] : [g.group, upstream]) {
+        for (const v of g.versions) {
+          const key = gvPrefix(group, v).slice(1);
+          const kinds = this.api.resources(g.group, v).map((s) => (group === g.group ? s.def : { ...s.def, group }));
+          const doc = Doc.json(buildV3(this.schemas, group, v, kinds));
+          docs.set(key, doc);
+          paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.hash}` };
+        }
       }
     }
     this.v3Docs = { index: Doc.json({ paths }), docs };
