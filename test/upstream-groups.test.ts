@@ -58,7 +58,7 @@ describe('every svc.io group is served under its upstream name', () => {
     for (const [apiVersion, name] of [
       ['networking.k8s.io/v1', 'from-manifest'],
       ['networking.svc.io/v1', 'from-svc-manifest'],
-    ]) {
+    ] as const) {
       const np = srv.kubectl(
         ['apply', '-f', '-'],
         `apiVersion: ${apiVersion}\nkind: NetworkPolicy\nmetadata:\n  name: ${name}\n  namespace: kube-public\nspec:\n  podSelector: {}\n`,
