@@ -6,8 +6,10 @@
  * (src/codec/table.ts); ages count to the request's clock. Their watches: Table rows per event
  * (built per watch, as ages change), PartialObjectMetadata as plain JSON events.
  */
+
+import type { Obj } from '../api/meta';
 import { decodeJson, JSON_MEDIA_TYPE, JSON_WATCH, jsonEventLine, jsonText, objectOf, objectsOf } from './json-media';
-import type { Encoded, MediaCodec, StreamCodec, WatchCodec } from './media';
+import type { EncodeContext, Encoded, MediaCodec, StreamCodec, WatchCodec } from './media';
 import { decodeStoredItems } from './stored';
 import { partialObjectMetadata, tableHead, tableRows, toTable } from './table';
 
@@ -22,40 +24,19 @@ const decode = (body: string | Uint8Array, duplicates: string[]): unknown =>
 
 /** Tables of group `group` (meta.svc.io or meta.k8s.io) and `version`; `pretty` indents them and is never streamed. */
 export function tableCodec(group: string, version: string, pretty: boolean): MediaCodec {
+  /** A watch event's Table: the object's row, at the object's resourceVersion. */
+  const rowOf = (o: Obj, ctx: EncodeContext): string =>
+    JSON.stringify(
+      toTable(ctx.kind, [ctx.view.obj(o)], { resourceVersion: o.metadata.resourceVersion }, group, ctx.now(), ctx.includeObject),
+    );
   const contentType = `${JSON_MEDIA_TYPE}${asParams('Table', group, version)}`;
   const table = (t: object): Encoded => ({ body: jsonText(t, pretty), contentType });
   const watch: WatchCodec = {
     ...JSON_WATCH,
     shareKey: undefined,
-    // Table rows carry partial metadata (meta group), which has no brand of the kind's group.
-    event: (type, e, ctx) =>
-      jsonEventLine(
-        type,
-        JSON.stringify(
-          toTable(
-            ctx.kind,
-            [ctx.view.obj(e.obj)],
-            { resourceVersion: e.obj.metadata.resourceVersion },
-            group,
-            ctx.now(),
-            ctx.includeObject,
-          ),
-        ),
-      ),
-    initial: (c, ctx) =>
-      jsonEventLine(
-        'ADDED',
-        JSON.stringify(
-          toTable(
-            ctx.kind,
-            [ctx.view.obj(c.obj)],
-            { resourceVersion: c.obj.metadata.resourceVersion },
-            group,
-            ctx.now(),
-            ctx.includeObject,
-          ),
-        ),
-      ),
+    // One row per event, in the request's spelling of the kind (an included object carries it).
+    event: (type, e, ctx) => jsonEventLine(type, rowOf(e.obj, ctx)),
+    initial: (c, ctx) => jsonEventLine('ADDED', rowOf(c.obj, ctx)),
   };
   const stream: StreamCodec = {
     media: 'table',

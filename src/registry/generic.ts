@@ -29,7 +29,7 @@ import {
   tooLargeResourceVersion,
 } from '../api/status';
 import type { UserInfo } from '../api/user';
-import { type FieldError, invalidValue, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
 import type { StoredObject } from '../codec/media';
 import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
@@ -48,6 +48,7 @@ import {
   fieldPE,
   recordUpdate,
 } from './apply';
+import { goJsonType, restoreError, smpConversionError, unrecognized } from './decode-errors';
 import {
   checkDeleteOptions,
   checkPreconditions,
@@ -70,7 +71,6 @@ import {
 import type { NamespaceCheck } from './namespaces';
 import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
-import { goFormat } from './patch/json';
 import { unavailableStatus } from './storage-errors';
 import { startWatch, type WatchRequest, type WatchStart } from './watch';
 
@@ -86,38 +86,6 @@ const MAX_GENERATE_ATTEMPTS = 8;
  * revision before the store serves it (the cache follows within a millisecond or two).
  */
 const CONSISTENT_LIST_WAIT_MS = 100;
-
-/**
- * The reference's unstructured converter's error for a value of JSON type `got` where the typed
- * object has a map, a slice or a struct (`cannot restore map from string`); undefined elsewhere.
- */
-function restoreError(expected: string, got: string): string | undefined {
-  const from = got === 'array' ? 'slice' : got === 'object' ? 'map' : got === 'number' ? 'int64' : got;
-  if (expected.startsWith('map')) return `cannot restore map from ${from}`;
-  if (expected === 'array') return `cannot restore slice from ${from}`;
-  if (expected === 'object') return `cannot restore struct from: ${from}`;
-  return undefined;
-}
-
-/** Go's name of the struct the reference first decodes a body into (to find its kind). */
-const TYPE_META_STRUCT = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
-
-/**
- * A body that is JSON but not an object (an array, a string, a number, a boolean), answered as
- * the reference's transformDecodeError: the kind expected, the decoder's error, and the body in
- * hex (at most 30 bytes).
- */
-/** A JSON value's type as Go's decoder names it in its errors. */
-const goJsonType = (v: unknown): string => (Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v);
-
-function unrecognized(kind: string, body: unknown): StatusError {
-  const type = goJsonType(body);
-  const bytes = Buffer.from(JSON.stringify(body) ?? '');
-  const summary = bytes.length > 30 ? `${bytes.subarray(0, 30).toString('hex')} ...` : bytes.toString('hex');
-  return badRequest(
-    `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${type} into Go value of type ${TYPE_META_STRUCT} (${summary})`,
-  );
-}
 
 /** What a resource's store is built from (by the ApiRegistry). */
 export interface ResourceStoreDeps {
@@ -394,7 +362,7 @@ export class ResourceStore {
       // A strategic merge patch's result is converted to the typed object from its map, whose
       // errors the reference answers as 422 on the field `patch` (applyPatchToObject).
       const restore = smpPatch !== undefined ? restoreError(t.expected, t.got) : undefined;
-      if (restore) throw invalid('', '', '', [invalidValue('patch', goFormat(smpPatch), restore)]);
+      if (restore) throw smpConversionError(smpPatch, restore);
       throw badRequest(
         `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`,
       );
