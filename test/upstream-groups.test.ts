@@ -88,7 +88,9 @@ describe('every svc.io group is served under its upstream name', () => {
     }
     const bad = Bun.spawnSync(['bun', 'src/main.ts', '--discovery-group-order=k8s'], { cwd: `${import.meta.dir}/..` });
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr.toString()).toContain('invalid argument "k8s" for "--discovery-group-order" flag: must be upstream-first or svc-first');
+    expect(bad.stderr.toString()).toContain(
+      'invalid argument "k8s" for "--discovery-group-order" flag: must be upstream-first or svc-first',
+    );
   });
 });
 

@@ -21,7 +21,7 @@ import type { Obj } from '../api/meta';
 import type { DefName } from '../schema/types';
 import type { KeyValue } from '../store/types';
 import type { BrandView } from './brand-view';
-import type { Column } from './table';
+import type { Column, IncludeObject } from './table';
 
 /** A response body and its Content-Type. */
 export interface Encoded {
@@ -48,8 +48,6 @@ export interface EncodeContext {
   /** What each Table row carries (`includeObject`): PartialObjectMetadata (default), the object, or nothing. */
   readonly includeObject?: IncludeObject;
 }
-
-export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** An object to write: decoded, or as stored (the JSON encodings serve stored text unparsed). */
 export type ObjectInput = { readonly obj: Obj } | { readonly kv: KeyValue };

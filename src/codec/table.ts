@@ -5,7 +5,9 @@
  */
 
 import type { Obj } from '../api/meta';
-import type { IncludeObject } from './media';
+
+/** What each Table row carries (`includeObject`): PartialObjectMetadata (default), the whole object, or nothing. */
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** A Table column of a kind: its definition and how to compute an object's cell. */
 export interface Column {
