@@ -714,8 +714,9 @@ spec:
         properties:
           spec:
             type: object
+            description: What a blob should be.
             properties:
-              size: {type: integer}
+              size: {type: integer, description: Size of the blob in bytes.}
               labels:
                 type: object
                 nullable: true
@@ -764,6 +765,12 @@ items:
     expect(Object.keys(blob.properties).sort()).toEqual(['apiVersion', 'kind', 'metadata', 'spec']);
     expect(blob.properties.spec.properties.any.properties.known).toEqual({ type: 'string' });
     expect(blob.properties.spec.properties.labels.nullable).toBe(true);
+    // The schema's own descriptions are published (kubectl explain reads v3).
+    expect(blob.properties.spec.description).toBe('What a blob should be.');
+    expect(blob.properties.spec.properties.size).toEqual({ description: 'Size of the blob in bytes.', type: 'integer' });
+    const ex = srv.kubectl(['explain', 'blobs.spec.size']);
+    expect(ex.stderr).toBe('');
+    expect(ex.stdout.replace(/\s+/g, ' ')).toContain('FIELD: size <integer> DESCRIPTION: Size of the blob in bytes.');
   });
 
   test('kubectl apply -f of a List with fields the schema does not name creates both objects; --validate=strict too', async () => {

@@ -81,12 +81,12 @@ export function toOpenApi(s: Schema, flavor: Flavor): Json {
   if (s.embedded) ext(o, 'embedded-type', true, 'embedded-resource');
   if (s.mapType) ext(o, 'map-type', s.mapType);
   if (s.patchStrategy) ext(o, 'patch-strategy', s.patchStrategy);
-  if (s.type !== 'ref') return o;
+  if (s.type !== 'ref') return withDescription(o, s.description);
   const ref = { $ref: `${REF_PREFIX[flavor]}${s.ref}` };
-  if (Object.keys(o).length === 0) return ref;
+  if (Object.keys(o).length === 0 && s.description === undefined) return ref;
   // A $ref with siblings: Swagger 2.0 keeps them beside it (as the reference publishes);
   // OpenAPI 3.0 ignores siblings of $ref, so the reference wraps the ref in allOf.
-  return flavor === 'v3' ? { allOf: [ref], ...o } : { ...ref, ...o };
+  return withDescription(flavor === 'v3' ? { allOf: [ref], ...o } : { ...ref, ...o }, s.description);
 }
 
 function collectRefs(s: Schema, out: DefName[]): void {
