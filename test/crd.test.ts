@@ -694,6 +694,101 @@ describe('validation rules on set and map lists (x-kubernetes-list-type)', () =>
   });
 });
 
+describe('a schema preserving unknown fields at its root (OpenAPI as kubectl validates with it)', () => {
+  const BLOBS = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: blobs.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: blobs, singular: blob, kind: Blob}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+        properties:
+          spec:
+            type: object
+            description: What a blob should be.
+            properties:
+              size: {type: integer, description: Size of the blob in bytes.}
+              labels:
+                type: object
+                nullable: true
+                additionalProperties: {type: string}
+              any:
+                type: object
+                x-kubernetes-preserve-unknown-fields: true
+                properties:
+                  known: {type: string}
+`;
+  // Fields the schema does not name, at the root (where they are preserved).
+  const LIST = `apiVersion: v1
+kind: List
+items:
+- apiVersion: example.com/v1
+  kind: Blob
+  metadata: {name: blob-a}
+  spec: {size: 1}
+  extra: {anything: [1, 2]}
+- apiVersion: example.com/v1
+  kind: Blob
+  metadata: {name: blob-b}
+  data: hello
+`;
+
+  beforeAll(async () => {
+    const k = srv.kubectl(['apply', '-f', '-'], BLOBS);
+    expect(k.stderr).toBe('');
+    await until(
+      () => srv.json('GET', '/apis/example.com/v1/blobs'),
+      (r) => r.status === 200,
+    );
+  });
+
+  test('v2 publishes the kind as a bare object (kubectl validates nothing of it); v3 keeps the whole schema', async () => {
+    const v2: Json = await (await srv.fetch('/openapi/v2', { headers: { accept: 'application/json' } })).json();
+    const gvk = [{ group: 'example.com', kind: 'Blob', version: 'v1' }];
+    expect(v2.definitions['com.example.v1.Blob']).toEqual({
+      type: 'object',
+      'x-svc-group-version-kind': gvk,
+      'x-kubernetes-group-version-kind': gvk,
+    });
+    const v3: Json = await (await srv.fetch('/openapi/v3/apis/example.com/v1')).json();
+    const blob = v3.components.schemas['com.example.v1.Blob'];
+    expect(blob['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    expect(Object.keys(blob.properties).sort()).toEqual(['apiVersion', 'kind', 'metadata', 'spec']);
+    expect(blob.properties.spec.properties.any.properties.known).toEqual({ type: 'string' });
+    expect(blob.properties.spec.properties.labels.nullable).toBe(true);
+    // The schema's own descriptions are published (kubectl explain reads v3).
+    expect(blob.properties.spec.description).toBe('What a blob should be.');
+    expect(blob.properties.spec.properties.size).toEqual({ description: 'Size of the blob in bytes.', type: 'integer' });
+    const ex = srv.kubectl(['explain', 'blobs.spec.size']);
+    expect(ex.stderr).toBe('');
+    expect(ex.stdout.replace(/\s+/g, ' ')).toContain('FIELD: size <integer> DESCRIPTION: Size of the blob in bytes.');
+  });
+
+  test('kubectl apply -f of a List with fields the schema does not name creates both objects; --validate=strict too', async () => {
+    const file = path.join(dataDir, 'blobs.yaml');
+    fs.writeFileSync(file, LIST);
+    const r = srv.kubectl(['apply', '-f', file]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('blob.example.com/blob-a created\nblob.example.com/blob-b created\n');
+    const strict = srv.kubectl(['apply', '--validate=strict', '-f', file]);
+    expect(strict.stderr).toBe('');
+    expect(strict.stdout).toBe('blob.example.com/blob-a unchanged\nblob.example.com/blob-b unchanged\n');
+    const a = await srv.json('GET', '/apis/example.com/v1/namespaces/default/blobs/blob-a');
+    expect(a.body).toMatchObject({ spec: { size: 1 }, extra: { anything: [1, 2] } });
+    const b = await srv.json('GET', '/apis/example.com/v1/namespaces/default/blobs/blob-b');
+    expect(b.body.data).toBe('hello');
+  });
+});
+
 describe('scope, names, deletion, restart', () => {
   test('a cluster-scoped custom resource', async () => {
     const crd = {

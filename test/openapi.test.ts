@@ -113,6 +113,23 @@ describe('kubectl explain', () => {
     expect(r.stdout).toMatch(/protocol\s+<string>\n\s+enum: SCTP, TCP, UDP/);
   });
 
+  test("the reference's descriptions, from OpenAPI v3 and v2 (protobuf)", () => {
+    const text = 'A human readable message indicating details about why the pod is in this condition.';
+    for (const extra of [[], ['--output=plaintext-openapiv2']]) {
+      const r = srv.kubectl(['explain', 'pod.status.message', ...extra]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const out = r.stdout.replace(/\s+/g, ' ');
+      expect(out).toContain('FIELD: message <string>');
+      expect(out).toContain(`DESCRIPTION: ${text}`);
+      expect(r.stdout).not.toContain('<empty>');
+    }
+    // A type's description (the field is a $ref: kubectl shows the type's) and its fields'.
+    const st = srv.kubectl(['explain', 'pod.status']);
+    expect(st.stdout.replace(/\s+/g, ' ')).toContain('DESCRIPTION: PodStatus represents information about the status of a pod.');
+    expect(st.stdout.replace(/\s+/g, ' ')).toContain(`message <string> ${text}`);
+  });
+
   test('from OpenAPI v2 (protobuf)', () => {
     const r = srv.kubectl(['explain', 'deployments.spec.strategy', '--output=plaintext-openapiv2', '-v=6']);
     expect(r.code).toBe(0);
@@ -202,6 +219,22 @@ describe('/openapi/v2', () => {
     expect(doc.paths['/apis/authorization.svc.io/v1/selfsubjectaccessreviews/{name}']).toBeUndefined();
   });
 
+  test("definitions and properties carry the reference's descriptions, links as the reference writes them", async () => {
+    const doc: Any = await (await srv.fetch('/openapi/v2', { headers: { accept: 'application/json' } })).json();
+    const d = doc.definitions;
+    expect(d['io.svc.api.core.v1.PodStatus'].description).toStartWith('PodStatus represents information about the status of a pod.');
+    expect(d['io.svc.api.core.v1.PodStatus'].properties.message.description).toBe(
+      'A human readable message indicating details about why the pod is in this condition.',
+    );
+    expect(d['io.svc.api.apps.v1.DeploymentSpec'].properties.replicas.description).toStartWith('Number of desired pods.');
+    expect(d['io.svc.apimachinery.pkg.apis.meta.v1.ObjectMeta'].properties.name.description).toContain(
+      'https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+    );
+    expect(d['io.svc.api.core.v1.Pod'].properties.kind.description).toContain('https://git.k8s.io/community/contributors/');
+    const described = Object.values<Any>(d).filter((x) => typeof x.description === 'string').length;
+    expect(described / Object.keys(d).length).toBeGreaterThan(0.9);
+  });
+
   test('ETag and If-None-Match', async () => {
     const r = await srv.fetch('/openapi/v2');
     const etag = r.headers.get('etag');
@@ -258,6 +291,20 @@ describe('/openapi/v3', () => {
       expect(plain.headers.get('cache-control')).toBe('no-cache, private');
       expect(await plain.json()).toEqual(doc);
     }
+  });
+
+  test("definitions and properties carry the reference's descriptions", async () => {
+    const core: Any = await (await srv.fetch('/openapi/v3/api/v1')).json();
+    const s = core.components.schemas;
+    expect(s['io.svc.api.core.v1.PodStatus'].description).toStartWith('PodStatus represents information about the status of a pod.');
+    expect(s['io.svc.api.core.v1.PodStatus'].properties.message.description).toBe(
+      'A human readable message indicating details about why the pod is in this condition.',
+    );
+    expect(s['io.svc.api.core.v1.ConfigMap'].properties.data.description).toStartWith('Data contains the configuration data.');
+    const apps: Any = await (await srv.fetch('/openapi/v3/apis/apps/v1')).json();
+    expect(apps.components.schemas['io.svc.api.apps.v1.Deployment'].description).toBe(
+      'Deployment enables declarative updates for Pods and ReplicaSets.',
+    );
   });
 
   test('unknown group/versions are 404 Status', async () => {

@@ -12,6 +12,7 @@ import { CborCodec } from '../codec/cbor';
 import { ProtobufCodec } from '../codec/protobuf';
 import type { Config } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
+import { loadDescriptions } from '../schema/descriptions';
 import type { SchemaSet } from '../schema/engine';
 import { CodecPool } from '../workers/codec-pool';
 import { frontEnd, listen } from './app';
@@ -99,7 +100,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     authz: authorizer,
     audit: d.audit,
     discovery,
-    openapi: new OpenApi(api, d.schemas),
+    openapi: new OpenApi(api, d.schemas, loadDescriptions),
     resources: new ResourceHandler(api, watches, {
       compression: cfg.featureGates.APIResponseCompression === true,
       unsafeDelete: cfg.featureGates.AllowUnsafeMalformedObjectDeletion === true,

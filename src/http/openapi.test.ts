@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import protobuf from 'protobufjs';
+import { upstreamGroup } from '../api/brand';
 import { StatusError } from '../api/status';
 import { builtinKinds } from '../kinds/builtin';
 import { ApiRegistry } from '../registry/api-registry';
 import type { KindDef } from '../registry/kind';
+import { loadDescriptions } from '../schema/descriptions';
 import { SchemaSet } from '../schema/engine';
 import generated from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
@@ -13,7 +15,7 @@ import { buildV2, buildV3 } from './openapi/documents';
 import { chooseEncoding, OpenApi } from './openapi/handler';
 import { groupPart, kindPaths, PATCH_TYPES } from './openapi/paths';
 import { swaggerToProto, V2_PROTO_TYPE } from './openapi/proto';
-import { reachable, toOpenApi } from './openapi/schema';
+import { describe as describeDef, forKubectlV2, reachable, toOpenApi } from './openapi/schema';
 
 // biome-ignore lint/suspicious/noExplicitAny: walking JSON documents
 type Any = any;
@@ -131,6 +133,84 @@ describe('toOpenApi', () => {
       expect(toOpenApi(c.s, 'v3')).toEqual(v3);
     });
   }
+});
+
+describe('descriptions', () => {
+  const doc = { description: 'A pod.', properties: { spec: 'The spec.', name: 'The name.', gone: 'Not in the schema.' } };
+  test('the type and its properties get theirs, first; a $ref property is wrapped in allOf in v3 only', () => {
+    const o = () => ({ type: 'object', properties: { spec: { $ref: '#/x/Spec' }, name: { type: 'string' }, other: { type: 'string' } } });
+    const v2 = describeDef(o(), doc, 'v2');
+    expect(JSON.stringify(v2)).toBe(
+      JSON.stringify({
+        description: 'A pod.',
+        type: 'object',
+        properties: {
+          spec: { description: 'The spec.', $ref: '#/x/Spec' },
+          name: { description: 'The name.', type: 'string' },
+          other: { type: 'string' },
+        },
+      }),
+    );
+    expect((describeDef(o(), doc, 'v3') as Any).properties.spec).toEqual({ description: 'The spec.', allOf: [{ $ref: '#/x/Spec' }] });
+    expect(describeDef(o(), undefined, 'v3')).toEqual(o());
+  });
+
+  test('the generated data describes the served kinds; v2 documents carry it', () => {
+    const docs = loadDescriptions();
+    expect(docs['io.svc.api.core.v1.PodStatus']?.properties?.message).toBe(
+      'A human readable message indicating details about why the pod is in this condition.',
+    );
+    const v2: Any = buildV2(schemas, kinds, docs);
+    for (const k of kinds) expect(typeof v2.definitions[k.schema].description, k.schema).toBe('string');
+    expect((buildV2(schemas, kinds) as Any).definitions['io.svc.api.core.v1.Pod'].description).toBeUndefined();
+  });
+});
+
+describe('forKubectlV2 (a custom resource in Swagger 2.0, as the reference strips it for kubectl)', () => {
+  const P = 'x-kubernetes-preserve-unknown-fields';
+  const cases: { name: string; in: Any; out: Any }[] = [
+    {
+      name: 'a preserving root is a bare object',
+      in: {
+        type: 'object',
+        [P]: true,
+        'x-svc-preserve-unknown-fields': true,
+        properties: { spec: { type: 'object' } },
+        required: ['spec'],
+      },
+      out: { type: 'object' },
+    },
+    {
+      name: 'a schema without preservation is kept',
+      in: { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' } } } }, required: ['spec'] },
+      out: { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' } } } }, required: ['spec'] },
+    },
+    {
+      name: 'a nested preserving object loses its properties and type',
+      in: { type: 'object', properties: { x: { type: 'object', [P]: true, properties: { a: { type: 'string' } } } } },
+      out: { type: 'object', properties: { x: { [P]: true } } },
+    },
+    {
+      name: 'a nested preserving array loses its items and type',
+      in: { type: 'object', properties: { x: { type: 'array', [P]: true, items: { type: 'string' } } } },
+      out: { type: 'object', properties: { x: { [P]: true } } },
+    },
+    {
+      name: 'a nullable field is untyped and leaves required',
+      in: {
+        type: 'object',
+        properties: { x: { type: 'object', 'x-nullable': true, properties: { a: { type: 'string' } } }, y: { type: 'string' } },
+        required: ['x', 'y'],
+      },
+      out: { type: 'object', properties: { x: {}, y: { type: 'string' } }, required: ['y'] },
+    },
+    {
+      name: 'nullable map values: no required at all',
+      in: { type: 'object', additionalProperties: { type: 'string', 'x-nullable': true }, required: ['a'] },
+      out: { type: 'object', additionalProperties: {} },
+    },
+  ];
+  for (const c of cases) test(c.name, () => expect(forKubectlV2(structuredClone(c.in))).toEqual(c.out));
 });
 
 describe('reachable', () => {
@@ -338,7 +418,9 @@ describe('serving', () => {
 
   test('v3 index and documents; hash makes the response immutable; an old hash redirects', async () => {
     const index: Any = await get('/openapi/v3').json();
-    const keys = api.groups().flatMap((g) => g.versions.map((v) => (g.group ? `apis/${g.group}/${v}` : `api/${v}`)));
+    // A branded group is published under both its names (its upstream `*.k8s.io` one right after).
+    const names = (g: string) => (upstreamGroup(g) === g ? [g] : [g, upstreamGroup(g)]);
+    const keys = api.groups().flatMap((g) => names(g.group).flatMap((n) => g.versions.map((v) => (n ? `apis/${n}/${v}` : `api/${v}`))));
     expect(Object.keys(index.paths)).toEqual(keys);
     for (const [key, { serverRelativeURL: url }] of Object.entries<Any>(index.paths)) {
       const r = get(url);
@@ -415,7 +497,7 @@ message Properties { repeated NamedSchema additional_properties = 1; }
 message TypeItem { repeated string value = 1; }
 message ItemsItem { repeated Schema schema = 1; }
 message AdditionalPropertiesItem { oneof oneof { Schema schema = 1; bool boolean = 2; } }
-message Schema { string _ref = 1; string format = 2; Any default = 5; repeated string required = 19; repeated Any enum = 20;
+message Schema { string _ref = 1; string format = 2; string description = 4; Any default = 5; repeated string required = 19; repeated Any enum = 20;
   AdditionalPropertiesItem additional_properties = 21; TypeItem type = 22; ItemsItem items = 23; repeated Schema all_of = 24;
   Properties properties = 25; repeated NamedAny vendor_extension = 31; }
 `;
@@ -430,6 +512,7 @@ function fromProto(d: Any): Any {
   const schema = (s: Any): Any => {
     const o: Any = {};
     if (s._ref) o.$ref = s._ref;
+    if (s.description) o.description = s.description;
     if (s.type) o.type = s.type.value[0];
     if (s.format) o.format = s.format;
     if (s.properties)
@@ -480,8 +563,8 @@ function fromProto(d: Any): Any {
   };
 }
 
-test('the v2 protobuf decodes back to the JSON document', () => {
-  const json: Any = buildV2(schemas, kinds);
+test('the v2 protobuf decodes back to the JSON document (descriptions included)', () => {
+  const json: Any = buildV2(schemas, kinds, loadDescriptions());
   const Document = protobuf.parse(GNOSTIC_SUBSET, { keepCase: true }).root.lookupType('openapi.v2.Document');
   const decoded = Document.toObject(Document.decode(swaggerToProto(json)), { oneofs: false, defaults: false, arrays: false });
   // Key order differs between the two; compare as JSON values.

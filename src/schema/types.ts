@@ -27,6 +27,11 @@ export type ProtoType =
   | 'message';
 
 interface Base {
+  /**
+   * Documentation, published in OpenAPI: a custom resource's, from its schema. Built-in
+   * definitions have none here; theirs are in generated/descriptions.json (see descriptions.ts).
+   */
+  description?: string;
   /** `x-svc-preserve-unknown-fields`: keep fields not in `properties` (CRDs, RawExtension). */
   preserveUnknown?: boolean;
   /** `x-svc-embedded-type`: an embedded object with apiVersion/kind/metadata. */

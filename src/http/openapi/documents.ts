@@ -3,6 +3,7 @@
  * one group/version, each with its paths and the definitions they reach.
  */
 import type { KindDef } from '../../registry/kind';
+import type { Descriptions } from '../../schema/descriptions';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName } from '../../schema/types';
 import { VERSION_INFO } from '../discovery';
@@ -17,8 +18,8 @@ function roots(kinds: KindDef[]): DefName[] {
   return [...kinds.flatMap((k) => (k.virtual ? [k.schema] : [k.schema, listSchema(k)])), STATUS, DELETE_OPTIONS, PATCH, API_RESOURCE_LIST];
 }
 
-/** The Swagger 2.0 document of all served kinds. */
-export function buildV2(schemas: SchemaSet, kinds: KindDef[]): Json {
+/** The Swagger 2.0 document of all served kinds, documented from `docs`. */
+export function buildV2(schemas: SchemaSet, kinds: KindDef[], docs: Descriptions = {}): Json {
   const paths: Json = {};
   const gvs = new Set<string>();
   for (const k of kinds) {
@@ -33,14 +34,14 @@ export function buildV2(schemas: SchemaSet, kinds: KindDef[]): Json {
     swagger: '2.0',
     info: INFO,
     paths,
-    definitions: definitions(schemas, reachable(schemas, roots(kinds)), kinds, 'v2'),
+    definitions: definitions(schemas, reachable(schemas, roots(kinds)), kinds, 'v2', docs),
     securityDefinitions: { BearerToken: BEARER },
     security: [{ BearerToken: [] }],
   };
 }
 
-/** The OpenAPI 3.0 document of one group/version (`kinds` all of that group/version). */
-export function buildV3(schemas: SchemaSet, group: string, version: string, kinds: KindDef[]): Json {
+/** The OpenAPI 3.0 document of one group/version (`kinds` all of that group/version), documented from `docs`. */
+export function buildV3(schemas: SchemaSet, group: string, version: string, kinds: KindDef[], docs: Descriptions = {}): Json {
   const paths: Json = resourcesPath(group, version, 'v3');
   for (const k of kinds) Object.assign(paths, renderPaths(kindPaths(k), 'v3'));
   return {
@@ -48,7 +49,7 @@ export function buildV3(schemas: SchemaSet, group: string, version: string, kind
     info: INFO,
     paths,
     components: {
-      schemas: definitions(schemas, reachable(schemas, roots(kinds)), kinds, 'v3'),
+      schemas: definitions(schemas, reachable(schemas, roots(kinds)), kinds, 'v3', docs),
       securitySchemes: { BearerToken: BEARER },
     },
     security: [{ BearerToken: [] }],

@@ -21,6 +21,7 @@ import { upstreamGroup } from '../../api/brand';
 import { notAcceptable, pathNotFound } from '../../api/status';
 import type { ApiRegistry } from '../../registry/api-registry';
 import type { KindDef } from '../../registry/kind';
+import type { Descriptions } from '../../schema/descriptions';
 import type { SchemaSet } from '../../schema/engine';
 import { parseAccept } from '../negotiate';
 import { GZIP_THRESHOLD } from '../respond';
@@ -90,10 +91,22 @@ export class OpenApi {
   private v2Docs?: V2;
   private v3Docs?: V3;
 
+  private docs?: Descriptions;
+
+  /**
+   * `loadDescriptions` gives the built-in definitions' documentation; it is called once, when the
+   * first document is built (the data is large and nothing else needs it).
+   */
   constructor(
     readonly api: ApiRegistry,
     readonly schemas: SchemaSet,
+    private readonly loadDescriptions: () => Descriptions = () => ({}),
   ) {}
+
+  private descriptions(): Descriptions {
+    this.docs ??= this.loadDescriptions();
+    return this.docs;
+  }
 
   private kinds(): KindDef[] {
     return this.api.stores.map((s) => s.def);
@@ -112,7 +125,7 @@ export class OpenApi {
   private v2(): V2 {
     this.fresh();
     if (this.v2Docs) return this.v2Docs;
-    const doc = buildV2(this.schemas, this.kinds());
+    const doc = buildV2(this.schemas, this.kinds(), this.descriptions());
     this.v2Docs = { doc, json: Doc.json(doc) };
     return this.v2Docs;
   }
@@ -130,7 +143,7 @@ export class OpenApi {
         for (const v of g.versions) {
           const key = gvPrefix(group, v).slice(1);
           const kinds = this.api.resources(g.group, v).map((s) => (group === g.group ? s.def : { ...s.def, group }));
-          const doc = Doc.json(buildV3(this.schemas, group, v, kinds));
+          const doc = Doc.json(buildV3(this.schemas, group, v, kinds, this.descriptions()));
           docs.set(key, doc);
           paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.hash}` };
         }

@@ -3,6 +3,7 @@
  * OpenAPI 3.0, and the definitions a document needs (those its operations name and all they reach).
  */
 import type { KindDef } from '../../registry/kind';
+import type { DefDescription, Descriptions } from '../../schema/descriptions';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
 
@@ -80,12 +81,12 @@ export function toOpenApi(s: Schema, flavor: Flavor): Json {
   if (s.embedded) ext(o, 'embedded-type', true, 'embedded-resource');
   if (s.mapType) ext(o, 'map-type', s.mapType);
   if (s.patchStrategy) ext(o, 'patch-strategy', s.patchStrategy);
-  if (s.type !== 'ref') return o;
+  if (s.type !== 'ref') return withDescription(o, s.description);
   const ref = { $ref: `${REF_PREFIX[flavor]}${s.ref}` };
-  if (Object.keys(o).length === 0) return ref;
+  if (Object.keys(o).length === 0 && s.description === undefined) return ref;
   // A $ref with siblings: Swagger 2.0 keeps them beside it (as the reference publishes);
   // OpenAPI 3.0 ignores siblings of $ref, so the reference wraps the ref in allOf.
-  return flavor === 'v3' ? { allOf: [ref], ...o } : { ...ref, ...o };
+  return withDescription(flavor === 'v3' ? { allOf: [ref], ...o } : { ...ref, ...o }, s.description);
 }
 
 function collectRefs(s: Schema, out: DefName[]): void {
@@ -118,15 +119,93 @@ export function reachable(schemas: SchemaSet, roots: Iterable<DefName>): DefName
   return [...seen].sort();
 }
 
-/** The published definitions `names`; a served kind's (and its list's) group-version-kind is always present. */
-export function definitions(schemas: SchemaSet, names: DefName[], kinds: KindDef[], flavor: Flavor): Json {
+const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
+
+/**
+ * A custom resource's Swagger 2.0 schema as the reference publishes it for kubectl's client-side
+ * validation (apiextensions-apiserver, controller/openapi: builder.buildKubeNative and
+ * v2.ToStructuralOpenAPIV2). kubectl's v2 validator (used for `kind: List` files and by clients
+ * without server-side field validation) rejects every field not in `properties` and cannot cope
+ * with untyped values, so:
+ *
+ *  - a root with x-kubernetes-preserve-unknown-fields is published as `{type: object}` alone
+ *    (not even apiVersion, kind and metadata: kubectl would reject anything else);
+ *  - below it, a preserving schema loses `properties` and `items` (and `type: object`), a
+ *    nullable one its type, `properties` and `items` (and its name leaves the parent's
+ *    `required`), and an array left without items its type.
+ *
+ * OpenAPI 3.0 documents keep the whole schema (kubectl explain reads them). `o` is changed in place.
+ */
+export function forKubectlV2(o: Json, root = true): Json {
+  // The caller adds the kind's group-version-kind.
+  if (root && o[PRESERVE] === true) return { type: 'object' };
+  const props = o.properties as Record<string, Json> | undefined;
+  const ap = o.additionalProperties as Json | undefined;
+  if (Array.isArray(o.required)) {
+    const nullable = new Set(Object.entries(props ?? {}).flatMap(([k, p]) => (p['x-nullable'] === true ? [k] : [])));
+    const required = ap?.['x-nullable'] === true ? [] : o.required.filter((r: string) => !nullable.has(r));
+    if (required.length > 0) o.required = required;
+    else delete o.required;
+  }
+  if (o['x-nullable'] === true) {
+    delete o['x-nullable'];
+    delete o.type;
+    delete o.items;
+    delete o.properties;
+  }
+  if (o[PRESERVE] === true) {
+    delete o.items;
+    delete o.properties;
+    if (o.type === 'object') delete o.type;
+  }
+  if (o.type === 'array' && o.items === undefined) delete o.type;
+  for (const p of Object.values((o.properties as Record<string, Json> | undefined) ?? {})) forKubectlV2(p, false);
+  if (o.items) forKubectlV2(o.items as Json, false);
+  if (ap) forKubectlV2(ap, false);
+  return o;
+}
+
+/** `o` with `description` first (where the reference's documents have it). */
+function withDescription(o: Json, description: string | undefined): Json {
+  return description === undefined ? o : { description, ...o };
+}
+
+/**
+ * A definition with the reference's documentation: the type's description and its properties'.
+ * A property that is a bare `$ref` keeps it beside the ref in Swagger 2.0 and wraps the ref in
+ * `allOf` in OpenAPI 3.0 (which ignores siblings of `$ref`), as the reference publishes them.
+ */
+export function describe(o: Json, doc: DefDescription | undefined, flavor: Flavor): Json {
+  if (!doc) return o;
+  const props = o.properties as Record<string, Json> | undefined;
+  if (props && doc.properties) {
+    for (const [k, text] of Object.entries(doc.properties)) {
+      let p = props[k];
+      if (!p) continue;
+      if (flavor === 'v3' && typeof p.$ref === 'string') {
+        const { $ref, ...rest } = p;
+        p = { allOf: [{ $ref }], ...rest };
+      }
+      props[k] = withDescription(p, text);
+    }
+  }
+  return withDescription(o, doc.description);
+}
+
+/**
+ * The published definitions `names`, with the reference's documentation from `docs`; a served
+ * kind's (and its list's) group-version-kind is always present.
+ */
+export function definitions(schemas: SchemaSet, names: DefName[], kinds: KindDef[], flavor: Flavor, docs: Descriptions = {}): Json {
   const gvks = new Map<DefName, { group: string; version: string; kind: string }[]>();
   const add = (name: DefName, g: { group: string; version: string; kind: string }) => {
     const list = gvks.get(name) ?? [];
     list.push(g);
     gvks.set(name, list);
   };
+  const custom = new Set<DefName>();
   for (const k of kinds) {
+    if (k.custom) custom.add(k.schema);
     add(k.schema, k);
     if (!k.virtual) add(listSchema(k), { group: k.group, version: k.version, kind: k.listKind });
   }
@@ -137,7 +216,8 @@ export function definitions(schemas: SchemaSet, names: DefName[], kinds: KindDef
       out[name] = structuredClone(SYNTHETIC[name]);
       continue;
     }
-    const o = toOpenApi(s, flavor);
+    let o = describe(toOpenApi(s, flavor), docs[name], flavor);
+    if (flavor === 'v2' && custom.has(name)) o = forKubectlV2(o);
     const served = gvks.get(name);
     if (served) {
       const list = s.type === 'object' && s.gvk ? s.gvk.map(gvkOf) : [];

@@ -28,7 +28,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
 function toSchema(p: JsonObject): Schema {
-  const base: { preserveUnknown?: boolean; embedded?: boolean; default?: unknown; nullable?: boolean } = {};
+  const base: { description?: string; preserveUnknown?: boolean; embedded?: boolean; default?: unknown; nullable?: boolean } = {};
+  if (typeof p.description === 'string' && p.description !== '') base.description = p.description;
   if (p['x-svc-preserve-unknown-fields'] === true) base.preserveUnknown = true;
   if (p['x-svc-embedded-resource'] === true) base.embedded = true;
   if (p.default !== undefined) base.default = p.default;
