@@ -8,10 +8,12 @@
  */
 import type { Config } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
+import { Scheduler } from '../scheduler/scheduler';
 import type { SchemaSet } from '../schema/engine';
 import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
 import { DisruptionController } from './disruption';
+import { EventRecorder } from './events';
 import { GarbageCollector } from './gc';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
@@ -119,6 +121,11 @@ export class Controllers {
     }
     const accounts = lookup('', 'serviceaccounts');
     if (accounts && namespaces) all.push(new ServiceAccountController(namespaces.watchCache(), accounts, accounts.watchCache(), log));
+    const nodes = lookup('', 'nodes');
+    if (pods && nodes) {
+      const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
+      all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
+    }
     return { gc, all };
   }
 
