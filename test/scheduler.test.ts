@@ -84,12 +84,24 @@ const cpu = (request: string) => ({
   containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9', resources: { requests: { cpu: request } } }],
 });
 
-const getPod = async (ns: string, name: string) => (await srv.json('GET', `/api/v1/namespaces/${ns}/pods/${name}`)).body;
+/** A pod, or an event, as the tests read them. */
+interface Json {
+  metadata: { name: string; uid: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  spec: { nodeName?: string };
+  status?: { nominatedNodeName?: string; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  code?: number;
+  involvedObject?: { name: string };
+  reason?: string;
+  message?: string;
+  [k: string]: unknown;
+}
 
-const condition = (pod: any, type = 'PodScheduled') => (pod.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
+const getPod = async (ns: string, name: string): Promise<Json> => (await srv.json('GET', `/api/v1/namespaces/${ns}/pods/${name}`)).body;
+
+const condition = (pod: Json, type = 'PodScheduled') => (pod.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
 
 /** Wait until the pod is bound; answers it. */
-async function bound(ns: string, name: string): Promise<any> {
+async function bound(ns: string, name: string): Promise<Json> {
   const pod = await until(
     () => getPod(ns, name),
     (p) => Boolean(p.spec?.nodeName),
@@ -100,7 +112,7 @@ async function bound(ns: string, name: string): Promise<any> {
 }
 
 /** Wait until the pod's PodScheduled condition is False/Unschedulable with `message`; answers the pod. */
-async function unschedulable(ns: string, name: string, message: string): Promise<any> {
+async function unschedulable(ns: string, name: string, message: string): Promise<Json> {
   const pod = await until(
     () => getPod(ns, name),
     (p) => condition(p)?.message === message,
@@ -111,9 +123,9 @@ async function unschedulable(ns: string, name: string, message: string): Promise
   return pod;
 }
 
-async function events(ns: string, pod: string, reason: string): Promise<any[]> {
+async function events(ns: string, pod: string, reason: string): Promise<Json[]> {
   const found = await until(
-    async () => ((await srv.json('GET', `/api/v1/namespaces/${ns}/events`)).body.items ?? []) as any[],
+    async () => ((await srv.json('GET', `/api/v1/namespaces/${ns}/events`)).body.items ?? []) as Json[],
     (items) => items.some((e) => e.involvedObject?.name === pod && e.reason === reason),
     WAIT,
   );
@@ -153,7 +165,7 @@ test('requests beyond every node: Pending with the reference message and FailedS
   await addNode('fit-big', { cpu: '8' });
   const pod = await bound(ns, 'big');
   expect(pod.spec.nodeName).toBe('fit-big');
-  expect(condition(pod).status).toBe('True');
+  expect(condition(pod)?.status).toBe('True');
 });
 
 test('too many pods, and a burst never overcommits a node', async () => {
@@ -163,7 +175,7 @@ test('too many pods, and a burst never overcommits a node', async () => {
   // 8 pods of 300m at once: burst-1 has cpu for 3, burst-2 room for 2 pods.
   await Promise.all(Array.from({ length: 8 }, (_, i) => createPod(ns, `p${i}`, cpu('300m'))));
   const list = await until(
-    async () => (await srv.json('GET', `/api/v1/namespaces/${ns}/pods`)).body.items as any[],
+    async () => (await srv.json('GET', `/api/v1/namespaces/${ns}/pods`)).body.items as Json[],
     (items) => items.filter((p) => p.spec.nodeName).length >= 5 && items.filter((p) => condition(p)?.status === 'False').length >= 3,
     WAIT,
   );
@@ -172,7 +184,7 @@ test('too many pods, and a burst never overcommits a node', async () => {
   expect(Object.fromEntries(per)).toEqual({ 'burst-1': 3, 'burst-2': 2 });
   const pending = list.filter((p) => !p.spec.nodeName);
   expect(pending.length).toBe(3);
-  expect(condition(pending[0]).message).toBe(
+  expect(condition(pending[0] as Json)?.message).toBe(
     '0/2 nodes are available: 1 Insufficient cpu, 1 Too many pods. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.',
   );
 });
@@ -190,7 +202,7 @@ test('taints and tolerations', async () => {
   await createPod(ns, 'tolerant', { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] });
   expect((await bound(ns, 'tolerant')).spec.nodeName).toBe('taint-gpu');
   await createPod(ns, 'all', { tolerations: [{ operator: 'Exists' }] });
-  expect(['taint-gpu', 'taint-down']).toContain((await bound(ns, 'all')).spec.nodeName);
+  expect(['taint-gpu', 'taint-down']).toContain((await bound(ns, 'all')).spec.nodeName as string);
 });
 
 test('nodeSelector and required node affinity', async () => {
@@ -237,12 +249,12 @@ test('topology spread over 3 zones (DoNotSchedule, maxSkew 1)', async () => {
   };
   await Promise.all(Array.from({ length: 6 }, (_, i) => createPod(ns, `s${i}`, spread, { app: 'spread' })));
   const list = await until(
-    async () => (await srv.json('GET', `/api/v1/namespaces/${ns}/pods`)).body.items as any[],
+    async () => (await srv.json('GET', `/api/v1/namespaces/${ns}/pods`)).body.items as Json[],
     (items) => items.every((p) => p.spec.nodeName),
     WAIT,
   );
   const per = new Map<string, number>();
-  for (const p of list) per.set(p.spec.nodeName, (per.get(p.spec.nodeName) ?? 0) + 1);
+  for (const p of list) per.set(p.spec.nodeName ?? '', (per.get(p.spec.nodeName ?? '') ?? 0) + 1);
   expect(Object.fromEntries(per)).toEqual({ 'zone-a': 2, 'zone-b': 2, 'zone-c': 2 });
   // A node without the zone label does not count as a domain and takes none of them.
   await addNode('zone-none');
@@ -278,7 +290,7 @@ test('priority preemption: a high-priority pod evicts a low-priority one and is 
     (p) => p.status?.nominatedNodeName === 'prio-1',
     WAIT,
   );
-  expect(high.status.nominatedNodeName).toBe('prio-1');
+  expect(high.status?.nominatedNodeName).toBe('prio-1');
   expect(high.spec.nodeName).toBeUndefined();
   // The victim is being deleted (its kubelet would stop it within its grace period).
   const low = await until(
@@ -291,7 +303,7 @@ test('priority preemption: a high-priority pod evicts a low-priority one and is 
     expect(condition(low, 'DisruptionTarget')).toMatchObject({ status: 'True', reason: 'PreemptionByScheduler' });
   }
   const [ev] = await events(ns, 'low', 'Preempted');
-  expect(ev.message).toBe(`Preempted by pod ${high.metadata.uid} on node prio-1`);
+  expect(ev?.message).toBe(`Preempted by pod ${high.metadata.uid} on node prio-1`);
   // A pod of equal priority cannot take the room meanwhile.
   await createPod(ns, 'low2', { ...cpu('800m'), priority: 0 });
   // The kubelet confirms the victim's termination: the preemptor is bound there.
