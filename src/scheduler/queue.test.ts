@@ -106,3 +106,22 @@ test('pods unschedulable for 5 minutes are retried without an event', () => {
   q.flush();
   expect(popName()).toBe('p');
 });
+
+test('a pod bound elsewhere retries only pods rejected by spread or affinity', () => {
+  make();
+  for (const [name, plugin] of [
+    ['fit', 'NodeResourcesFit'],
+    ['spread', 'PodTopologySpread'],
+  ] as const) {
+    q.addOrUpdate(pod(name));
+    const e = q.tryPop();
+    if (!e) throw new Error('no pod');
+    q.requeue(e, new Set([plugin]));
+  }
+  now += 1000;
+  q.onEvent('AssignedPodAdd');
+  expect(popName()).toBe('spread');
+  expect(q.sizes().unschedulable).toBe(1);
+  q.onEvent('PodDelete');
+  expect(popName()).toBe('fit');
+});

@@ -121,6 +121,8 @@ export class SchedulingQueue {
   private readonly active = new Heap((a, b) => (a.pod.priority !== b.pod.priority ? a.pod.priority > b.pod.priority : a.since < b.since));
   private readonly backoff = new Heap((a, b) => a.backoffUntil < b.backoffUntil);
   private readonly unschedulable = new Map<string, QueuedPod>();
+  /** Unschedulable pods by a plugin that rejected them: an event that helps some plugins looks at their pods only. */
+  private readonly byPlugin = new Map<Plugin, Map<string, QueuedPod>>();
   private readonly inFlight = new Map<string, QueuedPod>();
   private cycle = 0;
   private moveRequestCycle = -1;
@@ -190,8 +192,33 @@ export class SchedulingQueue {
   delete(key: string): void {
     this.active.delete(key);
     this.backoff.delete(key);
-    this.unschedulable.delete(key);
+    this.unpark(key);
     this.inFlight.delete(key);
+  }
+
+  private park(q: QueuedPod): void {
+    this.unschedulable.set(q.pod.key, q);
+    for (const p of q.plugins) {
+      let m = this.byPlugin.get(p);
+      if (!m) {
+        m = new Map();
+        this.byPlugin.set(p, m);
+      }
+      m.set(q.pod.key, q);
+    }
+  }
+
+  private unpark(key: string): void {
+    const q = this.unschedulable.get(key);
+    if (!q) return;
+    this.unschedulable.delete(key);
+    for (const p of q.plugins) this.byPlugin.get(p)?.delete(key);
+  }
+
+  /** Forget the pods not in `keys` (after a resync of the pods' watch). */
+  retain(keys: Set<string>): void {
+    const all = [...this.active.live.keys(), ...this.backoff.live.keys(), ...this.unschedulable.keys(), ...this.inFlight.keys()];
+    for (const k of all) if (!keys.has(k)) this.delete(k);
   }
 
   /** The next pod to try, without waiting (undefined: none ready). */
@@ -235,7 +262,7 @@ export class SchedulingQueue {
     }
     q.plugins = plugins;
     q.unschedulableSince = now;
-    this.unschedulable.set(q.pod.key, q);
+    this.park(q);
     return true;
   }
 
@@ -244,9 +271,13 @@ export class SchedulingQueue {
     this.moveRequestCycle = this.cycle;
     if (this.unschedulable.size === 0) return;
     const helps = HELPS[e];
-    for (const q of [...this.unschedulable.values()]) {
-      if (helps === 'all' || q.plugins.size === 0 || [...q.plugins].some((p) => helps.has(p))) this.moveOne(q);
+    if (helps === 'all') {
+      for (const q of [...this.unschedulable.values()]) this.moveOne(q);
+      return;
     }
+    const moving = new Set<QueuedPod>();
+    for (const p of helps) for (const q of this.byPlugin.get(p)?.values() ?? []) moving.add(q);
+    for (const q of moving) this.moveOne(q);
   }
 
   /** Move pods unschedulable for longer than maxUnschedulableMs; release expired backoffs. */
@@ -257,7 +288,7 @@ export class SchedulingQueue {
   }
 
   private moveOne(q: QueuedPod): void {
-    this.unschedulable.delete(q.pod.key);
+    this.unpark(q.pod.key);
     if (q.backoffUntil > this.clock()) {
       this.backoff.push(q);
       this.armTimer();

@@ -14,6 +14,7 @@
  * nothing from user traffic's share.
  */
 import type { Obj } from '../api/meta';
+import { StatusError } from '../api/status';
 import type { EventRecorder } from '../controllers/events';
 import { bindPod } from '../registry/binding';
 import type { ResourceStore } from '../registry/generic';
@@ -170,6 +171,7 @@ export class Scheduler {
   }
 
   private resyncPods(keys: Set<string>): void {
+    this.queue.retain(keys);
     for (const n of [...this.cache.nodes.values()]) {
       for (const k of [...n.pods.keys()]) if (!keys.has(k) && !this.cache.isAssumed(k)) this.cache.removePod(k);
     }
@@ -292,6 +294,11 @@ export class Scheduler {
       const why = e instanceof Error ? e.message : String(e);
       this.log(`scheduler: binding ${p.key} to ${node}: ${why}`);
       if (this.cache.isAssumed(p.key)) this.cache.removePod(p.key);
+      // Gone (its DELETED event may have been missed in a resync): nothing to retry.
+      if (e instanceof StatusError && e.code === 404) {
+        this.queue.done(p.key);
+        return;
+      }
       this.queue.requeue(q, 'error');
       void this.recorder.event(ref(p), 'Warning', 'FailedScheduling', `Binding rejected: ${why}`);
     } finally {
