@@ -132,6 +132,18 @@ async function events(ns: string, pod: string, reason: string): Promise<Json[]> 
   return found.filter((e) => e.involvedObject?.name === pod && e.reason === reason);
 }
 
+test('with no nodes at all a pod waits without a word; the first node registered takes it', async () => {
+  const ns = await namespace();
+  await createPod(ns, 'early');
+  // The scheduler has seen it (it is in the pods' watch cache before the create is answered).
+  await Bun.sleep(200);
+  expect(condition(await getPod(ns, 'early'))).toBeUndefined();
+  await addNode('first');
+  expect((await bound(ns, 'early')).spec.nodeName).toBe('first');
+  const items = (await srv.json('GET', `/api/v1/namespaces/${ns}/events`)).body.items as Json[];
+  expect(items.filter((e) => e.reason === 'FailedScheduling')).toEqual([]);
+});
+
 test('kubectl run: the pod is bound to the Ready node, PodScheduled=True, a Scheduled event', async () => {
   await addNode('run-1');
   const ns = await namespace();

@@ -122,7 +122,7 @@ export class Controllers {
     const accounts = lookup('', 'serviceaccounts');
     if (accounts && namespaces) all.push(new ServiceAccountController(namespaces.watchCache(), accounts, accounts.watchCache(), log));
     const nodes = lookup('', 'nodes');
-    if (pods && nodes) {
+    if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
     }

@@ -254,11 +254,20 @@ export class Scheduler {
       void this.bind(q, attempt.node);
       return;
     }
+    // No nodes at all: the pod waits for one without a word. The reference writes "no nodes
+    // available to schedule pods" here; a server without Node objects is used as a plain API
+    // server (pods as data, by clients and tests that make every write themselves), and the
+    // scheduler stays out of its way until the first node is registered.
+    if (attempt.numAllNodes === 0) {
+      this.stats.algorithmMs += performance.now() - t0;
+      this.queue.requeue(q, new Set());
+      return;
+    }
     // No node fits: preemption may make room on one.
     let message = attempt.message;
     let nominated: string | undefined;
     let victims: PodInfo[] = [];
-    if (attempt.numAllNodes > 0 && attempt.state) {
+    if (attempt.state) {
       const outcome = preempt(p, attempt.statuses, attempt.state, this.cache, this.random);
       if (outcome.plan) {
         nominated = outcome.plan.node;
