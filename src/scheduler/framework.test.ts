@@ -142,6 +142,25 @@ describe('preemption', () => {
     expect(attempt(c, never).message).toBe('not eligible due to preemptionPolicy=Never.');
   });
 
+  test('victims for anti-affinity: the removal of the matching pod is what makes room', () => {
+    const host = { 'kubernetes.io/hostname': 'n' };
+    const db = { ...pod('db', { priority: 0 }, { labels: { app: 'db' } }), startTime: 0 };
+    const other = { ...pod('other', { priority: 0 }, { labels: { app: 'x' } }), startTime: 0 };
+    const c = cluster([['n', { labels: host }]], { n: [db, other] });
+    const p = pod('new', {
+      priority: 10,
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'kubernetes.io/hostname' },
+          ],
+        },
+      },
+    });
+    const out = attempt(c, p);
+    expect(out.plan?.victims.map((v) => v.name)).toEqual(['db']);
+  });
+
   test('the state the filters prepared is reused', () => {
     const c = cluster([['n', {}]]);
     expect(prepare(pod('p'), c)).toEqual({ spread: undefined, affinity: undefined });

@@ -56,6 +56,15 @@ export function prepare(p: PodInfo, cache: ClusterCache): CycleState {
   return { spread: SpreadFilter.prepare(p, cache), affinity: AffinityFilter.prepare(p, cache) };
 }
 
+/** A copy of the state to change (preemption's what-if). */
+export const cloneState = (s: CycleState): CycleState => ({ spread: s.spread?.clone(), affinity: s.affinity?.clone() });
+
+/** Pod `q` comes to (1) or leaves (-1) node `n` in the state's counts (the reference's PreFilterExtensions). */
+export function updateState(s: CycleState, q: PodInfo, n: NodeInfo, delta: 1 | -1): void {
+  s.spread?.update(q, n, delta);
+  s.affinity?.update(q, n, delta);
+}
+
 /** Every filter for one node, in the reference's order. */
 export function filterNode(p: PodInfo, n: NodeInfo, state: CycleState, cache: ClusterCache): Status | undefined {
   return runNodeFilters(p, n, reservedFor(p, n, cache)) ?? state.spread?.filter(n) ?? state.affinity?.filter(n);

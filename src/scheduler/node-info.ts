@@ -146,6 +146,8 @@ export class NodeInfo {
   readonly requested: Resources = emptyResources();
   readonly nonZeroRequested: Resources = emptyResources();
   readonly pods = new Map<string, PodInfo>();
+  /** The same pods by namespace (spread and affinity count one namespace's pods). */
+  private readonly byNamespace = new Map<string, Map<string, PodInfo>>();
   /** `<protocol>/<port>` → host IPs holding it, with counts. */
   readonly usedPorts = new Map<string, Map<string, number>>();
   /** Scheduling-relevant node fields as text (labels, taints, allocatable, unschedulable). */
@@ -171,8 +173,19 @@ export class NodeInfo {
     return true;
   }
 
+  /** The node's pods of one namespace. */
+  podsIn(namespace: string): Iterable<PodInfo> {
+    return this.byNamespace.get(namespace)?.values() ?? [];
+  }
+
   addPod(p: PodInfo): void {
     this.pods.set(p.key, p);
+    let ns = this.byNamespace.get(p.namespace);
+    if (!ns) {
+      ns = new Map();
+      this.byNamespace.set(p.namespace, ns);
+    }
+    ns.set(p.key, p);
     addResources(this.requested, p.requests);
     addResources(this.nonZeroRequested, p.nonZero);
     for (const hp of p.ports) {
@@ -190,6 +203,9 @@ export class NodeInfo {
     const p = this.pods.get(key);
     if (!p) return undefined;
     this.pods.delete(key);
+    const ns = this.byNamespace.get(p.namespace);
+    ns?.delete(key);
+    if (ns?.size === 0) this.byNamespace.delete(p.namespace);
     addResources(this.requested, p.requests, -1);
     addResources(this.nonZeroRequested, p.nonZero, -1);
     for (const hp of p.ports) {

@@ -14,12 +14,13 @@
  *   4. the node: lowest highest-victim priority, then lowest sum of priorities, then fewest
  *      victims, then the latest start among its most important victims, then the first
  *
- * PodDisruptionBudgets are not considered (the reference prefers victims whose eviction
- * violates none). Spread and inter-pod affinity use the counts from before the victims' removal.
+ * Spread and inter-pod affinity counts follow the victims' removal (the reference's
+ * PreFilterExtensions). PodDisruptionBudgets are not considered (the reference prefers victims
+ * whose eviction violates none).
  */
 
 import type { Status } from './filters';
-import { type CycleState, filterNode, fitErrorMessage } from './framework';
+import { type CycleState, cloneState, filterNode, fitErrorMessage, updateState } from './framework';
 import type { ClusterCache, NodeInfo, PodInfo } from './node-info';
 
 export const NOT_HELPFUL = 'Preemption is not helpful for scheduling';
@@ -46,15 +47,21 @@ export function selectVictims(p: PodInfo, node: NodeInfo, state: CycleState, cac
   const lower = [...node.pods.values()].filter((q) => q.priority < p.priority);
   if (lower.length === 0) return { plugin: 'NodeResourcesFit', code: 'UnschedulableAndUnresolvable', reasons: [NO_VICTIMS] };
   const n = node.clone();
-  for (const q of lower) n.removePod(q.key);
-  const s = filterNode(p, n, state, cache);
+  const st = cloneState(state);
+  for (const q of lower) {
+    n.removePod(q.key);
+    updateState(st, q, n, -1);
+  }
+  const s = filterNode(p, n, st, cache);
   if (s) return s;
   lower.sort(moreImportant);
   const victims: PodInfo[] = [];
   for (const q of lower) {
     n.addPod(q);
-    if (filterNode(p, n, state, cache)) {
+    updateState(st, q, n, 1);
+    if (filterNode(p, n, st, cache)) {
       n.removePod(q.key);
+      updateState(st, q, n, -1);
       victims.push(q);
     }
   }

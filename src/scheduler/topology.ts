@@ -11,7 +11,7 @@
  */
 import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
 import { type Code, matchesNodeSelectorAndAffinity, type Status, taintToleration } from './filters';
-import type { ClusterCache, NodeInfo, PodInfo } from './node-info';
+import { type ClusterCache, hasRequiredAntiAffinity, type NodeInfo, type PodInfo } from './node-info';
 
 export const SPREAD_REASON = "node(s) didn't match pod topology spread constraints";
 export const SPREAD_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)";
@@ -59,49 +59,80 @@ function constraints(p: PodInfo, when: 'DoNotSchedule' | 'ScheduleAnyway'): Cons
   return out;
 }
 
+/** The node counts for constraint `c` of pod `p` (it has every key; the pod's affinity and taints as the policies say). */
+function counted(p: PodInfo, cs: Constraint[], c: Constraint, n: NodeInfo): boolean {
+  if (!cs.every((x) => x.topologyKey in n.labels)) return false;
+  if (c.honorAffinity && !matchesNodeSelectorAndAffinity(p, n)) return false;
+  return !(c.honorTaints && taintToleration(p, n));
+}
+
+const spreadMatches = (p: PodInfo, c: Constraint, q: PodInfo): boolean =>
+  q.namespace === p.namespace && !q.deleting && c.selector.matches(q.labels);
+
 /** Count the matching pods per domain over the nodes the constraints consider (the reference's PreFilter). */
 function count(p: PodInfo, cs: Constraint[], cache: ClusterCache): void {
   for (const name of cache.order) {
     const n = cache.nodes.get(name) as NodeInfo;
-    if (!cs.every((c) => c.topologyKey in n.labels)) continue;
     for (const c of cs) {
-      if (c.honorAffinity && !matchesNodeSelectorAndAffinity(p, n)) continue;
-      if (c.honorTaints && taintToleration(p, n)) continue;
+      if (!counted(p, cs, c, n)) continue;
       const value = n.labels[c.topologyKey] as string;
       let matched = 0;
-      for (const q of n.pods.values()) {
-        if (q.namespace === p.namespace && !q.deleting && c.selector.matches(q.labels)) matched++;
-      }
+      for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
       c.counts.set(value, (c.counts.get(value) ?? 0) + matched);
     }
   }
 }
 
 export class SpreadFilter {
-  private readonly mins: number[];
+  private mins: number[] | undefined;
 
-  private constructor(private readonly cs: Constraint[]) {
-    this.mins = cs.map((c) => {
-      if (c.counts.size < c.minDomains) return 0;
-      let min = Number.POSITIVE_INFINITY;
-      for (const v of c.counts.values()) min = Math.min(min, v);
-      return Number.isFinite(min) ? min : 0;
-    });
-  }
+  private constructor(
+    private readonly p: PodInfo,
+    private readonly cs: Constraint[],
+  ) {}
 
   static prepare(p: PodInfo, cache: ClusterCache): SpreadFilter | undefined {
     const cs = constraints(p, 'DoNotSchedule');
     if (cs.length === 0) return undefined;
     count(p, cs, cache);
-    return new SpreadFilter(cs);
+    return new SpreadFilter(p, cs);
+  }
+
+  /** A copy to change (preemption's what-if). */
+  clone(): SpreadFilter {
+    return new SpreadFilter(
+      this.p,
+      this.cs.map((c) => ({ ...c, counts: new Map(c.counts) })),
+    );
+  }
+
+  /** Pod `q` comes to (1) or leaves (-1) node `n` (the reference's AddPod/RemovePod). */
+  update(q: PodInfo, n: NodeInfo, delta: 1 | -1): void {
+    for (const c of this.cs) {
+      if (!spreadMatches(this.p, c, q) || !counted(this.p, this.cs, c, n)) continue;
+      const value = n.labels[c.topologyKey] as string;
+      c.counts.set(value, (c.counts.get(value) ?? 0) + delta);
+      this.mins = undefined;
+    }
+  }
+
+  private minimums(): number[] {
+    this.mins ??= this.cs.map((c) => {
+      if (c.counts.size < c.minDomains) return 0;
+      let min = Number.POSITIVE_INFINITY;
+      for (const v of c.counts.values()) min = Math.min(min, v);
+      return Number.isFinite(min) ? min : 0;
+    });
+    return this.mins;
   }
 
   filter(n: NodeInfo): Status | undefined {
+    const mins = this.minimums();
     for (let i = 0; i < this.cs.length; i++) {
       const c = this.cs[i] as Constraint;
       const value = n.labels[c.topologyKey];
       if (value === undefined) return fail('PodTopologySpread', 'UnschedulableAndUnresolvable', SPREAD_MISSING_LABEL);
-      const skew = (c.counts.get(value) ?? 0) + c.selfMatch - (this.mins[i] as number);
+      const skew = (c.counts.get(value) ?? 0) + c.selfMatch - (mins[i] as number);
       if (skew > c.maxSkew) return fail('PodTopologySpread', 'Unschedulable', SPREAD_REASON);
     }
     return undefined;
@@ -187,78 +218,116 @@ const required = (p: PodInfo, kind: 'podAffinity' | 'podAntiAffinity'): unknown 
   (p.affinity?.[kind] as { requiredDuringSchedulingIgnoredDuringExecution?: unknown } | undefined)
     ?.requiredDuringSchedulingIgnoredDuringExecution;
 
-/** Term index → topology value → matching pods. */
+/** Per term, topology value → matching pods. */
 type Counts = Map<string, number>[];
 
+const bump = (m: Map<string, number>, k: string, delta: number): void => {
+  const v = (m.get(k) ?? 0) + delta;
+  if (v > 0) m.set(k, v);
+  else m.delete(k);
+};
+
+const cloneCounts = (c: Counts): Counts => c.map((m) => new Map(m));
+
+/**
+ * InterPodAffinity's required terms for pod `p`: per term of its affinity and anti-affinity, the
+ * matching pods per topology value, and per topology key the values where a bound pod's required
+ * anti-affinity excludes `p`. Kept as counts so that preemption can take victims away (update).
+ */
 export class AffinityFilter {
   private constructor(
+    private readonly p: PodInfo,
     private readonly affinity: Term[],
     private readonly affinityCounts: Counts,
-    /** No pod matches the affinity terms but the pod matches them itself: the first of its group goes anywhere. */
-    private readonly firstOfGroup: boolean,
     private readonly anti: Term[],
     private readonly antiCounts: Counts,
-    /** Topology key → values where a bound pod's anti-affinity excludes this pod. */
-    private readonly excluded: Map<string, Set<string>>,
+    /** Topology key → value → bound pods whose anti-affinity excludes `p` there. */
+    private readonly excluded: Map<string, Map<string, number>>,
   ) {}
 
   static prepare(p: PodInfo, cache: ClusterCache): AffinityFilter | undefined {
     const affinity = terms(required(p, 'podAffinity'), p.namespace);
     const anti = terms(required(p, 'podAntiAffinity'), p.namespace);
-    const excluded = new Map<string, Set<string>>();
+    if (affinity.length === 0 && anti.length === 0 && !AffinityFilter.anyExcluding(p, cache)) return undefined;
+    const f = new AffinityFilter(
+      p,
+      affinity,
+      affinity.map(() => new Map()),
+      anti,
+      anti.map(() => new Map()),
+      new Map(),
+    );
     for (const q of cache.antiAffinityPods) {
-      const node = cache.nodes.get(q.nodeName);
-      if (!node || q.key === p.key) continue;
-      for (const t of terms(required(q, 'podAntiAffinity'), q.namespace)) {
-        const value = node.labels[t.topologyKey];
-        if (value === undefined || !termMatchesPod(t, p)) continue;
-        let s = excluded.get(t.topologyKey);
-        if (!s) {
-          s = new Set();
-          excluded.set(t.topologyKey, s);
-        }
-        s.add(value);
-      }
+      const n = cache.nodes.get(q.nodeName);
+      if (n) f.excludedBy(q, n, 1);
     }
-    if (affinity.length === 0 && anti.length === 0 && excluded.size === 0) return undefined;
-    const affinityCounts: Counts = affinity.map(() => new Map());
-    const antiCounts: Counts = anti.map(() => new Map());
-    let anyMatch = false;
     if (affinity.length + anti.length > 0) {
       for (const name of cache.order) {
         const n = cache.nodes.get(name) as NodeInfo;
-        for (const q of n.pods.values()) {
-          if (q.key === p.key) continue;
-          affinity.forEach((t, i) => {
-            const v = n.labels[t.topologyKey];
-            if (!termMatchesPod(t, q)) return;
-            anyMatch = true;
-            if (v !== undefined)
-              (affinityCounts[i] as Map<string, number>).set(v, ((affinityCounts[i] as Map<string, number>).get(v) ?? 0) + 1);
-          });
-          anti.forEach((t, i) => {
-            const v = n.labels[t.topologyKey];
-            if (v !== undefined && termMatchesPod(t, q)) (antiCounts[i] as Map<string, number>).set(v, 1);
-          });
-        }
+        for (const q of n.pods.values()) f.termsMatch(q, n, 1);
       }
     }
-    const firstOfGroup = affinity.length > 0 && !anyMatch && affinity.every((t) => termMatchesPod(t, p));
-    return new AffinityFilter(affinity, affinityCounts, firstOfGroup, anti, antiCounts, excluded);
+    return f;
+  }
+
+  private static anyExcluding(p: PodInfo, cache: ClusterCache): boolean {
+    for (const q of cache.antiAffinityPods) {
+      if (q.key === p.key) continue;
+      if (terms(required(q, 'podAntiAffinity'), q.namespace).some((t) => termMatchesPod(t, p))) return true;
+    }
+    return false;
+  }
+
+  private excludedBy(q: PodInfo, n: NodeInfo, delta: 1 | -1): void {
+    if (q.key === this.p.key) return;
+    for (const t of terms(required(q, 'podAntiAffinity'), q.namespace)) {
+      const value = n.labels[t.topologyKey];
+      if (value === undefined || !termMatchesPod(t, this.p)) continue;
+      let m = this.excluded.get(t.topologyKey);
+      if (!m) {
+        m = new Map();
+        this.excluded.set(t.topologyKey, m);
+      }
+      bump(m, value, delta);
+    }
+  }
+
+  private termsMatch(q: PodInfo, n: NodeInfo, delta: 1 | -1): void {
+    if (q.key === this.p.key) return;
+    // As the reference: a pod counts for the affinity terms only if it matches all of them.
+    if (this.affinity.length > 0 && this.affinity.every((t) => termMatchesPod(t, q))) {
+      this.affinity.forEach((t, i) => {
+        const v = n.labels[t.topologyKey];
+        if (v !== undefined) bump(this.affinityCounts[i] as Map<string, number>, v, delta);
+      });
+    }
+    this.anti.forEach((t, i) => {
+      const v = n.labels[t.topologyKey];
+      if (v !== undefined && termMatchesPod(t, q)) bump(this.antiCounts[i] as Map<string, number>, v, delta);
+    });
+  }
+
+  /** A copy to change (preemption's what-if). */
+  clone(): AffinityFilter {
+    const excluded = new Map([...this.excluded].map(([k, m]) => [k, new Map(m)]));
+    return new AffinityFilter(this.p, this.affinity, cloneCounts(this.affinityCounts), this.anti, cloneCounts(this.antiCounts), excluded);
+  }
+
+  /** Pod `q` comes to (1) or leaves (-1) node `n` (the reference's AddPod/RemovePod). */
+  update(q: PodInfo, n: NodeInfo, delta: 1 | -1): void {
+    if (hasRequiredAntiAffinity(q)) this.excludedBy(q, n, delta);
+    this.termsMatch(q, n, delta);
   }
 
   filter(n: NodeInfo): Status | undefined {
-    if (!this.firstOfGroup) {
-      for (let i = 0; i < this.affinity.length; i++) {
-        const v = n.labels[(this.affinity[i] as Term).topologyKey];
-        if (v === undefined || !(this.affinityCounts[i] as Map<string, number>).has(v)) {
-          return fail('InterPodAffinity', 'UnschedulableAndUnresolvable', AFFINITY_REASON);
-        }
-      }
-    } else {
-      // Still: the node must have every term's topology key.
-      for (const t of this.affinity) {
-        if (!(t.topologyKey in n.labels)) return fail('InterPodAffinity', 'UnschedulableAndUnresolvable', AFFINITY_REASON);
+    // No pod matches the terms but the pod itself: the first of its group goes anywhere.
+    const firstOfGroup = this.affinityCounts.every((m) => m.size === 0) && this.affinity.every((t) => termMatchesPod(t, this.p));
+    for (let i = 0; i < this.affinity.length; i++) {
+      const t = this.affinity[i] as Term;
+      const v = n.labels[t.topologyKey];
+      // The node must have the term's key; unless the pod is the first of its group, a pod matching the term must be in its domain.
+      if (v === undefined || (!firstOfGroup && !(this.affinityCounts[i] as Map<string, number>).has(v))) {
+        return fail('InterPodAffinity', 'UnschedulableAndUnresolvable', AFFINITY_REASON);
       }
     }
     for (let i = 0; i < this.anti.length; i++) {
