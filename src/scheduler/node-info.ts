@@ -61,7 +61,7 @@ export interface PodInfo {
   affinity: Record<string, unknown> | undefined;
   tolerations: Toleration[];
   topologySpreadConstraints: Record<string, unknown>[];
-  /** The spec's scheduling-relevant parts as text: an update that changes it is worth retrying. */
+  /** The spec's scheduling-relevant parts as text: an update that changes it is worth retrying ('' for bound pods). */
   signature: string;
 }
 
@@ -116,16 +116,10 @@ export function podInfo(o: Obj): PodInfo {
     affinity,
     tolerations,
     topologySpreadConstraints: tsc,
-    signature: JSON.stringify([
-      labels,
-      nodeSelector,
-      affinity,
-      tolerations,
-      tsc,
-      spec.containers,
-      spec.initContainers,
-      spec.schedulingGates,
-    ]),
+    // Only the queue compares it (pending pods); bound pods' events skip the stringify.
+    signature: spec.nodeName
+      ? ''
+      : JSON.stringify([labels, nodeSelector, affinity, tolerations, tsc, spec.containers, spec.initContainers, spec.schedulingGates]),
   };
 }
 
