@@ -278,6 +278,44 @@ test('topology spread over 3 zones (DoNotSchedule, maxSkew 1)', async () => {
   );
 });
 
+test('required pod anti-affinity and host ports keep pods apart', async () => {
+  await addNode('apart-1');
+  await addNode('apart-2');
+  const ns = await namespace();
+  const anti = {
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'kubernetes.io/hostname' },
+        ],
+      },
+    },
+  };
+  await createPod(ns, 'db-0', anti, { app: 'db' });
+  const first = (await bound(ns, 'db-0')).spec.nodeName;
+  await createPod(ns, 'db-1', anti, { app: 'db' });
+  const second = (await bound(ns, 'db-1')).spec.nodeName;
+  expect(second).not.toBe(first);
+  await createPod(ns, 'db-2', anti, { app: 'db' });
+  await unschedulable(
+    ns,
+    'db-2',
+    "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+  );
+  const port = (name: string) => ({
+    containers: [{ name, image: 'registry.k8s.io/pause:3.9', ports: [{ containerPort: 80, hostPort: 8080 }] }],
+  });
+  await createPod(ns, 'web-0', port('a'));
+  await createPod(ns, 'web-1', port('b'));
+  expect((await bound(ns, 'web-0')).spec.nodeName).not.toBe((await bound(ns, 'web-1')).spec.nodeName);
+  await createPod(ns, 'web-2', port('c'));
+  await unschedulable(
+    ns,
+    'web-2',
+    "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+  );
+});
+
 test('an unschedulable (cordoned) node takes no pods until uncordoned', async () => {
   await addNode('cordoned', { unschedulable: true });
   const ns = await namespace();
