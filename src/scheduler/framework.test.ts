@@ -161,6 +161,17 @@ describe('preemption', () => {
     expect(out.plan?.victims.map((v) => v.name)).toEqual(['db']);
   });
 
+  test('a preemptor whose victims are still terminating on its nominated node waits (and keeps its nomination)', () => {
+    const going = { ...prio('going', 0, '1'), deleting: true };
+    const c = cluster([['n', { cpu: '1' }]], { n: [going] });
+    const p = { ...prio('new', 100, '1'), nominatedNodeName: 'n' };
+    expect(attempt(c, p)).toEqual({
+      plan: undefined,
+      message: 'not eligible due to a terminating pod on the nominated node.',
+      eligible: false,
+    });
+  });
+
   test('the state the filters prepared is reused', () => {
     const c = cluster([['n', {}]]);
     expect(prepare(pod('p'), c)).toEqual({ spread: undefined, affinity: undefined });

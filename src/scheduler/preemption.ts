@@ -38,7 +38,10 @@ export interface Candidate {
 }
 
 /** A plan (node and victims), or the message that preemption found none (the PostFilter message, without `preemption: `). */
-export type Outcome = { plan: Candidate; message: '' } | { plan: undefined; message: string };
+export type Outcome =
+  | { plan: Candidate; message: '' }
+  /** `eligible` false: the pod may not preempt now (its nomination stays); true: no node would do (it goes). */
+  | { plan: undefined; message: string; eligible: boolean };
 
 /** Higher priority first, then the older. */
 const moreImportant = (a: PodInfo, b: PodInfo): number => (a.priority !== b.priority ? b.priority - a.priority : a.startTime - b.startTime);
@@ -105,12 +108,13 @@ export function preempt(
   cache: ClusterCache,
   random: () => number = Math.random,
 ): Outcome {
-  if (p.preemptionPolicy === 'Never') return { plan: undefined, message: NEVER };
+  if (p.preemptionPolicy === 'Never') return { plan: undefined, message: NEVER, eligible: false };
   if (p.nominatedNodeName) {
     const s = statuses.get(p.nominatedNodeName);
     const nominated = cache.nodes.get(p.nominatedNodeName);
     if (nominated && s?.code !== 'UnschedulableAndUnresolvable') {
-      for (const q of nominated.pods.values()) if (q.deleting && q.priority < p.priority) return { plan: undefined, message: TERMINATING };
+      for (const q of nominated.pods.values())
+        if (q.deleting && q.priority < p.priority) return { plan: undefined, message: TERMINATING, eligible: false };
     }
   }
   const result = new Map<string, Status>();
@@ -122,7 +126,7 @@ export function preempt(
     else potential.push(cache.nodes.get(name) as NodeInfo);
   }
   const all = cache.order.length;
-  if (potential.length === 0) return { plan: undefined, message: fitErrorMessage(all, result.values()) };
+  if (potential.length === 0) return { plan: undefined, message: fitErrorMessage(all, result.values()), eligible: true };
   const want = Math.min(
     potential.length,
     Math.max(Math.trunc((potential.length * MIN_CANDIDATES_PERCENTAGE) / 100), MIN_CANDIDATES_ABSOLUTE),
@@ -136,6 +140,6 @@ export function preempt(
     else result.set(n.name, c);
   }
   const plan = pickOne(candidates);
-  if (!plan) return { plan: undefined, message: fitErrorMessage(all, result.values()) };
+  if (!plan) return { plan: undefined, message: fitErrorMessage(all, result.values()), eligible: true };
   return { plan, message: '' };
 }

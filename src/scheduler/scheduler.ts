@@ -274,7 +274,8 @@ export class Scheduler {
         victims = outcome.plan.victims;
       } else {
         message = `${attempt.message} preemption: ${outcome.message}`;
-        if (p.nominatedNodeName) nominated = '';
+        // No candidate: the nomination goes; not eligible (yet): it stays (the reference's nominatingInfo).
+        if (p.nominatedNodeName && outcome.eligible) nominated = '';
       }
     }
     this.stats.algorithmMs += performance.now() - t0;
