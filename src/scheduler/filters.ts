@@ -197,10 +197,11 @@ export function nodeResourcesFit(p: PodInfo, n: NodeInfo, reserved?: Reserved): 
     if (a.ephemeralStorage < r.ephemeralStorage + used.ephemeralStorage + (x?.ephemeralStorage ?? 0)) {
       reasons.push('Insufficient ephemeral-storage');
     }
-    for (const [name, want] of r.scalar) {
-      const have = a.scalar.get(name) ?? 0;
-      if (have < want + (used.scalar.get(name) ?? 0) + (x?.scalar.get(name) ?? 0)) reasons.push(`Insufficient ${name}`);
-    }
+    if (r.scalar.size > 0)
+      for (const [name, want] of r.scalar) {
+        const have = a.scalar.get(name) ?? 0;
+        if (have < want + (used.scalar.get(name) ?? 0) + (x?.scalar.get(name) ?? 0)) reasons.push(`Insufficient ${name}`);
+      }
   }
   return reasons.length > 0 ? status('NodeResourcesFit', 'Unschedulable', ...reasons) : undefined;
 }

@@ -72,6 +72,7 @@ export function filterNode(p: PodInfo, n: NodeInfo, state: CycleState, cache: Cl
 
 /** What pods nominated to the node with at least the pod's priority hold there (they came first). */
 function reservedFor(p: PodInfo, n: NodeInfo, cache: ClusterCache): Reserved | undefined {
+  if (!cache.hasNominated(n.name)) return undefined;
   let r: Reserved | undefined;
   for (const q of cache.nominatedTo(n.name)) {
     if (q.key === p.key || q.priority < p.priority) continue;

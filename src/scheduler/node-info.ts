@@ -322,7 +322,11 @@ export class ClusterCache {
     this.nominatedOf.set(p.key, node);
   }
 
-  /** Pods nominated to `node` other than `key`. */
+  hasNominated(node: string): boolean {
+    return this.nominated.size > 0 && this.nominated.has(node);
+  }
+
+  /** The pods nominated to `node`. */
   nominatedTo(node: string): Iterable<PodInfo> {
     return this.nominated.get(node)?.values() ?? [];
   }

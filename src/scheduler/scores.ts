@@ -43,10 +43,11 @@ export function leastAllocated(p: PodInfo, n: NodeInfo): number {
 export function balancedAllocation(p: PodInfo, n: NodeInfo): number {
   const a = n.allocatable;
   const r = n.requested;
-  const fractions: number[] = [];
-  if (a.milliCPU > 0) fractions.push(Math.min(1, (r.milliCPU + p.requests.milliCPU) / a.milliCPU));
-  if (a.memory > 0) fractions.push(Math.min(1, (r.memory + p.requests.memory) / a.memory));
-  const std = fractions.length === 2 ? Math.abs(((fractions[0] as number) - (fractions[1] as number)) / 2) : 0;
+  // With one resource (or none) allocatable, the deviation is 0.
+  if (a.milliCPU <= 0 || a.memory <= 0) return MAX_NODE_SCORE;
+  const cpu = Math.min(1, (r.milliCPU + p.requests.milliCPU) / a.milliCPU);
+  const mem = Math.min(1, (r.memory + p.requests.memory) / a.memory);
+  const std = Math.abs((cpu - mem) / 2);
   return Math.trunc((1 - std) * MAX_NODE_SCORE);
 }
 
