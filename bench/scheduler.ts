@@ -22,7 +22,7 @@
 import { Algorithm } from '../src/scheduler/framework';
 import { ClusterCache, podInfo } from '../src/scheduler/node-info';
 import { startServer } from '../test/helpers/server';
-import { threadCpu } from './harness';
+import { rssMiB, threadCpu } from './harness';
 
 const arg = (name: string, dflt: number) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));
@@ -198,7 +198,8 @@ async function endToEnd(): Promise<void> {
     );
     console.log(
       `server CPU per pod: ${runUs.toFixed(0)} us scheduled against ${baseUs.toFixed(0)} us for unscheduled creates ` +
-        `(in ${(baseMs / 1000).toFixed(2)} s): scheduling adds ${(runUs - baseUs).toFixed(0)} us per pod (bench watch included)`,
+        `(in ${(baseMs / 1000).toFixed(2)} s): scheduling adds ${(runUs - baseUs).toFixed(0)} us per pod (bench watch included); ` +
+        `server RSS ${rssMiB(pid).toFixed(0)} MiB with ${3 * PODS} pods`,
     );
   } finally {
     await srv.stop();

@@ -19,6 +19,9 @@ export interface Resources {
 export const DEFAULT_MILLI_CPU_REQUEST = 100;
 export const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
 
+/** The scalar resources of every pod that requests none (shared: never written to). */
+const NO_SCALARS = new Map<string, number>();
+
 export const emptyResources = (): Resources => ({ milliCPU: 0, memory: 0, ephemeralStorage: 0, scalar: new Map() });
 
 export const isZero = (r: Resources): boolean => r.milliCPU === 0 && r.memory === 0 && r.ephemeralStorage === 0 && r.scalar.size === 0;
@@ -100,6 +103,9 @@ export function podRequests(spec: unknown, nonZero = false): Resources {
   }
   maxResources(reqs, initMax);
   if (s.overhead !== undefined) addResources(reqs, resourceList(s.overhead));
+  // A pod's requests are never added to after this (only sums are): pods without scalar
+  // resources share one empty map (two maps fewer per pod in the cache).
+  if (reqs.scalar.size === 0) reqs.scalar = NO_SCALARS;
   return reqs;
 }
 
