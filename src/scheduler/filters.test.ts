@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { nodeAffinity, nodePorts, nodeResourcesFit, nodeUnschedulable, type runNodeFilters, taintToleration, tolerates } from './filters';
-import { type NodeOpts, node, pod, requests } from './fixtures.test-helpers';
+import { nodeAffinity, nodePorts, nodeResourcesFit, nodeUnschedulable, runNodeFilters, taintToleration, tolerates } from './filters';
+import { type NodeOpts, node, nodeObj, pod, requests } from './fixtures.test-helpers';
 import { podRequests } from './resources';
 
 describe('pod requests (resourcehelper.PodRequests)', () => {
@@ -172,5 +172,28 @@ describe('NodePorts', () => {
     expect(nodePorts(pod('p', wanted), n)?.reasons[0]).toBe(
       free ? undefined : "node(s) didn't have free ports for the requested pod ports",
     );
+  });
+});
+
+describe('the fast path of runNodeFilters agrees with NodeResourcesFit', () => {
+  const full = () => node('n', { cpu: '1', memory: '1Gi', pods: '2' }, [pod('a', requests({ cpu: '600m', memory: '512Mi' }))]);
+  test.each([
+    ['exactly the room left', requests({ cpu: '400m', memory: '512Mi' }), undefined],
+    ['1m too much', requests({ cpu: '401m' }), 'Insufficient cpu'],
+    ['1 byte too much', requests({ memory: '536870913' }), 'Insufficient memory'],
+    ['no requests', {}, undefined],
+    ['ephemeral storage', requests({ 'ephemeral-storage': '1' }), 'Insufficient ephemeral-storage'],
+  ] as [string, Record<string, unknown>, string | undefined][])('%s', (_, spec, want) => {
+    const p = pod('p', spec);
+    expect(runNodeFilters(p, full())?.reasons.join(', ')).toBe(want);
+    expect(nodeResourcesFit(p, full())?.reasons.join(', ')).toBe(want);
+  });
+
+  test('a node overcommitted after its allocatable shrank: requests fail, no requests pass', () => {
+    const n = full();
+    n.setNode(nodeObj('n', { cpu: '500m', memory: '1Gi', pods: '2' }));
+    expect(runNodeFilters(pod('p', requests({ cpu: '1m' })), n)?.reasons).toEqual(['Insufficient cpu']);
+    expect(runNodeFilters(pod('p', requests({ memory: '1' })), n)?.reasons).toEqual(['Insufficient cpu']);
+    expect(runNodeFilters(pod('p'), n)).toBeUndefined();
   });
 });

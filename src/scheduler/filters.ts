@@ -208,6 +208,13 @@ export function nodeResourcesFit(p: PodInfo, n: NodeInfo, reserved?: Reserved): 
 
 /** The pod-and-node filters, in the reference's default order. */
 export function runNodeFilters(p: PodInfo, n: NodeInfo, reserved?: Reserved): Status | undefined {
+  // The common case: the other filters would all pass, and a pod that fits needs no reasons.
+  if (p.plain && !n.unschedulable && n.taints.length === 0) {
+    if (!reserved && p.cpuMemoryOnly && n.freePods >= 1 && n.freeMilliCPU >= p.requests.milliCPU && n.freeMemory >= p.requests.memory) {
+      return undefined;
+    }
+    return nodeResourcesFit(p, n, reserved);
+  }
   return (
     nodeUnschedulable(p, n) ??
     nodeName(p, n) ??

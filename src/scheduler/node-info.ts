@@ -61,6 +61,10 @@ export interface PodInfo {
   affinity: Record<string, unknown> | undefined;
   tolerations: Toleration[];
   topologySpreadConstraints: Record<string, unknown>[];
+  /** No nodeName, nodeSelector, required node affinity or host ports: on a node without taints that is not cordoned, only resources decide. */
+  plain: boolean;
+  /** Requests of cpu and memory only (no ephemeral storage, no scalar resources), not all zero. */
+  cpuMemoryOnly: boolean;
   /** The spec's scheduling-relevant parts as text: an update that changes it is worth retrying ('' for bound pods). */
   signature: string;
 }
@@ -116,6 +120,13 @@ export function podInfo(o: Obj): PodInfo {
     affinity,
     tolerations,
     topologySpreadConstraints: tsc,
+    cpuMemoryOnly: requests.ephemeralStorage === 0 && requests.scalar.size === 0 && (requests.milliCPU > 0 || requests.memory > 0),
+    plain:
+      !spec.nodeName &&
+      nodeSelector === undefined &&
+      ports.length === 0 &&
+      !(affinity?.nodeAffinity as { requiredDuringSchedulingIgnoredDuringExecution?: unknown } | undefined)
+        ?.requiredDuringSchedulingIgnoredDuringExecution,
     // Only the queue compares it (pending pods); bound pods' events skip the stringify.
     signature: spec.nodeName
       ? ''
@@ -137,6 +148,21 @@ export class NodeInfo {
   unschedulable = false;
   allocatable: Resources = emptyResources();
   allowedPods = 0;
+  /**
+   * allocatable - requested for cpu and memory, and pod slots left, kept as plain numbers on the
+   * node: the common filter reads three fields of one object (with 5,000 nodes the nested
+   * objects' cache misses were most of a filter's cost).
+   */
+  freeMilliCPU = 0;
+  freeMemory = 0;
+  freePods = 0;
+  /** The same for the scores: allocatable, requested and non-zero requested cpu and memory. */
+  allocMilliCPU = 0;
+  allocMemory = 0;
+  reqMilliCPU = 0;
+  reqMemory = 0;
+  nonZeroMilliCPU = 0;
+  nonZeroMemory = 0;
   readonly requested: Resources = emptyResources();
   readonly nonZeroRequested: Resources = emptyResources();
   readonly pods = new Map<string, PodInfo>();
@@ -164,12 +190,25 @@ export class NodeInfo {
     const a = nodeAllocatable(status);
     this.allocatable = a.resources;
     this.allowedPods = a.pods;
+    this.refreshFree();
     return true;
   }
 
   /** The node's pods of one namespace. */
   podsIn(namespace: string): Iterable<PodInfo> {
     return this.byNamespace.get(namespace)?.values() ?? [];
+  }
+
+  private refreshFree(): void {
+    this.allocMilliCPU = this.allocatable.milliCPU;
+    this.allocMemory = this.allocatable.memory;
+    this.reqMilliCPU = this.requested.milliCPU;
+    this.reqMemory = this.requested.memory;
+    this.nonZeroMilliCPU = this.nonZeroRequested.milliCPU;
+    this.nonZeroMemory = this.nonZeroRequested.memory;
+    this.freeMilliCPU = this.allocMilliCPU - this.reqMilliCPU;
+    this.freeMemory = this.allocMemory - this.reqMemory;
+    this.freePods = this.allowedPods - this.pods.size;
   }
 
   addPod(p: PodInfo): void {
@@ -182,6 +221,7 @@ export class NodeInfo {
     ns.set(p.key, p);
     addResources(this.requested, p.requests);
     addResources(this.nonZeroRequested, p.nonZero);
+    this.refreshFree();
     for (const hp of p.ports) {
       const k = `${hp.protocol}/${hp.port}`;
       let ips = this.usedPorts.get(k);
@@ -202,6 +242,7 @@ export class NodeInfo {
     if (ns?.size === 0) this.byNamespace.delete(p.namespace);
     addResources(this.requested, p.requests, -1);
     addResources(this.nonZeroRequested, p.nonZero, -1);
+    this.refreshFree();
     for (const hp of p.ports) {
       const k = `${hp.protocol}/${hp.port}`;
       const ips = this.usedPorts.get(k);
@@ -222,6 +263,7 @@ export class NodeInfo {
     c.unschedulable = this.unschedulable;
     c.allocatable = this.allocatable;
     c.allowedPods = this.allowedPods;
+    c.refreshFree();
     c.signature = this.signature;
     for (const p of this.pods.values()) c.addPod(p);
     return c;

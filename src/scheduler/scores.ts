@@ -32,21 +32,17 @@ const leastRequested = (requested: number, capacity: number): number =>
 
 /** NodeResourcesFit with the LeastAllocated strategy over cpu and memory (weight 1 each), on the non-zero requests. */
 export function leastAllocated(p: PodInfo, n: NodeInfo): number {
-  const a = n.allocatable;
-  const r = n.nonZeroRequested;
-  const cpu = leastRequested(r.milliCPU + p.nonZero.milliCPU, a.milliCPU);
-  const mem = leastRequested(r.memory + p.nonZero.memory, a.memory);
+  const cpu = leastRequested(n.nonZeroMilliCPU + p.nonZero.milliCPU, n.allocMilliCPU);
+  const mem = leastRequested(n.nonZeroMemory + p.nonZero.memory, n.allocMemory);
   return Math.trunc((cpu + mem) / 2);
 }
 
 /** NodeResourcesBalancedAllocation over cpu and memory, on the actual requests. */
 export function balancedAllocation(p: PodInfo, n: NodeInfo): number {
-  const a = n.allocatable;
-  const r = n.requested;
   // With one resource (or none) allocatable, the deviation is 0.
-  if (a.milliCPU <= 0 || a.memory <= 0) return MAX_NODE_SCORE;
-  const cpu = Math.min(1, (r.milliCPU + p.requests.milliCPU) / a.milliCPU);
-  const mem = Math.min(1, (r.memory + p.requests.memory) / a.memory);
+  if (n.allocMilliCPU <= 0 || n.allocMemory <= 0) return MAX_NODE_SCORE;
+  const cpu = Math.min(1, (n.reqMilliCPU + p.requests.milliCPU) / n.allocMilliCPU);
+  const mem = Math.min(1, (n.reqMemory + p.requests.memory) / n.allocMemory);
   const std = Math.abs((cpu - mem) / 2);
   return Math.trunc((1 - std) * MAX_NODE_SCORE);
 }
