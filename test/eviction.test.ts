@@ -8,7 +8,8 @@ import { serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const srv = serverForFile();
+// Unbound pods here stay unbound (the built-in scheduler would bind them to the test's nodes).
+const srv = serverForFile({ args: ['--scheduler=false'] });
 let n = 0;
 
 async function namespace(): Promise<string> {

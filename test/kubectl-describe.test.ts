@@ -7,7 +7,8 @@ import { beforeAll, expect, test } from 'bun:test';
 import { needs } from './helpers/needs';
 import { KUBECTL, serverForFile } from './helpers/server';
 
-const srv = serverForFile();
+// Unbound pods here stay unbound (the built-in scheduler would bind them to the test's nodes).
+const srv = serverForFile({ args: ['--scheduler=false'] });
 const at = (s: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, s)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 beforeAll(async () => {

@@ -14,7 +14,9 @@ import { serverForFile } from './helpers/server';
 type Any = any;
 
 // Services get cluster IPs from kubeadm's 10.96.0.0/12 here (the server's default is the reference's 10.0.0.0/24).
-const srv = serverForFile({ args: ['--service-cluster-ip-range=10.96.0.0/12'] });
+// --scheduler=false: the pods here are written by the test alone (the built-in scheduler would
+// write their status, beside the test's nodes, between its read and its write).
+const srv = serverForFile({ args: ['--service-cluster-ip-range=10.96.0.0/12', '--scheduler=false'] });
 
 type Verb = 'put' | 'merge' | 'smp' | 'json' | 'apply';
 const VERBS: Verb[] = ['put', 'merge', 'smp', 'json', 'apply'];

@@ -61,6 +61,8 @@ export interface Config {
   leaderElectLeaseDurationMs: number;
   leaderElectRenewDeadlineMs: number;
   leaderElectRetryPeriodMs: number;
+  /** --scheduler: run the built-in scheduler (default-scheduler) with the leader's controllers. */
+  scheduler: boolean;
 }
 
 interface FlagDef {
@@ -443,6 +445,14 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'scheduler',
+    default: 'true',
+    help: 'Run the built-in scheduler: pods of schedulerName default-scheduler (or none) are bound to nodes as kube-scheduler binds them, once the cluster has a Node. false: pods stay Pending for an external scheduler.',
+    apply: (c, v) => {
+      c.scheduler = parseBool(v, 'scheduler');
+    },
+  },
+  {
     name: 'leader-elect-lease-duration',
     default: '15s',
     help: 'How long non-leaders wait after the last observed renewal before taking the Lease.',
@@ -568,6 +578,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     etcdCertfile: '',
     etcdKeyfile: '',
     leaderElect: true,
+    scheduler: true,
     leaderElectLeaseDurationMs: 0,
     leaderElectRenewDeadlineMs: 0,
     leaderElectRetryPeriodMs: 0,

@@ -8,6 +8,8 @@
  */
 import type { Config } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
+import { EventRecorder } from '../registry/event-recorder';
+import { Scheduler } from '../scheduler/scheduler';
 import type { SchemaSet } from '../schema/engine';
 import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
@@ -119,6 +121,11 @@ export class Controllers {
     }
     const accounts = lookup('', 'serviceaccounts');
     if (accounts && namespaces) all.push(new ServiceAccountController(namespaces.watchCache(), accounts, accounts.watchCache(), log));
+    const nodes = lookup('', 'nodes');
+    if (pods && nodes && cfg.scheduler) {
+      const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
+      all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
+    }
     return { gc, all };
   }
 

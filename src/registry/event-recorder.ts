@@ -8,7 +8,7 @@
  */
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
-import type { Resources } from '../registry/api-registry';
+import type { Resources } from './api-registry';
 
 export type EventType = 'Normal' | 'Warning';
 

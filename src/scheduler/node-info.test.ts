@@ -1,0 +1,73 @@
+import { expect, test } from 'bun:test';
+import { cluster, nodeObj, pod, requests } from './fixtures.test-helpers';
+import { ClusterCache } from './node-info';
+
+const web = (name: string, cpu = '500m') =>
+  pod(name, {
+    ...requests({ cpu, memory: '1Gi' }),
+    containers: [
+      { name: 'c', image: 'i', resources: { requests: { cpu, memory: '1Gi' } }, ports: [{ containerPort: 80, hostPort: 8080 }] },
+    ],
+  });
+
+test('bound pods add to their node: requests, non-zero requests, pod count, host ports; removal takes them back', () => {
+  const c = cluster([['n', {}]]);
+  const n = c.nodes.get('n');
+  c.addPod({ ...web('a'), nodeName: 'n' });
+  c.addPod({ ...web('b', '1'), nodeName: 'n' });
+  expect(n?.requested.milliCPU).toBe(1500);
+  expect(n?.requested.memory).toBe(2 * 1024 ** 3);
+  expect(n?.pods.size).toBe(2);
+  expect(n?.usedPorts.get('TCP/8080')?.get('0.0.0.0')).toBe(2);
+  // A newer version of a pod replaces the old one (not counted twice).
+  c.addPod({ ...web('a', '200m'), key: 'default/a', nodeName: 'n' });
+  expect(n?.requested.milliCPU).toBe(1200);
+  c.removePod('default/a');
+  c.removePod('default/b');
+  expect(n?.requested).toMatchObject({ milliCPU: 0, memory: 0 });
+  expect(n?.pods.size).toBe(0);
+  expect(n?.usedPorts.size).toBe(0);
+});
+
+test('assumed pods count at once; the bound version replaces them; a failed bind forgets them', () => {
+  const c = cluster([['n', { cpu: '1' }]]);
+  const p = web('a');
+  c.assume(p, 'n');
+  expect(c.isAssumed(p.key)).toBe(true);
+  expect(c.nodes.get('n')?.requested.milliCPU).toBe(500);
+  c.addPod({ ...p, nodeName: 'n' });
+  expect(c.isAssumed(p.key)).toBe(false);
+  expect(c.nodes.get('n')?.requested.milliCPU).toBe(500);
+  const q = web('b');
+  c.assume(q, 'n');
+  c.removePod(q.key);
+  expect(c.nodes.get('n')?.requested.milliCPU).toBe(500);
+});
+
+test('nodes: order for round robin, changes detected, pods of a node seen before the node', () => {
+  const c = new ClusterCache();
+  c.addPod({ ...web('early'), nodeName: 'later' });
+  expect(c.order).toEqual([]);
+  expect(c.setNode(nodeObj('later'))).toBe(true);
+  expect(c.setNode(nodeObj('other'))).toBe(true);
+  expect(c.order).toEqual(['later', 'other']);
+  expect(c.nodes.get('later')?.pods.size).toBe(1);
+  // The same node again: nothing changed for scheduling; a new label did.
+  expect(c.setNode(nodeObj('later'))).toBe(false);
+  expect(c.setNode(nodeObj('later', { labels: { disk: 'ssd' } }))).toBe(true);
+  c.removeNode('later');
+  expect(c.order).toEqual(['other']);
+  // Its pod is still known (it goes with its own DELETED event).
+  expect(c.hasPod('default/early')).toBe(true);
+});
+
+test('nominated pods by node', () => {
+  const c = new ClusterCache();
+  const p = web('p');
+  c.nominate(p, 'n1');
+  expect([...c.nominatedTo('n1')].map((x) => x.name)).toEqual(['p']);
+  c.nominate(p, 'n2');
+  expect([...c.nominatedTo('n1')]).toEqual([]);
+  c.nominate(p, '');
+  expect([...c.nominatedTo('n2')]).toEqual([]);
+});

@@ -1,0 +1,103 @@
+import { describe, expect, test } from 'bun:test';
+import { cluster, pod } from './fixtures.test-helpers';
+import type { NodeInfo, PodInfo } from './node-info';
+import { AffinityFilter, SpreadFilter } from './topology';
+
+const ZONE = 'topology.kubernetes.io/zone';
+const app = (name: string, labels: Record<string, string>, spec: Record<string, unknown> = {}) => pod(name, spec, { labels });
+
+const spreadPod = (extra: Record<string, unknown> = {}) =>
+  app(
+    'new',
+    { app: 'web' },
+    {
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, ...extra },
+      ],
+    },
+  );
+
+/** Zones a, b, c with one node each (n-a ...), plus `bound` pods per node. */
+const zones = (bound: Record<string, PodInfo[]>, more: [string, Record<string, string>][] = []) =>
+  cluster(
+    [
+      ['n-a', { labels: { [ZONE]: 'a' } }],
+      ['n-b', { labels: { [ZONE]: 'b' } }],
+      ['n-c', { labels: { [ZONE]: 'c' } }],
+      ...more.map(([n, labels]) => [n, { labels }] as [string, { labels: Record<string, string> }]),
+    ],
+    bound,
+  );
+
+const verdicts = (f: { filter(n: NodeInfo): { reasons: string[] } | undefined } | undefined, c: ReturnType<typeof cluster>) =>
+  Object.fromEntries(c.order.map((n) => [n, f?.filter(c.nodes.get(n) as NodeInfo)?.reasons[0] ?? 'ok']));
+
+describe('PodTopologySpread filter', () => {
+  const web = (n: string) => app(n, { app: 'web' });
+  test('maxSkew 1: only the emptiest zones pass', () => {
+    const c = zones({ 'n-a': [web('w1')], 'n-b': [web('w2')] });
+    const skewed = "node(s) didn't match pod topology spread constraints";
+    expect(verdicts(SpreadFilter.prepare(spreadPod(), c), c)).toEqual({ 'n-a': skewed, 'n-b': skewed, 'n-c': 'ok' });
+  });
+
+  test('pods of other apps, namespaces or being deleted do not count', () => {
+    const c = zones({
+      'n-a': [app('x', { app: 'db' }), pod('y', {}, { labels: { app: 'web' }, namespace: 'other' })],
+      'n-b': [pod('z', {}, { labels: { app: 'web' }, deletionTimestamp: '2026-01-01T00:00:00Z' })],
+    });
+    expect(verdicts(SpreadFilter.prepare(spreadPod(), c), c)).toEqual({ 'n-a': 'ok', 'n-b': 'ok', 'n-c': 'ok' });
+  });
+
+  test('a node without the key is unresolvable; minDomains above the domains makes the minimum 0', () => {
+    const c = zones({ 'n-a': [web('w1')], 'n-b': [web('w2')], 'n-c': [web('w3')] }, [['bare', {}]]);
+    const f = SpreadFilter.prepare(spreadPod({ minDomains: 4 }), c);
+    const v = verdicts(f, c);
+    expect(v.bare).toBe("node(s) didn't match pod topology spread constraints (missing required label)");
+    expect(v['n-a']).toBe("node(s) didn't match pod topology spread constraints");
+    expect(verdicts(SpreadFilter.prepare(spreadPod(), c), c)['n-a']).toBe('ok');
+  });
+
+  test('no constraints: nothing to prepare', () => {
+    expect(SpreadFilter.prepare(pod('p'), zones({}))).toBeUndefined();
+  });
+});
+
+describe('InterPodAffinity (required)', () => {
+  const term = (labels: Record<string, string>, topologyKey = ZONE) => ({ labelSelector: { matchLabels: labels }, topologyKey });
+  const withAffinity = (kind: 'podAffinity' | 'podAntiAffinity', labels: Record<string, string>, own: Record<string, string> = {}) =>
+    app('new', own, { affinity: { [kind]: { requiredDuringSchedulingIgnoredDuringExecution: [term(labels)] } } });
+
+  test('affinity: only zones with a matching pod', () => {
+    const c = zones({ 'n-b': [app('db', { app: 'db' })] });
+    const no = "node(s) didn't match pod affinity rules";
+    expect(verdicts(AffinityFilter.prepare(withAffinity('podAffinity', { app: 'db' }), c), c)).toEqual({
+      'n-a': no,
+      'n-b': 'ok',
+      'n-c': no,
+    });
+  });
+
+  test('affinity: the first pod of a group matching its own term goes anywhere', () => {
+    const c = zones({});
+    const f = AffinityFilter.prepare(withAffinity('podAffinity', { app: 'web' }, { app: 'web' }), c);
+    expect(verdicts(f, c)).toEqual({ 'n-a': 'ok', 'n-b': 'ok', 'n-c': 'ok' });
+  });
+
+  test('anti-affinity: not in a zone with a matching pod', () => {
+    const c = zones({ 'n-a': [app('w', { app: 'web' })] });
+    const f = AffinityFilter.prepare(withAffinity('podAntiAffinity', { app: 'web' }), c);
+    expect(verdicts(f, c)).toEqual({ 'n-a': "node(s) didn't match pod anti-affinity rules", 'n-b': 'ok', 'n-c': 'ok' });
+  });
+
+  test("existing pods' anti-affinity keeps matching pods out of their zone", () => {
+    const loner = app(
+      'loner',
+      {},
+      { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'web' })] } } },
+    );
+    const c = zones({ 'n-c': [loner] });
+    const f = AffinityFilter.prepare(app('new', { app: 'web' }), c);
+    expect(verdicts(f, c)).toEqual({ 'n-a': 'ok', 'n-b': 'ok', 'n-c': "node(s) didn't satisfy existing pods anti-affinity rules" });
+    expect(AffinityFilter.prepare(app('new', { app: 'db' }), c)?.filter(c.nodes.get('n-c') as NodeInfo)).toBeUndefined();
+  });
+});
