@@ -42,7 +42,10 @@ const DEPENDENCIES = {
     present: () => python('kubernetes'),
     missing: `${PYTHON} cannot import kubernetes (apt-get install python3-kubernetes)`,
   },
-  pytest: { present: () => python('pytest'), missing: `${PYTHON} cannot import pytest (apt-get install python3-pytest)` },
+  pytest: {
+    present: () => python('pytest') && python('pytest_timeout'),
+    missing: `${PYTHON} cannot import pytest and pytest_timeout (apt-get install python3-pytest python3-pytest-timeout)`,
+  },
   kubectl: {
     present: () => kubectlPath() !== undefined,
     missing: 'kubectl is not installed (apt-get install kubectl, or kubernetes-client)',
