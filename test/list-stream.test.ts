@@ -67,7 +67,7 @@ for (const poolSize of [1, 0]) {
       expect(list.items).toHaveLength(N);
       expect(new Set(list.items.map((i) => i.metadata.name)).size).toBe(N);
       // The stored texts joined: the same document as JSON.stringify of the parsed list.
-      expect(text).toBe(JSON.stringify(list));
+      expect(text).toBe(`${JSON.stringify(list)}\n`);
       const want = {
         protobuf: pb.encode(list, LIST),
         cbor: cbor.encode(list, LIST),
