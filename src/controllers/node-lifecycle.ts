@@ -1,0 +1,334 @@
+/**
+ * The node lifecycle controller, as the reference's pkg/controller/nodelifecycle (with the taint
+ * manager in taint-eviction.ts). Every --node-monitor-period it looks at each node:
+ *
+ *   health   a node is heard from when its Ready condition's lastHeartbeatTime or its Lease's
+ *            renewTime changes (the time is this controller's, as the reference's probe
+ *            timestamps, so clock skew does not matter). Silent for --node-monitor-grace-period
+ *            (--node-startup-grace-period before its first status), its conditions become
+ *            Unknown: "Kubelet stopped posting node status." (NodeStatusUnknown), or "Kubelet
+ *            never posted node status." (NodeStatusNeverUpdated).
+ *   taints   NoSchedule from the conditions (TaintNodesByCondition): Ready False → not-ready,
+ *            Unknown → unreachable, MemoryPressure/DiskPressure/PIDPressure True → their own,
+ *            spec.unschedulable → unschedulable. NoExecute: not-ready or unreachable as Ready
+ *            says; added through the zone's rate limiter (--node-eviction-rate nodes/s, burst
+ *            1), swapped or removed at once.
+ *   zones    per topology.kubernetes.io/zone: FullDisruption (no Ready node), PartialDisruption
+ *            (more than 2 not Ready and at least --unhealthy-zone-threshold of them), Normal.
+ *            A partially disrupted zone is tainted at --secondary-node-eviction-rate (0 in zones
+ *            of at most --large-cluster-size-threshold nodes); when every zone is fully
+ *            disrupted, no NoExecute taint is added and those present are removed (the
+ *            reference's "master disruption mode").
+ *
+ * Simplified: pods on a node going Unknown are not marked NotReady by this controller (their
+ * kubelet is silent too), and one token bucket per zone replaces the reference's timed queues.
+ */
+import { isObject, type Obj } from '../api/meta';
+import { StatusError } from '../api/status';
+import type { ResourceStore } from '../registry/generic';
+import type { WriteOptions } from '../registry/options';
+import type { WatchCache } from '../watch/cache';
+import type { EventRecorder } from './events';
+import { type Taint, taintsOf } from './taint-eviction';
+
+export interface NodeLifecycleOptions {
+  monitorPeriodMs: number;
+  gracePeriodMs: number;
+  startupGracePeriodMs: number;
+  evictionRate: number;
+  secondaryEvictionRate: number;
+  unhealthyZoneThreshold: number;
+  largeClusterThreshold: number;
+  clock?: () => number;
+  log?: (msg: string) => void;
+}
+
+const NOT_READY = 'node.kubernetes.io/not-ready';
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+const CONDITION_TAINTS: Record<string, string> = {
+  MemoryPressure: 'node.kubernetes.io/memory-pressure',
+  DiskPressure: 'node.kubernetes.io/disk-pressure',
+  PIDPressure: 'node.kubernetes.io/pid-pressure',
+};
+/** The taints this controller owns (others' taints are left alone). */
+const OWNED = new Set([NOT_READY, UNREACHABLE, 'node.kubernetes.io/unschedulable', ...Object.values(CONDITION_TAINTS)]);
+const WATCHED_CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'];
+const LEASE_NAMESPACE = 'kube-node-lease';
+/** How often queued NoExecute taints are tried (the reference's NodeEvictionPeriod). */
+const TAINT_PERIOD_MS = 100;
+
+interface Health {
+  probe: number;
+  heartbeat: string;
+  renew: string;
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  lastHeartbeatTime?: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+type ZoneState = 'Normal' | 'PartialDisruption' | 'FullDisruption';
+
+interface Zone {
+  tokens: number;
+  last: number;
+  rate: number;
+  /** Nodes waiting for their NoExecute taint, in order. */
+  queue: Map<string, string>;
+}
+
+const conditionsOf = (n: Obj): Condition[] => {
+  const c = isObject(n.status) ? n.status.conditions : undefined;
+  return Array.isArray(c) ? (c as Condition[]) : [];
+};
+const zoneOf = (n: Obj): string =>
+  n.metadata.labels?.['topology.kubernetes.io/zone'] ?? n.metadata.labels?.['failure-domain.beta.kubernetes.io/zone'] ?? '';
+const stamp = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const WRITE = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'node-controller' });
+
+export class NodeLifecycleController {
+  private readonly health = new Map<string, Health>();
+  private readonly zones = new Map<string, Zone>();
+  private readonly clock: () => number;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private running = false;
+
+  constructor(
+    private readonly nodes: ResourceStore,
+    private readonly nodeCache: WatchCache,
+    private readonly leaseCache: WatchCache,
+    private readonly leasePrefix: string,
+    private readonly recorder: EventRecorder,
+    private readonly opts: NodeLifecycleOptions,
+  ) {
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.nodeCache.start(), this.leaseCache.start()]);
+    const monitor = setInterval(() => void this.monitor(), this.opts.monitorPeriodMs);
+    const taint = setInterval(() => this.taintPass(), TAINT_PERIOD_MS);
+    monitor.unref();
+    taint.unref();
+    this.timers = [monitor, taint];
+    await this.monitor();
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /** One pass over the nodes; passes do not overlap. */
+  async monitor(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const now = this.clock();
+      const seen = new Set<string>();
+      const byZone = new Map<string, { ready: number; notReady: number; total: number }>();
+      const work: Promise<void>[] = [];
+      for (const c of this.nodeCache.list()) {
+        const node = c.obj;
+        const name = node.metadata.name as string;
+        seen.add(name);
+        const ready = this.observe(node, now, work);
+        const z = zoneOf(node);
+        let counts = byZone.get(z);
+        if (!counts) {
+          counts = { ready: 0, notReady: 0, total: 0 };
+          byZone.set(z, counts);
+        }
+        counts.total++;
+        if (ready === 'True') counts.ready++;
+        else counts.notReady++;
+        this.reconcileTaints(node, ready, work);
+      }
+      for (const name of this.health.keys()) if (!seen.has(name)) this.health.delete(name);
+      this.setZoneRates(byZone);
+      await Promise.all(work);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Updates the node's health; marks it Unknown when silent too long. Answers its Ready status. */
+  private observe(node: Obj, now: number, work: Promise<void>[]): string {
+    const name = node.metadata.name as string;
+    const conds = conditionsOf(node);
+    const readyCond = conds.find((c) => c.type === 'Ready');
+    const heartbeat = readyCond?.lastHeartbeatTime ?? '';
+    const lease = this.leaseCache.get(`${this.leasePrefix}${LEASE_NAMESPACE}/${name}`)?.obj;
+    const renew = String((lease?.spec as { renewTime?: string } | undefined)?.renewTime ?? '');
+    let h = this.health.get(name);
+    if (!h) {
+      // First sight: a node that reported gets a full grace period from now (as after a
+      // controller restart); one that never did, the startup grace period from its creation.
+      const created = Date.parse(node.metadata.creationTimestamp ?? '') || now;
+      h = { probe: readyCond ? now : created, heartbeat, renew };
+      this.health.set(name, h);
+    } else if (h.heartbeat !== heartbeat || h.renew !== renew) {
+      h.probe = now;
+      h.heartbeat = heartbeat;
+      h.renew = renew;
+    }
+    const grace = readyCond ? this.opts.gracePeriodMs : this.opts.startupGracePeriodMs;
+    const status = readyCond?.status ?? 'Unknown';
+    if (now - h.probe <= grace) return status;
+    const stale = WATCHED_CONDITIONS.some((t) => conds.find((c) => c.type === t)?.status !== 'Unknown');
+    if (stale) work.push(this.markUnknown(node, now));
+    return 'Unknown';
+  }
+
+  private async markUnknown(node: Obj, now: number): Promise<void> {
+    const name = node.metadata.name as string;
+    const t = stamp(now);
+    try {
+      await this.nodes.updateFrom('', name, 'status', WRITE(), (cur) => {
+        const conds = conditionsOf(cur).map((c) => ({ ...c }));
+        for (const type of WATCHED_CONDITIONS) {
+          const c = conds.find((x) => x.type === type);
+          if (!c) {
+            conds.push({
+              type,
+              status: 'Unknown',
+              lastHeartbeatTime: t,
+              lastTransitionTime: t,
+              reason: 'NodeStatusNeverUpdated',
+              message: 'Kubelet never posted node status.',
+            });
+          } else if (c.status !== 'Unknown') {
+            c.status = 'Unknown';
+            c.reason = 'NodeStatusUnknown';
+            c.message = 'Kubelet stopped posting node status.';
+            c.lastTransitionTime = t;
+          }
+        }
+        return { ...cur, status: { ...(isObject(cur.status) ? cur.status : {}), conditions: conds } };
+      });
+      void this.recorder.event(node, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 404)) this.opts.log?.(`node lifecycle: ${name}: ${String(e)}`);
+    }
+  }
+
+  /** The taints the node should have from this controller, and the NoExecute one pending its turn. */
+  private reconcileTaints(node: Obj, ready: string, work: Promise<void>[]): void {
+    const name = node.metadata.name as string;
+    const conds = conditionsOf(node);
+    const noSchedule: string[] = [];
+    if (ready === 'False') noSchedule.push(NOT_READY);
+    if (ready === 'Unknown') noSchedule.push(UNREACHABLE);
+    for (const [type, key] of Object.entries(CONDITION_TAINTS)) {
+      if (conds.find((c) => c.type === type)?.status === 'True') noSchedule.push(key);
+    }
+    if ((node.spec as { unschedulable?: boolean } | undefined)?.unschedulable) noSchedule.push('node.kubernetes.io/unschedulable');
+    const wantExec = ready === 'False' ? NOT_READY : ready === 'Unknown' ? UNREACHABLE : undefined;
+    const taints = taintsOf(node);
+    const hasExec = taints.find((t) => t.effect === 'NoExecute' && (t.key === NOT_READY || t.key === UNREACHABLE))?.key;
+    const zone = this.zone(zoneOf(node));
+    let exec: string | undefined = hasExec;
+    if (wantExec === undefined || this.allDisrupted) {
+      exec = undefined;
+      zone.queue.delete(name);
+    } else if (hasExec) {
+      exec = wantExec; // swapped at once
+    } else if (!zone.queue.has(name)) {
+      zone.queue.set(name, wantExec);
+    }
+    const ownedNow = taints
+      .filter((t) => OWNED.has(t.key))
+      .map((t) => `${t.key}:${t.effect}`)
+      .sort();
+    const want = [...noSchedule.map((k) => `${k}:NoSchedule`), ...(exec ? [`${exec}:NoExecute`] : [])].sort();
+    if (ownedNow.join() !== want.join()) work.push(this.writeTaints(name, noSchedule, exec));
+  }
+
+  private allDisrupted = false;
+
+  private setZoneRates(byZone: Map<string, { ready: number; notReady: number; total: number }>): void {
+    let full = 0;
+    for (const [z, c] of byZone) {
+      const state: ZoneState =
+        c.ready === 0 && c.notReady > 0
+          ? 'FullDisruption'
+          : c.notReady > 2 && c.notReady / (c.notReady + c.ready) >= this.opts.unhealthyZoneThreshold
+            ? 'PartialDisruption'
+            : 'Normal';
+      if (state === 'FullDisruption') full++;
+      this.zone(z).rate =
+        state === 'PartialDisruption'
+          ? c.total > this.opts.largeClusterThreshold
+            ? this.opts.secondaryEvictionRate
+            : 0
+          : this.opts.evictionRate;
+    }
+    const all = byZone.size > 0 && full === byZone.size;
+    if (all !== this.allDisrupted)
+      this.opts.log?.(
+        all
+          ? 'node lifecycle: every zone is fully disrupted: evictions stopped'
+          : 'node lifecycle: a zone is healthy again: evictions resume',
+      );
+    this.allDisrupted = all;
+  }
+
+  private zone(z: string): Zone {
+    let zone = this.zones.get(z);
+    if (!zone) {
+      zone = { tokens: 1, last: this.clock(), rate: this.opts.evictionRate, queue: new Map() };
+      this.zones.set(z, zone);
+    }
+    return zone;
+  }
+
+  /** Adds queued NoExecute taints as each zone's token bucket allows (burst 1). */
+  private taintPass(): void {
+    const now = this.clock();
+    for (const zone of this.zones.values()) {
+      zone.tokens = Math.min(1, zone.tokens + ((now - zone.last) / 1000) * zone.rate);
+      zone.last = now;
+      while (zone.queue.size > 0 && zone.tokens >= 1 && !this.allDisrupted) {
+        const [name, key] = zone.queue.entries().next().value as [string, string];
+        zone.queue.delete(name);
+        const node = this.nodeCache.get(`${this.nodes.prefix}${name}`)?.obj;
+        if (!node) continue;
+        const ready = conditionsOf(node).find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+        // Healthy again while queued: nothing to do (the next pass removes what is left).
+        if ((ready === 'False' ? NOT_READY : ready === 'Unknown' ? UNREACHABLE : undefined) !== key) continue;
+        zone.tokens -= 1;
+        void this.writeTaints(name, undefined, key);
+      }
+    }
+  }
+
+  /**
+   * Sets this controller's taints on the node (NoSchedule keys, undefined: those it has; and the
+   * NoExecute key), keeping others'.
+   */
+  private async writeTaints(name: string, noScheduleKeys: string[] | undefined, exec: string | undefined): Promise<void> {
+    const t = stamp(this.clock());
+    try {
+      await this.nodes.updateFrom('', name, '', WRITE(), (cur) => {
+        const old = taintsOf(cur);
+        const keep = old.filter((x) => !OWNED.has(x.key));
+        const prior = (key: string, effect: string) => old.find((x) => x.key === key && x.effect === effect);
+        const noSchedule = noScheduleKeys ?? old.filter((x) => x.effect === 'NoSchedule' && OWNED.has(x.key)).map((x) => x.key);
+        const mine: Taint[] = noSchedule.map((key) => prior(key, 'NoSchedule') ?? { key, effect: 'NoSchedule' });
+        if (exec) mine.push(prior(exec, 'NoExecute') ?? { key: exec, effect: 'NoExecute', timeAdded: t });
+        const taints = [...keep, ...mine];
+        const spec = { ...((cur.spec as Record<string, unknown>) ?? {}) };
+        if (taints.length > 0) spec.taints = taints;
+        else delete spec.taints;
+        return { ...cur, spec };
+      });
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 404)) this.opts.log?.(`node lifecycle: taints of ${name}: ${String(e)}`);
+    }
+  }
+}
