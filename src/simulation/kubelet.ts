@@ -117,7 +117,7 @@ export class Kubelets {
     }
     on.add(key);
     const node = this.fleet.nodes.get(nodeName);
-    if (!node || !node.live) {
+    if (!node?.live) {
       // Not simulated, or silent: nothing happens to the pod (a stopped node's pods freeze).
       this.timers.cancel(`pod/${key}`);
       this.timers.cancel(`kill/${key}`);
