@@ -57,10 +57,24 @@ const LEASE_NAMESPACE = 'kube-node-lease';
 /** How often queued NoExecute taints are tried (the reference's NodeEvictionPeriod). */
 const TAINT_PERIOD_MS = 100;
 
+/**
+ * What the controller knows of a node. A pass decodes a node only when its revision moved (or
+ * its grace period ran out): with 5,000 nodes, most passes read revisions only.
+ */
 interface Health {
+  /** When the node was last heard from (this controller's clock). */
   probe: number;
   heartbeat: string;
-  renew: string;
+  nodeRv: number;
+  leaseRv: number;
+  /** The Ready status the last full look answered, and the node's zone. */
+  ready: string;
+  zone: string;
+  hasReady: boolean;
+  /** The last full look found nothing to write. */
+  settled: boolean;
+  /** Its conditions are Unknown already (nothing more to do until it reports). */
+  marked: boolean;
 }
 
 interface Condition {
@@ -133,23 +147,36 @@ export class NodeLifecycleController {
       const seen = new Set<string>();
       const byZone = new Map<string, { ready: number; notReady: number; total: number }>();
       const work: Promise<void>[] = [];
+      const disruption = this.allDisrupted;
       for (const c of this.nodeCache.list()) {
-        const node = c.obj;
-        const name = node.metadata.name as string;
+        const name = c.key.slice(this.nodes.prefix.length);
         seen.add(name);
-        const ready = this.observe(node, now, work);
-        const z = zoneOf(node);
-        let counts = byZone.get(z);
+        const leaseRv = this.leaseCache.get(`${this.leasePrefix}${LEASE_NAMESPACE}/${name}`)?.rv ?? 0;
+        let h = this.health.get(name);
+        // Its Lease's only writer is its kubelet: a new revision is a renewal.
+        if (h && leaseRv !== h.leaseRv) {
+          h.leaseRv = leaseRv;
+          if (leaseRv !== 0) h.probe = now;
+        }
+        const grace = h?.hasReady ? this.opts.gracePeriodMs : this.opts.startupGracePeriodMs;
+        const quiet = h?.settled && h.nodeRv === c.rv && (h.marked || now - h.probe <= grace);
+        if (!h || !quiet || this.lastDisrupted !== disruption) {
+          h = this.observe(c.obj, c.rv, leaseRv, now, h, work);
+          const before = work.length;
+          this.reconcileTaints(c.obj, h.ready, work);
+          h.settled = h.settled && work.length === before;
+        }
+        let counts = byZone.get(h.zone);
         if (!counts) {
           counts = { ready: 0, notReady: 0, total: 0 };
-          byZone.set(z, counts);
+          byZone.set(h.zone, counts);
         }
         counts.total++;
-        if (ready === 'True') counts.ready++;
+        if (h.ready === 'True') counts.ready++;
         else counts.notReady++;
-        this.reconcileTaints(node, ready, work);
       }
       for (const name of this.health.keys()) if (!seen.has(name)) this.health.delete(name);
+      this.lastDisrupted = disruption;
       this.setZoneRates(byZone);
       await Promise.all(work);
     } finally {
@@ -157,32 +184,52 @@ export class NodeLifecycleController {
     }
   }
 
-  /** Updates the node's health; marks it Unknown when silent too long. Answers its Ready status. */
-  private observe(node: Obj, now: number, work: Promise<void>[]): string {
-    const name = node.metadata.name as string;
+  private lastDisrupted = false;
+
+  /** A full look at the node: its health, marked Unknown when silent too long. */
+  private observe(node: Obj, nodeRv: number, leaseRv: number, now: number, prior: Health | undefined, work: Promise<void>[]): Health {
     const conds = conditionsOf(node);
     const readyCond = conds.find((c) => c.type === 'Ready');
     const heartbeat = readyCond?.lastHeartbeatTime ?? '';
-    const lease = this.leaseCache.get(`${this.leasePrefix}${LEASE_NAMESPACE}/${name}`)?.obj;
-    const renew = String((lease?.spec as { renewTime?: string } | undefined)?.renewTime ?? '');
-    let h = this.health.get(name);
+    let h = prior;
     if (!h) {
       // First sight: a node that reported gets a full grace period from now (as after a
       // controller restart); one that never did, the startup grace period from its creation.
       const created = Date.parse(node.metadata.creationTimestamp ?? '') || now;
-      h = { probe: readyCond ? now : created, heartbeat, renew };
-      this.health.set(name, h);
-    } else if (h.heartbeat !== heartbeat || h.renew !== renew) {
+      h = {
+        probe: readyCond ? now : created,
+        heartbeat,
+        nodeRv,
+        leaseRv,
+        ready: 'Unknown',
+        zone: '',
+        hasReady: !!readyCond,
+        settled: true,
+        marked: false,
+      };
+      this.health.set(node.metadata.name as string, h);
+    } else if (h.heartbeat !== heartbeat) {
       h.probe = now;
       h.heartbeat = heartbeat;
-      h.renew = renew;
     }
+    h.nodeRv = nodeRv;
+    h.hasReady = !!readyCond;
+    h.zone = zoneOf(node);
+    h.settled = true;
+    h.marked = false;
     const grace = readyCond ? this.opts.gracePeriodMs : this.opts.startupGracePeriodMs;
-    const status = readyCond?.status ?? 'Unknown';
-    if (now - h.probe <= grace) return status;
+    // A node that has not reported yet (within its startup grace period) is not tainted.
+    h.ready = readyCond?.status ?? '';
+    if (now - h.probe <= grace) return h;
+    h.ready = 'Unknown';
     const stale = WATCHED_CONDITIONS.some((t) => conds.find((c) => c.type === t)?.status !== 'Unknown');
-    if (stale) work.push(this.markUnknown(node, now));
-    return 'Unknown';
+    if (stale) {
+      work.push(this.markUnknown(node, now));
+      h.settled = false;
+    } else {
+      h.marked = true;
+    }
+    return h;
   }
 
   private async markUnknown(node: Obj, now: number): Promise<void> {
