@@ -154,10 +154,14 @@ export class NodeFleet {
     }
   }
 
+  /** Below it, every /24 is taken (a cursor: registering 5,000 nodes is not quadratic). */
+  private cidrCursor = 0;
+
   private allocateCidr(): number {
-    for (let i = 0; i < this.cidr.count; i++) {
+    for (let i = this.cidrCursor; i < this.cidr.count; i++) {
       if (!this.usedCidrs.has(i)) {
         this.usedCidrs.add(i);
+        this.cidrCursor = i + 1;
         return i;
       }
     }
@@ -259,8 +263,14 @@ export class NodeFleet {
       const at = this.clock() + wait;
       this.timers.schedule(`lease/${name}`, at, () => this.renew(sn, at));
     };
+    const renewTime = body.spec.renewTime;
+    // From the current Lease (no body to check and copy): only renewTime moves, which the
+    // registry's managedFields fast path takes; absent (first start), it is created.
     this.leases
-      .update(LEASE_NAMESPACE, name, body, this.write(), '')
+      .updateFrom(LEASE_NAMESPACE, name, '', this.write(), (cur) => ({
+        ...cur,
+        spec: { ...(cur.spec as object), holderIdentity: name, leaseDurationSeconds: this.leaseSeconds, renewTime },
+      }))
       .catch((e) => {
         if (e instanceof StatusError && e.code === 404) return this.leases.create(LEASE_NAMESPACE, body, this.write());
         throw e;
