@@ -128,8 +128,14 @@ describe('node lifecycle', () => {
       15_000,
     );
     expect(dflt.metadata.deletionTimestamp).toBeString();
-    const forever = await evicted('forever');
+    const forever = await until(
+      () => evicted('forever'),
+      (p) => cond(p, 'Ready')?.status === 'False',
+      10_000,
+    );
     expect(forever.metadata.deletionTimestamp).toBeUndefined();
+    // MarkPodsNotReady: the lost node's pods are not ready.
+    expect(cond(forever, 'Ready')?.status).toBe('False');
     const events = (await srv.json('GET', '/api/v1/namespaces/default/events')).body.items as Any[];
     expect(events.some((e) => e.reason === 'TaintManagerEviction' && e.involvedObject.name === 'short')).toBe(true);
 
@@ -156,7 +162,13 @@ describe('node lifecycle', () => {
       );
       expect(s).toBe(404);
     }
-    expect((await getPod('forever')).body.status.phase).toBe('Running');
+    // Its kubelet writes its own status again: Ready.
+    const again = await until(
+      async () => (await getPod('forever')).body,
+      (p) => cond(p, 'Ready')?.status === 'True',
+      15_000,
+    );
+    expect([again.status.phase, cond(again, 'Ready')?.status]).toEqual(['Running', 'True']);
   }, 120_000);
 
   test('a node that never posts status goes Unknown (NodeStatusNeverUpdated) after the startup grace period', async () => {

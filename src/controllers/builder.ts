@@ -129,16 +129,24 @@ export class Controllers {
     if (nodes && leases && pods) {
       const recorder = new EventRecorder(api, { component: 'node-controller' }, log);
       all.push(
-        new NodeLifecycleController(nodes, nodes.watchCache(), leases.watchCache(), leases.prefix, recorder, {
-          monitorPeriodMs: cfg.nodeMonitorPeriodMs,
-          gracePeriodMs: cfg.nodeMonitorGracePeriodMs,
-          startupGracePeriodMs: cfg.nodeStartupGracePeriodMs,
-          evictionRate: cfg.nodeEvictionRate,
-          secondaryEvictionRate: cfg.secondaryNodeEvictionRate,
-          unhealthyZoneThreshold: cfg.unhealthyZoneThreshold,
-          largeClusterThreshold: cfg.largeClusterSizeThreshold,
-          log,
-        }),
+        new NodeLifecycleController(
+          nodes,
+          nodes.watchCache(),
+          leases.watchCache(),
+          leases.prefix,
+          recorder,
+          {
+            monitorPeriodMs: cfg.nodeMonitorPeriodMs,
+            gracePeriodMs: cfg.nodeMonitorGracePeriodMs,
+            startupGracePeriodMs: cfg.nodeStartupGracePeriodMs,
+            evictionRate: cfg.nodeEvictionRate,
+            secondaryEvictionRate: cfg.secondaryNodeEvictionRate,
+            unhealthyZoneThreshold: cfg.unhealthyZoneThreshold,
+            largeClusterThreshold: cfg.largeClusterSizeThreshold,
+            log,
+          },
+          { store: pods, cache: pods.watchCache() },
+        ),
         new TaintEviction(
           pods,
           pods.watchCache(),

@@ -20,8 +20,8 @@
  *            disrupted, no NoExecute taint is added and those present are removed (the
  *            reference's "master disruption mode").
  *
- * Simplified: pods on a node going Unknown are not marked NotReady by this controller (their
- * kubelet is silent too), and one token bucket per zone replaces the reference's timed queues.
+ * When a node goes Unknown, its pods get Ready=False (MarkPodsNotReady) and the node an event
+ * NodeNotReady. Simplified: one token bucket per zone replaces the reference's timed queues.
  */
 import { isObject, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
@@ -119,6 +119,8 @@ export class NodeLifecycleController {
     private readonly leasePrefix: string,
     private readonly recorder: EventRecorder,
     private readonly opts: NodeLifecycleOptions,
+    /** The pods, to mark those of a lost node not ready. */
+    private readonly pods?: { store: ResourceStore; cache: WatchCache },
   ) {
     this.clock = opts.clock ?? Date.now;
   }
@@ -259,6 +261,7 @@ export class NodeLifecycleController {
         return { ...cur, status: { ...(isObject(cur.status) ? cur.status : {}), conditions: conds } };
       });
       void this.recorder.event(node, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+      if (this.pods) await this.markPodsNotReady(name, t);
     } catch (e) {
       if (!(e instanceof StatusError && e.code === 404)) this.opts.log?.(`node lifecycle: ${name}: ${String(e)}`);
     }
@@ -351,6 +354,32 @@ export class NodeLifecycleController {
         zone.tokens -= 1;
         void this.writeTaints(name, undefined, key);
       }
+    }
+  }
+
+  /** The reference's MarkPodsNotReady: the node's pods get Ready=False (their kubelet is silent). */
+  private async markPodsNotReady(nodeName: string, t: string): Promise<void> {
+    const { store, cache } = this.pods as { store: ResourceStore; cache: WatchCache };
+    const on =
+      cache.listWhere('', 'spec.nodeName', nodeName) ??
+      cache.list().filter((c) => (c.obj.spec as { nodeName?: string } | undefined)?.nodeName === nodeName);
+    for (const c of on) {
+      const pod = c.obj;
+      const phase = (pod.status as { phase?: string } | undefined)?.phase;
+      if (phase === 'Succeeded' || phase === 'Failed') continue;
+      const ready = conditionsOf(pod).find((x) => x.type === 'Ready');
+      if (!ready || ready.status === 'False') continue;
+      await store
+        .updateFrom(pod.metadata.namespace as string, pod.metadata.name as string, 'status', WRITE(), (cur) => {
+          const conds = conditionsOf(cur).map((x) =>
+            x.type === 'Ready' && x.status !== 'False' ? { ...x, status: 'False', lastTransitionTime: t } : x,
+          );
+          return { ...cur, status: { ...(isObject(cur.status) ? cur.status : {}), conditions: conds } };
+        })
+        .catch((e) => {
+          if (!(e instanceof StatusError && e.code === 404))
+            this.opts.log?.(`node lifecycle: marking pod ${c.key} not ready: ${String(e)}`);
+        });
     }
   }
 

@@ -41,6 +41,10 @@ interface Run {
 
 const stageKey = (rs: RunState) => `${rs.stage}/${rs.initDone}/${rs.restarts}`;
 
+const readyOf = (pod: Obj): string | undefined =>
+  ((pod.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready')
+    ?.status;
+
 /** Skip a step: the pod changed under it (another uid, being deleted, nothing due). */
 class Skip extends Error {}
 
@@ -150,7 +154,14 @@ export class Kubelets {
       run.stageKey = sk;
       run.since = rs.since ?? now;
     }
-    const t = transition(pod, rs, behaviourOf(pod, this.opts.profile), now);
+    const b = behaviourOf(pod, this.opts.profile);
+    // Its Ready condition as another wrote it (the node controller marks the pods of a lost node
+    // not ready): the kubelet's next status sync writes its own back.
+    if (rs.stage === 'running' && readyOf(pod) !== (b.ready ? 'True' : 'False')) {
+      this.timers.schedule(`pod/${key}`, now, () => this.step(key, ns, name, run, node, true));
+      return;
+    }
+    const t = transition(pod, rs, b, now);
     if (!t) {
       this.timers.cancel(`pod/${key}`);
       return;
@@ -173,7 +184,7 @@ export class Kubelets {
   }
 
   /** Every step due now, written at once. */
-  private step(key: string, ns: string, name: string, run: Run, node: SimNode): void {
+  private step(key: string, ns: string, name: string, run: Run, node: SimNode, sync = false): void {
     const started: string[] = [];
     let backoff = false;
     this.pods
@@ -196,7 +207,7 @@ export class Kubelets {
           if (rs.stage === 'running') started.push(...containersOf(cur, 'containers').map((c) => c.name));
           if (rs.stage === 'backoff') backoff = true;
         }
-        if (!moved) throw new Skip();
+        if (!moved && !sync) throw new Skip();
         run.stageKey = stageKey(rs);
         run.since = since;
         const spec = (cur.spec ?? {}) as { hostNetwork?: boolean };
