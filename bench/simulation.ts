@@ -13,8 +13,9 @@
  *    a watch of pods sees each become Ready: pods to Ready per second (first create to last
  *    Ready) and create-to-Ready latency (create sent → Ready event received) p50/p99.
  */
-import { threadCpu } from './harness';
+
 import { startServer } from '../test/helpers/server';
+import { threadCpu } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const NODES = Number(arg('nodes') ?? 5000);
