@@ -189,7 +189,10 @@ export class Kubelets {
     let backoff = false;
     this.pods
       .updateFrom(ns, name, 'status', this.write(), (cur) => {
-        if (cur.metadata.uid !== run.uid || cur.metadata.deletionTimestamp || !node.live) throw new Skip();
+        // (The node may have been deleted and registered again: only its current record counts.)
+        if (cur.metadata.uid !== run.uid || cur.metadata.deletionTimestamp || !node.live || this.fleet.nodes.get(node.name) !== node) {
+          throw new Skip();
+        }
         const now = this.clock();
         const b = behaviourOf(cur, this.opts.profile);
         let rs = decodeRun(cur);
