@@ -219,6 +219,31 @@ describe('simulated kubelets', () => {
   });
 });
 
+describe('--simulated-pod-profile=realistic', () => {
+  test('each step takes 1 s to 5 s: ContainerCreating first, then Running', async () => {
+    const s = await startServer({ args: ['--simulated-nodes=1', '--simulated-pod-profile=realistic'] });
+    try {
+      await until(
+        async () => (await s.json('GET', '/api/v1/nodes/sim-node-0')).body,
+        (n) => cond(n, 'Ready')?.status === 'True',
+        20_000,
+      );
+      const t0 = Date.now();
+      expect((await s.json('POST', '/api/v1/namespaces/default/pods', pod('slow'), JSON_CT)).status).toBe(201);
+      const read = async () => (await s.json('GET', '/api/v1/namespaces/default/pods/slow')).body;
+      const pending = await until(read, (x) => !!x.status?.containerStatuses, 10_000);
+      expect(pending.status.phase).toBe('Pending');
+      expect(pending.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
+      expect(pending.status.podIP).toBeUndefined();
+      const running = await until(read, (x) => x.status?.phase === 'Running', 15_000);
+      expect(running.status.phase).toBe('Running');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    } finally {
+      await s.stop();
+    }
+  }, 60_000);
+});
+
 describe('restart', () => {
   test('a restarted server keeps its nodes Ready and its pods running', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-sim-'));
