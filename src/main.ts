@@ -61,7 +61,14 @@ async function main(argv: string[]): Promise<void> {
   );
   // CEL evaluations with a large worst case run in worker threads with a deadline.
   const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
-  const admission = new Admission({ ...authz, schemas, celPool, onPolicyCheck: (c) => metrics.observePolicyCheck(c), log });
+  const admission = new Admission({
+    ...authz,
+    schemas,
+    celPool,
+    onPolicyCheck: (c) => metrics.observePolicyCheck(c),
+    defaultTolerationSeconds: { notReady: cfg.defaultNotReadyTolerationSeconds, unreachable: cfg.defaultUnreachableTolerationSeconds },
+    log,
+  });
   const { api, allocator } = createRegistry({ cfg, kv, schemas, kinds, admission: admission.chains, log });
   await bootstrapObjects(api, allocator, cfg.port, log);
   state.bootstrapped = true;

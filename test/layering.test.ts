@@ -32,8 +32,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['auth', 'kinds'],
   // Worker pools (the generic pool, the codec pool).
   ['workers'],
-  // Admission plugins (quota, limits, policies, RBAC escalation); priority and fairness; the scheduler.
-  ['admission', 'apf', 'scheduler'],
+  // Admission plugins (quota, limits, policies, RBAC escalation); priority and fairness; the scheduler; simulated nodes and kubelets.
+  ['admission', 'apf', 'scheduler', 'simulation'],
   // Controllers; the HTTP front (request chain, negotiation, handlers).
   ['controllers', 'http'],
   // The composition root: nothing imports it.

@@ -87,7 +87,13 @@ const container = (name: string, image: string) => ({ name, image });
 const podBody = (over: Any = {}) => ({
   spec: {
     containers: [container('app', 'nginx:1.27')],
-    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoExecute', tolerationSeconds: 60 }],
+    // With the not-ready/unreachable tolerations DefaultTolerationSeconds would add: a re-apply
+    // without them would remove them (tolerations is atomic), which a pod update may not.
+    tolerations: [
+      { key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoExecute', tolerationSeconds: 60 },
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    ],
     activeDeadlineSeconds: 600,
     ...over,
   },
@@ -382,7 +388,7 @@ describe('allowed pod updates succeed on every write path', () => {
         o.spec.tolerations.push({ key: 'zone', operator: 'Exists', effect: 'NoSchedule' });
       },
       (o: Any) => o.spec.tolerations.map((t: Any) => t.key),
-      ['dedicated', 'zone'],
+      ['dedicated', 'node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable', 'zone'],
     ],
   ]);
   test.each(rows)('%s via %s', async (what, verb, change, read, want) => {

@@ -1,6 +1,6 @@
 /**
  * The admission chain as the server builds it: its plugins in one list, in the reference's order
- * (its RecommendedPluginOrder: LimitRanger, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * (its RecommendedPluginOrder: LimitRanger, ..., DefaultTolerationSeconds, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
  * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
  * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
  * other resources through the registry they are built with (the reference's loopback client):
@@ -15,6 +15,7 @@ import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
 import { ALL_OBJECTS } from '../registry/list';
 import type { SchemaSet } from '../schema/engine';
+import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
@@ -32,6 +33,8 @@ export interface AdmissionDeps {
   /** CEL evaluations with a large worst case run here (absent: inline). */
   celPool?: CelPool;
   onPolicyCheck?: (c: PolicyCheck) => void;
+  /** DefaultTolerationSeconds: the seconds of the not-ready and unreachable tolerations it adds. */
+  defaultTolerationSeconds?: { notReady: number; unreachable: number };
   log: (msg: string) => void;
 }
 
@@ -117,6 +120,13 @@ export class Admission {
     const quota = new QuotaAdmission(() => store('', 'resourcequotas') as ResourceStore, quotasIn);
     const entries: Entry[] = [
       { plugin: limitRanger, kinds: (def) => def.group === '' && def.plural === 'pods' },
+      {
+        plugin: new DefaultTolerationSeconds(
+          this.d.defaultTolerationSeconds?.notReady ?? 300,
+          this.d.defaultTolerationSeconds?.unreachable ?? 300,
+        ),
+        kinds: (def) => def.group === '' && def.plural === 'pods',
+      },
       {
         plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
         kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),

@@ -2,6 +2,7 @@
  * Command-line flags, named like the reference API server's. `--help` lists them all.
  */
 import { parseIPv4Range } from '../api/net';
+import { isQuantity } from '../api/quantity';
 
 export interface Config {
   bindAddress: string;
@@ -63,6 +64,25 @@ export interface Config {
   leaderElectRetryPeriodMs: number;
   /** --scheduler: run the built-in scheduler (default-scheduler) with the leader's controllers. */
   scheduler: boolean;
+  /** --simulated-nodes: nodes sim-node-0 … sim-node-<N-1> the server creates and runs (src/simulation). */
+  simulatedNodes: number;
+  /** --simulated-node-capacity: a simulated node's capacity (and allocatable), resource name → quantity. */
+  simulatedNodeCapacity: Record<string, string>;
+  simulatedNodeLeaseDurationMs: number;
+  simulatedPodProfile: 'fast' | 'realistic';
+  /** --cluster-cidr: simulated nodes' pod CIDRs are its /24s, in order. */
+  clusterCIDR: string;
+  /** The node lifecycle controller (kube-controller-manager's flags). */
+  nodeMonitorPeriodMs: number;
+  nodeMonitorGracePeriodMs: number;
+  nodeStartupGracePeriodMs: number;
+  nodeEvictionRate: number;
+  secondaryNodeEvictionRate: number;
+  unhealthyZoneThreshold: number;
+  largeClusterSizeThreshold: number;
+  /** DefaultTolerationSeconds admission: the tolerations' seconds. */
+  defaultNotReadyTolerationSeconds: number;
+  defaultUnreachableTolerationSeconds: number;
 }
 
 interface FlagDef {
@@ -129,6 +149,19 @@ function parseMapFlag(v: string, what: string): Record<string, string> {
     if (!k) throw new Error(`${what}: empty key in "${v}"`);
     out[k] = eq < 0 ? '' : p.slice(eq + 1);
   }
+  return out;
+}
+
+function float(v: string, name: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name}: invalid number "${v}"`);
+  return n;
+}
+
+/** `cpu=32,memory=256Gi,pods=110` → resource name → quantity (each checked). */
+export function parseCapacity(v: string): Record<string, string> {
+  const out = parseMapFlag(v, 'capacity');
+  for (const [k, q] of Object.entries(out)) if (!isQuantity(q)) throw new Error(`${k}: invalid quantity "${q}"`);
   return out;
 }
 
@@ -477,6 +510,122 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'simulated-nodes',
+    default: '0',
+    help: 'Simulated nodes sim-node-0 … sim-node-<N-1>, created at start if missing and run by the server (status, Lease, the kubelet of their pods). Nodes annotated sim.svc.io/managed=true are run too.',
+    apply: (c, v) => {
+      c.simulatedNodes = int(v, 'simulated-nodes');
+    },
+  },
+  {
+    name: 'simulated-node-capacity',
+    default: 'cpu=32,memory=256Gi,pods=110',
+    help: "A simulated node's capacity and allocatable (a node's annotation sim.svc.io/capacity overrides it, in the same form).",
+    apply: (c, v) => {
+      c.simulatedNodeCapacity = parseCapacity(v);
+    },
+  },
+  {
+    name: 'simulated-node-lease-duration',
+    default: '40s',
+    help: "A simulated node's Lease duration; renewed every quarter of it with 4% jitter, as the kubelet.",
+    apply: (c, v) => {
+      c.simulatedNodeLeaseDurationMs = parseDuration(v);
+      if (c.simulatedNodeLeaseDurationMs < 1000) throw new Error('must be at least 1s');
+    },
+  },
+  {
+    name: 'simulated-pod-profile',
+    default: 'fast',
+    help: "Delays of a simulated kubelet's steps: fast (none) or realistic (about 1 s per step, jitter up to 5 s).",
+    apply: (c, v) => {
+      if (v !== 'fast' && v !== 'realistic') throw new Error('must be fast or realistic');
+      c.simulatedPodProfile = v;
+    },
+  },
+  {
+    name: 'cluster-cidr',
+    default: '10.64.0.0/10',
+    help: "IPv4 CIDR of pods: each simulated node's spec.podCIDR is one of its /24s (16,384 of them by default).",
+    apply: (c, v) => {
+      const r = parseIPv4Range(v);
+      if (r.size < 256) throw new Error('must hold at least one /24');
+      c.clusterCIDR = v;
+    },
+  },
+  {
+    name: 'node-monitor-period',
+    default: '5s',
+    help: 'How often the node lifecycle controller checks the nodes.',
+    apply: (c, v) => {
+      c.nodeMonitorPeriodMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'node-monitor-grace-period',
+    default: '50s',
+    help: 'How long a node may go without renewing its Lease (or posting status) before it is marked unhealthy (Ready=Unknown) and tainted unreachable.',
+    apply: (c, v) => {
+      c.nodeMonitorGracePeriodMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'node-startup-grace-period',
+    default: '1m0s',
+    help: 'How long a node that never posted status may stay so before it is marked unhealthy.',
+    apply: (c, v) => {
+      c.nodeStartupGracePeriodMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'node-eviction-rate',
+    default: '0.1',
+    help: 'Nodes per second tainted NoExecute (their pods evicted) in a healthy zone.',
+    apply: (c, v) => {
+      c.nodeEvictionRate = float(v, 'node-eviction-rate');
+    },
+  },
+  {
+    name: 'secondary-node-eviction-rate',
+    default: '0.01',
+    help: 'Nodes per second tainted NoExecute in a partially disrupted zone (0 in zones of at most --large-cluster-size-threshold nodes).',
+    apply: (c, v) => {
+      c.secondaryNodeEvictionRate = float(v, 'secondary-node-eviction-rate');
+    },
+  },
+  {
+    name: 'unhealthy-zone-threshold',
+    default: '0.55',
+    help: 'Share of not-Ready nodes (at least 3) that makes a zone partially disrupted.',
+    apply: (c, v) => {
+      c.unhealthyZoneThreshold = float(v, 'unhealthy-zone-threshold');
+    },
+  },
+  {
+    name: 'large-cluster-size-threshold',
+    default: '50',
+    help: 'Zones of more nodes than this are evicted at the secondary rate when partially disrupted.',
+    apply: (c, v) => {
+      c.largeClusterSizeThreshold = int(v, 'large-cluster-size-threshold');
+    },
+  },
+  {
+    name: 'default-not-ready-toleration-seconds',
+    default: '300',
+    help: 'tolerationSeconds of the node.kubernetes.io/not-ready:NoExecute toleration DefaultTolerationSeconds admission adds to pods without one.',
+    apply: (c, v) => {
+      c.defaultNotReadyTolerationSeconds = int(v, 'default-not-ready-toleration-seconds');
+    },
+  },
+  {
+    name: 'default-unreachable-toleration-seconds',
+    default: '300',
+    help: 'tolerationSeconds of the node.kubernetes.io/unreachable:NoExecute toleration DefaultTolerationSeconds admission adds to pods without one.',
+    apply: (c, v) => {
+      c.defaultUnreachableTolerationSeconds = int(v, 'default-unreachable-toleration-seconds');
+    },
+  },
+  {
     name: 'etcd-compaction-interval',
     default: '5m0s',
     help: 'Interval of store compaction; history (watch resumption, continue tokens) is kept at least this long. 0 turns compaction off.',
@@ -606,6 +755,20 @@ export function parseFlags(argv: string[]): Config | undefined {
     auditLogMaxSize: 0,
     auditLogMaxBackup: 0,
     auditLogMaxAge: 0,
+    simulatedNodes: 0,
+    simulatedNodeCapacity: {},
+    simulatedNodeLeaseDurationMs: 0,
+    simulatedPodProfile: 'fast',
+    clusterCIDR: '',
+    nodeMonitorPeriodMs: 0,
+    nodeMonitorGracePeriodMs: 0,
+    nodeStartupGracePeriodMs: 0,
+    nodeEvictionRate: 0,
+    secondaryNodeEvictionRate: 0,
+    unhealthyZoneThreshold: 0,
+    largeClusterSizeThreshold: 0,
+    defaultNotReadyTolerationSeconds: 0,
+    defaultUnreachableTolerationSeconds: 0,
   };
   for (const f of FLAGS) if (f.default !== '') f.apply(c, f.default);
   for (let i = 0; i < argv.length; i++) {

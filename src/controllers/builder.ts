@@ -2,7 +2,8 @@
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
  * behalf (garbage collector, namespace lifecycle, disruption, quota, service accounts, role
- * aggregation, and whatever `leading` says, e.g. the APF bootstrap objects) run on one replica
+ * aggregation, node lifecycle and taint eviction, the node and kubelet simulation, and whatever
+ * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
  */
@@ -11,14 +12,17 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { EventRecorder } from '../registry/event-recorder';
 import { Scheduler } from '../scheduler/scheduler';
 import type { SchemaSet } from '../schema/engine';
+import { Simulation } from '../simulation/simulation';
 import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
 import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
+import { NodeLifecycleController } from './node-lifecycle';
 import { ResourceQuotaController } from './resource-quota';
 import { ServiceAccountController } from './service-accounts';
+import { TaintEviction } from './taint-eviction';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 
@@ -126,6 +130,49 @@ export class Controllers {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
     }
+    const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
+    if (nodes && leases && pods) {
+      const recorder = new EventRecorder(api, { component: 'node-controller' }, log);
+      all.push(
+        new NodeLifecycleController(
+          nodes,
+          nodes.watchCache(),
+          leases.watchCache(),
+          leases.prefix,
+          recorder,
+          {
+            monitorPeriodMs: cfg.nodeMonitorPeriodMs,
+            gracePeriodMs: cfg.nodeMonitorGracePeriodMs,
+            startupGracePeriodMs: cfg.nodeStartupGracePeriodMs,
+            evictionRate: cfg.nodeEvictionRate,
+            secondaryEvictionRate: cfg.secondaryNodeEvictionRate,
+            unhealthyZoneThreshold: cfg.unhealthyZoneThreshold,
+            largeClusterThreshold: cfg.largeClusterSizeThreshold,
+            log,
+          },
+          { store: pods, cache: pods.watchCache() },
+        ),
+        new TaintEviction(
+          pods,
+          pods.watchCache(),
+          nodes.watchCache(),
+          nodes.prefix,
+          new EventRecorder(api, { component: 'taint-eviction-controller' }, log),
+          { log },
+        ),
+      );
+    }
+    // Simulated nodes and their kubelets (src/simulation): on the leader, as a controller.
+    all.push(
+      new Simulation(api, {
+        nodes: cfg.simulatedNodes,
+        capacity: cfg.simulatedNodeCapacity,
+        leaseDurationMs: cfg.simulatedNodeLeaseDurationMs,
+        clusterCidr: cfg.clusterCIDR,
+        profile: cfg.simulatedPodProfile,
+        log,
+      }),
+    );
     return { gc, all };
   }
 

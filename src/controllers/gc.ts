@@ -45,6 +45,30 @@ function metaOf(o: Obj): Meta {
   return { ownerReferences, deletionTimestamp, finalizers, resourceVersion };
 }
 
+/** Whether two versions of an object mean the same to the collector. */
+function sameMeta(a: Meta, b: Meta): boolean {
+  if (a.deletionTimestamp !== b.deletionTimestamp) return false;
+  const fa = a.finalizers ?? [];
+  const fb = b.finalizers ?? [];
+  if (fa.length !== fb.length || fa.some((f, i) => f !== fb[i])) return false;
+  const ra = a.ownerReferences ?? [];
+  const rb = b.ownerReferences ?? [];
+  return (
+    ra.length === rb.length &&
+    ra.every((r, i) => {
+      const q = rb[i] as OwnerReference;
+      return (
+        r.uid === q.uid &&
+        r.name === q.name &&
+        r.kind === q.kind &&
+        r.apiVersion === q.apiVersion &&
+        r.controller === q.controller &&
+        r.blockOwnerDeletion === q.blockOwnerDeletion
+      );
+    })
+  );
+}
+
 const WRITE = { dryRun: false, fieldValidation: 'Ignore' as const, warnings: [] as string[] };
 
 export interface GcOptions {
@@ -155,6 +179,10 @@ export class GarbageCollector {
       return;
     }
     this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, meta });
+    // As the reference's graph builder, an update that changes none of the owner references,
+    // finalizers or deletion is not processed again (a node's Lease renewed every 10 s, with its
+    // owner reference to the node, would be checked 500 times a second at 5,000 nodes).
+    const unchanged = prev !== undefined && prev.store === store && sameMeta(prev.meta, meta);
     for (const o of obj.metadata.ownerReferences ?? []) {
       let set = this.dependents.get(o.uid);
       if (!set) {
@@ -162,9 +190,9 @@ export class GarbageCollector {
         this.dependents.set(o.uid, set);
       }
       set.add(uid);
-      this.queue.add(uid);
+      if (!unchanged) this.queue.add(uid);
     }
-    if (obj.metadata.deletionTimestamp) this.queue.add(uid);
+    if (obj.metadata.deletionTimestamp && !unchanged) this.queue.add(uid);
   }
 
   private kick(): void {

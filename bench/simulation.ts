@@ -1,0 +1,187 @@
+/**
+ * Simulated nodes and kubelets (src/simulation) against the real server process:
+ *
+ *   bun bench/simulation.ts [--nodes=5000] [--idle-seconds=60] [--lease-seconds=30] [--pods=20000] [--concurrency=64]
+ *
+ * 1. A server with --simulated-nodes=NODES; wait until every node is Ready.
+ * 2. Idle: nothing but the simulation runs (NODES/10 lease renewals per second); the server's CPU
+ *    (all threads, /proc) over IDLE seconds, as a share of one core.
+ * 3. Renewal lateness: a watch of kube-node-lease for LEASE seconds; per node, the interval
+ *    between two renewTimes minus the longest the kubelet's schedule allows (10 s + 4% jitter):
+ *    how late renewals are (the max; <= 0 is on time). Also renewals/s seen.
+ * 4. PODS pods created (CONCURRENCY creates in flight) with spec.nodeName spread over the nodes;
+ *    a watch of pods sees each become Ready: pods to Ready per second (first create to last
+ *    Ready) and create-to-Ready latency (create sent → Ready event received) p50/p99.
+ */
+
+import { startServer } from '../test/helpers/server';
+import { threadCpu } from './harness';
+
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const NODES = Number(arg('nodes') ?? 5000);
+const IDLE = Number(arg('idle-seconds') ?? 60);
+const LEASE = Number(arg('lease-seconds') ?? 30);
+const PODS = Number(arg('pods') ?? 20000);
+const CONCURRENCY = Number(arg('concurrency') ?? 64);
+/** The longest the kubelet waits between renewals with a 40 s lease: a quarter, plus 4%. */
+const MAX_INTERVAL_MS = 10_000 * 1.04;
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+}
+
+const cpuUs = (pid: number): number => {
+  let t = 0;
+  for (const v of threadCpu(pid).values()) t += v;
+  return t;
+};
+
+type Event = {
+  type: string;
+  object: { metadata: { name: string }; spec?: { renewTime?: string }; status?: { conditions?: { type: string; status: string }[] } };
+};
+
+/** Follows a watch, handing each event to `on`; resolves when aborted. */
+async function follow(
+  srv: { fetch: (p: string, init?: RequestInit) => Promise<Response> },
+  path: string,
+  on: (e: Event) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const r = await srv.fetch(path, { signal });
+  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buf += dec.decode(value, { stream: true });
+      let nl = buf.indexOf('\n');
+      while (nl >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim()) on(JSON.parse(line) as Event);
+        nl = buf.indexOf('\n');
+      }
+    }
+  } catch (e) {
+    if (!signal.aborted) throw e;
+  }
+}
+
+const srv = await startServer({
+  args: [`--simulated-nodes=${NODES}`, '--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+});
+try {
+  const t0 = performance.now();
+  for (;;) {
+    const items = (await srv.json('GET', '/api/v1/nodes?resourceVersion=0')).body.items as Event['object'][];
+    const ready = items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    if (ready >= NODES) break;
+    await Bun.sleep(1000);
+  }
+  console.log(`${NODES} simulated nodes Ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  // Let the registration burst pass (first renewals are spread by their jitter).
+  await Bun.sleep(15_000);
+
+  const c0 = cpuUs(srv.proc.pid);
+  const w0 = performance.now();
+  await Bun.sleep(IDLE * 1000);
+  const idleCpu = (cpuUs(srv.proc.pid) - c0) / ((performance.now() - w0) * 1000);
+  console.log(`idle (lease renewals only, ${NODES / 10}/s expected): server CPU ${(idleCpu * 100).toFixed(1)}% of one core over ${IDLE} s`);
+
+  const last = new Map<string, number>();
+  const late: number[] = [];
+  let renewals = 0;
+  const stopLease = new AbortController();
+  const leases = follow(
+    srv,
+    '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=1&resourceVersion=0',
+    (e) => {
+      const t = Date.parse(e.object.spec?.renewTime ?? '');
+      const prev = last.get(e.object.metadata.name);
+      if (prev !== undefined && t > prev) {
+        late.push(t - prev - MAX_INTERVAL_MS);
+        renewals++;
+      }
+      last.set(e.object.metadata.name, t);
+    },
+    stopLease.signal,
+  );
+  await Bun.sleep(LEASE * 1000);
+  stopLease.abort();
+  await leases;
+  console.log(
+    `lease renewals: ${(renewals / LEASE).toFixed(0)}/s over ${LEASE} s; lateness past 10.4 s (interval - 10.4 s): max ${Math.max(...late).toFixed(0)} ms, p99 ${pct(late, 0.99).toFixed(0)} ms (<= 0 is on time)`,
+  );
+
+  if (PODS > 0) {
+    await srv.json(
+      'POST',
+      '/api/v1/namespaces',
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } },
+      { 'content-type': 'application/json' },
+    );
+    const sent = new Map<string, number>();
+    const readyAt = new Map<string, number>();
+    let allReady: () => void = () => {};
+    const done = new Promise<void>((r) => {
+      allReady = r;
+    });
+    const stopPods = new AbortController();
+    const list = (await srv.json('GET', '/api/v1/namespaces/bench/pods?limit=1')).body;
+    const pods = follow(
+      srv,
+      `/api/v1/namespaces/bench/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}`,
+      (e) => {
+        const name = e.object.metadata.name;
+        if (readyAt.has(name)) return;
+        if (e.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+          readyAt.set(name, performance.now());
+          if (readyAt.size === PODS) allReady();
+        }
+      },
+      stopPods.signal,
+    );
+    const c1 = cpuUs(srv.proc.pid);
+    const start = performance.now();
+    let next = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let i = next++; i < PODS; i = next++) {
+          const name = `pod-${i}`;
+          sent.set(name, performance.now());
+          const r = await srv.fetch('/api/v1/namespaces/bench/pods', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name },
+              spec: { nodeName: `sim-node-${i % NODES}`, containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+            }),
+          });
+          await r.arrayBuffer();
+          if (r.status !== 201) failed++;
+        }
+      }),
+    );
+    const created = performance.now();
+    await Promise.race([done, Bun.sleep(120_000)]);
+    const end = performance.now();
+    const cpu = cpuUs(srv.proc.pid) - c1;
+    stopPods.abort();
+    await pods;
+    const lat = [...readyAt].map(([n, t]) => t - (sent.get(n) ?? t));
+    console.log(
+      `${PODS} pods (${failed} creates failed): created at ${Math.round(PODS / ((created - start) / 1000))}/s; ${readyAt.size} Ready, ` +
+        `${Math.round(readyAt.size / ((end - start) / 1000))} pods to Ready/s (first create to last Ready); ` +
+        `create-to-Ready p50 ${pct(lat, 0.5).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms; server CPU ${(cpu / readyAt.size).toFixed(0)} us per pod (create + status + events)`,
+    );
+  }
+} finally {
+  await srv.stop();
+}
