@@ -12,13 +12,27 @@ import * as path from 'node:path';
 import { needs, PYTHON, REFERENCE } from './helpers/needs';
 import { startServer } from './helpers/server';
 
+const RUNTIME = 'execs into a container or forwards a port: needs a container runtime, which simulated kubelets do not have';
+const KIND = (kind: string) => `needs the ${kind} kind, which the server does not serve yet (the kinds issue)`;
+
 /** Tests that cannot pass here, by pytest node id (file::Class::test), with why. */
-const EXPECTED_FAILURES: Record<string, string> = {};
+const EXPECTED_FAILURES: Record<string, string> = {
+  'test_client.py::TestClient::test_pod_apis': RUNTIME,
+  'test_client.py::TestClient::test_exit_code': RUNTIME,
+  'test_client.py::TestClient::test_portforward_http': RUNTIME,
+  'test_apps.py::TestClientApps::test_create_daemonset': KIND('DaemonSet'),
+  'test_batch.py::TestClientBatch::test_job_apis': KIND('Job'),
+  'test_client.py::TestClient::test_replication_controller_apis': KIND('ReplicationController'),
+  'test_utils.py::TestUtils::test_create_from_multi_resource_yaml': KIND('ReplicationController'),
+  'test_utils.py::TestUtils::test_create_from_multi_resource_yaml_with_conflict': KIND('ReplicationController'),
+  'test_utils.py::TestUtils::test_create_multi_resource_from_directory': KIND('ReplicationController'),
+  'test_utils.py::TestUtils::test_create_apiservice_from_yaml_with_conflict': KIND('APIService'),
+};
 
 needs('python-client', 'pytest', 'reference').test(
   "the Python client's e2e suite passes but for the listed tests",
   async () => {
-    const srv = await startServer({ args: [] });
+    const srv = await startServer({ args: ['--simulated-nodes=2'] });
     try {
       // The suite reads its YAML files from kubernetes/e2e_test/test_yaml relative to the working
       // directory, and imports kubernetes.e2e_test: a conftest adds the folder to the installed
