@@ -5,11 +5,14 @@
  * records, keep that annotation up to date (`kubectl apply view-last-applied`), and still
  * conflict on fields someone else changed since, or for another field manager.
  */
-import { expect, test } from 'bun:test';
+import { expect, setDefaultTimeout, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { serverForFile } from './helpers/server';
+
+// Waits poll with deadlines of several seconds; on a loaded 2-core CI machine a test may take longer than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 const srv = serverForFile();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csa-'));

@@ -6,8 +6,11 @@
  * job --from need kinds the kinds issue adds: CertificateSigningRequest, HorizontalPodAutoscaler,
  * CronJob.)
  */
-import { expect, test } from 'bun:test';
+import { expect, setDefaultTimeout, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
+
+// Waits poll with deadlines of several seconds; on a loaded 2-core CI machine a test may take longer than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 const srv = serverForFile();
 

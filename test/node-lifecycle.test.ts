@@ -6,9 +6,12 @@
  * again without the taints and its kubelet completes the deletions. DefaultTolerationSeconds
  * gives pods the not-ready/unreachable tolerations. Short flags keep it fast.
  */
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
 import { until } from './helpers/until';
+
+// Waits poll with deadlines of several seconds; on a loaded 2-core CI machine a test may take longer than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects read as JSON
 type Any = any;

@@ -6,9 +6,12 @@
  * when the cluster changes, and preemption. Each test removes its nodes, so the next one sees
  * only its own.
  */
-import { afterEach, expect, test } from 'bun:test';
+import { afterEach, expect, setDefaultTimeout, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
 import { until } from './helpers/until';
+
+// Waits poll with deadlines of several seconds; on a loaded 2-core CI machine a test may take longer than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 const srv = serverForFile();
 /** Deadlines for the scheduler's asynchronous effects: generous, the machine is shared. */

@@ -5,13 +5,16 @@
  * succeed, fail, crash-loop, are deleted gracefully; a restart of the server keeps them running.
  * Deadlines are generous: the machine is a loaded 2-core box.
  */
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runClient } from './helpers/client-node';
 import { serverForFile, startServer } from './helpers/server';
 import { until } from './helpers/until';
+
+// Waits poll with deadlines of several seconds; on a loaded 2-core CI machine a test may take longer than bun's 5 s default.
+setDefaultTimeout(60_000);
 
 // biome-ignore lint/suspicious/noExplicitAny: API objects read as JSON
 type Any = any;
