@@ -206,7 +206,14 @@ test('too many pods, and a burst never overcommits a node', async () => {
 
 test('taints and tolerations', async () => {
   await addNode('taint-gpu', { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] });
-  await addNode('taint-down', { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }] });
+  // As the node lifecycle controller taints an unreachable node: NoSchedule and NoExecute (every
+  // pod tolerates the NoExecute one for 300 s through DefaultTolerationSeconds, not the other).
+  await addNode('taint-down', {
+    taints: [
+      { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' },
+      { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
+    ],
+  });
   const ns = await namespace();
   await createPod(ns, 'plain');
   await unschedulable(
