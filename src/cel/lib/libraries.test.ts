@@ -107,6 +107,11 @@ const tables: Record<string, Case[]> = {
     ['isQuantity("200K")', false],
     ['isQuantity("Three")', false],
     ['isQuantity("Mi")', false],
+    // The server's one grammar (src/api/quantity.ts), as resource.ParseQuantity: precision below
+    // nano rounds up; no surrounding spaces.
+    ['quantity("0.0000000001").compareTo(quantity("1n"))', 0],
+    ['isQuantity(" 1")', false],
+    ['isQuantity(".5")', true],
     ['quantity("1").sign()', 1],
     ['quantity("-1").sign()', -1],
     ['quantity("0").sign()', 0],

@@ -1,33 +1,14 @@
 /**
  * Quantity library (Kubernetes library.Quantity): isQuantity, quantity, and the members
  * isInteger, asInteger, asApproximateFloat, sign, add, sub, isLessThan, isGreaterThan, compareTo.
- * A quantity is held exactly as `num / 10^scale` (every suffix is an integer or a power of ten).
+ * A quantity is held exactly as `num / 10^scale`; it is parsed by the server's one quantity
+ * grammar (src/api/quantity.ts).
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { parseQuantityText } from '../../api/quantity';
 
 const MAX_INT64 = 9223372036854775807n;
 const MIN_INT64 = -9223372036854775808n;
-
-const SUFFIX: Record<string, [mult: bigint, scale: number]> = {
-  '': [1n, 0],
-  n: [1n, 9],
-  u: [1n, 6],
-  m: [1n, 3],
-  k: [1000n, 0],
-  M: [10n ** 6n, 0],
-  G: [10n ** 9n, 0],
-  T: [10n ** 12n, 0],
-  P: [10n ** 15n, 0],
-  E: [10n ** 18n, 0],
-  Ki: [1n << 10n, 0],
-  Mi: [1n << 20n, 0],
-  Gi: [1n << 30n, 0],
-  Ti: [1n << 40n, 0],
-  Pi: [1n << 50n, 0],
-  Ei: [1n << 60n, 0],
-};
-
-const SYNTAX = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
 export class Quantity {
   constructor(
@@ -41,26 +22,17 @@ export class Quantity {
   }
 }
 
-/** Parses a quantity string; undefined when it is not one. */
+/**
+ * Parses a quantity string with the server's one grammar (src/api/quantity.ts, the reference's
+ * resource.ParseQuantity, which library.Quantity calls); undefined when it is not one. No
+ * surrounding white space: ParseQuantity takes none.
+ */
 export function parseQuantity(s: string): Quantity | undefined {
-  const m = SYNTAX.exec(s);
-  if (!m) return undefined;
-  const [, sign, digits = '', suffix = ''] = m;
-  const [whole = '', frac = ''] = digits.split('.');
-  let num = BigInt(`${whole}${frac}` || '0');
-  let scale = frac.length;
-  if (/^[eE]/.test(suffix)) {
-    const e = Number(suffix.slice(1));
-    if (Math.abs(e) > 1000) return undefined;
-    if (e >= 0) num *= 10n ** BigInt(e);
-    else scale += -e;
-  } else {
-    const [mult, sc] = SUFFIX[suffix] as [bigint, number];
-    num *= mult;
-    scale += sc;
-  }
-  if (sign === '-') num = -num;
-  return new Quantity(num, scale, s);
+  if (s.trim() !== s) return undefined;
+  const q = parseQuantityText(s);
+  if (!q) return undefined;
+  // value = mant × 10^exp, held here as num / 10^scale.
+  return q.exp >= 0 ? new Quantity(q.mant * 10n ** BigInt(q.exp), 0, s) : new Quantity(q.mant, -q.exp, s);
 }
 
 function align(a: Quantity, b: Quantity): [bigint, bigint, number] {
