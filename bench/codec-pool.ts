@@ -14,7 +14,7 @@ import { encodeChunk, streamCodecs } from '../src/codec/list-chunks';
 import type { ChunkItems, ChunkMedia, StreamCodec } from '../src/codec/media';
 import { ProtobufCodec } from '../src/codec/protobuf';
 import { encodeStored } from '../src/codec/stored';
-import { columnsFor } from '../src/kinds/columns';
+import { builtinColumns } from '../src/kinds/builtin';
 import { SchemaSet } from '../src/schema/engine';
 import generated from '../src/schema/generated/definitions.json';
 import { overlays } from '../src/schema/overlays';
@@ -24,7 +24,7 @@ import { pod3k as pod } from './fixtures';
 
 const schemas = new SchemaSet(generated as unknown as Definitions, overlays);
 const codecs = streamCodecs(new ProtobufCodec(schemas), new CborCodec(schemas));
-const ctx = { view: brandView({ group: '', version: 'v1' }, 'svc'), columns: columnsFor('Pod') };
+const ctx = { view: brandView({ group: '', version: 'v1' }, 'svc'), columns: builtinColumns('Pod') };
 
 // Stored bytes as the store holds them, copied so the writer's hints (this process's recent writes) do not apply.
 const stored = Array.from({ length: 256 }, (_, i) => {

@@ -108,17 +108,21 @@ function both<A extends unknown[]>(a?: (...args: A) => void, b?: (...args: A) =>
   };
 }
 
-export function strategyFor(kind: string): Strategy {
+export function strategyFor(kind: string, emptyStatus = false): Strategy {
   let base: Strategy = STRATEGIES[kind] ?? {};
   // Kinds whose status is a plain struct in the reference show `status: {}` from creation on.
-  if (!STRATEGIES[kind] && withStatus.has(kind)) {
+  if (!STRATEGIES[kind] && (emptyStatus || withStatus.has(kind))) {
     base = {
       prepareForCreate: (o) => {
         if (o.status === undefined) o.status = {};
       },
     };
   }
-  const v = VALIDATION[kind];
+  return mergeStrategy(base, VALIDATION[kind]);
+}
+
+/** A strategy with a kind's rules merged over it: preparations run both, the rest from `v`. */
+export function mergeStrategy(base: Strategy, v: Strategy | undefined): Strategy {
   if (!v) return base;
   const s: Strategy = { ...base };
   const create = both(v.prepareForCreate, base.prepareForCreate);
@@ -130,5 +134,7 @@ export function strategyFor(kind: string): Strategy {
   if (v.validateUpdate) s.validateUpdate = v.validateUpdate;
   if (v.decode) s.decode = v.decode;
   if (v.beginDelete) s.beginDelete = v.beginDelete;
+  if (v.deletePending) s.deletePending = v.deletePending;
+  if (v.deleteForbidden) s.deleteForbidden = v.deleteForbidden;
   return s;
 }

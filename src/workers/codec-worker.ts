@@ -9,7 +9,7 @@ import { CborCodec } from '../codec/cbor';
 import { deflateSegment, encodeChunk, streamCodecs } from '../codec/list-chunks';
 import type { ChunkItems, ChunkResult } from '../codec/media';
 import { ProtobufCodec } from '../codec/protobuf';
-import { columnsFor } from '../kinds/columns';
+import { builtinColumns } from '../kinds/builtin';
 import { defaulters } from '../schema/defaulters';
 import { SchemaSet } from '../schema/engine';
 import definitions from '../schema/generated/definitions.json';
@@ -59,7 +59,7 @@ serveWorker<CodecTask, ChunkResult>(
     };
     const codec = codecs[t.spec.media];
     if (!codec) throw new Error(`bug: no ${t.spec.media} encoding in the codec worker`);
-    const columns = t.spec.table ? columnsFor(t.spec.table.kind) : [];
+    const columns = t.spec.table ? builtinColumns(t.spec.table.kind) : [];
     return owned(encodeChunk(codec, { view: viewOf(t.group, t.version, t.brand), columns }, t.spec, items));
   },
   (r) => (r.bytes.byteLength > 0 ? [r.bytes.buffer as ArrayBuffer] : []),
