@@ -37,6 +37,13 @@ const argv = process.argv.slice(2);
 const VERBOSE = argv.includes('--verbose');
 const refArg = argv.indexOf('--ref');
 const REF = refArg >= 0 && argv[refArg + 1] ? path.resolve(argv[refArg + 1]!) : path.resolve(import.meta.dir, '../../shared/reference');
+/**
+ * Repositories (their checkouts, e.g. from `fetch github:kubernetes/api` and
+ * `github:kubernetes/kube-aggregator`) whose `generated.proto` files give the field numbers of the
+ * groups the reference folder has no .proto for (storage, scheduling, autoscaling, ...). A
+ * package the reference folder has is always taken from there.
+ */
+const PROTO_FROM: string[] = argv.flatMap((a, i) => (argv[i - 1] === '--proto-from' ? [path.resolve(a)] : []));
 const outArg = argv.indexOf('--out');
 const OUT_DIR =
   outArg >= 0 && argv[outArg + 1] ? path.resolve(argv[outArg + 1]!) : path.resolve(import.meta.dir, '../src/schema/generated');
@@ -67,6 +74,7 @@ const KINDS: string[] = [
     'PersistentVolumeClaim',
     'ReplicationController',
     'PodTemplate',
+    'ComponentStatus',
   ].map((k) => `${CORE}.${k}`),
   'io.k8s.api.coordination.v1.Lease',
   ...['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'ControllerRevision'].map((k) => `io.k8s.api.apps.v1.${k}`),
@@ -86,6 +94,21 @@ const KINDS: string[] = [
   'io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration',
   'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy',
   'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding',
+  'io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration',
+  'io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration',
+  'io.k8s.api.authentication.v1.TokenReview',
+  'io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler',
+  'io.k8s.api.autoscaling.v1.Scale',
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler',
+  'io.k8s.api.certificates.v1.CertificateSigningRequest',
+  'io.k8s.api.discovery.v1.EndpointSlice',
+  'io.k8s.api.events.v1.Event',
+  'io.k8s.api.networking.v1.IPAddress',
+  'io.k8s.api.networking.v1.ServiceCIDR',
+  'io.k8s.api.node.v1.RuntimeClass',
+  'io.k8s.api.scheduling.v1.PriorityClass',
+  ...['StorageClass', 'CSIDriver', 'CSINode', 'CSIStorageCapacity', 'VolumeAttachment'].map((k) => `io.k8s.api.storage.v1.${k}`),
+  'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService',
 ];
 
 /** meta/v1 kinds; those missing from both the swagger and the protos are skipped (Table). */
@@ -116,6 +139,15 @@ const SERVED_GV = [
   'apiextensions.svc.io/v1',
   'flowcontrol.apiserver.svc.io/v1',
   'admissionregistration.svc.io/v1',
+  'autoscaling/v1',
+  'autoscaling/v2',
+  'certificates.svc.io/v1',
+  'discovery.svc.io/v1',
+  'events.svc.io/v1',
+  'node.svc.io/v1',
+  'scheduling.svc.io/v1',
+  'storage.svc.io/v1',
+  'apiregistration.svc.io/v1',
 ];
 /** Kinds that exist in every served group/version. */
 const EVERY_GV_KINDS = new Set(['DeleteOptions', 'WatchEvent']);
@@ -442,11 +474,39 @@ function protoJsonName(msg: string, field: string): string {
   return lowerFirst(field);
 }
 
-function parseProtos(dir: string): Map<string, ProtoMessage> {
-  const out = new Map<string, ProtoMessage>();
-  for (const file of fs.readdirSync(dir).sort()) {
-    if (!file.endsWith('.proto')) continue;
-    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+/** Every `generated.proto` under `root` (a repository checkout), skipping vendored copies. */
+function generatedProtos(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory() && e.name !== 'vendor' && !e.name.startsWith('.')) walk(path.join(dir, e.name));
+      else if (e.name === 'generated.proto') found.push(path.join(dir, e.name));
+    }
+  };
+  walk(root);
+  return found.sort();
+}
+
+/**
+ * The messages of the .proto files in `dir` (`own`) and of the `extra` files whose packages `dir`
+ * lacks (`extra`): the reference folder's package wins over a checkout's copy of the same package.
+ */
+function parseProtos(dir: string, extra: string[] = []): { own: Map<string, ProtoMessage>; extra: Map<string, ProtoMessage> } {
+  const own = new Map<string, ProtoMessage>();
+  const more = new Map<string, ProtoMessage>();
+  const files = fs
+    .readdirSync(dir)
+    .sort()
+    .filter((f) => f.endsWith('.proto'))
+    .map((f) => path.join(dir, f));
+  const referencePackages = new Set<string>();
+  for (const file of [...files, ...extra]) {
+    const text = fs.readFileSync(file, 'utf8');
+    const pkgName = /^package\s+([\w.]+);/m.exec(text)?.[1] ?? '';
+    const fromReference = files.includes(file);
+    if (fromReference) referencePackages.add(pkgName);
+    else if (referencePackages.has(pkgName)) continue;
+    const out = fromReference ? own : more;
     let pkg = '';
     let current: ProtoMessage | null = null;
     let markers: string[] = [];
@@ -510,7 +570,7 @@ function parseProtos(dir: string): Map<string, ProtoMessage> {
       throw new Error(`${file}: cannot parse line in ${current.name}: ${line}`);
     }
   }
-  return out;
+  return { own, extra: more };
 }
 
 function marker(markers: string[], key: string): string | undefined {
@@ -530,7 +590,27 @@ function markerAll(markers: string[], key: string): string[] {
 type Raw = Record<string, any>;
 
 const swagger: Raw = JSON.parse(fs.readFileSync(path.join(REF, 'openapi/swagger-1.28.json'), 'utf8')).definitions;
-const protos = parseProtos(path.join(REF, 'proto'));
+const parsed = parseProtos(path.join(REF, 'proto'), PROTO_FROM.flatMap(generatedProtos));
+/**
+ * The messages of the groups the reference folder has no .proto for, as facts (name, field
+ * numbers, types, markers) kept in scripts/proto-facts.json: read from `--proto-from` checkouts
+ * when given (and the file rewritten with the messages used), else from the file.
+ */
+const PROTO_FACTS = path.resolve(import.meta.dir, 'proto-facts.json');
+const extraProtos: Map<string, ProtoMessage> =
+  PROTO_FROM.length > 0
+    ? parsed.extra
+    : new Map((JSON.parse(fs.readFileSync(PROTO_FACTS, 'utf8')) as ProtoMessage[]).map((m) => [m.name, m]));
+const usedExtra = new Set<string>();
+const protos = {
+  get(name: string): ProtoMessage | undefined {
+    const own = parsed.own.get(name);
+    if (own) return own;
+    const m = extraProtos.get(name);
+    if (m) usedExtra.add(name);
+    return m;
+  },
+};
 
 /** Output definitions, internal naming; refs inside are already rebranded. */
 const out = new Map<string, Schema>();
@@ -907,7 +987,8 @@ fs.writeFileSync(
     '# Generated schemas — do not edit by hand',
     '',
     '`definitions.json` is generated by `bun scripts/gen-schemas.ts` from the reference OpenAPI',
-    '(`../shared/reference/openapi/swagger-1.28.json`) and protobuf schemas (`../shared/reference/proto/*.proto`).',
+    '(`../shared/reference/openapi/swagger-1.28.json`) and protobuf schemas (`../shared/reference/proto/*.proto`;',
+    'the groups it has no .proto for from checkouts of kubernetes/api and kubernetes/kube-aggregator).',
     'Change the generator and regenerate instead; hand-written defaults live in `src/schema/overlays.ts`.',
     '',
     "`descriptions.json` (each definition's and property's documentation, published in /openapi/v2 and",
@@ -915,10 +996,16 @@ fs.writeFileSync(
     'models of the installed `@kubernetes/client-node` (the reference swagger above has its prose',
     'removed). Rerun it after `gen-schemas.ts` or after upgrading `@kubernetes/client-node`:',
     '',
-    '    bun scripts/gen-schemas.ts && bun scripts/gen-descriptions.ts',
+    '    bun scripts/gen-schemas.ts --proto-from <kubernetes/api> --proto-from <kubernetes/kube-aggregator> \\',
+    '      && bun scripts/gen-descriptions.ts',
     '',
   ].join('\n'),
 );
+
+if (PROTO_FROM.length > 0) {
+  const facts = [...usedExtra].sort().map((n) => extraProtos.get(n)!);
+  fs.writeFileSync(PROTO_FACTS, formatJson(JSON.stringify(facts)));
+}
 
 if (VERBOSE) for (const n of notes) console.log(n);
 console.log(`definitions: ${names.length}, ${json.length} bytes → ${path.relative(process.cwd(), path.join(OUT_DIR, 'definitions.json'))}`);
