@@ -9,11 +9,13 @@ import { columnsFor } from './columns';
 import { lifecycleFor } from './lifecycle';
 import { APIS } from './specs/apis';
 import { APPS } from './specs/apps';
+import { AUTOSCALING } from './specs/autoscaling';
 import { CORE } from './specs/core';
+import { EVENTS } from './specs/events';
 import type { Spec } from './specs/spec';
 import { mergeStrategy, strategyFor } from './strategies';
 
-const SPECS: Spec[] = [...CORE, ...APPS, ...APIS];
+const SPECS: Spec[] = [...CORE, ...APPS, ...APIS, ...AUTOSCALING, ...EVENTS];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';
@@ -41,6 +43,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     columns: s.columns ?? columnsFor(s.kind),
     selectableFields: s.fields ?? {},
     strategy,
+    storedAs: s.storedAs,
   };
 }
 
@@ -49,7 +52,8 @@ export function builtinKinds(hasSpec: (schema: string) => boolean): KindDef[] {
   return SPECS.map((s) => build(s, hasSpec));
 }
 
-const TABLES = new Map<string, Column[]>(SPECS.map((s) => [s.kind, s.columns ?? columnsFor(s.kind)]));
+const TABLES = new Map<string, Column[]>();
+for (const s of SPECS) if (!TABLES.has(s.kind)) TABLES.set(s.kind, s.columns ?? columnsFor(s.kind));
 
 /** The table columns of a built-in kind by name (the codec workers, which hold no KindDefs). */
 export function builtinColumns(kind: string): Column[] {

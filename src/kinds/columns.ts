@@ -135,10 +135,10 @@ const NAME_DESCRIPTION =
 const CONTAINERS_DESCRIPTION = 'Names of each container in the template.';
 const IMAGES_DESCRIPTION = 'Images referenced by each container in the template.';
 
-function col(name: string, type: Column['type'], description: string, cell: Column['cell'], priority = 0): Column {
+export function col(name: string, type: Column['type'], description: string, cell: Column['cell'], priority = 0): Column {
   return { name, type, description, priority, cell };
 }
-const AGE: Column = col('Age', 'string', AGE_DESCRIPTION, (x, now) => age(x.metadata.creationTimestamp, now));
+export const AGE: Column = col('Age', 'string', AGE_DESCRIPTION, (x, now) => age(x.metadata.creationTimestamp, now));
 
 const spec = (x: Obj): J => o(x.spec);
 const status = (x: Obj): J => o(x.status);

@@ -7,6 +7,7 @@ import type { SchemaSet } from '../schema/engine';
 import type { KV } from '../store/types';
 import { plainStorage, type ResourceStorage, type StorageTarget } from '../watch/storage';
 import type { AdmissionChain } from './admission';
+import { conversionValues } from './conversion';
 import { ResourceStore } from './generic';
 import type { WriteHooks } from './hooks';
 import { type KindDef, keyPrefix, selectorFieldsOf } from './kind';
@@ -80,7 +81,12 @@ export class ApiRegistry {
     if (old) this.remove(k.group, k.version, k.plural);
     const prefix = keyPrefix(k);
     const s = new ResourceStore(k, {
-      storage: this.storage({ prefix, resource: `${k.group}/${k.plural}`, selectableFields: selectorFieldsOf(k) }),
+      storage: this.storage({
+        prefix,
+        resource: `${k.group}/${k.plural}`,
+        selectableFields: selectorFieldsOf(k),
+        values: k.storedAs && conversionValues(k.storedAs),
+      }),
       schemas: this.d.schemas,
       namespaceCheck: this.ns,
       admission: this.admissionFor(k),

@@ -89,11 +89,29 @@ export interface KindDef {
    * object with its status), nothing stored.
    */
   virtual?: boolean;
+  /**
+   * A kind served in one form and stored in another (the reference's conversion between versions
+   * or groups: autoscaling/v1 HorizontalPodAutoscalers stored as v2, events.k8s.io/v1 Events as
+   * core/v1 Events): it shares the keys of the stored kind, and each object read is converted
+   * from the stored form and each written into it. Both functions take and give whole objects,
+   * apiVersion included.
+   */
+  storedAs?: StoredAs;
+}
+
+export interface StoredAs {
+  group: string;
+  plural: string;
+  /** The stored object in this kind's form. */
+  read(stored: Obj): Obj;
+  /** This kind's object in the stored form. */
+  write(obj: Obj): Obj;
 }
 
 /** The store key prefix of a kind: /registry/<group or core>/<plural>/ */
-export function keyPrefix(k: Pick<KindDef, 'group' | 'plural'>): string {
-  return `/registry/${k.group || 'core'}/${k.plural}/`;
+export function keyPrefix(k: Pick<KindDef, 'group' | 'plural' | 'storedAs'>): string {
+  const at = k.storedAs ?? k;
+  return `/registry/${at.group || 'core'}/${at.plural}/`;
 }
 
 /** The kind's selectable fields of an object beyond name and namespace (the watch cache's selector views). */

@@ -166,4 +166,8 @@ export const overlays: Overlay[] = [
   // apiextensions/v1
   { def: `${APIEXT}.CustomResourceDefinitionSpec`, field: 'conversion', default: { strategy: 'None' } },
   { def: `${APIEXT}.ServiceReference`, field: 'port', default: 443 },
+
+  // autoscaling/v1 and v2 (the v2 CPU default when no metric is given: src/kinds/validation/autoscaling.ts)
+  { def: 'io.svc.api.autoscaling.v1.HorizontalPodAutoscalerSpec', field: 'minReplicas', default: 1 },
+  { def: 'io.svc.api.autoscaling.v2.HorizontalPodAutoscalerSpec', field: 'minReplicas', default: 1 },
 ];

@@ -5,6 +5,7 @@
  * registry never builds a cache itself; whoever composes the server chooses the storage.
  */
 import type { Obj } from '../api/meta';
+import { mappedKV, type ValueMapping } from '../store/mapped';
 import type { KV } from '../store/types';
 import { WatchCache } from './cache';
 
@@ -21,6 +22,8 @@ export interface StorageTarget {
   resource: string;
   /** The kind's selectable fields of an object (field selector name → value), for selector views. */
   selectableFields: (o: Obj) => Record<string, string> | undefined;
+  /** The resource reads and writes its keys' values through this mapping (a kind stored in another form). */
+  values?: ValueMapping;
 }
 
 export interface CachedStorageOptions {
@@ -34,20 +37,23 @@ export interface CachedStorageOptions {
 
 /** Storage with a watch cache per resource, over one store; a cache starts on first use. */
 export function cachedStorage(kv: KV, o: CachedStorageOptions): (t: StorageTarget) => ResourceStorage {
-  return (t) => ({
-    kv,
-    cache: new WatchCache(kv, t.prefix, {
-      historyMs: o.historyMs,
-      maxHistory: o.maxHistory,
-      maxHistoryBytes: o.maxHistoryBytes,
-      selectableFields: t.selectableFields,
-      keepParsed: o.keepParsed(t.resource),
-      log: o.log,
-    }),
-  });
+  return (t) => {
+    const view = t.values ? mappedKV(kv, t.values) : kv;
+    return {
+      kv: view,
+      cache: new WatchCache(view, t.prefix, {
+        historyMs: o.historyMs,
+        maxHistory: o.maxHistory,
+        maxHistoryBytes: o.maxHistoryBytes,
+        selectableFields: t.selectableFields,
+        keepParsed: o.keepParsed(t.resource),
+        log: o.log,
+      }),
+    };
+  };
 }
 
 /** The store alone (no watch cache): for tools and tests that only read and write. */
 export function plainStorage(kv: KV): (t: StorageTarget) => ResourceStorage {
-  return () => ({ kv, cache: undefined });
+  return (t) => ({ kv: t.values ? mappedKV(kv, t.values) : kv, cache: undefined });
 }

@@ -7,7 +7,7 @@
 import type { Obj } from '../../api/meta';
 import type { NameRule } from '../../api/validation';
 import type { Column } from '../../codec/table';
-import type { Strategy } from '../../registry/kind';
+import type { StoredAs, Strategy } from '../../registry/kind';
 
 export interface Spec {
   group?: string;
@@ -41,6 +41,8 @@ export interface Spec {
   columns?: Column[];
   /** The status is a plain struct in the reference: objects show `status: {}` from creation on. */
   emptyStatus?: boolean;
+  /** Served in this form, stored as another kind (KindDef.storedAs). */
+  storedAs?: StoredAs;
 }
 
 type Path = (o: Obj) => unknown;
