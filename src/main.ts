@@ -113,6 +113,7 @@ async function main(argv: string[]): Promise<void> {
     api,
     schemas,
     rbacFollowed,
+    rootCa: front.ca,
     leading: (on) => {
       if (apf) apf.controller.leading = on;
     },

@@ -9,6 +9,7 @@
 import type { Obj } from '../api/meta';
 import type { Authorizer } from '../auth/authz';
 import type { RbacIndex } from '../auth/rbac';
+import { decodeStored } from '../codec/stored';
 import { AdmissionChain, type Plugin } from '../registry/admission';
 import type { Resources } from '../registry/api-registry';
 import type { ResourceStore } from '../registry/generic';
@@ -22,6 +23,7 @@ import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plu
 import { PolicyStatusController } from './policy/status';
 import { QuotaAdmission } from './quota';
 import { RbacEscalation } from './rbac-escalation';
+import { ServiceAccountAdmission } from './service-account';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 const RBAC_KINDS = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);
@@ -118,8 +120,19 @@ export class Admission {
       });
     };
     const quota = new QuotaAdmission(() => store('', 'resourcequotas') as ResourceStore, quotasIn);
+    const serviceAccount = new ServiceAccountAdmission({
+      get: async (namespace, name) => {
+        const accounts = store('', 'serviceaccounts');
+        if (!accounts) return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } };
+        const cached = (await fromCache(accounts, accounts.key(namespace, name))).find((o) => o.metadata.name === name);
+        if (cached) return cached;
+        // Not cached: a live read, as the reference's plugin falls back to one.
+        return accounts.get(namespace, name).then(decodeStored, () => undefined);
+      },
+    });
     const entries: Entry[] = [
       { plugin: limitRanger, kinds: (def) => def.group === '' && def.plural === 'pods' },
+      { plugin: serviceAccount, kinds: (def) => def.group === '' && def.plural === 'pods' },
       {
         plugin: new DefaultTolerationSeconds(
           this.d.defaultTolerationSeconds?.notReady ?? 300,

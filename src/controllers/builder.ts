@@ -19,9 +19,9 @@ import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
+import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
 import { NodeLifecycleController } from './node-lifecycle';
 import { ResourceQuotaController } from './resource-quota';
-import { ServiceAccountController } from './service-accounts';
 import { TaintEviction } from './taint-eviction';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
@@ -32,6 +32,8 @@ export interface ControllerDeps {
   schemas: SchemaSet;
   /** Resolves once authorization follows RBAC (role aggregation starts after it). */
   rbacFollowed: Promise<void>;
+  /** The server's CA certificate (PEM), published in every namespace as ConfigMap kube-root-ca.crt. */
+  rootCa?: string;
   /** Told when this replica starts and stops leading (the APF configuration controller). */
   leading?: (on: boolean) => void;
   log: (msg: string) => void;
@@ -124,7 +126,13 @@ export class Controllers {
       all.push({ start: () => this.d.rbacFollowed.then(() => aggregation.start()), stop: () => aggregation.stop() });
     }
     const accounts = lookup('', 'serviceaccounts');
-    if (accounts && namespaces) all.push(new ServiceAccountController(namespaces.watchCache(), accounts, accounts.watchCache(), log));
+    if (accounts && namespaces) {
+      all.push(new NamespaceObjects(namespaces.watchCache(), accounts, accounts.watchCache(), DEFAULT_SERVICE_ACCOUNT, log));
+    }
+    const configMaps = lookup('', 'configmaps');
+    if (configMaps && namespaces && this.d.rootCa) {
+      all.push(new NamespaceObjects(namespaces.watchCache(), configMaps, configMaps.watchCache(), rootCaConfigMap(this.d.rootCa), log));
+    }
     const nodes = lookup('', 'nodes');
     if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
