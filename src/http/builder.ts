@@ -4,6 +4,7 @@
  * the listening server. `stop` ends the watches and lets in-flight requests finish.
  */
 import type { Apf } from '../apf';
+import type { Obj } from '../api/meta';
 import type { Auditor } from '../auth/auditor';
 import type { Authentication, Authorization } from '../auth/builder';
 import { servingCerts } from '../auth/certs';
@@ -108,6 +109,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       cbor,
       codecPool,
       review: (kind, body, user, namespace) => review(kind, body, user, namespace, authorizer, rbac),
+      computed: async (kind) => (kind === 'ComponentStatus' ? componentStatuses(cfg, state) : []),
       tokens: saTokens,
       onDeprecated: (def, subresource) =>
         metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
@@ -147,4 +149,25 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       }
     },
   };
+}
+
+/**
+ * ComponentStatus (deprecated in the reference, still served): the scheduler, the controller
+ * manager and the store, each Healthy or not. Here the first two run in this process.
+ */
+function componentStatuses(cfg: Config, state: ServerState): Obj[] {
+  const status = (name: string, error: string | undefined): Obj => ({
+    kind: 'ComponentStatus',
+    apiVersion: 'v1',
+    metadata: { name },
+    conditions: [error === undefined ? { type: 'Healthy', status: 'True', message: 'ok' } : { type: 'Healthy', status: 'False', error }],
+  });
+  return [
+    status(
+      'scheduler',
+      cfg.scheduler ? undefined : 'Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259: connect: connection refused',
+    ),
+    status('controller-manager', state.controllersStarted() ? undefined : 'the controllers have not started yet'),
+    status('etcd-0', state.store()),
+  ];
 }

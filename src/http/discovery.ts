@@ -27,7 +27,13 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
     singularName: d.singular,
     namespaced: d.namespaced,
     kind: d.kind,
-    verbs: d.virtual ? ['create'] : d.deleteCollection ? ALL_VERBS : ALL_VERBS.filter((v) => v !== 'deletecollection'),
+    verbs: d.virtual
+      ? ['create']
+      : d.computed
+        ? ['get', 'list']
+        : d.deleteCollection
+          ? ALL_VERBS
+          : ALL_VERBS.filter((v) => v !== 'deletecollection'),
   };
   if (d.shortNames.length > 0) main.shortNames = d.shortNames;
   if (d.categories.length > 0) main.categories = d.categories;

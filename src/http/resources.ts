@@ -7,7 +7,7 @@ import { upstreamGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
 import { includeObject, prettyPrint, queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
-import { badRequest, methodNotAllowed, pathNotFound, StatusError, success } from '../api/status';
+import { badRequest, methodNotAllowed, notFound, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import type { ServiceAccountTokens } from '../auth/sa-tokens';
@@ -48,6 +48,8 @@ export interface HandlerOptions {
   clock?: () => number;
   /** Service account tokens (serviceaccounts/token); absent: no such subresource. */
   tokens?: ServiceAccountTokens;
+  /** The objects of a computed kind (ComponentStatus), made at each read. */
+  computed?: (kind: string) => Promise<Obj[]>;
   /** The answer to a virtual kind's create (access reviews). */
   review?: (kind: string, body: Obj, user: UserInfo, namespace: string) => Obj;
   /** A request named a deprecated version (apiserver_requested_deprecated_apis). */
@@ -181,6 +183,17 @@ export class ResourceHandler {
       if (!user || !this.opts.review) throw methodNotAllowed();
       const answer = this.opts.review(def.kind, obj, user, info.namespace);
       return replyEncoded(respond(false).object({ obj: answer }, ctx), { ...base, status: 201 });
+    }
+    if (def.computed) {
+      if ((info.verb !== 'get' && info.verb !== 'list') || sub !== '') throw methodNotAllowed();
+      const objs = (await this.opts.computed?.(def.kind)) ?? [];
+      if (info.verb === 'get') {
+        const obj = objs.find((o) => o.metadata.name === info.name);
+        if (!obj) throw notFound({ group: def.group, resource: def.plural }, info.name);
+        return replyEncoded(respond(true).object({ obj }, ctx), base);
+      }
+      const items = objs.map((obj) => computedItem(store.key('', obj.metadata.name ?? ''), obj));
+      return this.encodeList(store, ctx, { items, revision: 0, continueToken: '' }, respond(true), base);
     }
     if (token && this.opts.tokens) {
       if (info.verb !== 'create') throw methodNotAllowed();
@@ -395,4 +408,10 @@ async function deleteOptions(req: Request, q: URLSearchParams, unsafeDeleteGate:
     propagationPolicy: policy as DeleteOptions['propagationPolicy'],
     preconditions: pre,
   };
+}
+
+/** A computed object as a list item (no revision: it is not stored). */
+function computedItem(key: string, obj: Obj): StoredObject {
+  const text = JSON.stringify(obj);
+  return { key, value: new TextEncoder().encode(text), rv: 0, text, obj };
 }

@@ -44,6 +44,8 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     selectableFields: s.fields ?? {},
     strategy,
     storedAs: s.storedAs,
+    computed: s.computed,
+    deprecation: s.deprecation,
   };
 }
 

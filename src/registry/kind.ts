@@ -90,6 +90,11 @@ export interface KindDef {
    */
   virtual?: boolean;
   /**
+   * A computed kind (ComponentStatus): get and list only, answered by the server at each read
+   * from its own state (ResourceOptions.computed); nothing stored.
+   */
+  computed?: boolean;
+  /**
    * A kind served in one form and stored in another (the reference's conversion between versions
    * or groups: autoscaling/v1 HorizontalPodAutoscalers stored as v2, events.k8s.io/v1 Events as
    * core/v1 Events): it shares the keys of the stored kind, and each object read is converted

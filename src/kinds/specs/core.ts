@@ -1,4 +1,5 @@
 /** core/v1 kinds. */
+import { COMPONENT_STATUS_COLUMNS } from '../columns-core';
 import { at, type Spec, str } from './spec';
 
 export const CORE: Spec[] = [
@@ -92,5 +93,15 @@ export const CORE: Spec[] = [
     status: true,
     pkg: 'core',
     returnDeletedObject: true,
+  },
+  {
+    kind: 'ComponentStatus',
+    plural: 'componentstatuses',
+    shortNames: ['cs'],
+    namespaced: false,
+    pkg: 'core',
+    computed: true,
+    deprecation: 'v1 ComponentStatus is deprecated in v1.19+',
+    columns: COMPONENT_STATUS_COLUMNS,
   },
 ];

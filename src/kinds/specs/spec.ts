@@ -41,6 +41,10 @@ export interface Spec {
   columns?: Column[];
   /** The status is a plain struct in the reference: objects show `status: {}` from creation on. */
   emptyStatus?: boolean;
+  /** Get and list only, made by the server at each read (KindDef.computed). */
+  computed?: boolean;
+  /** The Warning every response carries (a deprecated kind). */
+  deprecation?: string;
   /** Served in this form, stored as another kind (KindDef.storedAs). */
   storedAs?: StoredAs;
 }
