@@ -9,7 +9,7 @@ import { until } from './helpers/until';
 setDefaultTimeout(30_000);
 let srv: Server;
 beforeAll(async () => {
-  srv = await startServer();
+  srv = await startServer({ args: ['--controllers=*'] });
 });
 afterAll(async () => {
   await srv?.stop();

@@ -62,6 +62,12 @@ export interface Config {
   leaderElectLeaseDurationMs: number;
   leaderElectRenewDeadlineMs: number;
   leaderElectRetryPeriodMs: number;
+  /**
+   * --controllers: the controllers the leader runs, as kube-controller-manager's flag: `*` for
+   * every default one, `name` to add one, `-name` to leave one out (names with or without the
+   * reference's `-controller` suffix).
+   */
+  controllers: string[];
   /** --scheduler: run the built-in scheduler (default-scheduler) with the leader's controllers. */
   scheduler: boolean;
   /** --simulated-nodes: nodes sim-node-0 … sim-node-<N-1> the server creates and runs (src/simulation). */
@@ -478,6 +484,17 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'controllers',
+    default: '*',
+    help: "The controllers to run, as kube-controller-manager's --controllers: '*' enables every one, 'foo' one more, '-foo' leaves foo out (e.g. *,-root-ca-certificate-publisher-controller).",
+    apply: (c, v) => {
+      c.controllers = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    },
+  },
+  {
     name: 'scheduler',
     default: 'true',
     help: 'Run the built-in scheduler: pods of schedulerName default-scheduler (or none) are bound to nodes as kube-scheduler binds them, once the cluster has a Node. false: pods stay Pending for an external scheduler.',
@@ -727,6 +744,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     etcdCertfile: '',
     etcdKeyfile: '',
     leaderElect: true,
+    controllers: ['*'],
     scheduler: true,
     leaderElectLeaseDurationMs: 0,
     leaderElectRenewDeadlineMs: 0,
@@ -792,4 +810,19 @@ export function parseFlags(argv: string[]): Config | undefined {
     }
   }
   return c;
+}
+
+/** The reference's name of a controller: `foo-controller` (the older short names are aliases). */
+const canonical = (name: string): string => (name.endsWith('-controller') ? name : `${name}-controller`);
+
+/** Whether --controllers enables controller `name` (e.g. `root-ca-certificate-publisher-controller`). */
+export function controllerEnabled(c: Pick<Config, 'controllers'>, name: string): boolean {
+  const want = canonical(name);
+  let on = false;
+  for (const entry of c.controllers) {
+    if (entry === '*') on = true;
+    else if (entry.startsWith('-') && canonical(entry.slice(1)) === want) return false;
+    else if (canonical(entry) === want) on = true;
+  }
+  return on;
 }

@@ -7,7 +7,7 @@
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
  */
-import type { Config } from '../config/flags';
+import { type Config, controllerEnabled } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
 import { EventRecorder } from '../registry/event-recorder';
 import { Scheduler } from '../scheduler/scheduler';
@@ -126,11 +126,11 @@ export class Controllers {
       all.push({ start: () => this.d.rbacFollowed.then(() => aggregation.start()), stop: () => aggregation.stop() });
     }
     const accounts = lookup('', 'serviceaccounts');
-    if (accounts && namespaces) {
+    if (accounts && namespaces && controllerEnabled(cfg, 'serviceaccount-controller')) {
       all.push(new NamespaceObjects(namespaces.watchCache(), accounts, accounts.watchCache(), DEFAULT_SERVICE_ACCOUNT, log));
     }
     const configMaps = lookup('', 'configmaps');
-    if (configMaps && namespaces && this.d.rootCa) {
+    if (configMaps && namespaces && this.d.rootCa && controllerEnabled(cfg, 'root-ca-certificate-publisher-controller')) {
       all.push(new NamespaceObjects(namespaces.watchCache(), configMaps, configMaps.watchCache(), rootCaConfigMap(this.d.rootCa), log));
     }
     const nodes = lookup('', 'nodes');

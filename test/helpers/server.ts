@@ -69,6 +69,10 @@ export async function startServer(
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
   let etcd: EtcdServer | undefined;
   const args = [...(opts.args ?? [])];
+  // Tests count the ConfigMaps of their namespaces: the kube-root-ca.crt publisher (one more in
+  // every namespace, as in the reference) runs only where a test asks for it (`--controllers=*`,
+  // test/service-account-admission.test.ts).
+  if (!args.some((a) => a.startsWith('--controllers'))) args.push('--controllers=*,-root-ca-certificate-publisher-controller');
   if (ON_ETCD && !args.some((a) => a.startsWith('--etcd-servers'))) {
     const kept = opts.dataDir ? etcdOfDataDir.get(opts.dataDir) : undefined;
     const e = kept ?? (await startEtcd());
