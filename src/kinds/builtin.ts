@@ -9,11 +9,12 @@ import { columnsFor } from './columns';
 import { lifecycleFor } from './lifecycle';
 import { APIS } from './specs/apis';
 import { APPS } from './specs/apps';
+import { BATCH } from './specs/batch';
 import { CORE } from './specs/core';
 import type { Spec } from './specs/spec';
 import { mergeStrategy, strategyFor } from './strategies';
 
-const SPECS: Spec[] = [...CORE, ...APPS, ...APIS];
+const SPECS: Spec[] = [...CORE, ...APPS, ...BATCH, ...APIS];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';

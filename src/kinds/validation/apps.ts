@@ -4,6 +4,7 @@
  */
 import type { Obj } from '../../api/meta';
 import { selectorMatcher } from '../../api/selectors';
+import { badRequest } from '../../api/status';
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import {
@@ -124,7 +125,7 @@ export function validateReplicaSet(o: Obj): Errs {
 }
 
 /** apps/v1 forbids changing spec.selector. */
-function selectorImmutable(o: Obj, old: Obj): Errs {
+export function selectorImmutable(o: Obj, old: Obj): Errs {
   const next = obj(o.spec)?.selector;
   const prev = obj(old.spec)?.selector;
   if (semanticEqual(next, prev)) return [];
@@ -132,5 +133,30 @@ function selectorImmutable(o: Obj, old: Obj): Errs {
   return [invalidValue('spec.selector', sel ? selectorValue(sel) : null, FIELD_IMMUTABLE)];
 }
 
-export const deployment: Strategy = { validate: validateDeployment, validateUpdate: selectorImmutable };
+/**
+ * apps/v1 keeps the internal spec.rollbackTo in the annotation deprecated.deployment.rollback.to:
+ * the conversion rejects a value that is not an int64 (400), validation a negative one.
+ */
+export const ROLLBACK_TO = 'deprecated.deployment.rollback.to';
+
+function rollbackRevision(o: Obj): number | undefined {
+  const v = o.metadata.annotations?.[ROLLBACK_TO];
+  if (v === undefined || v === '') return undefined;
+  if (!/^[+-]?[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw badRequest(`failed to parse annotation[${ROLLBACK_TO}]=${v} as int64: strconv.ParseInt: parsing ${goQuote(v)}: invalid syntax`);
+  return Number(v);
+}
+
+export const deployment: Strategy = {
+  decode: (o) => {
+    rollbackRevision(o);
+  },
+  validate: (o) => {
+    const errs = validateDeployment(o);
+    const rev = rollbackRevision(o);
+    if (rev !== undefined) errs.push(...nonNegative(rev, 'spec.rollback.version'));
+    return errs;
+  },
+  validateUpdate: selectorImmutable,
+};
 export const replicaSet: Strategy = { validate: validateReplicaSet, validateUpdate: selectorImmutable };
