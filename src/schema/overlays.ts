@@ -123,6 +123,8 @@ export const overlays: Overlay[] = [
   { def: `${APPS}.StatefulSetSpec`, field: 'persistentVolumeClaimRetentionPolicy', default: {} },
   { def: `${APPS}.StatefulSetPersistentVolumeClaimRetentionPolicy`, field: 'whenDeleted', default: 'Retain' },
   { def: `${APPS}.StatefulSetPersistentVolumeClaimRetentionPolicy`, field: 'whenScaled', default: 'Retain' },
+  // Not a default: a value field without omitempty in the reference, so always written (0).
+  { def: `${APPS}.StatefulSetStatus`, field: 'availableReplicas', default: 0 },
   { def: `${APPS}.DaemonSetSpec`, field: 'revisionHistoryLimit', default: 10 },
   { def: `${APPS}.DaemonSetSpec`, field: 'updateStrategy', default: {} },
   { def: `${APPS}.DaemonSetUpdateStrategy`, field: 'type', default: 'RollingUpdate' },
