@@ -356,6 +356,37 @@ describe('CronJob schedules and zones', () => {
   });
 });
 
+describe('Deployment', () => {
+  const deployment = (name: string, annotations?: Record<string, string>): Any => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: { selector: { matchLabels: { app: name } }, template: podTemplate({ app: name }) },
+  });
+
+  test('an annotation change bumps the generation', async () => {
+    const c = await srv.json('POST', `${APPS}/deployments`, deployment('annotated'));
+    expect(c.status).toBe(201);
+    c.body.metadata.annotations = { note: 'x' };
+    const u = await srv.json('PUT', `${APPS}/deployments/annotated`, c.body);
+    expect(u.status).toBe(200);
+    expect(u.body.metadata.generation).toBe(2);
+    u.body.metadata.labels = { only: 'labels' };
+    expect((await srv.json('PUT', `${APPS}/deployments/annotated`, u.body)).body.metadata.generation).toBe(2);
+  });
+
+  test('the rollback annotation: a negative revision is 422, a non-integer 400', async () => {
+    const neg = await srv.json('POST', `${APPS}/deployments`, deployment('rb-neg', { 'deprecated.deployment.rollback.to': '-1' }));
+    expect(neg.status).toBe(422);
+    expect(neg.body.message).toContain('spec.rollback.version: Invalid value: -1: must be greater than or equal to 0');
+    const nan = await srv.json('POST', `${APPS}/deployments`, deployment('rb-nan', { 'deprecated.deployment.rollback.to': 'abc' }));
+    expect(nan.status).toBe(400);
+    expect(nan.body.message).toContain('failed to parse annotation[deprecated.deployment.rollback.to]=abc as int64');
+    const ok = await srv.json('POST', `${APPS}/deployments`, deployment('rb-ok', { 'deprecated.deployment.rollback.to': '2' }));
+    expect(ok.status).toBe(201);
+  });
+});
+
 test('StatefulSet scale subresource', async () => {
   const path = `${APPS}/statefulsets/web/scale`;
   const g = await srv.json('GET', path);

@@ -158,5 +158,7 @@ export const deployment: Strategy = {
     return errs;
   },
   validateUpdate: selectorImmutable,
+  // The Deployment strategy: annotation changes bump the generation (they are copied to its ReplicaSets).
+  bumpsGeneration: (o, old) => !semanticEqual(o.metadata.annotations, old.metadata.annotations),
 };
 export const replicaSet: Strategy = { validate: validateReplicaSet, validateUpdate: selectorImmutable };
