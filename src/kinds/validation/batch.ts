@@ -10,6 +10,7 @@ import {
   dns1123Label,
   dns1123Subdomain,
   duplicate,
+  invalidOmitted,
   invalidValue,
   notSupported,
   qualifiedName,
@@ -152,9 +153,8 @@ function podFailurePolicy(spec: J, path: string, tspec: J): Errs {
         else if (!CONDITION_STATUSES.includes(status)) errs.push(notSupported(`${cp}[${j}].status`, status, CONDITION_STATUSES));
       });
     }
-    const omit = new GoValue('<value omitted>', null);
-    if (onExit && onConds.length > 0) errs.push(invalidValue(rp, omit, 'specifying both OnExitCodes and OnPodConditions is not supported'));
-    if (!onExit && onConds.length === 0) errs.push(invalidValue(rp, omit, 'specifying one of OnExitCodes and OnPodConditions is required'));
+    if (onExit && onConds.length > 0) errs.push(invalidOmitted(rp, 'specifying both OnExitCodes and OnPodConditions is not supported'));
+    if (!onExit && onConds.length === 0) errs.push(invalidOmitted(rp, 'specifying one of OnExitCodes and OnPodConditions is required'));
   });
   return errs;
 }
