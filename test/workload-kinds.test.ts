@@ -172,6 +172,14 @@ for (const [plural, k] of Object.entries(KINDS)) {
       }
     });
 
+    test('served as protobuf too (client-go default for built-in kinds)', async () => {
+      const name = created[plural]?.metadata.name;
+      const r = await srv.fetch(`${k.base}/${name}`, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toStartWith('application/vnd.kubernetes.protobuf');
+      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(20);
+    });
+
     test('an invalid object is 422 with the reference field path and message', async () => {
       const r = await srv.json('POST', k.base, k.invalid());
       expect(r.status).toBe(422);
