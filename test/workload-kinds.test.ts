@@ -278,6 +278,19 @@ describe('updates', () => {
     );
   });
 
+  test('StatefulSet status: written through /status, validated as the reference', async () => {
+    const path = `${APPS}/statefulsets/web`;
+    const cur = (await srv.json('GET', path)).body;
+    cur.status = { replicas: 3, readyReplicas: 2, availableReplicas: 2 };
+    const ok = await srv.json('PUT', `${path}/status`, cur);
+    expect(ok.status).toBe(200);
+    expect(ok.body.status).toMatchObject({ replicas: 3, readyReplicas: 2 });
+    ok.body.status.readyReplicas = 4;
+    const bad = await srv.json('PUT', `${path}/status`, ok.body);
+    expect(bad.status).toBe(422);
+    expect(bad.body.message).toContain('status.readyReplicas: Invalid value: 4: cannot be greater than status.replicas');
+  });
+
   test('DaemonSet: a template change bumps the template generation; the selector is immutable', async () => {
     const path = `${APPS}/daemonsets/agent`;
     const cur = (await srv.json('GET', path)).body;
@@ -421,7 +434,7 @@ describe('kubectl', () => {
     expect((await srv.json('POST', `${APPS}/controllerrevisions`, owned)).status).toBe(201);
 
     expect(rows(['get', 'sts', 'web'])[0]).toEqual(['NAME', 'READY', 'AGE']);
-    expect(rows(['get', 'sts', 'web'])[1]?.slice(0, 2)).toEqual(['web', '0/5']);
+    expect(rows(['get', 'sts', 'web'])[1]?.slice(0, 2)).toEqual(['web', '2/5']);
     expect(rows(['get', 'sts', 'web', '-o', 'wide'])[0]).toEqual(['NAME', 'READY', 'AGE', 'CONTAINERS', 'IMAGES']);
     expect(rows(['get', 'ds', 'agent'])[0]).toEqual([
       'NAME',

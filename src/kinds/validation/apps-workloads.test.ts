@@ -232,3 +232,27 @@ describe('ControllerRevision', () => {
     ]);
   });
 });
+
+describe('status updates', () => {
+  test('StatefulSet: counters non-negative, not above replicas, collisionCount not decremented', () => {
+    const old = { ...sts(), status: { replicas: 2, collisionCount: 2 } } as Obj;
+    const next = {
+      ...sts(),
+      status: { replicas: 2, readyReplicas: 3, availableReplicas: 1, currentReplicas: -1, collisionCount: 1 },
+    } as Obj;
+    expect(texts(statefulSet.validate?.(next, old) ?? [])).toEqual([
+      'status.currentReplicas: Invalid value: -1: must be greater than or equal to 0',
+      'status.readyReplicas: Invalid value: 3: cannot be greater than status.replicas',
+      'status.collisionCount: Invalid value: 1: cannot be decremented',
+    ]);
+  });
+  test('DaemonSet: counters non-negative', () => {
+    const next = {
+      ...ds(),
+      status: { numberReady: -1, currentNumberScheduled: 0, desiredNumberScheduled: 0, numberMisscheduled: 0 },
+    } as Obj;
+    expect(texts(daemonSet.validate?.(next, ds()) ?? [])).toEqual([
+      'status.numberReady: Invalid value: -1: must be greater than or equal to 0',
+    ]);
+  });
+});

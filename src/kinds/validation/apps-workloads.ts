@@ -170,7 +170,69 @@ export function validateStatefulSetUpdate(o: Obj, old: Obj): Errs {
   return semanticEqual(next, prev) ? [] : [forbiddenField('spec', STATEFULSET_UPDATE_FORBIDDEN)];
 }
 
-export const statefulSet: Strategy = { validate: validateStatefulSet, validateUpdate: validateStatefulSetUpdate };
+// ---- status (the status subresource's rules; on a main-resource update the status is the stored one) ----
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+/** Non-negative counters, then each `[field, bound, message]` not above its bound. */
+function statusCounters(status: J, fields: string[], bounds: [string, string, string][]): Errs {
+  const errs: Errs = [];
+  for (const f of fields) if (status[f] !== undefined) errs.push(...nonNegative(num(status[f]), `status.${f}`));
+  for (const [f, bound, msg] of bounds)
+    if (num(status[f]) > num(status[bound])) errs.push(invalidValue(`status.${f}`, num(status[f]), msg));
+  return errs;
+}
+
+/** IsDecremented(collisionCount). */
+function collisionCount(status: J, old: J): Errs {
+  const next = status.collisionCount;
+  const prev = old.collisionCount;
+  if (typeof prev !== 'number' || (typeof next === 'number' && next >= prev)) return [];
+  return [invalidValue('status.collisionCount', num(next), 'cannot be decremented')];
+}
+
+const REPLICAS_MSG = 'cannot be greater than status.replicas';
+
+/** ValidateStatefulSetStatusUpdate. */
+function statefulSetStatus(o: Obj, old: Obj): Errs {
+  const status = obj(o.status) ?? {};
+  return [
+    ...statusCounters(
+      status,
+      ['replicas', 'readyReplicas', 'currentReplicas', 'updatedReplicas', 'availableReplicas', 'observedGeneration', 'collisionCount'],
+      [
+        ['readyReplicas', 'replicas', REPLICAS_MSG],
+        ['currentReplicas', 'replicas', REPLICAS_MSG],
+        ['updatedReplicas', 'replicas', REPLICAS_MSG],
+        ['availableReplicas', 'replicas', REPLICAS_MSG],
+        ['availableReplicas', 'readyReplicas', 'cannot be greater than status.readyReplicas'],
+      ],
+    ),
+    ...collisionCount(status, obj(old.status) ?? {}),
+  ];
+}
+
+/** ValidateDaemonSetStatusUpdate. */
+function daemonSetStatus(o: Obj, old: Obj): Errs {
+  const status = obj(o.status) ?? {};
+  const fields = [
+    'currentNumberScheduled',
+    'numberMisscheduled',
+    'desiredNumberScheduled',
+    'numberReady',
+    'observedGeneration',
+    'updatedNumberScheduled',
+    'numberAvailable',
+    'numberUnavailable',
+    'collisionCount',
+  ];
+  return [...statusCounters(status, fields, []), ...collisionCount(status, obj(old.status) ?? {})];
+}
+
+export const statefulSet: Strategy = {
+  validate: (o, old) => [...validateStatefulSet(o), ...(old ? statefulSetStatus(o, old) : [])],
+  validateUpdate: validateStatefulSetUpdate,
+};
 
 // ---- DaemonSet ------------------------------------------------------------------------------
 
@@ -243,7 +305,7 @@ export const daemonSet: Strategy = {
     const changed = !semanticEqual(obj(o.spec)?.template, obj(old.spec)?.template);
     setTemplateGeneration(o, templateGeneration(old) + (changed ? 1 : 0));
   },
-  validate: validateDaemonSet,
+  validate: (o, old) => [...validateDaemonSet(o), ...(old ? daemonSetStatus(o, old) : [])],
   validateUpdate: selectorImmutable,
 };
 

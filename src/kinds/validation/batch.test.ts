@@ -260,3 +260,14 @@ describe('CronJob', () => {
     ]);
   });
 });
+
+test('Job status updates: counters and uncounted pods', () => {
+  const old = mkJob();
+  const next = mkJob();
+  next.status = { active: -1, uncountedTerminatedPods: { succeeded: ['a', ''], failed: ['a'] } };
+  expect(texts(job.validate?.(next, old) ?? [])).toEqual([
+    'status.active: Invalid value: -1: must be greater than or equal to 0',
+    'status.uncountedTerminatedPods.succeeded[1]: Invalid value: "": must not be empty',
+    'status.uncountedTerminatedPods.failed[0]: Duplicate value: "a"',
+  ]);
+});

@@ -427,9 +427,31 @@ export function validateJobUpdate(o: Obj, old: Obj): Errs {
   return errs;
 }
 
+/** validateJobStatus's unconditional part: counters and uncountedTerminatedPods. */
+function validateJobStatus(status: J): Errs {
+  const errs: Errs = [];
+  for (const k of ['active', 'succeeded', 'failed', 'ready', 'terminating']) {
+    const v = num(status[k]);
+    if (v !== undefined) errs.push(...nonNegative(v, `status.${k}`));
+  }
+  const uncounted = obj(status.uncountedTerminatedPods);
+  if (uncounted) {
+    const seen = new Set<string>();
+    for (const k of ['succeeded', 'failed']) {
+      list<string>(uncounted[k]).forEach((uid, i) => {
+        const p = `status.uncountedTerminatedPods.${k}[${i}]`;
+        if (uid === '') errs.push(invalidValue(p, uid, 'must not be empty'));
+        else if (seen.has(uid)) errs.push(duplicate(p, uid));
+        else seen.add(uid);
+      });
+    }
+  }
+  return errs;
+}
+
 export const job: Strategy = {
   prepareForCreate: generateSelector,
-  validate: validateJob,
+  validate: (o, old) => [...validateJob(o, old), ...(old ? validateJobStatus(obj(o.status) ?? {}) : [])],
   validateUpdate: validateJobUpdate,
 };
 
