@@ -455,6 +455,20 @@ describe('kubectl', () => {
     expect(rows(['get', 'cj', 'nightly'])[1]?.slice(0, 6)).toEqual(['nightly', '*/5 * * * *', 'Europe/Paris', 'False', '0', '<none>']);
   });
 
+  kubectl.test('create job, create cronjob, scale statefulset', () => {
+    const job = srv.kubectl(['create', 'job', 'hello', '--image=busybox:1.36', '--', 'echo', 'hi']);
+    expect(job.stderr).toBe('');
+    expect(job.stdout.trim()).toBe('job.batch/hello created');
+    const cj = srv.kubectl(['create', 'cronjob', 'tick', '--image=busybox:1.36', '--schedule=*/1 * * * *']);
+    expect(cj.stderr).toBe('');
+    expect(cj.stdout.trim()).toBe('cronjob.batch/tick created');
+    const bad = srv.kubectl(['create', 'cronjob', 'tock', '--image=busybox:1.36', '--schedule=every minute']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('spec.schedule: Invalid value: "every minute": expected exactly 5 fields, found 2: [every minute]');
+    expect(srv.kubectl(['scale', 'sts', 'web', '--replicas=1']).stdout.trim()).toBe('statefulset.apps/web scaled');
+    expect(srv.kubectl(['get', 'sts', 'web', '-o', 'jsonpath={.spec.replicas}']).stdout).toBe('1');
+  });
+
   kubectl.test('get all lists the new kinds that are in category all', () => {
     const out = srv.kubectl(['get', 'all', '-n', 'default']).stdout;
     for (const name of ['statefulset.apps/web', 'daemonset.apps/agent', 'job.batch/pi', 'cronjob.batch/nightly'])
