@@ -7,6 +7,8 @@
  *
  * `next(schedule, after, timeZone)` is the first activation strictly after `after`, in an IANA
  * zone (UTC when none), computed on the zone's wall clock as the reference's SpecSchedule.Next.
+ * A wall time inside a daylight-saving gap is skipped (as the reference does); one inside a
+ * fall-back overlap fires once, at its first instant (the reference may fire in both).
  */
 
 interface Bounds {
