@@ -20,8 +20,11 @@ import {
   notMoreThan100Percent,
   obj,
   positiveIntOrPercent,
+  STATUS_REPLICAS_MSG,
   selectorValue,
   semanticEqual,
+  statusCollisionCount,
+  statusCounters,
   str,
   stringMapValue,
   validateLabelSelector,
@@ -172,27 +175,6 @@ export function validateStatefulSetUpdate(o: Obj, old: Obj): Errs {
 
 // ---- status (the status subresource's rules; on a main-resource update the status is the stored one) ----
 
-const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
-
-/** Non-negative counters, then each `[field, bound, message]` not above its bound. */
-function statusCounters(status: J, fields: string[], bounds: [string, string, string][]): Errs {
-  const errs: Errs = [];
-  for (const f of fields) if (status[f] !== undefined) errs.push(...nonNegative(num(status[f]), `status.${f}`));
-  for (const [f, bound, msg] of bounds)
-    if (num(status[f]) > num(status[bound])) errs.push(invalidValue(`status.${f}`, num(status[f]), msg));
-  return errs;
-}
-
-/** IsDecremented(collisionCount). */
-function collisionCount(status: J, old: J): Errs {
-  const next = status.collisionCount;
-  const prev = old.collisionCount;
-  if (typeof prev !== 'number' || (typeof next === 'number' && next >= prev)) return [];
-  return [invalidValue('status.collisionCount', num(next), 'cannot be decremented')];
-}
-
-const REPLICAS_MSG = 'cannot be greater than status.replicas';
-
 /** ValidateStatefulSetStatusUpdate. */
 function statefulSetStatus(o: Obj, old: Obj): Errs {
   const status = obj(o.status) ?? {};
@@ -201,14 +183,14 @@ function statefulSetStatus(o: Obj, old: Obj): Errs {
       status,
       ['replicas', 'readyReplicas', 'currentReplicas', 'updatedReplicas', 'availableReplicas', 'observedGeneration', 'collisionCount'],
       [
-        ['readyReplicas', 'replicas', REPLICAS_MSG],
-        ['currentReplicas', 'replicas', REPLICAS_MSG],
-        ['updatedReplicas', 'replicas', REPLICAS_MSG],
-        ['availableReplicas', 'replicas', REPLICAS_MSG],
+        ['readyReplicas', 'replicas', STATUS_REPLICAS_MSG],
+        ['currentReplicas', 'replicas', STATUS_REPLICAS_MSG],
+        ['updatedReplicas', 'replicas', STATUS_REPLICAS_MSG],
+        ['availableReplicas', 'replicas', STATUS_REPLICAS_MSG],
         ['availableReplicas', 'readyReplicas', 'cannot be greater than status.readyReplicas'],
       ],
     ),
-    ...collisionCount(status, obj(old.status) ?? {}),
+    ...statusCollisionCount(status, obj(old.status) ?? {}),
   ];
 }
 
@@ -226,7 +208,7 @@ function daemonSetStatus(o: Obj, old: Obj): Errs {
     'numberUnavailable',
     'collisionCount',
   ];
-  return [...statusCounters(status, fields, []), ...collisionCount(status, obj(old.status) ?? {})];
+  return [...statusCounters(status, fields, []), ...statusCollisionCount(status, obj(old.status) ?? {})];
 }
 
 export const statefulSet: Strategy = {

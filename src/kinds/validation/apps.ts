@@ -19,8 +19,11 @@ import {
   notMoreThan100Percent,
   obj,
   positiveIntOrPercent,
+  STATUS_REPLICAS_MSG,
   selectorValue,
   semanticEqual,
+  statusCollisionCount,
+  statusCounters,
   str,
   stringMapValue,
   validateLabelSelector,
@@ -147,18 +150,61 @@ function rollbackRevision(o: Obj): number | undefined {
   return Number(v);
 }
 
+const READY_MSG = 'cannot be greater than readyReplicas';
+
+/** ValidateDeploymentStatusUpdate. */
+function deploymentStatus(o: Obj, old: Obj): Errs {
+  const status = obj(o.status) ?? {};
+  const fields = [
+    'observedGeneration',
+    'replicas',
+    'updatedReplicas',
+    'readyReplicas',
+    'availableReplicas',
+    'unavailableReplicas',
+    'collisionCount',
+  ];
+  return [
+    ...statusCounters(status, fields, [
+      ['updatedReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['readyReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'readyReplicas', READY_MSG],
+    ]),
+    ...statusCollisionCount(status, obj(old.status) ?? {}),
+  ];
+}
+
+/** ValidateReplicaSetStatusUpdate. */
+function replicaSetStatus(o: Obj): Errs {
+  return statusCounters(
+    obj(o.status) ?? {},
+    ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration'],
+    [
+      ['fullyLabeledReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['readyReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'readyReplicas', READY_MSG],
+    ],
+  );
+}
+
 export const deployment: Strategy = {
   decode: (o) => {
     rollbackRevision(o);
   },
-  validate: (o) => {
+  validate: (o, old) => {
     const errs = validateDeployment(o);
     const rev = rollbackRevision(o);
     if (rev !== undefined) errs.push(...nonNegative(rev, 'spec.rollback.version'));
+    if (old) errs.push(...deploymentStatus(o, old));
     return errs;
   },
   validateUpdate: selectorImmutable,
   // The Deployment strategy: annotation changes bump the generation (they are copied to its ReplicaSets).
   bumpsGeneration: (o, old) => !semanticEqual(o.metadata.annotations, old.metadata.annotations),
 };
-export const replicaSet: Strategy = { validate: validateReplicaSet, validateUpdate: selectorImmutable };
+export const replicaSet: Strategy = {
+  validate: (o, old) => [...validateReplicaSet(o), ...(old ? replicaSetStatus(o) : [])],
+  validateUpdate: selectorImmutable,
+};
