@@ -20,8 +20,6 @@ const EXPECTED_FAILURES: Record<string, string> = {
   'test_client.py::TestClient::test_pod_apis': RUNTIME,
   'test_client.py::TestClient::test_exit_code': RUNTIME,
   'test_client.py::TestClient::test_portforward_http': RUNTIME,
-  'test_apps.py::TestClientApps::test_create_daemonset': KIND('DaemonSet'),
-  'test_batch.py::TestClientBatch::test_job_apis': KIND('Job'),
   'test_client.py::TestClient::test_replication_controller_apis': KIND('ReplicationController'),
   'test_utils.py::TestUtils::test_create_from_multi_resource_yaml': KIND('ReplicationController'),
   'test_utils.py::TestUtils::test_create_from_multi_resource_yaml_with_conflict': KIND('ReplicationController'),

@@ -155,10 +155,21 @@ describe('simulated kubelets', () => {
   });
 
   test("a Job's pod without run-duration runs for a second and succeeds", async () => {
+    // A Job that exists (batch/v1 is served: the garbage collector deletes pods of missing owners).
+    const owner = await srv.json(
+      'POST',
+      '/apis/batch/v1/namespaces/default/jobs',
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'x' },
+        spec: { template: { spec: pod('t', { restartPolicy: 'OnFailure' }).spec } },
+      },
+      JSON_CT,
+    );
+    expect(owner.status).toBe(201);
     const job = pod('job-x', { restartPolicy: 'OnFailure' });
-    job.metadata.ownerReferences = [
-      { apiVersion: 'batch/v1', kind: 'Job', name: 'x', uid: '0b0b0b0b-0000-4000-8000-000000000001', controller: true },
-    ];
+    job.metadata.ownerReferences = [{ apiVersion: 'batch/v1', kind: 'Job', name: 'x', uid: owner.body.metadata.uid, controller: true }];
     await create(job);
     const p = await waitPod('job-x', (x) => x.status?.phase === 'Succeeded' || !x.metadata);
     expect(p.status?.phase).toBe('Succeeded');

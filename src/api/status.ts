@@ -163,6 +163,7 @@ export function fieldErrorText(e: FieldError): string {
     case 'FieldValueRequired':
       return e.detail ? `Required value: ${e.detail}` : 'Required value';
     case 'FieldValueInvalid':
+      if (e.omitValue) return e.detail ? `Invalid value: ${e.detail}` : 'Invalid value';
       return `Invalid value: ${bad}${e.detail ? `: ${e.detail}` : ''}`;
     case 'FieldValueNotSupported':
       return `Unsupported value: ${bad}${e.detail ? `: ${e.detail}` : ''}`;

@@ -22,6 +22,8 @@ export interface FieldError {
   /** The human detail (without the path prefix). */
   detail: string;
   badValue?: unknown;
+  /** The reference's field.OmitValueType{}: the message names no value ("Invalid value: detail"). */
+  omitValue?: true;
 }
 
 export type NameRule = 'subdomain' | 'label' | 'path-segment';
@@ -32,6 +34,13 @@ export const invalidValue = (field: string, badValue: unknown, detail: string): 
   field,
   detail,
   badValue,
+});
+/** field.Invalid(path, field.OmitValueType{}, detail). */
+export const invalidOmitted = (field: string, detail: string): FieldError => ({
+  type: 'FieldValueInvalid',
+  field,
+  detail,
+  omitValue: true,
 });
 export const notSupported = (field: string, badValue: unknown, supported: readonly string[]): FieldError => ({
   type: 'FieldValueNotSupported',

@@ -10,12 +10,13 @@ import { lifecycleFor } from './lifecycle';
 import { APIS } from './specs/apis';
 import { APPS } from './specs/apps';
 import { AUTOSCALING } from './specs/autoscaling';
+import { BATCH } from './specs/batch';
 import { CORE } from './specs/core';
 import { EVENTS } from './specs/events';
 import type { Spec } from './specs/spec';
 import { mergeStrategy, strategyFor } from './strategies';
 
-const SPECS: Spec[] = [...CORE, ...APPS, ...APIS, ...AUTOSCALING, ...EVENTS];
+const SPECS: Spec[] = [...CORE, ...APPS, ...BATCH, ...APIS, ...AUTOSCALING, ...EVENTS];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';

@@ -132,6 +132,7 @@ export function mergeStrategy(base: Strategy, v: Strategy | undefined): Strategy
   if (v.statusOnCreate) s.statusOnCreate = true;
   if (v.validate) s.validate = v.validate;
   if (v.validateUpdate) s.validateUpdate = v.validateUpdate;
+  if (v.bumpsGeneration) s.bumpsGeneration = v.bumpsGeneration;
   if (v.decode) s.decode = v.decode;
   if (v.beginDelete) s.beginDelete = v.beginDelete;
   if (v.deletePending) s.deletePending = v.deletePending;

@@ -833,7 +833,8 @@ export class ResourceStore {
     if (m.namespace === undefined) delete m.namespace;
     delete m.selfLink;
     if (this.def.generation) {
-      m.generation = (c.generation ?? 1) + (specChanged(next, cur) ? 1 : 0);
+      const bump = specChanged(next, cur) || (subresource === '' && this.def.strategy.bumpsGeneration?.(next, cur) === true);
+      m.generation = (c.generation ?? 1) + (bump ? 1 : 0);
     } else {
       delete m.generation;
     }

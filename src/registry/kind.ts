@@ -25,6 +25,11 @@ export interface Strategy {
    * with the stored object as `old`).
    */
   validate?(obj: Obj, old?: Obj): FieldError[];
+  /**
+   * An update of the main resource also bumps metadata.generation when this says so, beyond
+   * changes outside metadata and status (a Deployment's annotations, copied to its ReplicaSets).
+   */
+  bumpsGeneration?(obj: Obj, old: Obj): boolean;
   /** Kind-specific rules on update, e.g. immutable fields (validate() runs too). */
   validateUpdate?(obj: Obj, old: Obj): FieldError[];
   /**

@@ -9,6 +9,7 @@ import type { DefName } from './types';
 
 const CORE = 'io.svc.api.core.v1';
 const APPS = 'io.svc.api.apps.v1';
+const BATCH = 'io.svc.api.batch.v1';
 const NET = 'io.svc.api.networking.v1';
 const FLOW = 'io.svc.api.flowcontrol.v1';
 
@@ -73,6 +74,53 @@ function deploymentStrategy(o: JsonObject): void {
   if (ru.maxUnavailable === undefined) ru.maxUnavailable = '25%';
   if (ru.maxSurge === undefined) ru.maxSurge = '25%';
   o.rollingUpdate = ru;
+}
+
+/** SetDefaults_DaemonSet's strategy part: a RollingUpdate strategy gets maxUnavailable 1, maxSurge 0. */
+function daemonSetUpdateStrategy(o: JsonObject): void {
+  if (o.type !== 'RollingUpdate') return;
+  const ru = isObject(o.rollingUpdate) ? o.rollingUpdate : {};
+  if (ru.maxUnavailable === undefined) ru.maxUnavailable = 1;
+  if (ru.maxSurge === undefined) ru.maxSurge = 0;
+  o.rollingUpdate = ru;
+}
+
+/**
+ * SetDefaults_StatefulSet's strategy part: no type means RollingUpdate with a rollingUpdate;
+ * a RollingUpdate's rollingUpdate, when there is one, gets partition 0.
+ */
+function statefulSetSpec(o: JsonObject): void {
+  const us = isObject(o.updateStrategy) ? o.updateStrategy : {};
+  o.updateStrategy = us;
+  if (us.type === undefined || us.type === '') {
+    us.type = 'RollingUpdate';
+    if (!isObject(us.rollingUpdate)) us.rollingUpdate = {};
+  }
+  if (us.type === 'RollingUpdate' && isObject(us.rollingUpdate) && us.rollingUpdate.partition === undefined) us.rollingUpdate.partition = 0;
+}
+
+/**
+ * SetDefaults_Job (Job objects only: a CronJob's jobTemplate keeps its JobSpec as written):
+ * completions and parallelism 1 when both are unset, backoffLimit 6 (MaxInt32 with a per-index
+ * limit), completionMode NonIndexed, suspend false, podReplacementPolicy (Failed with a pod
+ * failure policy), manualSelector false, and the job's labels from its template's when it has none.
+ */
+function job(o: JsonObject): void {
+  const spec = isObject(o.spec) ? o.spec : {};
+  o.spec = spec;
+  if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
+  if (spec.parallelism === undefined) spec.parallelism = 1;
+  if (spec.backoffLimit === undefined) spec.backoffLimit = spec.backoffLimitPerIndex !== undefined ? 2147483647 : 6;
+  const template = isObject(spec.template) ? spec.template : undefined;
+  const tmeta = template && isObject(template.metadata) ? template.metadata : undefined;
+  const meta = isObject(o.metadata) ? o.metadata : undefined;
+  if (meta && tmeta && isObject(tmeta.labels) && (!isObject(meta.labels) || Object.keys(meta.labels).length === 0))
+    meta.labels = { ...tmeta.labels };
+  if (spec.completionMode === undefined) spec.completionMode = 'NonIndexed';
+  if (spec.suspend === undefined) spec.suspend = false;
+  if (spec.podReplacementPolicy === undefined)
+    spec.podReplacementPolicy = spec.podFailurePolicy !== undefined ? 'Failed' : 'TerminatingOrFailed';
+  if (spec.manualSelector === undefined) spec.manualSelector = false;
 }
 
 /** SetDefaults_NetworkPolicy: policyTypes [Ingress], plus Egress when there are egress rules. */
@@ -150,6 +198,9 @@ export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${CORE}.NodeStatus`]: nodeStatus,
   [`${CORE}.Pod`]: pod,
   [`${APPS}.DeploymentStrategy`]: deploymentStrategy,
+  [`${APPS}.DaemonSetUpdateStrategy`]: daemonSetUpdateStrategy,
+  [`${APPS}.StatefulSetSpec`]: statefulSetSpec,
+  [`${BATCH}.Job`]: job,
   [`${NET}.NetworkPolicySpec`]: networkPolicySpec,
   [`${FLOW}.QueuingConfiguration`]: queuingConfiguration,
 };

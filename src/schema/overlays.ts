@@ -10,18 +10,14 @@
  *
  * Only defaults that depend on nothing else belong here; the conditional ones are code in
  * defaulters.ts (container imagePullPolicy; the Pod-only enableServiceLinks, requests from limits
- * and hostPort; emptyDir volumes; service ports and traffic policies; deployment rollingUpdate;
+ * and hostPort; emptyDir volumes; service ports and traffic policies; deployment, daemon set and
+ * stateful set update strategies; the Job-only JobSpec defaults;
  * network policy types; node allocatable). Not handled yet:
  *  - pod-level resources defaulting; loadBalancer ingress ipMode VIP.
  *  - Namespace: label `kubernetes.io/metadata.name` = name; status.phase Active (upstream
  *    SetDefaults_NamespaceStatus; here the namespace strategy sets it).
  *  - LimitRangeItem (type Container) default/defaultRequest from max/default/min; ReplicationController
  *    selector/labels from the template labels.
- *  - DaemonSet updateStrategy.rollingUpdate {maxUnavailable: 1, maxSurge: 0} when RollingUpdate;
- *    StatefulSet updateStrategy.rollingUpdate {partition: 0} (kinds not served yet).
- *  - Job (Job objects only, not CronJob jobTemplates, so not on JobSpec): parallelism 1, completions 1
- *    when both are unset, backoffLimit 6 (MaxInt32 with backoffLimitPerIndex), completionMode NonIndexed,
- *    suspend false, podReplacementPolicy, metadata.labels from the template labels.
  *  - rbac Subject.apiGroup: rbac.authorization.svc.io for User/Group, "" for ServiceAccount.
  *  - CRD: names.singular = lowercase kind, names.listKind = kind + "List", status.storedVersions from the
  *    storage version, conversion.conversionReviewVersions [v1] for Webhook.
@@ -124,16 +120,17 @@ export const overlays: Overlay[] = [
   { def: `${APPS}.StatefulSetSpec`, field: 'replicas', default: 1 },
   { def: `${APPS}.StatefulSetSpec`, field: 'revisionHistoryLimit', default: 10 },
   { def: `${APPS}.StatefulSetSpec`, field: 'podManagementPolicy', default: 'OrderedReady' },
-  { def: `${APPS}.StatefulSetSpec`, field: 'updateStrategy', default: {} },
-  { def: `${APPS}.StatefulSetUpdateStrategy`, field: 'type', default: 'RollingUpdate' },
   { def: `${APPS}.StatefulSetSpec`, field: 'persistentVolumeClaimRetentionPolicy', default: {} },
   { def: `${APPS}.StatefulSetPersistentVolumeClaimRetentionPolicy`, field: 'whenDeleted', default: 'Retain' },
   { def: `${APPS}.StatefulSetPersistentVolumeClaimRetentionPolicy`, field: 'whenScaled', default: 'Retain' },
+  // Not a default: a value field without omitempty in the reference, so always written (0).
+  { def: `${APPS}.StatefulSetStatus`, field: 'availableReplicas', default: 0 },
   { def: `${APPS}.DaemonSetSpec`, field: 'revisionHistoryLimit', default: 10 },
   { def: `${APPS}.DaemonSetSpec`, field: 'updateStrategy', default: {} },
   { def: `${APPS}.DaemonSetUpdateStrategy`, field: 'type', default: 'RollingUpdate' },
 
   // batch/v1 (JobSpec defaults are Job-only, see above)
+  { def: `${BATCH}.PodFailurePolicyOnPodConditionsPattern`, field: 'status', default: 'True' },
   { def: `${BATCH}.CronJobSpec`, field: 'concurrencyPolicy', default: 'Allow' },
   { def: `${BATCH}.CronJobSpec`, field: 'suspend', default: false },
   { def: `${BATCH}.CronJobSpec`, field: 'successfulJobsHistoryLimit', default: 3 },

@@ -1,4 +1,6 @@
 /** apps/v1 kinds. */
+import { CONTROLLERREVISION_COLUMNS, DAEMONSET_COLUMNS, STATEFULSET_COLUMNS } from '../columns-workloads';
+import { controllerRevision, daemonSet, statefulSet } from '../validation/apps-workloads';
 import { at, type Spec } from './spec';
 
 export const APPS: Spec[] = [
@@ -24,5 +26,43 @@ export const APPS: Spec[] = [
     scale: true,
     pkg: 'apps',
     fields: { 'status.replicas': (o) => String(at('status', 'replicas')(o) ?? 0) },
+  },
+  {
+    group: 'apps',
+    kind: 'StatefulSet',
+    plural: 'statefulsets',
+    shortNames: ['sts'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    scale: true,
+    // ValidateStatefulSetName: the pods' names are <name>-<ordinal>, so a DNS label.
+    nameRule: 'label',
+    pkg: 'apps',
+    emptyStatus: true,
+    rules: statefulSet,
+    columns: STATEFULSET_COLUMNS,
+  },
+  {
+    group: 'apps',
+    kind: 'DaemonSet',
+    plural: 'daemonsets',
+    shortNames: ['ds'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    pkg: 'apps',
+    emptyStatus: true,
+    rules: daemonSet,
+    columns: DAEMONSET_COLUMNS,
+  },
+  {
+    group: 'apps',
+    kind: 'ControllerRevision',
+    plural: 'controllerrevisions',
+    namespaced: true,
+    pkg: 'apps',
+    rules: controllerRevision,
+    columns: CONTROLLERREVISION_COLUMNS,
   },
 ];

@@ -147,3 +147,26 @@ describe('ReplicaSet', () => {
     ]);
   });
 });
+
+describe('status updates', () => {
+  const text = (errs: { field: string; type: string; detail: string; badValue?: unknown }[]) =>
+    errs.map((e) => `${e.field}: ${fieldErrorText(e as Parameters<typeof fieldErrorText>[0])}`);
+  test('Deployment: counters, bounds, collisionCount', () => {
+    const old = { ...dep({}), status: { replicas: 3, collisionCount: 1 } } as Obj;
+    const next = {
+      ...dep({}),
+      status: { replicas: 3, readyReplicas: 2, availableReplicas: 3, unavailableReplicas: -1, collisionCount: 0 },
+    } as Obj;
+    expect(text(deployment.validate?.(next, old) ?? [])).toEqual([
+      'status.unavailableReplicas: Invalid value: -1: must be greater than or equal to 0',
+      'status.availableReplicas: Invalid value: 3: cannot be greater than readyReplicas',
+      'status.collisionCount: Invalid value: 0: cannot be decremented',
+    ]);
+  });
+  test('ReplicaSet: ready replicas not above replicas', () => {
+    const rs = (status: Any): Obj => ({ ...dep({}), status });
+    expect(text(replicaSet.validate?.(rs({ replicas: 1, readyReplicas: 2, availableReplicas: 0 }), rs({})) ?? [])).toEqual([
+      'status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas',
+    ]);
+  });
+});

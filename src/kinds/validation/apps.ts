@@ -4,6 +4,7 @@
  */
 import type { Obj } from '../../api/meta';
 import { selectorMatcher } from '../../api/selectors';
+import { badRequest } from '../../api/status';
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import {
@@ -18,8 +19,11 @@ import {
   notMoreThan100Percent,
   obj,
   positiveIntOrPercent,
+  STATUS_REPLICAS_MSG,
   selectorValue,
   semanticEqual,
+  statusCollisionCount,
+  statusCounters,
   str,
   stringMapValue,
   validateLabelSelector,
@@ -124,7 +128,7 @@ export function validateReplicaSet(o: Obj): Errs {
 }
 
 /** apps/v1 forbids changing spec.selector. */
-function selectorImmutable(o: Obj, old: Obj): Errs {
+export function selectorImmutable(o: Obj, old: Obj): Errs {
   const next = obj(o.spec)?.selector;
   const prev = obj(old.spec)?.selector;
   if (semanticEqual(next, prev)) return [];
@@ -132,5 +136,75 @@ function selectorImmutable(o: Obj, old: Obj): Errs {
   return [invalidValue('spec.selector', sel ? selectorValue(sel) : null, FIELD_IMMUTABLE)];
 }
 
-export const deployment: Strategy = { validate: validateDeployment, validateUpdate: selectorImmutable };
-export const replicaSet: Strategy = { validate: validateReplicaSet, validateUpdate: selectorImmutable };
+/**
+ * apps/v1 keeps the internal spec.rollbackTo in the annotation deprecated.deployment.rollback.to:
+ * the conversion rejects a value that is not an int64 (400), validation a negative one.
+ */
+export const ROLLBACK_TO = 'deprecated.deployment.rollback.to';
+
+function rollbackRevision(o: Obj): number | undefined {
+  const v = o.metadata.annotations?.[ROLLBACK_TO];
+  if (v === undefined || v === '') return undefined;
+  if (!/^[+-]?[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw badRequest(`failed to parse annotation[${ROLLBACK_TO}]=${v} as int64: strconv.ParseInt: parsing ${goQuote(v)}: invalid syntax`);
+  return Number(v);
+}
+
+const READY_MSG = 'cannot be greater than readyReplicas';
+
+/** ValidateDeploymentStatusUpdate. */
+function deploymentStatus(o: Obj, old: Obj): Errs {
+  const status = obj(o.status) ?? {};
+  const fields = [
+    'observedGeneration',
+    'replicas',
+    'updatedReplicas',
+    'readyReplicas',
+    'availableReplicas',
+    'unavailableReplicas',
+    'collisionCount',
+  ];
+  return [
+    ...statusCounters(status, fields, [
+      ['updatedReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['readyReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'readyReplicas', READY_MSG],
+    ]),
+    ...statusCollisionCount(status, obj(old.status) ?? {}),
+  ];
+}
+
+/** ValidateReplicaSetStatusUpdate. */
+function replicaSetStatus(o: Obj): Errs {
+  return statusCounters(
+    obj(o.status) ?? {},
+    ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration'],
+    [
+      ['fullyLabeledReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['readyReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'replicas', STATUS_REPLICAS_MSG],
+      ['availableReplicas', 'readyReplicas', READY_MSG],
+    ],
+  );
+}
+
+export const deployment: Strategy = {
+  decode: (o) => {
+    rollbackRevision(o);
+  },
+  validate: (o, old) => {
+    const errs = validateDeployment(o);
+    const rev = rollbackRevision(o);
+    if (rev !== undefined) errs.push(...nonNegative(rev, 'spec.rollback.version'));
+    if (old) errs.push(...deploymentStatus(o, old));
+    return errs;
+  },
+  validateUpdate: selectorImmutable,
+  // The Deployment strategy: annotation changes bump the generation (they are copied to its ReplicaSets).
+  bumpsGeneration: (o, old) => !semanticEqual(o.metadata.annotations, old.metadata.annotations),
+};
+export const replicaSet: Strategy = {
+  validate: (o, old) => [...validateReplicaSet(o), ...(old ? replicaSetStatus(o) : [])],
+  validateUpdate: selectorImmutable,
+};

@@ -254,3 +254,25 @@ export const isUpdate = (o: Obj): boolean => !!o.metadata.resourceVersion;
 
 /** A list contains `*` (the reference's hasWildcard). */
 export const hasWildcard = (v: unknown[]): boolean => v.includes('*');
+
+// ---- workload status (the status subresource's rules of apps kinds) ---------------------------
+
+const zeroOr = (v: unknown): number => (typeof v === 'number' ? v : 0);
+export const STATUS_REPLICAS_MSG = 'cannot be greater than status.replicas';
+
+/** Non-negative counters, then each `[field, bound, message]` not above its bound. */
+export function statusCounters(status: J, fields: string[], bounds: [string, string, string][]): Errs {
+  const errs: Errs = [];
+  for (const f of fields) if (status[f] !== undefined) errs.push(...nonNegative(zeroOr(status[f]), `status.${f}`));
+  for (const [f, bound, msg] of bounds)
+    if (zeroOr(status[f]) > zeroOr(status[bound])) errs.push(invalidValue(`status.${f}`, zeroOr(status[f]), msg));
+  return errs;
+}
+
+/** IsDecremented(collisionCount). */
+export function statusCollisionCount(status: J, old: J): Errs {
+  const next = status.collisionCount;
+  const prev = old.collisionCount;
+  if (typeof prev !== 'number' || (typeof next === 'number' && next >= prev)) return [];
+  return [invalidValue('status.collisionCount', zeroOr(next), 'cannot be decremented')];
+}
