@@ -20,6 +20,7 @@ import { GarbageCollector } from './gc';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { NodeLifecycleController } from './node-lifecycle';
+import { ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { ServiceAccountController } from './service-accounts';
 import { TaintEviction } from './taint-eviction';
@@ -129,6 +130,11 @@ export class Controllers {
     if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
+    }
+    const replicaSets = api.lookup('apps', 'v1', 'replicasets');
+    if (replicaSets && pods) {
+      const recorder = new EventRecorder(api, { component: 'replicaset-controller' }, log);
+      all.push(new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log }));
     }
     const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
     if (nodes && leases && pods) {
