@@ -224,7 +224,7 @@ export class ReplicaSetController {
   /** The ReplicaSet controlling a pod (by its controller reference, same uid). */
   private ownerOf(p: Obj): Obj | undefined {
     const ref = controllerOf(p);
-    if (!ref || ref.kind !== 'ReplicaSet') return undefined;
+    if (ref?.kind !== 'ReplicaSet') return undefined;
     const rs = this.setOf(p.metadata.namespace as string, ref.name);
     return rs && rs.metadata.uid === ref.uid ? rs : undefined;
   }

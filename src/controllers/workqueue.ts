@@ -33,7 +33,10 @@ export class WorkQueue {
   /** Queue `key` in `ms` (an earlier pending `after` for it wins). */
   after(key: string, ms: number): void {
     if (this.stopped) return;
-    if (ms <= 0) return this.add(key);
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
     const at = Date.now() + ms;
     const cur = this.timers.get(key);
     if (cur && cur.at <= at) return;
