@@ -7,6 +7,7 @@
  * watcher that ends (slow, cache relisted) is replaced and everything is queued again.
  */
 import type { Obj } from '../api/meta';
+import { StatusError } from '../api/status';
 import type { WatchCache } from '../watch/cache';
 import type { EventType } from '../watch/events';
 import type { Watcher } from '../watch/watcher';
@@ -79,7 +80,8 @@ export class WorkQueue {
             await this.sync(key);
             this.forget(key);
           } catch (e) {
-            this.log(`${key}: ${e instanceof Error ? e.message : String(e)}`);
+            // A conflict (a cache behind a write) is retried without a word, as the reference's.
+            if (!(e instanceof StatusError && e.code === 409)) this.log(`${key}: ${e instanceof Error ? e.message : String(e)}`);
             this.retry(key);
           }
         }
