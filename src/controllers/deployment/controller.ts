@@ -12,6 +12,7 @@
  * Deployment's status subresource, and its revision annotation (a main-resource update, as this
  * server's status writes change only status).
  */
+
 import { clone, type Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
 import { decodeStored } from '../../codec/stored';
@@ -23,7 +24,8 @@ import { follow, WorkQueue } from '../workqueue';
 import { checkPausedConditions } from './progress';
 import { rolloutRecreate } from './recreate';
 import { rolloutRolling } from './rolling';
-import { getAllReplicaSetsAndSyncRevision, isScalingEvent, type Ops, syncDeploymentStatus, syncScaling } from './sync';
+import { getAllReplicaSetsAndSyncRevision, isScalingEvent, syncDeploymentStatus, syncScaling } from './sync';
+import type { Ops } from './util';
 import { dspec, dstatus } from './util';
 
 const W = () => writeOptions('deployment-controller');

@@ -4,9 +4,10 @@
  * `deployment.kubernetes.io/revision-history`; the Deployment carries its new ReplicaSet's
  * revision; old ReplicaSets beyond revisionHistoryLimit, scaled to zero and settled, are deleted.
  */
+
 import type { Obj } from '../../api/meta';
 import { intOr } from '../controller-utils';
-import type { Ops } from './sync';
+import type { Ops } from './util';
 import {
   annotationsOf,
   byRevision,

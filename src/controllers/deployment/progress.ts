@@ -4,8 +4,10 @@
  * ProgressDeadlineExceeded after progressDeadlineSeconds without progress; DeploymentPaused /
  * DeploymentResumed), ReplicaFailure from the ReplicaSets, and the requeue at the deadline.
  */
+
 import type { Obj } from '../../api/meta';
-import { calculateStatus, type Ops, setStatus, stamp, statusEqual } from './sync';
+import { calculateStatus, setStatus, stamp, statusEqual } from './sync';
+import type { Ops } from './util';
 import {
   type DeploymentCondition,
   type DeploymentStatus,

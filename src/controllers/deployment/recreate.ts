@@ -3,11 +3,13 @@
  * ReplicaSet is scaled to zero, and only once none of their pods runs any more is the new
  * ReplicaSet created (or scaled) to the Deployment's replicas.
  */
+
 import type { Obj } from '../../api/meta';
 import { phaseOf } from '../controller-utils';
 import { cleanupDeployment } from './history';
 import { syncRolloutStatus } from './progress';
-import { getAllReplicaSetsAndSyncRevision, type Ops, scaleAndRecord } from './sync';
+import { getAllReplicaSetsAndSyncRevision, scaleAndRecord } from './sync';
+import type { Ops } from './util';
 import { active, actualReplicas, deploymentComplete, dstatus, replicasOf } from './util';
 
 export async function rolloutRecreate(ops: Ops, d: Obj, rsList: Obj[]): Promise<void> {

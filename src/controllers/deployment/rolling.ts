@@ -3,11 +3,13 @@
  * ReplicaSet grows while the total stays within replicas + maxSurge; old ReplicaSets shrink
  * (their unhealthy pods first) while the available pods stay at least replicas - maxUnavailable.
  */
+
 import type { Obj } from '../../api/meta';
 import { intOr } from '../controller-utils';
 import { cleanupDeployment } from './history';
 import { syncRolloutStatus } from './progress';
-import { getAllReplicaSetsAndSyncRevision, type Ops, scaleAndRecord } from './sync';
+import { getAllReplicaSetsAndSyncRevision, scaleAndRecord } from './sync';
+import type { Ops } from './util';
 import {
   active,
   availableReplicas,

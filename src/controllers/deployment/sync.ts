@@ -6,7 +6,6 @@
  */
 import { clone, type Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
-import type { EventType } from '../../registry/event-recorder';
 import { controllerOf, controllerRef, intOr, timeText } from '../controller-utils';
 import { cleanupDeployment, setDeploymentRevision, setNewReplicaSetAnnotations } from './history';
 import {
@@ -35,6 +34,7 @@ import {
   maxUnavailable,
   newCondition,
   newRSNewReplicas,
+  type Ops,
   proportion,
   R,
   REVISION,
@@ -45,22 +45,6 @@ import {
   setReplicasAnnotations,
   specReplicas,
 } from './util';
-
-/** What the sync needs of the controller: its writes, clock, events and queue. */
-export interface Ops {
-  now(): number;
-  /** Update a ReplicaSet (conditional on its resourceVersion); `rs` becomes the written object. */
-  updateRS(rs: Obj): Promise<void>;
-  createRS(rs: Obj): Promise<Obj>;
-  getRS(namespace: string, name: string): Promise<Obj | undefined>;
-  deleteRS(rs: Obj): Promise<void>;
-  /** Write the Deployment's annotations (if changed) and status (conditional on its resourceVersion). */
-  writeDeployment(d: Obj): Promise<void>;
-  event(obj: Obj, type: EventType, reason: string, message: string): void;
-  requeueAfter(d: Obj, ms: number): void;
-  /** The pods the ReplicaSets control (terminating ones too), by ReplicaSet uid. */
-  podsByRS(d: Obj, rss: Obj[]): Map<string, Obj[]>;
-}
 
 export const stamp = (ops: Ops): string => timeText(ops.now());
 

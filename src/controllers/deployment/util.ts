@@ -5,6 +5,7 @@
  * equals the Deployment's, ignoring the hash label), the replicas annotations, and conditions.
  */
 import { clone, type Obj } from '../../api/meta';
+import type { EventType } from '../../registry/event-recorder';
 import { intOr } from '../controller-utils';
 
 export const HASH_LABEL = 'pod-template-hash';
@@ -343,4 +344,20 @@ export function deploymentTimedOut(d: Obj, s: DeploymentStatus, now: number): bo
   if (c.reason === R.TimedOut) return true;
   const from = Date.parse(c.lastUpdateTime ?? '') || 0;
   return from + intOr(dspec(d).progressDeadlineSeconds, 0) * 1000 < now;
+}
+
+/** What the sync needs of the controller: its writes, clock, events and queue. */
+export interface Ops {
+  now(): number;
+  /** Update a ReplicaSet (conditional on its resourceVersion); `rs` becomes the written object. */
+  updateRS(rs: Obj): Promise<void>;
+  createRS(rs: Obj): Promise<Obj>;
+  getRS(namespace: string, name: string): Promise<Obj | undefined>;
+  deleteRS(rs: Obj): Promise<void>;
+  /** Write the Deployment's annotations (if changed) and status (conditional on its resourceVersion). */
+  writeDeployment(d: Obj): Promise<void>;
+  event(obj: Obj, type: EventType, reason: string, message: string): void;
+  requeueAfter(d: Obj, ms: number): void;
+  /** The pods the ReplicaSets control (terminating ones too), by ReplicaSet uid. */
+  podsByRS(d: Obj, rss: Obj[]): Map<string, Obj[]>;
 }
