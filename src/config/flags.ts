@@ -64,6 +64,8 @@ export interface Config {
   leaderElectRetryPeriodMs: number;
   /** --scheduler: run the built-in scheduler (default-scheduler) with the leader's controllers. */
   scheduler: boolean;
+  /** --controllers: kube-controller-manager's list (`*` the default ones, `name` on, `-name` off). */
+  controllers: string[];
   /** --simulated-nodes: nodes sim-node-0 … sim-node-<N-1> the server creates and runs (src/simulation). */
   simulatedNodes: number;
   /** --simulated-node-capacity: a simulated node's capacity (and allocatable), resource name → quantity. */
@@ -93,6 +95,15 @@ interface FlagDef {
 }
 
 /** Feature gates this server knows, with their defaults (spec 1, "Feature gates"). */
+/** The controllers --controllers names (kube-controller-manager's names); all run by default. */
+export const WORKLOAD_CONTROLLERS: readonly string[] = ['replicaset-controller', 'deployment-controller'];
+
+/** Whether --controllers runs `name` (a default-on controller). */
+export function controllerEnabled(c: Pick<Config, 'controllers'>, name: string): boolean {
+  if (c.controllers.includes(`-${name}`)) return false;
+  return c.controllers.includes(name) || c.controllers.includes('*');
+}
+
 export const FEATURE_GATES: Record<string, boolean> = {
   APIResponseCompression: true,
   CBORServingAndStorage: false,
@@ -486,6 +497,22 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'controllers',
+    default: '*',
+    help: `The workload controllers to run, as kube-controller-manager's --controllers: '*' runs the default ones, 'foo' enables foo, '-foo' disables it. Known: ${WORKLOAD_CONTROLLERS.join(', ')}.`,
+    apply: (c, v) => {
+      const list = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x.length > 0);
+      for (const x of list) {
+        const name = x.replace(/^-/, '');
+        if (name !== '*' && !WORKLOAD_CONTROLLERS.includes(name)) throw new Error(`--controllers: unknown controller "${name}"`);
+      }
+      c.controllers = list;
+    },
+  },
+  {
     name: 'leader-elect-lease-duration',
     default: '15s',
     help: 'How long non-leaders wait after the last observed renewal before taking the Lease.',
@@ -728,6 +755,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     etcdKeyfile: '',
     leaderElect: true,
     scheduler: true,
+    controllers: ['*'],
     leaderElectLeaseDurationMs: 0,
     leaderElectRenewDeadlineMs: 0,
     leaderElectRetryPeriodMs: 0,

@@ -7,7 +7,7 @@
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
  */
-import type { Config } from '../config/flags';
+import { type Config, controllerEnabled } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
 import { EventRecorder } from '../registry/event-recorder';
 import { Scheduler } from '../scheduler/scheduler';
@@ -133,12 +133,12 @@ export class Controllers {
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
     }
     const replicaSets = api.lookup('apps', 'v1', 'replicasets');
-    if (replicaSets && pods) {
+    if (replicaSets && pods && controllerEnabled(cfg, 'replicaset-controller')) {
       const recorder = new EventRecorder(api, { component: 'replicaset-controller' }, log);
       all.push(new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log }));
     }
     const deployments = api.lookup('apps', 'v1', 'deployments');
-    if (deployments && replicaSets && pods) {
+    if (deployments && replicaSets && pods && controllerEnabled(cfg, 'deployment-controller')) {
       const recorder = new EventRecorder(api, { component: 'deployment-controller' }, log);
       all.push(
         new DeploymentController(
