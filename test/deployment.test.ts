@@ -10,6 +10,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { computeHash, maxUnavailable, proportion, resolveFenceposts, safeEncodeString } from '../src/controllers/deployment/util';
 import { KUBECTL, type Server, serverForFile, startServer } from './helpers/server';
 import { until } from './helpers/until';
 
@@ -224,13 +225,12 @@ describe('Deployment controller with kubectl', () => {
 
   test('a stuck rollout times out (ProgressDeadlineExceeded) and is scaled proportionally', async () => {
     const body = deployment('stuck', 10, {
-      progressDeadlineSeconds: 2,
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 3, maxUnavailable: 2 } },
     });
     expect((await srv.json('POST', '/apis/apps/v1/namespaces/default/deployments', body, JSON_CT)).status).toBe(201);
     await ok(['rollout', 'status', 'deployment/stuck', '--timeout=60s']);
-    // New pods never become ready.
-    const patch = { spec: { template: { metadata: { annotations: { 'sim.svc.io/ready': 'false' } } } } };
+    // New pods never become ready; 2 s without progress is the deadline.
+    const patch = { spec: { progressDeadlineSeconds: 2, template: { metadata: { annotations: { 'sim.svc.io/ready': 'false' } } } } };
     expect((await srv.json('PATCH', '/apis/apps/v1/namespaces/default/deployments/stuck', patch, MERGE)).status).toBe(200);
     const status = await kubectl(srv, ['rollout', 'status', 'deployment/stuck', '--timeout=30s']);
     expect(status.code).not.toBe(0);
@@ -251,6 +251,48 @@ describe('Deployment controller with kubectl', () => {
     expect([old.spec.replicas, cur.spec.replicas]).toEqual([14, 9]);
     expect(old.metadata.annotations['deployment.kubernetes.io/desired-replicas']).toBe('20');
     expect(cur.metadata.annotations['deployment.kubernetes.io/max-replicas']).toBe('23');
+  });
+});
+
+describe('Deployment controller: history and arithmetic', () => {
+  test('revisionHistoryLimit: old ReplicaSets beyond it are deleted once scaled to zero', async () => {
+    const body = deployment('hist', 2, { revisionHistoryLimit: 1 });
+    expect((await srv.json('POST', '/apis/apps/v1/namespaces/default/deployments', body, JSON_CT)).status).toBe(201);
+    for (const image of ['nginx:1.28', 'nginx:1.29', 'nginx:1.30']) {
+      await ok(['set', 'image', 'deployment/hist', `app=${image}`]);
+      await ok(['rollout', 'status', 'deployment/hist', '--timeout=60s']);
+    }
+    const rss = await until(
+      () => listRS('hist'),
+      (x) => x.length === 2,
+      15_000,
+    );
+    expect(byRevision(rss).map(rev)).toEqual(['3', '4']);
+    expect(byRevision(rss)[1].spec.template.spec.containers[0].image).toBe('nginx:1.30');
+  });
+
+  test('pod-template-hash: FNV-32a rendered with SafeEncodeString, changed by collisionCount; fenceposts and proportions', () => {
+    const tmpl = { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'a', image: 'b' }] } };
+    const h = computeHash(tmpl);
+    expect(h).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{1,10}$/);
+    expect(computeHash(structuredClone(tmpl))).toBe(h);
+    expect(computeHash(tmpl, 1)).not.toBe(h);
+    // Digits 0-9 are bytes 48-57: characters 21..26, 0..3 of the alphabet.
+    expect(safeEncodeString('0123456789')).toBe('456789bcdf');
+    const d = (replicas: number, maxSurge: unknown, maxUnavailable: unknown): Any => ({
+      metadata: {},
+      spec: { replicas, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge, maxUnavailable } } },
+    });
+    expect(resolveFenceposts(d(3, '25%', '25%'))).toEqual({ surge: 1, unavailable: 0 });
+    expect(resolveFenceposts(d(10, '25%', '25%'))).toEqual({ surge: 3, unavailable: 2 });
+    expect(resolveFenceposts(d(10, 0, '0%'))).toEqual({ surge: 0, unavailable: 1 });
+    expect(maxUnavailable(d(2, 0, 5))).toBe(2);
+    const rs = (replicas: number, max: number): Any => ({
+      metadata: { annotations: { 'deployment.kubernetes.io/max-replicas': String(max) } },
+      spec: { replicas },
+    });
+    expect(proportion(rs(8, 13), d(20, 3, 2), 10, 0)).toBe(6);
+    expect(proportion(rs(5, 13), d(20, 3, 2), 10, 6)).toBe(4);
   });
 });
 
