@@ -88,6 +88,33 @@ describe('ReplicaSet controller', () => {
     expect(created[0].source.component).toBe('replicaset-controller');
   });
 
+  test('expectations: a burst of creations and pod events never makes more pods than replicas', async () => {
+    const seen: number[] = [];
+    let on = true;
+    const watching = (async () => {
+      while (on) {
+        seen.push(live(await listPods('app=burst')).length);
+        await Bun.sleep(10);
+      }
+    })();
+    await createRS('burst', 30, { app: 'burst' });
+    const pods = await until(
+      () => listPods('app=burst'),
+      (ps) => live(ps).length === 30 && live(ps).every(ready),
+      30_000,
+    );
+    // Pod status updates (scheduling, running, ready) keep syncing it: still 30.
+    await Bun.sleep(500);
+    on = false;
+    await watching;
+    expect(live(pods)).toHaveLength(30);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(30);
+    expect(live(await listPods('app=burst'))).toHaveLength(30);
+    // One SuccessfulCreate per pod made (created in slow-start batches of 1, 2, 4, 8, 15).
+    const events = (await srv.json('GET', '/api/v1/namespaces/default/events')).body.items as Any[];
+    expect(events.filter((e) => e.involvedObject.name === 'burst' && e.reason === 'SuccessfulCreate')).toHaveLength(30);
+  });
+
   test('a deleted pod is replaced', async () => {
     const [victim] = live(await listPods('app=web'));
     const r = await srv.json('DELETE', `/api/v1/namespaces/default/pods/${victim.metadata.name}`);

@@ -76,6 +76,9 @@ export class Expectations {
   delete(key: string): void {
     this.m.delete(key);
   }
+  clear(): void {
+    this.m.clear();
+  }
 }
 
 const PHASE_ORDINAL: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
@@ -189,6 +192,7 @@ export class ReplicaSetController {
 
   async start(): Promise<void> {
     await Promise.all([this.setCache.start(), this.podCache.start()]);
+    let podWatched = false;
     this.follows.push(
       follow(
         this.setCache,
@@ -202,7 +206,16 @@ export class ReplicaSetController {
       ),
       follow(
         this.podCache,
-        () => {},
+        () => {
+          // A new pod watcher (at start, or after one ended): the events in between are not
+          // seen, so expectations cannot be trusted; every ReplicaSet is synced from the cache.
+          if (!podWatched) {
+            podWatched = true;
+            return;
+          }
+          this.expectations.clear();
+          for (const c of this.setCache.list()) this.queue.add(this.keyOf(c.obj));
+        },
         (p, type) => this.onPod(p, type),
       ),
     );

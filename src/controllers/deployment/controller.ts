@@ -64,7 +64,9 @@ export class DeploymentController implements Ops {
       ),
       follow(
         this.setCache,
-        () => {},
+        (objs) => {
+          for (const rs of objs) this.onReplicaSet(rs);
+        },
         (rs) => this.onReplicaSet(rs),
       ),
       follow(

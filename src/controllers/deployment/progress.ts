@@ -103,5 +103,6 @@ function requeueStuck(ops: Ops, d: Obj, s: DeploymentStatus): void {
   if (deploymentComplete(d, s) || cur.reason === R.TimedOut) return;
   const from = Date.parse(cur.lastUpdateTime ?? '') || 0;
   const after = from + (dspec(d).progressDeadlineSeconds ?? 0) * 1000 - ops.now();
-  ops.requeueAfter(d, after < 1000 ? 0 : after + 10);
+  // Just past the deadline (the reference re-queues rate limited under a second): soon, not hot.
+  ops.requeueAfter(d, Math.max(after + 10, 100));
 }
