@@ -271,6 +271,23 @@ describe('Deployment controller: history and arithmetic', () => {
     expect(byRevision(rss)[1].spec.template.spec.containers[0].image).toBe('nginx:1.30');
   });
 
+  test("a quota that stops pod creation: the ReplicaSet's ReplicaFailure shows on the Deployment, Available False", async () => {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dquota' } };
+    expect((await srv.json('POST', '/api/v1/namespaces', ns, JSON_CT)).status).toBe(201);
+    const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods: '2' } } };
+    expect((await srv.json('POST', '/api/v1/namespaces/dquota/resourcequotas', quota, JSON_CT)).status).toBe(201);
+    expect((await srv.json('POST', '/apis/apps/v1/namespaces/dquota/deployments', deployment('capped', 3), JSON_CT)).status).toBe(201);
+    const d = await until(
+      async () => (await srv.json('GET', '/apis/apps/v1/namespaces/dquota/deployments/capped')).body,
+      (x) => !!cond(x, 'ReplicaFailure') && x.status?.availableReplicas === 2,
+      20_000,
+    );
+    expect(cond(d, 'ReplicaFailure')).toMatchObject({ status: 'True', reason: 'FailedCreate' });
+    expect(cond(d, 'ReplicaFailure').message).toContain('exceeded quota');
+    expect(cond(d, 'Available')).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable' });
+    expect(d.status).toMatchObject({ replicas: 2, updatedReplicas: 2, availableReplicas: 2, unavailableReplicas: 1 });
+  });
+
   test('pod-template-hash: FNV-32a rendered with SafeEncodeString, changed by collisionCount; fenceposts and proportions', () => {
     const tmpl = { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'a', image: 'b' }] } };
     const h = computeHash(tmpl);
