@@ -9,12 +9,12 @@
  * label, so the policies of one test never act on another's requests.
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 import { until } from './helpers/until';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 const ADM = '/apis/admissionregistration.svc.io/v1';
 let n = 0;
 

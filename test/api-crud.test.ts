@@ -4,9 +4,9 @@
  * deletecollection.
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';

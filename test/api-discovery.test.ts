@@ -3,9 +3,9 @@
  * api-resources, health endpoints (/livez, /readyz, /healthz) and /metrics.
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 /** The spelling of a group/version discovery lists first (the default --discovery-group-order=upstream-first). */
 const primary = (gv: string): string => gv.replace(/\.svc\.io\//, '.k8s.io/');
 

@@ -19,14 +19,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MvccStore } from '../src/store/mvcc';
-import { type Server, startServer } from './helpers/server';
+import { type Server, STATIC_WORKLOADS, startServer } from './helpers/server';
 import { openWatch } from './helpers/watch';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-deletion-'));
-const ARGS = ['--feature-gates=AllowUnsafeMalformedObjectDeletion=true'];
+const ARGS = ['--feature-gates=AllowUnsafeMalformedObjectDeletion=true', STATIC_WORKLOADS];
 let srv: Server;
 
 beforeAll(async () => {

@@ -4,11 +4,11 @@
  * Deployments, with the DisruptionAllowed condition and its reasons.
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 let n = 0;
 
 async function namespace(): Promise<string> {

@@ -5,9 +5,9 @@
  * Nothing is stored by any of them.
  */
 import { expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 const TYPE_META = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
 
 test('a body that is not an object: the object provided is unrecognized, with the body in hex', async () => {

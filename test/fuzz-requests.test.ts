@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { FIXTURE_KINDS, FIXTURES, isNamespacedCollection, sanitizeFixture } from './helpers/fixtures';
 import { needs } from './helpers/needs';
 import { rng } from './helpers/rng';
-import { type Server, startServer } from './helpers/server';
+import { type Server, STATIC_WORKLOADS, startServer } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
@@ -54,7 +54,7 @@ async function send(what: string, kind: 'smp' | 'apply' | 'other', method: strin
 }
 
 beforeAll(async () => {
-  srv = await startServer();
+  srv = await startServer({ args: [STATIC_WORKLOADS] });
   expect((await srv.json('POST', CM, { metadata: { name: 'x' }, data: { a: 'b' } })).status).toBe(201);
 }, 30_000);
 afterAll(async () => {

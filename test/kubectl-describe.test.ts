@@ -5,10 +5,10 @@
  */
 import { beforeAll, expect, test } from 'bun:test';
 import { needs } from './helpers/needs';
-import { KUBECTL, serverForFile } from './helpers/server';
+import { KUBECTL, STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
 // Unbound pods here stay unbound (the built-in scheduler would bind them to the test's nodes).
-const srv = serverForFile({ args: ['--scheduler=false'] });
+const srv = serverForFile({ args: ['--scheduler=false', STATIC_WORKLOADS] });
 const at = (s: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, s)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 beforeAll(async () => {

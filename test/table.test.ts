@@ -3,9 +3,9 @@
  * JSON) and through kubectl, which renders the server's Table.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 
 const TABLE = { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' };
 const AGE = /^\d+s$/;

@@ -8,7 +8,7 @@
  * under that manager yields exactly the changed object (dropped fields are removed).
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
 type Any = any;
@@ -16,7 +16,7 @@ type Any = any;
 // Services get cluster IPs from kubeadm's 10.96.0.0/12 here (the server's default is the reference's 10.0.0.0/24).
 // --scheduler=false: the pods here are written by the test alone (the built-in scheduler would
 // write their status, beside the test's nodes, between its read and its write).
-const srv = serverForFile({ args: ['--service-cluster-ip-range=10.96.0.0/12', '--scheduler=false'] });
+const srv = serverForFile({ args: ['--service-cluster-ip-range=10.96.0.0/12', '--scheduler=false', STATIC_WORKLOADS] });
 
 type Verb = 'put' | 'merge' | 'smp' | 'json' | 'apply';
 const VERBS: Verb[] = ['put', 'merge', 'smp', 'json', 'apply'];

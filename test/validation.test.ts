@@ -4,12 +4,12 @@
  * rules that only apply on update (immutable fields).
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON bodies
 type Any = any;
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 
 interface KindCase {
   kind: string;

@@ -5,11 +5,11 @@
 import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 
 function deployment(name: string, replicas: number, image: string): Record<string, unknown> {
   return {

@@ -3,11 +3,11 @@
  * declare without omitempty are there with their zero values, in every answer and watch event.
  */
 import { describe, expect, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 
 const selector = { matchLabels: { app: 'z' } };
 const template = { metadata: { labels: { app: 'z' } }, spec: { containers: [{ name: 'c', image: 'i' }] } };

@@ -62,14 +62,10 @@ export interface Config {
   leaderElectLeaseDurationMs: number;
   leaderElectRenewDeadlineMs: number;
   leaderElectRetryPeriodMs: number;
-  /**
-   * --controllers: the controllers the leader runs, as kube-controller-manager's flag: `*` for
-   * every default one, `name` to add one, `-name` to leave one out (names with or without the
-   * reference's `-controller` suffix).
-   */
-  controllers: string[];
   /** --scheduler: run the built-in scheduler (default-scheduler) with the leader's controllers. */
   scheduler: boolean;
+  /** --controllers: kube-controller-manager's list (`*` the default ones, `name` on, `-name` off). */
+  controllers: string[];
   /** --simulated-nodes: nodes sim-node-0 … sim-node-<N-1> the server creates and runs (src/simulation). */
   simulatedNodes: number;
   /** --simulated-node-capacity: a simulated node's capacity (and allocatable), resource name → quantity. */
@@ -99,6 +95,29 @@ interface FlagDef {
 }
 
 /** Feature gates this server knows, with their defaults (spec 1, "Feature gates"). */
+/** The controllers --controllers names (kube-controller-manager's names); all run by default. */
+export const KNOWN_CONTROLLERS: readonly string[] = [
+  'replicaset-controller',
+  'deployment-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+];
+
+/** The reference's name of a controller: `foo-controller` (the older short names are aliases). */
+const canonical = (name: string): string => (name.endsWith('-controller') ? name : `${name}-controller`);
+
+/** Whether --controllers runs `name` (a default-on controller; with or without the `-controller` suffix). */
+export function controllerEnabled(c: Pick<Config, 'controllers'>, name: string): boolean {
+  const want = canonical(name);
+  let on = false;
+  for (const entry of c.controllers) {
+    if (entry === '*') on = true;
+    else if (entry.startsWith('-') && canonical(entry.slice(1)) === want) return false;
+    else if (canonical(entry) === want) on = true;
+  }
+  return on;
+}
+
 export const FEATURE_GATES: Record<string, boolean> = {
   APIResponseCompression: true,
   CBORServingAndStorage: false,
@@ -484,22 +503,27 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
-    name: 'controllers',
-    default: '*',
-    help: "The controllers to run, as kube-controller-manager's --controllers: '*' enables every one, 'foo' one more, '-foo' leaves foo out (e.g. *,-root-ca-certificate-publisher-controller).",
-    apply: (c, v) => {
-      c.controllers = v
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean);
-    },
-  },
-  {
     name: 'scheduler',
     default: 'true',
     help: 'Run the built-in scheduler: pods of schedulerName default-scheduler (or none) are bound to nodes as kube-scheduler binds them, once the cluster has a Node. false: pods stay Pending for an external scheduler.',
     apply: (c, v) => {
       c.scheduler = parseBool(v, 'scheduler');
+    },
+  },
+  {
+    name: 'controllers',
+    default: '*',
+    help: `The controllers to run, as kube-controller-manager's --controllers: '*' runs the default ones, 'foo' enables foo, '-foo' disables it. Known: ${KNOWN_CONTROLLERS.join(', ')}.`,
+    apply: (c, v) => {
+      const list = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x.length > 0);
+      for (const x of list) {
+        const name = x.replace(/^-/, '');
+        if (name !== '*' && !KNOWN_CONTROLLERS.includes(canonical(name))) throw new Error(`--controllers: unknown controller "${name}"`);
+      }
+      c.controllers = list;
     },
   },
   {
@@ -810,19 +834,4 @@ export function parseFlags(argv: string[]): Config | undefined {
     }
   }
   return c;
-}
-
-/** The reference's name of a controller: `foo-controller` (the older short names are aliases). */
-const canonical = (name: string): string => (name.endsWith('-controller') ? name : `${name}-controller`);
-
-/** Whether --controllers enables controller `name` (e.g. `root-ca-certificate-publisher-controller`). */
-export function controllerEnabled(c: Pick<Config, 'controllers'>, name: string): boolean {
-  const want = canonical(name);
-  let on = false;
-  for (const entry of c.controllers) {
-    if (entry === '*') on = true;
-    else if (entry.startsWith('-') && canonical(entry.slice(1)) === want) return false;
-    else if (canonical(entry) === want) on = true;
-  }
-  return on;
 }

@@ -2,7 +2,7 @@
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
  * behalf (garbage collector, namespace lifecycle, disruption, quota, service accounts, role
- * aggregation, node lifecycle and taint eviction, the node and kubelet simulation, and whatever
+ * aggregation, node lifecycle and taint eviction, ReplicaSets and Deployments, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
@@ -15,12 +15,14 @@ import type { SchemaSet } from '../schema/engine';
 import { Simulation } from '../simulation/simulation';
 import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
+import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
 import { NodeLifecycleController } from './node-lifecycle';
+import { ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { TaintEviction } from './taint-eviction';
 
@@ -137,6 +139,27 @@ export class Controllers {
     if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
+    }
+    const replicaSets = api.lookup('apps', 'v1', 'replicasets');
+    if (replicaSets && pods && controllerEnabled(cfg, 'replicaset-controller')) {
+      const recorder = new EventRecorder(api, { component: 'replicaset-controller' }, log);
+      all.push(new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log }));
+    }
+    const deployments = api.lookup('apps', 'v1', 'deployments');
+    if (deployments && replicaSets && pods && controllerEnabled(cfg, 'deployment-controller')) {
+      const recorder = new EventRecorder(api, { component: 'deployment-controller' }, log);
+      all.push(
+        new DeploymentController(
+          deployments,
+          deployments.watchCache(),
+          replicaSets,
+          replicaSets.watchCache(),
+          pods,
+          pods.watchCache(),
+          recorder,
+          { log },
+        ),
+      );
     }
     const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
     if (nodes && leases && pods) {

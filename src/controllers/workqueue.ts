@@ -1,0 +1,116 @@
+/**
+ * The work queue of the workload controllers (ReplicaSet, Deployment), as client-go's rate-limited
+ * queue serves them: a key queued several times before its sync runs is synced once; one worker
+ * syncs keys in turn; `after` queues a key later (minReadySeconds, progress deadlines); a failed
+ * sync is retried with per-key exponential back-off (5 ms doubling, at most `maxBackoffMs`), and
+ * `forget` resets it after a success. Also the watch-following loop these controllers share: a
+ * watcher that ends (slow, cache relisted) is replaced and everything is queued again.
+ */
+import type { Obj } from '../api/meta';
+import { StatusError } from '../api/status';
+import type { WatchCache } from '../watch/cache';
+import type { EventType } from '../watch/events';
+import type { Watcher } from '../watch/watcher';
+
+export class WorkQueue {
+  private readonly queue = new Set<string>();
+  private readonly timers = new Map<string, { at: number; t: ReturnType<typeof setTimeout> }>();
+  private readonly failures = new Map<string, number>();
+  private draining = false;
+  private stopped = false;
+
+  constructor(
+    private readonly sync: (key: string) => Promise<void>,
+    private readonly log: (msg: string) => void,
+    private readonly maxBackoffMs = 60_000,
+  ) {}
+
+  add(key: string): void {
+    if (this.stopped) return;
+    this.queue.add(key);
+    this.drain();
+  }
+
+  /** Queue `key` in `ms` (an earlier pending `after` for it wins). */
+  after(key: string, ms: number): void {
+    if (this.stopped) return;
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
+    const at = Date.now() + ms;
+    const cur = this.timers.get(key);
+    if (cur && cur.at <= at) return;
+    if (cur) clearTimeout(cur.t);
+    const t = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, ms);
+    t.unref?.();
+    this.timers.set(key, { at, t });
+  }
+
+  /** Retry `key` after its back-off (AddRateLimited). */
+  retry(key: string): void {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    this.after(key, Math.min(this.maxBackoffMs, 5 * 2 ** n));
+  }
+
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const { t } of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    this.queue.clear();
+  }
+
+  private drain(): void {
+    if (this.draining || this.stopped) return;
+    this.draining = true;
+    setTimeout(async () => {
+      try {
+        while (this.queue.size > 0 && !this.stopped) {
+          const key = this.queue.values().next().value as string;
+          this.queue.delete(key);
+          try {
+            await this.sync(key);
+            this.forget(key);
+          } catch (e) {
+            // A conflict (a cache behind a write) is retried without a word, as the reference's.
+            if (!(e instanceof StatusError && e.code === 409)) this.log(`${key}: ${e instanceof Error ? e.message : String(e)}`);
+            this.retry(key);
+          }
+        }
+      } finally {
+        this.draining = false;
+      }
+    }, 0);
+  }
+}
+
+/**
+ * Follow every event of `cache` until `stop()`: `initial` gets the objects present at the start
+ * (and again after a watcher had to be replaced), `onEvent` each change.
+ */
+export function follow(cache: WatchCache, initial: (objs: Obj[]) => void, onEvent: (obj: Obj, type: EventType) => void): { stop(): void } {
+  let stopped = false;
+  let current: Watcher | undefined;
+  void (async () => {
+    while (!stopped) {
+      const { watcher, initial: objs } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+      current = watcher;
+      initial(objs.map((c) => c.obj));
+      while (!stopped && !watcher.ended) for (const e of await watcher.next(Number.POSITIVE_INFINITY)) onEvent(e.obj, e.type);
+    }
+  })();
+  return {
+    stop: () => {
+      stopped = true;
+      current?.end('closed');
+    },
+  };
+}
