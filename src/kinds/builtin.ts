@@ -7,13 +7,17 @@ import type { Column } from '../codec/table';
 import type { KindDef, Strategy } from '../registry/kind';
 import { columnsFor } from './columns';
 import { lifecycleFor } from './lifecycle';
+import { ADMISSIONREGISTRATION } from './specs/admissionregistration';
+import { APIREGISTRATION } from './specs/apiregistration';
 import { APIS } from './specs/apis';
 import { APPS } from './specs/apps';
+import { CERTIFICATES } from './specs/certificates';
 import { CORE } from './specs/core';
+import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
 import { mergeStrategy, strategyFor } from './strategies';
 
-const SPECS: Spec[] = [...CORE, ...APPS, ...APIS];
+const SPECS: Spec[] = [...CORE, ...APPS, ...APIS, ...SCHEDULING, ...CERTIFICATES, ...ADMISSIONREGISTRATION, ...APIREGISTRATION];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';
@@ -41,6 +45,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     columns: s.columns ?? columnsFor(s.kind),
     selectableFields: s.fields ?? {},
     strategy,
+    subresources: s.subresources,
   };
 }
 
