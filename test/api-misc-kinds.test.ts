@@ -14,15 +14,19 @@ import { openWatch } from './helpers/watch';
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
 let srv: Server;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-misc-'));
+const tokenFile = path.join(dir, 'tokens.csv');
+fs.writeFileSync(tokenFile, 'dev-token,dev,uid-dev,"developers"\n');
 beforeAll(async () => {
-  srv = await startServer();
+  srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
 });
 afterAll(async () => {
   await srv?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** A PEM certificate request (openssl), base64 as spec.request carries it. */
-function csrRequest(): string {
+function csrRequest(subject = '/CN=alice/O=dev'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-csr-'));
   const r = Bun.spawnSync([
     'openssl',
@@ -36,7 +40,7 @@ function csrRequest(): string {
     '-keyout',
     path.join(dir, 'key.pem'),
     '-subj',
-    '/CN=alice/O=dev',
+    subject,
   ]);
   fs.rmSync(dir, { recursive: true, force: true });
   if (r.exitCode !== 0) throw new Error(r.stderr.toString());
@@ -322,6 +326,100 @@ describe('CertificateSigningRequest', () => {
   });
 });
 
+describe('CertificateSigningRequest checks', () => {
+  const CSR = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+  const body = (name: string, request: string, signerName = 'example.com/signer') => ({
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { name },
+    spec: { request, signerName, usages: ['client auth'] },
+  });
+
+  test('a request whose signature does not verify is 422; system:masters for kube-apiserver-client is 403', async () => {
+    const pem = Buffer.from(csrRequest('/CN=alice'), 'base64').toString();
+    const m = /-----BEGIN CERTIFICATE REQUEST-----\n([\s\S]*?)-----END/.exec(pem) as RegExpExecArray;
+    const der = Buffer.from((m[1] as string).replace(/\s+/g, ''), 'base64');
+    const at = der.indexOf('alice');
+    der[at] = 'b'.charCodeAt(0);
+    const forged = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+    const r = await srv.json('POST', CSR, body('forged', Buffer.from(forged).toString('base64')));
+    expect(r.status).toBe(422);
+    expect(r.body.details.causes[0].field).toBe('spec.request');
+    expect(r.body.details.causes[0].message).toEndWith(': x509: ECDSA verification failure');
+    const masters = await srv.json(
+      'POST',
+      CSR,
+      body('masters', csrRequest('/CN=root/O=system:masters'), 'kubernetes.io/kube-apiserver-client'),
+    );
+    expect(masters.status).toBe(403);
+    expect(masters.body.message).toBe(
+      'certificatesigningrequests.certificates.k8s.io "masters" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
+    );
+    const ok = await srv.json('POST', CSR, body('short', csrRequest()));
+    expect(ok.status).toBe(201);
+    const bad = await srv.json('POST', CSR, {
+      ...body('bad-usage', csrRequest()),
+      spec: { ...body('', '').spec, request: csrRequest(), usages: ['fly'], signerName: 'nodomain', expirationSeconds: 60 },
+    });
+    expect(bad.status).toBe(422);
+    const causes = bad.body.details.causes.map((c: Json) => `${c.field}: ${c.message}`);
+    expect(causes).toContain(
+      'spec.usages[0]: Unsupported value: "fly": supported values: "any", "cert sign", "client auth", "code signing", "content commitment", "crl sign", "data encipherment", "decipher only", "digital signature", "email protection", "encipher only", "ipsec end system", "ipsec tunnel", "ipsec user", "key agreement", "key encipherment", "microsoft sgc", "netscape sgc", "ocsp signing", "s/mime", "server auth", "signing", "timestamping"',
+    );
+    expect(causes).toContain(
+      'spec.signerName: Invalid value: "nodomain": must be a fully qualified domain and path of the form \'example.com/signer-name\'',
+    );
+    expect(causes).toContain('spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 600 seconds (10 minutes)');
+  });
+
+  test('approving needs `approve` on the signer (CertificateApproval); discovery lists the approval subresource', async () => {
+    const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+    await srv.json('POST', `${RBAC}/clusterroles`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'csr-approver' },
+      rules: [
+        {
+          apiGroups: ['certificates.k8s.io'],
+          resources: ['certificatesigningrequests', 'certificatesigningrequests/approval'],
+          verbs: ['get', 'update'],
+        },
+      ],
+    });
+    await srv.json('POST', `${RBAC}/clusterrolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'csr-approver' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'csr-approver' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'developers' }],
+    });
+    const csr = (await srv.json('GET', `${CSR}/short`)).body;
+    csr.status.conditions = [{ type: 'Approved', status: 'True', reason: 'Dev' }];
+    let r: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      r = await srv.fetch(`${CSR}/short/approval`, {
+        method: 'PUT',
+        token: 'dev-token',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(csr),
+      } as RequestInit);
+      if (r.status !== 403 || !(await r.clone().text()).includes('cannot update')) break;
+      await Bun.sleep(50);
+    }
+    expect(r?.status).toBe(403);
+    expect(((await r?.json()) as Json).message).toBe(
+      'certificatesigningrequests.certificates.k8s.io "short" is forbidden: user not permitted to approve requests with signerName "example.com/signer"',
+    );
+    const d = await srv.json('GET', '/apis/certificates.k8s.io/v1');
+    const approval = d.body.resources.find((x: Json) => x.name === 'certificatesigningrequests/approval');
+    expect(approval).toMatchObject({ kind: 'CertificateSigningRequest', namespaced: false });
+    expect([...approval.verbs].sort()).toEqual(['get', 'patch', 'update']);
+    const t = srv.kubectl(['get', 'csr', 'short']);
+    expect(t.stdout).toMatch(/^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION/);
+    expect(t.stdout).toMatch(/short\s+\S+\s+example\.com\/signer\s+admin\s+<none>\s+Pending/);
+  });
+});
+
 describe('TokenReview and APIServices', () => {
   test("the server's own token reviews as the admin", async () => {
     const r = await srv.json('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
@@ -349,5 +447,42 @@ describe('TokenReview and APIServices', () => {
     }
     const t = srv.kubectl(['get', 'apiservices', 'v1.apps']);
     expect(t.stdout).toMatch(/v1\.apps\s+Local\s+True/);
+    expect(srv.kubectl(['get', 'pc', 'system-node-critical']).stdout).toMatch(
+      /NAME\s+VALUE\s+GLOBAL-DEFAULT\s+AGE\s+PREEMPTIONPOLICY\n.*system-node-critical\s+2000001000\s+false\s+\S+\s+PreemptLowerPriority/,
+    );
+  });
+
+  test("a CRD's group gets an APIService while it is served", async () => {
+    const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    const made = await srv.json('POST', CRDS, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.toys.example.com' },
+      spec: {
+        group: 'toys.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+      },
+    });
+    expect(made.status).toBe(201);
+    const AS = '/apis/apiregistration.k8s.io/v1/apiservices/v1.toys.example.com';
+    let got: Json;
+    for (let i = 0; i < 100; i++) {
+      got = await srv.json('GET', AS);
+      if (got.status === 200 && got.body.status?.conditions) break;
+      await Bun.sleep(50);
+    }
+    expect(got.status).toBe(200);
+    expect(got.body.metadata.labels['kube-aggregator.kubernetes.io/automanaged']).toBe('true');
+    expect(got.body.spec).toMatchObject({ group: 'toys.example.com', version: 'v1', groupPriorityMinimum: 1000, versionPriority: 100 });
+    expect(got.body.status.conditions[0]).toMatchObject({ type: 'Available', status: 'True', reason: 'Local' });
+    await srv.json('DELETE', `${CRDS}/gadgets.toys.example.com`);
+    for (let i = 0; i < 100; i++) {
+      got = await srv.json('GET', AS);
+      if (got.status === 404) break;
+      await Bun.sleep(50);
+    }
+    expect(got.status).toBe(404);
   });
 });

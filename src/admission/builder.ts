@@ -1,6 +1,6 @@
 /**
  * The admission chain as the server builds it: its plugins in one list, in the reference's order
- * (its RecommendedPluginOrder: LimitRanger, ..., Priority, DefaultTolerationSeconds, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * (its RecommendedPluginOrder: LimitRanger, ..., Priority, DefaultTolerationSeconds, ..., CertificateApproval, CertificateSigning, CertificateSubjectRestriction, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
  * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
  * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
  * other resources through the registry they are built with (the reference's loopback client):
@@ -17,6 +17,7 @@ import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
 import { ALL_OBJECTS } from '../registry/list';
 import type { SchemaSet } from '../schema/engine';
+import { CertificateAdmission } from './certificates';
 import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
@@ -154,6 +155,7 @@ export class Admission {
         plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
         kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
       },
+      { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
       { plugin: this.policy, kinds: () => true },
       { plugin: quota, kinds: (def) => def.namespaced },
     ];

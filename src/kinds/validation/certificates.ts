@@ -1,7 +1,7 @@
 /**
  * certificates.svc.io/v1 CertificateSigningRequest rules, as the reference's
  * pkg/apis/certificates/validation and pkg/registry/certificates/certificates/strategy.go: the
- * request is a PEM CERTIFICATE REQUEST (its DER framing is checked, not its signature), signerName
+ * request is a PEM CERTIFICATE REQUEST whose signature verifies (csr-der.ts), signerName
  * a `domain/path`, usages from the known set, expirationSeconds ≥ 600; Approved and Denied
  * conditions exclude each other and only the approval subresource changes them; the certificate
  * only through status, once.
@@ -21,6 +21,7 @@ import {
 } from '../../api/validation';
 import type { StatusLike } from '../../registry/kind';
 import { type Errs, GoValue, list, obj, semanticEqual, str } from './common';
+import { checkRequest } from './csr-der';
 
 export const USAGES = [
   'any',
@@ -62,34 +63,14 @@ function pemBlocks(text: string): { type: string; headers: boolean; der: Buffer 
   return out;
 }
 
-/** Why DER bytes are not one ASN.1 SEQUENCE spanning them all, or undefined. */
-function sequenceProblem(der: Buffer): string | undefined {
-  if (der.length < 2) return 'asn1: syntax error: data truncated';
-  if (der[0] !== 0x30) return "asn1: structure error: tags don't match";
-  let len = der[1] as number;
-  let at = 2;
-  if (len & 0x80) {
-    const n = len & 0x7f;
-    if (n === 0 || n > 4 || der.length < 2 + n) return 'asn1: syntax error: data truncated';
-    len = 0;
-    for (let i = 0; i < n; i++) len = len * 256 + (der[2 + i] as number);
-    at = 2 + n;
-  }
-  if (at + len > der.length) return 'asn1: syntax error: data truncated';
-  if (at + len < der.length) return 'x509: trailing data';
-  return undefined;
-}
-
 /** Go's %#v of a []byte (the reference prints spec.request that way). */
 function goBytes(b: Buffer, json: unknown): GoValue {
   return new GoValue(`[]byte{${[...b].map((x) => `0x${x.toString(16)}`).join(', ')}}`, json);
 }
 
 function requestProblem(request: string): string | undefined {
-  const blocks = pemBlocks(Buffer.from(request, 'base64').toString('latin1'));
-  const block = blocks[0];
-  if (!block || block.type !== 'CERTIFICATE REQUEST') return 'PEM block type must be CERTIFICATE REQUEST';
-  return sequenceProblem(block.der);
+  const r = checkRequest(request);
+  return 'problem' in r ? r.problem : undefined;
 }
 
 function certificateProblem(cert: string): string | undefined {
