@@ -14,48 +14,68 @@ const SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 const REINVOCATION = ['IfNeeded', 'Never'];
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
+const FORM = '; desired format: https://host[/path]';
+
+/** What Go's url.Parse finds in a URL: scheme, host, user information, query and fragment. */
+function parseURL(raw: string): { scheme: string; host: string; user?: string; query: string; fragment: string } {
+  let rest = raw;
+  let fragment = '';
+  const hash = rest.indexOf('#');
+  if (hash >= 0) {
+    fragment = rest.slice(hash + 1);
+    rest = rest.slice(0, hash);
+  }
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(rest);
+  const scheme = m ? (m[1] as string).toLowerCase() : '';
+  if (m) rest = rest.slice(m[0].length);
+  let query = '';
+  const q = rest.indexOf('?');
+  if (q >= 0) {
+    query = rest.slice(q + 1);
+    rest = rest.slice(0, q);
+  }
+  let host = '';
+  let user: string | undefined;
+  if (rest.startsWith('//')) {
+    const end = rest.indexOf('/', 2);
+    const authority = end < 0 ? rest.slice(2) : rest.slice(2, end);
+    const at = authority.lastIndexOf('@');
+    if (at >= 0) user = authority.slice(0, at);
+    host = at >= 0 ? authority.slice(at + 1) : authority;
+  }
+  return { scheme, host, user, query, fragment };
+}
+
 /** ValidateWebhookURL (forceHttps). */
 function validateURL(path: string, raw: string): Errs {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return [invalidValue(path, raw, 'host must be specified')];
-  }
+  const u = parseURL(raw);
   const errs: Errs = [];
-  const scheme = u.protocol.replace(/:$/, '');
-  if (scheme !== 'https') errs.push(invalidValue(path, scheme, "'https' is the only allowed URL scheme"));
-  if (u.host === '') errs.push(invalidValue(path, u.host, 'host must be specified'));
-  if (u.username || u.password) {
-    errs.push(invalidValue(path, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
-  }
-  if (u.hash.length > 1) errs.push(invalidValue(path, u.hash.slice(1), 'fragments are not permitted in the URL'));
-  if (u.search.length > 1) errs.push(invalidValue(path, u.search.slice(1), 'query parameters are not permitted in the URL'));
+  if (u.scheme !== 'https') errs.push(invalidValue(path, u.scheme, `'https' is the only allowed URL scheme${FORM}`));
+  if (u.host === '') errs.push(invalidValue(path, u.host, `host must be specified${FORM}`));
+  if (u.user !== undefined) errs.push(invalidValue(path, u.user, 'user information is not permitted in the URL'));
+  if (u.fragment !== '') errs.push(invalidValue(path, u.fragment, 'fragments are not permitted in the URL'));
+  if (u.query !== '') errs.push(invalidValue(path, u.query, 'query parameters are not permitted in the URL'));
   return errs;
 }
 
 /** ValidateWebhookService. */
 function validateService(path: string, s: J): Errs {
   const errs: Errs = [];
-  if (str(s.name) === '') errs.push(required(`${path}.name`, 'service name is required'));
-  if (str(s.namespace) === '') errs.push(required(`${path}.namespace`, 'service namespace is required'));
-  if (typeof s.port === 'number') {
-    const bad = isValidPortNum(s.port);
-    if (bad.length > 0) errs.push(invalidValue(`${path}.port`, s.port, `port is not valid: ${bad.join(', ')}`));
-  }
-  if (s.path === undefined) return errs;
+  if (str(s.name) === '') errs.push(required(`${path}.name`));
+  if (str(s.namespace) === '') errs.push(required(`${path}.namespace`));
+  const port = typeof s.port === 'number' ? s.port : 443;
+  const bad = isValidPortNum(port);
+  if (bad.length > 0) errs.push(invalidValue(`${path}.port`, port, `port is not valid: ${bad.join(', ')}`));
   const p = str(s.path);
-  if (!p.startsWith('/')) return [...errs, invalidValue(`${path}.path`, p, "must start with a '/'")];
-  if (p === '/') return errs;
-  p.slice(1)
-    .split('/')
-    .forEach((step, i) => {
-      if (step === '') errs.push(invalidValue(`${path}.path`, p, `segment[${i}] may not be empty`));
-      else {
-        const m = dns1123Subdomain(step);
-        if (m.length > 0) errs.push(invalidValue(`${path}.path`, p, `segment[${i}]: ${m.join(', ')}`));
-      }
-    });
+  if (s.path === undefined || p === '/' || p === '') return errs;
+  if (p === '//') return [...errs, invalidValue(`${path}.path`, p, 'segment[0] may not be empty')];
+  if (!p.startsWith('/')) errs.push(invalidValue(`${path}.path`, p, "must start with a '/'"));
+  let check = p.slice(1);
+  if (check.endsWith('/')) check = check.slice(0, -1);
+  check.split('/').forEach((step, i) => {
+    if (step === '') errs.push(invalidValue(`${path}.path`, p, `segment[${i}] may not be empty`));
+    else for (const m of dns1123Subdomain(step)) errs.push(invalidValue(`${path}.path`, p, `segment[${i}]: ${m}`));
+  });
   return errs;
 }
 
@@ -64,9 +84,12 @@ function validateReviewVersions(versions: string[], path: string): Errs {
   const errs: Errs = [];
   const seen = new Set<string>();
   versions.forEach((v, i) => {
-    errs.push(...each(`${path}[${i}]`, v, dns1035Label(v)));
-    if (seen.has(v)) errs.push(invalidValue(`${path}[${i}]`, v, 'duplicate version'));
+    if (seen.has(v)) {
+      errs.push(invalidValue(`${path}[${i}]`, v, 'duplicate version'));
+      return;
+    }
     seen.add(v);
+    errs.push(...each(`${path}[${i}]`, v, dns1035Label(v)));
   });
   if (!versions.some((v) => REVIEW_VERSIONS.includes(v))) {
     errs.push(invalidValue(path, stringsValue(versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`));
@@ -74,16 +97,18 @@ function validateReviewVersions(versions: string[], path: string): Errs {
   return errs;
 }
 
+/** IsFullyQualifiedName: a DNS subdomain of at least three labels. */
+function fullyQualified(path: string, name: string): Errs {
+  if (name === '') return [required(path)];
+  const bad = dns1123Subdomain(name);
+  if (bad.length > 0) return [invalidValue(path, name, bad.join(','))];
+  if (name.split('.').length < 3) return [invalidValue(path, name, 'should be a domain with at least three segments separated by dots')];
+  return [];
+}
+
+/** validateValidatingWebhook / validateMutatingWebhook, in the reference's order. */
 function validateWebhook(h: J, path: string, mutating: boolean): Errs {
-  const errs: Errs = [];
-  const name = str(h.name);
-  if (name === '') errs.push(required(`${path}.name`));
-  else {
-    errs.push(...each(`${path}.name`, name, dns1123Subdomain(name)));
-    if (name.split('.').length < 3) {
-      errs.push(invalidValue(`${path}.name`, name, 'should be a domain with at least three segments separated by dots'));
-    }
-  }
+  const errs: Errs = [...fullyQualified(`${path}.name`, str(h.name))];
   list<J>(h.rules).forEach((r, i) => {
     errs.push(...validateRuleWithOperations(r, `${path}.rules[${i}]`));
   });
@@ -99,17 +124,15 @@ function validateWebhook(h: J, path: string, mutating: boolean): Errs {
   for (const sel of ['namespaceSelector', 'objectSelector']) {
     if (h[sel] !== undefined) errs.push(...validateLabelSelector(h[sel], `${path}.${sel}`));
   }
-  errs.push(...validateReviewVersions(list<string>(h.admissionReviewVersions), `${path}.admissionReviewVersions`));
-  const cc = obj(h.clientConfig) ?? {};
-  const url = cc.url;
-  const service = obj(cc.service);
-  if ((url === undefined) === (service === undefined)) {
-    errs.push(required(`${path}.clientConfig`, 'exactly one of url or service is required'));
-  } else if (url !== undefined) errs.push(...validateURL(`${path}.clientConfig.url`, str(url)));
-  else if (service) errs.push(...validateService(`${path}.clientConfig.service`, service));
   if (mutating && h.reinvocationPolicy !== undefined && !REINVOCATION.includes(str(h.reinvocationPolicy))) {
     errs.push(notSupported(`${path}.reinvocationPolicy`, h.reinvocationPolicy, REINVOCATION));
   }
+  const cc = obj(h.clientConfig) ?? {};
+  const service = obj(cc.service);
+  if ((cc.url === undefined) === (service === undefined)) {
+    errs.push(required(`${path}.clientConfig`, 'exactly one of url or service is required'));
+  } else if (cc.url !== undefined) errs.push(...validateURL(`${path}.clientConfig.url`, str(cc.url)));
+  else if (service) errs.push(...validateService(`${path}.clientConfig.service`, service));
   errs.push(...validateMatchConditions(list<J>(h.matchConditions), `${path}.matchConditions`));
   return errs;
 }
@@ -120,10 +143,11 @@ export function webhookConfigurationRules(mutating: boolean): (o: Obj) => FieldE
     const errs: FieldError[] = [];
     const seen = new Set<string>();
     list<J>(o.webhooks).forEach((h, i) => {
-      const name = str(h.name);
-      if (seen.has(name)) errs.push(duplicate(`webhooks[${i}].name`, name));
-      seen.add(name);
       errs.push(...validateWebhook(h, `webhooks[${i}]`, mutating));
+      errs.push(...validateReviewVersions(list<string>(h.admissionReviewVersions), `webhooks[${i}].admissionReviewVersions`));
+      const name = str(h.name);
+      if (name !== '' && seen.has(name)) errs.push(duplicate(`webhooks[${i}].name`, name));
+      seen.add(name);
     });
     return errs;
   };
