@@ -406,8 +406,9 @@ describe('CertificateSigningRequest checks', () => {
       if (r.status !== 403 || !(await r.clone().text()).includes('cannot update')) break;
       await Bun.sleep(50);
     }
-    expect(r?.status).toBe(403);
-    expect(((await r?.json()) as Json).message).toBe(
+    if (!r) throw new Error('no answer');
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as Json).message).toBe(
       'certificatesigningrequests.certificates.k8s.io "short" is forbidden: user not permitted to approve requests with signerName "example.com/signer"',
     );
     const d = await srv.json('GET', '/apis/certificates.k8s.io/v1');

@@ -52,7 +52,7 @@ function validateAPIService(o: Obj): FieldError[] {
 
 /** The Available column: True, or False/Unknown with the reason (the aggregator's printer). */
 function available(o: Obj): string {
-  const conds = ((obj(o.status) ?? {}).conditions ?? []) as { type?: string; status?: string; reason?: string }[];
+  const conds = (obj(o.status)?.conditions ?? []) as { type?: string; status?: string; reason?: string }[];
   const c = conds.find((x) => x.type === 'Available');
   if (!c) return 'Unknown';
   if (c.status === 'True') return 'True';

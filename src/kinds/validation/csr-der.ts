@@ -116,8 +116,8 @@ export function parseCertificateRequest(der: Buffer): ParsedRequest {
 /** The DER of the first PEM block of `pem` if it is a CERTIFICATE REQUEST, else undefined. */
 export function requestDer(pem: string): Buffer | undefined {
   const m = /-----BEGIN ([^-\r\n]+)-----\r?\n([\s\S]*?)-----END \1-----/.exec(pem);
-  if (!m || m[1] !== 'CERTIFICATE REQUEST') return undefined;
-  return Buffer.from((m[2] as string).replace(/\s+/g, ''), 'base64');
+  if (m?.[1] !== 'CERTIFICATE REQUEST') return undefined;
+  return Buffer.from(((m as RegExpExecArray)[2] as string).replace(/\s+/g, ''), 'base64');
 }
 
 /** ParseCSR and CheckSignature of a spec.request (base64 of PEM): the problem, or the parsed request. */
