@@ -82,8 +82,12 @@ async function markAvailable(s: ResourceStore, name: string): Promise<void> {
   });
 }
 
-/** Create what is missing, remove automanaged ones no longer served. */
-async function reconcile(api: ApiRegistry, s: ResourceStore): Promise<void> {
+/**
+ * Create what is missing; remove automanaged ones no longer served: built-in ones (onstart) not
+ * served now, and custom ones this process served and no longer does (a custom group not served
+ * yet at start, its CRD still to be loaded, keeps its APIService). `served`: names wanted so far.
+ */
+async function reconcile(api: ApiRegistry, s: ResourceStore, served: Set<string>): Promise<void> {
   const want = new Map<string, Obj>();
   for (const g of api.groups()) {
     for (const v of g.versions) {
@@ -94,12 +98,15 @@ async function reconcile(api: ApiRegistry, s: ResourceStore): Promise<void> {
   const have = listedObjects(await s.list('', ALL_OBJECTS));
   const present = new Set(have.map((o) => o.metadata.name));
   for (const [name, o] of want) {
+    served.add(name);
     if (!present.has(name)) await s.create('', o, write()).catch(ignoreStatus(409));
     await markAvailable(s, name).catch(ignoreStatus(404));
   }
   for (const o of have) {
     const name = o.metadata.name as string;
-    if (!want.has(name) && o.metadata.labels?.[AUTOMANAGED]) {
+    const managed = o.metadata.labels?.[AUTOMANAGED];
+    if (!want.has(name) && (managed === 'onstart' || (managed === 'true' && served.has(name)))) {
+      served.delete(name);
       await s.delete('', name, { dryRun: false }).catch(ignoreStatus(404));
     }
   }
@@ -112,7 +119,8 @@ async function reconcile(api: ApiRegistry, s: ResourceStore): Promise<void> {
 export async function followApiServices(api: ApiRegistry, log: (msg: string) => void): Promise<void> {
   const s = api.lookup(APISERVICE_GROUP, 'v1', 'apiservices');
   if (!s) return;
-  await reconcile(api, s);
+  const served = new Set<string>();
+  await reconcile(api, s, served);
   let running: Promise<void> | undefined;
   let again = false;
   const run = (): void => {
@@ -120,7 +128,7 @@ export async function followApiServices(api: ApiRegistry, log: (msg: string) => 
       again = true;
       return;
     }
-    running = reconcile(api, s)
+    running = reconcile(api, s, served)
       .catch((e) => log(`apiservices: ${(e as Error).message}`))
       .finally(() => {
         running = undefined;
