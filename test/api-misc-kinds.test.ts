@@ -19,7 +19,7 @@ const tokenFile = path.join(dir, 'tokens.csv');
 fs.writeFileSync(tokenFile, 'dev-token,dev,uid-dev,"developers"\n');
 beforeAll(async () => {
   srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
-});
+}, 30_000);
 afterAll(async () => {
   await srv?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
