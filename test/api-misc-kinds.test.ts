@@ -438,6 +438,23 @@ describe('TokenReview and APIServices', () => {
       spec: { token: 'nope' },
     });
     expect(bad.body.status.authenticated).toBeUndefined();
+    // A service account token: valid for the server's audience, not for another one.
+    const sa = srv.kubectl(['create', 'token', 'default', '-n', 'default']).stdout.trim();
+    const review = (audiences?: string[]) =>
+      srv.json('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token: sa, ...(audiences ? { audiences } : {}) },
+      });
+    const ok = await review();
+    expect(ok.body.status.authenticated).toBe(true);
+    expect(ok.body.status.user.username).toBe('system:serviceaccount:default:default');
+    expect(ok.body.status.user.groups).toContain('system:serviceaccounts:default');
+    const other = await review(['other']);
+    expect(other.body.status.authenticated).toBeUndefined();
+    expect(other.body.status.error).toBe(
+      `token audiences ${JSON.stringify(ok.body.status.audiences)} is invalid for the target audiences ["other"]`,
+    );
   });
 
   test('one Available APIService per served group version', async () => {

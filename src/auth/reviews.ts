@@ -140,8 +140,11 @@ export async function tokenReview(body: Obj, authn: TokenAuthenticator, apiAudie
   const user = audiences.length > 0 ? await authn.authenticateToken(token) : undefined;
   if (!user) {
     out.status = { user: {} };
-    if (wanted.length > 0 && audiences.length === 0)
-      (out.status as JsonObject).error = 'token audiences is invalid for the target audiences';
+    // A service account token (a JWT) for other audiences: the reference's JWT authenticator's error.
+    if (wanted.length > 0 && audiences.length === 0 && token.split('.').length === 3) {
+      const q = (l: string[]) => `[${l.map((a) => JSON.stringify(a)).join(' ')}]`;
+      (out.status as JsonObject).error = `token audiences ${q(apiAudiences)} is invalid for the target audiences ${q(wanted)}`;
+    }
     return out;
   }
   const info: JsonObject = { username: user.name, groups: user.groups };
