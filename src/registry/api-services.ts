@@ -9,7 +9,7 @@
  * The set follows the registry: created at start, then kept in step whenever a kind is added
  * or removed (custom resources).
  */
-import type { Obj } from '../api/meta';
+import { now, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from './api-registry';
 import type { ResourceStore } from './generic';
@@ -61,18 +61,22 @@ function desired(group: string, version: string, custom: boolean): Obj {
   };
 }
 
-/** Set the Available condition (True, Local) unless it is set already. */
+const available = (o: Obj): boolean =>
+  ((o.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []).some(
+    (c) => c.type === 'Available' && c.status === 'True',
+  );
+
+/** Set the Available condition (True, Local) unless it is set already (objects of older servers). */
 async function markAvailable(s: ResourceStore, name: string): Promise<void> {
   await s.updateFrom('', name, 'status', write(), (cur) => {
-    const status = (cur.status ?? {}) as { conditions?: Record<string, unknown>[] };
-    if ((status.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True')) return cur as Obj;
+    if (available(cur as Obj)) return cur as Obj;
     const next = structuredClone(cur) as Obj;
     next.status = {
       conditions: [
         {
           type: 'Available',
           status: 'True',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          lastTransitionTime: now(),
           reason: 'Local',
           message: 'Local APIServices are always available',
         },
@@ -96,11 +100,13 @@ async function reconcile(api: ApiRegistry, s: ResourceStore, served: Set<string>
     }
   }
   const have = listedObjects(await s.list('', ALL_OBJECTS));
-  const present = new Set(have.map((o) => o.metadata.name));
+  const present = new Map(have.map((o) => [o.metadata.name, o]));
   for (const [name, o] of want) {
     served.add(name);
-    if (!present.has(name)) await s.create('', o, write()).catch(ignoreStatus(409));
-    await markAvailable(s, name).catch(ignoreStatus(404));
+    const cur = present.get(name);
+    // A new local APIService is available from its creation on (its strategy); an older one is marked.
+    if (!cur) await s.create('', o, write()).catch(ignoreStatus(409));
+    else if (!available(cur)) await markAvailable(s, name).catch(ignoreStatus(404));
   }
   for (const o of have) {
     const name = o.metadata.name as string;

@@ -3,7 +3,7 @@
  * (kube-aggregator/pkg/apis/apiregistration/validation). The server keeps one per served group
  * version (src/registry/api-services.ts); they are `Local` (no aggregation to other servers).
  */
-import type { Obj } from '../../api/meta';
+import { now, type Obj } from '../../api/meta';
 import { dns1123Subdomain, type FieldError, invalidValue, required } from '../../api/validation';
 import { dns1035Label, isValidPortNum, obj, str } from '../validation/common';
 import { AGE, col } from './cells';
@@ -71,7 +71,25 @@ export const APIREGISTRATION: Spec[] = [
     schema: 'io.svc.kube-aggregator.pkg.apis.apiregistration.v1.APIService',
     nameRule: 'path-segment',
     generation: false,
-    rules: { validate: validateAPIService },
+    rules: {
+      // The reference's PrepareForCreate: a local APIService is available from its creation on.
+      prepareForCreate: (o) => {
+        o.status = obj(o.spec)?.service
+          ? {}
+          : {
+              conditions: [
+                {
+                  type: 'Available',
+                  status: 'True',
+                  lastTransitionTime: now(),
+                  reason: 'Local',
+                  message: 'Local APIServices are always available',
+                },
+              ],
+            };
+      },
+      validate: validateAPIService,
+    },
     columns: [
       col('Service', 'string', 'The reference to the service that hosts this API endpoint.', (x) => {
         const s = obj(obj(x.spec)?.service);
