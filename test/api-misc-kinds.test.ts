@@ -504,3 +504,8 @@ describe('TokenReview and APIServices', () => {
     expect(got.status).toBe(404);
   });
 });
+
+test('a subresource name that is an Object.prototype member is not a status-like subresource', async () => {
+  const r = await srv.json('PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/alice/toString', {});
+  expect(r.status).toBe(404);
+});

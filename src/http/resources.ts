@@ -23,6 +23,7 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
+import { statusLikeOf } from '../registry/kind';
 import type { ListResult } from '../registry/list';
 import type { DeleteOptions, FieldValidation, PatchType, WriteOptions } from '../registry/options';
 import type { CodecPool } from '../workers/codec-pool';
@@ -156,7 +157,7 @@ export class ResourceHandler {
     const binding = sub === 'binding' && def.group === '' && def.plural === 'pods';
     const token = sub === 'token' && def.group === '' && def.plural === 'serviceaccounts' && this.opts.tokens !== undefined;
     // Status-like subresources of the kind (a CertificateSigningRequest's approval): as status.
-    const statusLike = sub !== '' && def.subresources?.[sub] !== undefined;
+    const statusLike = statusLikeOf(def, sub) !== undefined;
     if (sub !== '' && !(sub === 'status' && def.status) && !statusLike && !finalize && !scale && !eviction && !binding && !token)
       throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();

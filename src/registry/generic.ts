@@ -58,7 +58,7 @@ import {
   UNSAFE_DELETE_FIELD,
 } from './deletion';
 import type { WriteHooks } from './hooks';
-import { type KindDef, keyPrefix, type StatusLike } from './kind';
+import { type KindDef, keyPrefix, type StatusLike, statusLikeOf } from './kind';
 import {
   type ContinueToken,
   decodeContinue,
@@ -627,7 +627,7 @@ export class ResourceStore {
 
   /** Fields a write through `subresource` cannot set (the strategy resets them): never owned. */
   private ignoredFields(subresource: Subresource): FieldSet | undefined {
-    const like = this.def.subresources?.[subresource];
+    const like = statusLikeOf(this.def, subresource);
     if (like?.ignored) return FieldSet.of(like.ignored.map((f) => fieldPE(f)));
     if (!this.def.status) return undefined;
     return FieldSet.of([subresource === 'status' ? fieldPE('spec') : fieldPE('status')]);
@@ -807,9 +807,9 @@ export class ResourceStore {
     } else if (subresource === 'binding') {
       // The binder made the new object from the current one (pods/binding: spec.nodeName).
       next = fresh ? input : clone(input);
-    } else if (subresource !== '' && this.def.subresources?.[subresource]) {
+    } else if (statusLikeOf(this.def, subresource)) {
       // A status-like subresource picks what it may change (a CertificateSigningRequest's approval).
-      next = (this.def.subresources[subresource] as StatusLike).merge(input, cur);
+      next = (statusLikeOf(this.def, subresource) as StatusLike).merge(input, cur);
       if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else if (subresource === 'status') {
       // Status writes change only status.

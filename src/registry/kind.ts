@@ -113,6 +113,12 @@ export interface KindDef {
   virtual?: boolean;
 }
 
+/** A kind's status-like subresource by name (own entries only: never `toString` and the like). */
+export function statusLikeOf(k: Pick<KindDef, 'subresources'>, subresource: string): StatusLike | undefined {
+  const all = k.subresources;
+  return subresource !== '' && all && Object.hasOwn(all, subresource) ? all[subresource] : undefined;
+}
+
 /** The store key prefix of a kind: /registry/<group or core>/<plural>/ */
 export function keyPrefix(k: Pick<KindDef, 'group' | 'plural'>): string {
   return `/registry/${k.group || 'core'}/${k.plural}/`;
