@@ -208,6 +208,23 @@ const pod = (name: string, spec: Json = {}) => ({
   spec: { containers: [{ name: 'c', image: 'busybox' }], ...spec },
 });
 
+test('webhook configurations get the reference defaults', async () => {
+  const w = (await srv.json('GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/my-mutatingwe')).body;
+  expect(w.metadata.generation).toBe(1);
+  expect(w.webhooks[0]).toMatchObject({
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    namespaceSelector: {},
+    objectSelector: {},
+    timeoutSeconds: 10,
+    reinvocationPolicy: 'Never',
+    clientConfig: { service: { port: 443 } },
+  });
+  const v = (await srv.json('GET', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/my-validating')).body;
+  expect(v.webhooks[0].rules[0].scope).toBe('*');
+  expect(v.webhooks[0].reinvocationPolicy).toBeUndefined();
+});
+
 describe('PriorityClass and the Priority admission plugin', () => {
   test('the two system classes exist from the start; they cannot be deleted', async () => {
     const l = await srv.json('GET', PC);
@@ -440,6 +457,12 @@ describe('TokenReview and APIServices', () => {
       spec: { token: 'nope' },
     });
     expect(bad.body.status.authenticated).toBeUndefined();
+    const none = await srv.json('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      spec: {},
+    });
+    expect([none.status, none.body.message]).toEqual([400, 'token is required for TokenReview in authentication']);
     // A service account token: valid for the server's audience, not for another one.
     const sa = srv.kubectl(['create', 'token', 'default', '-n', 'default']).stdout.trim();
     const review = (audiences?: string[]) =>
