@@ -430,6 +430,33 @@ describe('CertificateSigningRequest checks', () => {
     expect(((await r.json()) as Json).message).toBe(
       'certificatesigningrequests.certificates.k8s.io "short" is forbidden: user not permitted to approve requests with signerName "example.com/signer"',
     );
+    // With the bootstrap approver role of the kube-apiserver-client signer, dev approves such a request.
+    await srv.json('POST', `${RBAC}/clusterrolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'dev-client-approver' },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'system:certificates.k8s.io:kube-apiserver-client-approver',
+      },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'developers' }],
+    });
+    expect((await srv.json('POST', CSR, body('carol', csrRequest('/CN=carol'), 'kubernetes.io/kube-apiserver-client'))).status).toBe(201);
+    const carol = (await srv.json('GET', `${CSR}/carol`)).body;
+    carol.status.conditions = [{ type: 'Approved', status: 'True', reason: 'Dev' }];
+    let ok: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      ok = await srv.fetch(`${CSR}/carol/approval`, {
+        method: 'PUT',
+        token: 'dev-token',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(carol),
+      } as RequestInit);
+      if (ok.status === 200) break;
+      await Bun.sleep(50);
+    }
+    expect(ok?.status).toBe(200);
     const d = await srv.json('GET', '/apis/certificates.k8s.io/v1');
     const approval = d.body.resources.find((x: Json) => x.name === 'certificatesigningrequests/approval');
     expect(approval).toMatchObject({ kind: 'CertificateSigningRequest', namespaced: false });
