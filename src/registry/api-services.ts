@@ -101,13 +101,16 @@ async function reconcile(api: ApiRegistry, s: ResourceStore, served: Set<string>
   }
   const have = listedObjects(await s.list('', ALL_OBJECTS));
   const present = new Map(have.map((o) => [o.metadata.name, o]));
-  for (const [name, o] of want) {
-    served.add(name);
-    const cur = present.get(name);
-    // A new local APIService is available from its creation on (its strategy); an older one is marked.
-    if (!cur) await s.create('', o, write()).catch(ignoreStatus(409));
-    else if (!available(cur)) await markAvailable(s, name).catch(ignoreStatus(404));
-  }
+  // All at once (one log sync for the lot at start).
+  await Promise.all(
+    [...want].map(async ([name, o]) => {
+      served.add(name);
+      const cur = present.get(name);
+      // A new local APIService is available from its creation on (its strategy); an older one is marked.
+      if (!cur) await s.create('', o, write()).catch(ignoreStatus(409));
+      else if (!available(cur)) await markAvailable(s, name).catch(ignoreStatus(404));
+    }),
+  );
   for (const o of have) {
     const name = o.metadata.name as string;
     const managed = o.metadata.labels?.[AUTOMANAGED];

@@ -32,12 +32,16 @@ export async function bootstrapObjects(
       });
     }
   }
-  for (const o of objects) {
-    const s = api.lookup(o.group, 'v1', o.plural);
-    await s?.create(o.obj.metadata.namespace ?? '', structuredClone(o.obj), write()).catch((e) => {
-      if (!exists(e)) throw e;
-    });
-  }
+  await Promise.all(
+    objects.map((o) =>
+      api
+        .lookup(o.group, 'v1', o.plural)
+        ?.create(o.obj.metadata.namespace ?? '', structuredClone(o.obj), write())
+        .catch((e) => {
+          if (!exists(e)) throw e;
+        }),
+    ),
+  );
   await followApiServices(api, log);
   const services = api.lookup('', 'v1', 'services');
   if (!services) return;
