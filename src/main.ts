@@ -14,7 +14,7 @@ import { type Config, featureGateWarnings, helpText, parseFlags } from './config
 import { Controllers } from './controllers/builder';
 import { createFrontEnd } from './http/builder';
 import { Metrics } from './http/metrics';
-import { builtinTypes } from './kinds/builder';
+import { builtinTypes, systemObjects } from './kinds/builder';
 import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
 import { openStore, type StoreBackend } from './store/backend';
@@ -70,7 +70,7 @@ async function main(argv: string[]): Promise<void> {
     log,
   });
   const { api, allocator } = createRegistry({ cfg, kv, schemas, kinds, admission: admission.chains, log });
-  await bootstrapObjects(api, allocator, cfg.port, log);
+  await bootstrapObjects(api, allocator, cfg.port, log, systemObjects());
   state.bootstrapped = true;
   const compactor = startCompactor(kv, cfg.compactionIntervalMs, log);
 

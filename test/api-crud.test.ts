@@ -275,26 +275,27 @@ describe('update (PUT)', () => {
   test('metadata.generation increments on spec changes only (Deployment)', async () => {
     const c = await srv.json('POST', DEPLOY, deployment('d-gen'));
     expect(c.body.metadata.generation).toBe(1);
-    // Labels and annotations: no bump.
-    const l = await srv.json('PUT', `${DEPLOY}/d-gen`, {
-      ...c.body,
-      metadata: { ...c.body.metadata, labels: { a: 'b' }, annotations: { x: 'y' } },
-    });
+    // Labels: no bump.
+    const l0 = await srv.json('PUT', `${DEPLOY}/d-gen`, { ...c.body, metadata: { ...c.body.metadata, labels: { a: 'b' } } });
+    expect(l0.status).toBe(200);
+    expect(l0.body.metadata.generation).toBe(1);
+    expect(l0.body.metadata.resourceVersion).not.toBe(c.body.metadata.resourceVersion);
+    // Annotations: a Deployment's bump it (the reference's strategy: they are copied to its ReplicaSets).
+    const l = await srv.json('PUT', `${DEPLOY}/d-gen`, { ...l0.body, metadata: { ...l0.body.metadata, annotations: { x: 'y' } } });
     expect(l.status).toBe(200);
-    expect(l.body.metadata.generation).toBe(1);
-    expect(l.body.metadata.resourceVersion).not.toBe(c.body.metadata.resourceVersion);
+    expect(l.body.metadata.generation).toBe(2);
     // Spec: bump.
     const s = await srv.json('PUT', `${DEPLOY}/d-gen`, { ...l.body, spec: { ...l.body.spec, replicas: 3 } });
     expect(s.status).toBe(200);
-    expect(s.body.metadata.generation).toBe(2);
+    expect(s.body.metadata.generation).toBe(3);
     expect(s.body.spec.replicas).toBe(3);
     // No-op: no bump, same resourceVersion.
     const n = await srv.json('PUT', `${DEPLOY}/d-gen`, s.body);
-    expect(n.body.metadata.generation).toBe(2);
+    expect(n.body.metadata.generation).toBe(3);
     expect(n.body.metadata.resourceVersion).toBe(s.body.metadata.resourceVersion);
     // A client-set generation is ignored.
     const g = await srv.json('PUT', `${DEPLOY}/d-gen`, { ...n.body, metadata: { ...n.body.metadata, generation: 40 } });
-    expect(g.body.metadata.generation).toBe(2);
+    expect(g.body.metadata.generation).toBe(3);
   });
 });
 

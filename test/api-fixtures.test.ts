@@ -32,6 +32,12 @@ needs('reference').describe('reference fixtures through create + get', () => {
       const fixture = JSON.parse(fs.readFileSync(path.join(REF, `${file}.json`), 'utf8'));
       const name = `fx-${file.split('.').pop()?.toLowerCase()}`;
       const body = sanitize(structuredClone(fixture), name, collection.includes('/namespaces/default/'));
+      // The Priority and ServiceAccount admission plugins refuse (403, before validation) a pod
+      // naming a PriorityClass or a service account that does not exist, or giving a priority of
+      // its own: the fixture's placeholders are left out.
+      if (file === 'core.v1.Pod') {
+        for (const k of ['priorityClassName', 'priority', 'preemptionPolicy', 'serviceAccountName', 'serviceAccount']) delete body.spec[k];
+      }
       const c = await srv.json('POST', `${collection}?fieldValidation=Strict`, body);
       // Never an unknown field: the schema knows everything in the reference object.
       expect(JSON.stringify(c.body)).not.toContain('unknown field');

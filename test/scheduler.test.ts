@@ -340,11 +340,22 @@ test('an unschedulable (cordoned) node takes no pods until uncordoned', async ()
 });
 
 test('priority preemption: a high-priority pod evicts a low-priority one and is nominated, then bound', async () => {
+  // Pods take their priority from a PriorityClass (the Priority admission plugin refuses others).
+  const pc = (name: string, value: number, preemptionPolicy = 'PreemptLowerPriority') =>
+    srv.json('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', {
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name },
+      value,
+      preemptionPolicy,
+    });
+  expect((await pc('sched-high', 1000)).status).toBe(201);
+  expect((await pc('sched-polite', 2000, 'Never')).status).toBe(201);
   await addNode('prio-1', { cpu: '1' });
   const ns = await namespace();
   await createPod(ns, 'low', { ...cpu('800m'), priority: 0 });
   await bound(ns, 'low');
-  await createPod(ns, 'high', { ...cpu('800m'), priority: 1000 });
+  await createPod(ns, 'high', { ...cpu('800m'), priorityClassName: 'sched-high' });
   const high = await until(
     () => getPod(ns, 'high'),
     (p) => p.status?.nominatedNodeName === 'prio-1',
@@ -371,6 +382,6 @@ test('priority preemption: a high-priority pod evicts a low-priority one and is 
   expect((await bound(ns, 'high')).spec.nodeName).toBe('prio-1');
   expect((await getPod(ns, 'low2')).spec.nodeName).toBeUndefined();
   // preemptionPolicy Never: no preemption.
-  await createPod(ns, 'polite', { ...cpu('800m'), priority: 2000, preemptionPolicy: 'Never' });
+  await createPod(ns, 'polite', { ...cpu('800m'), priorityClassName: 'sched-polite' });
   await unschedulable(ns, 'polite', '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.');
 });

@@ -1,12 +1,13 @@
 /**
  * The admission chain as the server builds it: its plugins in one list, in the reference's order
- * (its RecommendedPluginOrder: LimitRanger, ..., DefaultTolerationSeconds, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * (its RecommendedPluginOrder: LimitRanger, ..., Priority, DefaultTolerationSeconds, ..., CertificateApproval, CertificateSigning, CertificateSubjectRestriction, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
  * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
  * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
  * other resources through the registry they are built with (the reference's loopback client):
  * their stores and caches are resolved when first used.
  */
 import type { Obj } from '../api/meta';
+import { StatusError } from '../api/status';
 import type { Authorizer } from '../auth/authz';
 import type { RbacIndex } from '../auth/rbac';
 import { decodeStored } from '../codec/stored';
@@ -16,11 +17,13 @@ import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
 import { ALL_OBJECTS } from '../registry/list';
 import type { SchemaSet } from '../schema/engine';
+import { CertificateAdmission } from './certificates';
 import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
 import { PolicyStatusController } from './policy/status';
+import { PriorityAdmission } from './priority';
 import { QuotaAdmission } from './quota';
 import { RbacEscalation } from './rbac-escalation';
 import { ServiceAccountAdmission } from './service-account';
@@ -119,6 +122,25 @@ export class Admission {
         return list();
       });
     };
+    const priority = new PriorityAdmission({
+      get: async (name) => {
+        const s = store('scheduling.svc.io', 'priorityclasses');
+        if (!s) return undefined;
+        const cached = (await fromCache(s, s.key('', name))).find((o) => o.metadata.name === name);
+        if (cached) return cached;
+        // Not cached (yet): the store decides, so a class created just before the pod is found.
+        try {
+          return decodeStored(await s.get('', name));
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 404) return undefined;
+          throw e;
+        }
+      },
+      list: async () => {
+        const s = store('scheduling.svc.io', 'priorityclasses');
+        return s ? fromCache(s, s.prefix) : [];
+      },
+    });
     const quota = new QuotaAdmission(() => store('', 'resourcequotas') as ResourceStore, quotasIn);
     const serviceAccount = new ServiceAccountAdmission({
       get: async (namespace, name) => {
@@ -133,6 +155,7 @@ export class Admission {
     const entries: Entry[] = [
       { plugin: limitRanger, kinds: (def) => def.group === '' && def.plural === 'pods' },
       { plugin: serviceAccount, kinds: (def) => def.group === '' && def.plural === 'pods' },
+      { plugin: priority, kinds: (def) => (def.group === '' && def.plural === 'pods') || def.plural === 'priorityclasses' },
       {
         plugin: new DefaultTolerationSeconds(
           this.d.defaultTolerationSeconds?.notReady ?? 300,
@@ -144,6 +167,7 @@ export class Admission {
         plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
         kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
       },
+      { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
       { plugin: this.policy, kinds: () => true },
       { plugin: quota, kinds: (def) => def.namespaced },
     ];

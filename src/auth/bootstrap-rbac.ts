@@ -9,6 +9,9 @@
  *   system:public-info-viewer     health and version; also for system:unauthenticated
  *   admin, edit, view             aggregated from the system:aggregate-to-* roles (and any
  *                                 ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-*)
+ *   system:auth-delegator         token and subject access reviews (not bound)
+ *   system:node-bootstrapper      certificate signing requests (not bound)
+ *   system:certificates.k8s.io:*-approver   `approve` on one kubernetes.io signer each (not bound)
  */
 import type { Obj } from '../api/meta';
 
@@ -183,6 +186,25 @@ export function bootstrapPolicy(): { clusterRoles: Obj[]; clusterRoleBindings: O
           verbs: ['get'],
         },
       ]),
+      clusterRole('system:auth-delegator', [
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      ]),
+      clusterRole('system:node-bootstrapper', [
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
+      ]),
+      ...(
+        [
+          ['kube-apiserver-client-approver', 'kubernetes.io/kube-apiserver-client'],
+          ['kube-apiserver-client-kubelet-approver', 'kubernetes.io/kube-apiserver-client-kubelet'],
+          ['kubelet-serving-approver', 'kubernetes.io/kubelet-serving'],
+          ['legacy-unknown-approver', 'kubernetes.io/legacy-unknown'],
+        ] as const
+      ).map(([role, signer]) =>
+        clusterRole(`system:certificates.k8s.io:${role}`, [
+          { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: [signer], verbs: ['approve'] },
+        ]),
+      ),
       clusterRole('admin', [], aggregated('admin')),
       clusterRole('edit', [], aggregated('edit'), { [`${AGG}admin`]: 'true' }),
       clusterRole('view', [], aggregated('view'), { [`${AGG}edit`]: 'true' }),

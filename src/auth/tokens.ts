@@ -83,10 +83,19 @@ export class TokenAuthenticator {
   authenticate(req: Request): UserInfo | undefined | Promise<UserInfo | undefined> {
     const h = req.headers.get('authorization');
     if (!h || h.length < 8 || h.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
-    const token = h.slice(7).trim();
+    return this.authenticateToken(h.slice(7).trim());
+  }
+
+  /** The user of a bearer token (a TokenReview's too), or undefined. */
+  authenticateToken(token: string): UserInfo | undefined | Promise<UserInfo | undefined> {
     const u = this.users.get(token);
     if (u || !this.serviceAccounts) return u;
     return this.serviceAccounts.tokens.authenticate(token, this.serviceAccounts.account);
+  }
+
+  /** Whether a token is one of the static ones (audience-agnostic). */
+  isStatic(token: string): boolean {
+    return this.users.has(token);
   }
 }
 

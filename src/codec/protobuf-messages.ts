@@ -132,6 +132,7 @@ const SPECIAL: Record<string, V> = {
   'io.svc.api.authentication.v1.ExtraValue': V.StringList,
   'io.svc.api.authentication.v1.AttestationValue': V.StringList,
   'io.svc.api.authorization.v1.ExtraValue': V.StringList,
+  'io.svc.api.certificates.v1.ExtraValue': V.StringList,
   [`${APIEXT}.JSONSchemaPropsOrArray`]: V.SchemaOrArray,
   [`${APIEXT}.JSONSchemaPropsOrBool`]: V.SchemaOrBool,
   [`${APIEXT}.JSONSchemaPropsOrStringArray`]: V.SchemaOrStringArray,

@@ -8,7 +8,7 @@ import type { Obj } from '../api/meta';
 import type { Auditor } from '../auth/auditor';
 import type { Authentication, Authorization } from '../auth/builder';
 import { servingCerts } from '../auth/certs';
-import { review } from '../auth/reviews';
+import { review, tokenReview } from '../auth/reviews';
 import { CborCodec } from '../codec/cbor';
 import { ProtobufCodec } from '../codec/protobuf';
 import type { Config } from '../config/flags';
@@ -108,7 +108,10 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       protobuf,
       cbor,
       codecPool,
-      review: (kind, body, user, namespace) => review(kind, body, user, namespace, authorizer, rbac),
+      review: (kind, body, user, namespace) =>
+        kind === 'TokenReview'
+          ? tokenReview(body, d.authn.authenticator, [saTokens.issuer])
+          : review(kind, body, user, namespace, authorizer, rbac),
       computed: async (kind) => (kind === 'ComponentStatus' ? componentStatuses(cfg, state) : []),
       tokens: saTokens,
       onDeprecated: (def, subresource) =>

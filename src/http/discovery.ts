@@ -66,6 +66,8 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
       kind: 'TokenRequest',
       verbs: ['create'],
     });
+  for (const sub of Object.keys(d.subresources ?? {}).filter((n) => n !== 'status'))
+    out.push({ name: `${d.plural}/${sub}`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
   if (d.status)
     out.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
   if (d.scale) {

@@ -23,6 +23,7 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
+import { statusLikeOf } from '../registry/kind';
 import type { ListResult } from '../registry/list';
 import type { DeleteOptions, FieldValidation, PatchType, WriteOptions } from '../registry/options';
 import type { CodecPool } from '../workers/codec-pool';
@@ -51,7 +52,7 @@ export interface HandlerOptions {
   /** The objects of a computed kind (ComponentStatus), made at each read. */
   computed?: (kind: string) => Promise<Obj[]>;
   /** The answer to a virtual kind's create (access reviews). */
-  review?: (kind: string, body: Obj, user: UserInfo, namespace: string) => Obj;
+  review?: (kind: string, body: Obj, user: UserInfo, namespace: string) => Obj | Promise<Obj>;
   /** A request named a deprecated version (apiserver_requested_deprecated_apis). */
   onDeprecated?: (def: ResourceStore['def'], subresource: string) => void;
 }
@@ -157,7 +158,10 @@ export class ResourceHandler {
     const eviction = sub === 'eviction' && def.group === '' && def.plural === 'pods';
     const binding = sub === 'binding' && def.group === '' && def.plural === 'pods';
     const token = sub === 'token' && def.group === '' && def.plural === 'serviceaccounts' && this.opts.tokens !== undefined;
-    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction && !binding && !token) throw pathNotFound();
+    // Status-like subresources of the kind (a CertificateSigningRequest's approval): as status.
+    const statusLike = statusLikeOf(def, sub) !== undefined;
+    if (sub !== '' && !(sub === 'status' && def.status) && !statusLike && !finalize && !scale && !eviction && !binding && !token)
+      throw pathNotFound();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
@@ -181,7 +185,7 @@ export class ResourceHandler {
       const obj = store.checkTypeMeta(body.value);
       const user = requestUser(req);
       if (!user || !this.opts.review) throw methodNotAllowed();
-      const answer = this.opts.review(def.kind, obj, user, info.namespace);
+      const answer = await this.opts.review(def.kind, obj, user, info.namespace);
       return replyEncoded(respond(false).object({ obj: answer }, ctx), { ...base, status: 201 });
     }
     if (def.computed) {
@@ -267,11 +271,17 @@ export class ResourceHandler {
         w.user = requestUser(req);
         w.auditAnnotations = requestAnnotations(req);
         const codec = respond(false);
-        const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
+        const obj = await store.update(
+          info.namespace,
+          info.name,
+          body.value,
+          w,
+          sub === 'status' || sub === 'finalize' || statusLike ? sub : '',
+        );
         return replyEncoded(codec.object({ obj }, ctx), { ...base, warnings: w.warnings });
       }
       case 'patch': {
-        if (sub !== '' && sub !== 'status') throw methodNotAllowed();
+        if (sub !== '' && sub !== 'status' && !statusLike) throw methodNotAllowed();
         const w = writeOptions(q);
         const body = await decodeBody(
           req,

@@ -2,6 +2,7 @@
  * The built-in types as the server serves them: the schema set (the reference's definitions,
  * this server's overlays and defaulters) and the kinds that --runtime-config leaves enabled.
  */
+import type { Obj } from '../api/meta';
 import type { KindDef } from '../registry/kind';
 import { defaulters } from '../schema/defaulters';
 import { SchemaSet } from '../schema/engine';
@@ -9,6 +10,7 @@ import definitions from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
 import { builtinKinds } from './builtin';
+import { SYSTEM_PRIORITY_CLASSES } from './specs/scheduling';
 
 /** Whether --runtime-config leaves a kind enabled (the most specific key wins). */
 function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
@@ -25,4 +27,19 @@ export function builtinTypes(runtimeConfig: Record<string, boolean>): { schemas:
     return s?.type === 'object' && s.properties?.spec !== undefined;
   };
   return { schemas, kinds: builtinKinds(hasSpec).filter((k) => enabled(k, runtimeConfig)) };
+}
+
+/** The objects of built-in kinds every cluster has, created at start (the system PriorityClasses). */
+export function systemObjects(): { group: string; plural: string; obj: Obj }[] {
+  return SYSTEM_PRIORITY_CLASSES.map((c) => ({
+    group: 'scheduling.svc.io',
+    plural: 'priorityclasses',
+    obj: {
+      apiVersion: 'scheduling.svc.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: c.name },
+      value: c.value,
+      description: c.description,
+    },
+  }));
 }

@@ -7,16 +7,31 @@ import type { Column } from '../codec/table';
 import type { KindDef, Strategy } from '../registry/kind';
 import { columnsFor } from './columns';
 import { lifecycleFor } from './lifecycle';
+import { ADMISSIONREGISTRATION } from './specs/admissionregistration';
+import { APIREGISTRATION } from './specs/apiregistration';
 import { APIS } from './specs/apis';
 import { APPS } from './specs/apps';
 import { AUTOSCALING } from './specs/autoscaling';
 import { BATCH } from './specs/batch';
+import { CERTIFICATES } from './specs/certificates';
 import { CORE } from './specs/core';
 import { EVENTS } from './specs/events';
+import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
 import { mergeStrategy, strategyFor } from './strategies';
 
-const SPECS: Spec[] = [...CORE, ...APPS, ...BATCH, ...APIS, ...AUTOSCALING, ...EVENTS];
+const SPECS: Spec[] = [
+  ...CORE,
+  ...APPS,
+  ...BATCH,
+  ...APIS,
+  ...AUTOSCALING,
+  ...EVENTS,
+  ...SCHEDULING,
+  ...CERTIFICATES,
+  ...ADMISSIONREGISTRATION,
+  ...APIREGISTRATION,
+];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';
@@ -47,6 +62,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     storedAs: s.storedAs,
     computed: s.computed,
     deprecation: s.deprecation,
+    subresources: s.subresources,
   };
 }
 

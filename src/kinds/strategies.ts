@@ -57,6 +57,15 @@ const STRATEGIES: Record<string, Strategy> = {
     prepareForCreate(o) {
       o.status = { phase: 'Pending', qosClass: qosClass(o) };
     },
+    // The update half of the reference's Priority admission plugin (updates here see validating
+    // admission only): an update that leaves out the priority the plugin set on create keeps it.
+    prepareForUpdate(o, old) {
+      const spec = o.spec as Record<string, unknown> | undefined;
+      const was = old.spec as Record<string, unknown> | undefined;
+      if (!spec || !was) return;
+      if (spec.priority === undefined && was.priority !== undefined) spec.priority = was.priority;
+      if (spec.preemptionPolicy === undefined && was.preemptionPolicy !== undefined) spec.preemptionPolicy = was.preemptionPolicy;
+    },
   },
 };
 

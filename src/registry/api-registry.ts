@@ -66,6 +66,17 @@ export class ApiRegistry {
   private readonly hooksFor: (def: KindDef) => WriteHooks | undefined;
   /** Bumped on every add/remove (discovery and OpenAPI rebuild their documents after a change). */
   generation = 0;
+  private readonly listeners: (() => void)[] = [];
+
+  /** Call `f` after every add or remove (e.g. to keep the APIServices in step with the groups). */
+  onChange(f: () => void): void {
+    this.listeners.push(f);
+  }
+
+  private changed(): void {
+    this.generation++;
+    for (const f of this.listeners) queueMicrotask(f);
+  }
 
   constructor(private readonly d: RegistryDeps) {
     this.ns = namespaceChecker(d.kv);
@@ -96,7 +107,7 @@ export class ApiRegistry {
     this.stores.push(s);
     this.byPath.set(`${k.group}/${k.version}/${k.plural}`, s);
     this.byKind.set(`${k.group}/${k.version}/${k.kind}`, s);
-    this.generation++;
+    this.changed();
     return s;
   }
 
@@ -108,7 +119,7 @@ export class ApiRegistry {
     if (this.byKind.get(`${group}/${version}/${s.def.kind}`) === s) this.byKind.delete(`${group}/${version}/${s.def.kind}`);
     this.stores.splice(this.stores.indexOf(s), 1);
     s.cache?.stop();
-    this.generation++;
+    this.changed();
     return s;
   }
 

@@ -1,10 +1,13 @@
 /**
  * Post-start: the objects every cluster has, written through the registry. The system
- * namespaces; the Service address allocator's repair pass over the stored Services (as the
- * reference's repair controllers); the `kubernetes` Service in `default`.
+ * namespaces; the kinds' own objects (`objects`: the system PriorityClasses); the APIServices of
+ * the served groups (api-services.ts); the Service address allocator's repair pass over the
+ * stored Services (as the reference's repair controllers); the `kubernetes` Service in `default`.
  */
+import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ApiRegistry } from './api-registry';
+import { followApiServices } from './api-services';
 import { ALL_OBJECTS } from './list';
 import type { WriteOptions } from './options';
 import type { ServiceAllocator } from './service-allocator';
@@ -19,6 +22,7 @@ export async function bootstrapObjects(
   allocator: ServiceAllocator,
   port: number,
   log: (msg: string) => void,
+  objects: readonly { group: string; plural: string; obj: Obj }[] = [],
 ): Promise<void> {
   const namespaces = api.lookup('', 'v1', 'namespaces');
   if (namespaces) {
@@ -28,6 +32,17 @@ export async function bootstrapObjects(
       });
     }
   }
+  await Promise.all(
+    objects.map((o) =>
+      api
+        .lookup(o.group, 'v1', o.plural)
+        ?.create(o.obj.metadata.namespace ?? '', structuredClone(o.obj), write())
+        .catch((e) => {
+          if (!exists(e)) throw e;
+        }),
+    ),
+  );
+  await followApiServices(api, log);
   const services = api.lookup('', 'v1', 'services');
   if (!services) return;
   const held = await services.list('', ALL_OBJECTS);

@@ -58,7 +58,7 @@ import {
   UNSAFE_DELETE_FIELD,
 } from './deletion';
 import type { WriteHooks } from './hooks';
-import { type KindDef, keyPrefix } from './kind';
+import { type KindDef, keyPrefix, type StatusLike, statusLikeOf } from './kind';
 import {
   type ContinueToken,
   decodeContinue,
@@ -442,7 +442,7 @@ export class ResourceStore {
     const admission = this.admission?.wants(this.def.group, this.def.plural, '', 'CREATE') ? this.admission : undefined;
     const attrs = admission && this.attributes('CREATE', '', namespace, meta.name as string, obj, undefined, w, 'CreateOptions');
     if (admission && attrs) await admission.admit(attrs);
-    this.def.strategy.prepareForCreate?.(obj);
+    this.def.strategy.prepareForCreate?.(obj, w.user);
     // A status the strategy set (`{}` for a new PodDisruptionBudget) is decoded as the reference
     // decodes it: its defaults and always-written zeros (status counters 0).
     if (this.statusSchema && isObject(obj.status)) this.schemas.normalize(this.statusSchema, obj.status, { prune: false, defaults: true });
@@ -627,6 +627,8 @@ export class ResourceStore {
 
   /** Fields a write through `subresource` cannot set (the strategy resets them): never owned. */
   private ignoredFields(subresource: Subresource): FieldSet | undefined {
+    const like = statusLikeOf(this.def, subresource);
+    if (like?.ignored) return FieldSet.of(like.ignored.map((f) => fieldPE(f)));
     if (!this.def.status) return undefined;
     return FieldSet.of([subresource === 'status' ? fieldPE('spec') : fieldPE('status')]);
   }
@@ -722,7 +724,7 @@ export class ResourceStore {
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
         errs.push(...(this.def.strategy.validate?.(next, cur) ?? []));
         // A binding sets what updates may not (spec.nodeName), having checked it may.
-        if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
+        if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur, subresource) ?? []));
         if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
       } catch (e) {
         await this.durable(curKv);
@@ -805,6 +807,10 @@ export class ResourceStore {
     } else if (subresource === 'binding') {
       // The binder made the new object from the current one (pods/binding: spec.nodeName).
       next = fresh ? input : clone(input);
+    } else if (statusLikeOf(this.def, subresource)) {
+      // A status-like subresource picks what it may change (a CertificateSigningRequest's approval).
+      next = (statusLikeOf(this.def, subresource) as StatusLike).merge(input, cur);
+      if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else if (subresource === 'status') {
       // Status writes change only status.
       next = clone(cur);

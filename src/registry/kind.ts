@@ -4,9 +4,23 @@
  * cannot say, a Strategy.
  */
 import type { Obj } from '../api/meta';
+import type { UserInfo } from '../api/user';
 import type { FieldError, NameRule } from '../api/validation';
 import type { Column } from '../codec/table';
 import type { DefName } from '../schema/types';
+
+/**
+ * A status-like subresource (PUT, PATCH and GET of `<plural>/<name>/<subresource>`), e.g. a
+ * CertificateSigningRequest's `approval`: what a write through it may change, picked from the
+ * written object over the current one. A kind may describe its `status` this way too, where its
+ * status writes keep more than the spec (the reference's status strategies).
+ */
+export interface StatusLike {
+  /** The object a write stores: `cur` with what the subresource may change taken from `input`. */
+  merge(input: Obj, cur: Obj): Obj;
+  /** The fields a write through it never owns (server-side apply), as top-level field names. */
+  ignored?: string[];
+}
 
 export interface Strategy {
   /**
@@ -16,8 +30,11 @@ export interface Strategy {
   statusOnCreate?: boolean;
   /** Rewrite a decoded body into the stored form before the schema pass (e.g. extension key names). */
   decode?(obj: Obj): void;
-  /** Set server-owned initial state on create (after defaulting, before validation). */
-  prepareForCreate?(obj: Obj): void;
+  /**
+   * Set server-owned initial state on create (after defaulting, before validation); `user` is
+   * who asks (absent for the server's own writes), e.g. a CertificateSigningRequest's requestor.
+   */
+  prepareForCreate?(obj: Obj, user?: UserInfo): void;
   /** Carry server-owned state over on update of the main resource. */
   prepareForUpdate?(obj: Obj, old: Obj): void;
   /**
@@ -30,8 +47,11 @@ export interface Strategy {
    * changes outside metadata and status (a Deployment's annotations, copied to its ReplicaSets).
    */
   bumpsGeneration?(obj: Obj, old: Obj): boolean;
-  /** Kind-specific rules on update, e.g. immutable fields (validate() runs too). */
-  validateUpdate?(obj: Obj, old: Obj): FieldError[];
+  /**
+   * Kind-specific rules on update, e.g. immutable fields (validate() runs too); `subresource` is
+   * the one written through ('' for the main resource).
+   */
+  validateUpdate?(obj: Obj, old: Obj, subresource?: string): FieldError[];
   /**
    * Graceful deletion: called on a delete of a live object (may mutate it, e.g. a namespace's
    * phase, or add a finalizer it then waits for). `grace` > 0 keeps the object Terminating that many seconds (pods bound to a node);
@@ -65,6 +85,8 @@ export interface KindDef {
    * CRD's subresources.scale); built-in kinds use spec.replicas, status.replicas, spec.selector.
    */
   scalePaths?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
+  /** Status-like subresources beyond `status` (or describing it), by name: see StatusLike. */
+  subresources?: Record<string, StatusLike>;
   /** The finalize subresource (namespaces): PUT changes only spec.finalizers. */
   finalize?: boolean;
   /** deletecollection is served (all kinds but namespaces). */
@@ -116,6 +138,12 @@ export interface StoredAs {
   read(stored: Obj): Obj;
   /** This kind's object in the stored form. */
   write(obj: Obj): Obj;
+}
+
+/** A kind's status-like subresource by name (own entries only: never `toString` and the like). */
+export function statusLikeOf(k: Pick<KindDef, 'subresources'>, subresource: string): StatusLike | undefined {
+  const all = k.subresources;
+  return subresource !== '' && all && Object.hasOwn(all, subresource) ? all[subresource] : undefined;
 }
 
 /** The store key prefix of a kind: /registry/<group or core>/<plural>/ */

@@ -28,7 +28,8 @@ export interface WriteOptions {
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
 /** The subresource a write goes through ('' : the main resource). */
-export type Subresource = '' | 'status' | 'finalize' | 'binding';
+/** Others: a kind's status-like subresources (KindDef.subresources). */
+export type Subresource = '' | 'status' | 'finalize' | 'binding' | (string & {});
 
 export interface ListOptions {
   labelSelector: LabelSelector;

@@ -159,6 +159,21 @@ export const overlays: Overlay[] = [
   { def: `${ADM}.MatchResources`, field: 'namespaceSelector', default: {} },
   { def: `${ADM}.MatchResources`, field: 'objectSelector', default: {} },
   { def: `${ADM}.NamedRuleWithOperations`, field: 'scope', default: '*' },
+  // admissionregistration/v1 webhook configurations (SetDefaults_ValidatingWebhook, SetDefaults_MutatingWebhook, SetDefaults_Rule)
+  ...(['ValidatingWebhook', 'MutatingWebhook'] as const).flatMap((w): Overlay[] => [
+    { def: `${ADM}.${w}`, field: 'failurePolicy', default: 'Fail' },
+    { def: `${ADM}.${w}`, field: 'matchPolicy', default: 'Equivalent' },
+    { def: `${ADM}.${w}`, field: 'namespaceSelector', default: {} },
+    { def: `${ADM}.${w}`, field: 'objectSelector', default: {} },
+    { def: `${ADM}.${w}`, field: 'timeoutSeconds', default: 10 },
+  ]),
+  { def: `${ADM}.MutatingWebhook`, field: 'reinvocationPolicy', default: 'Never' },
+  { def: `${ADM}.RuleWithOperations`, field: 'scope', default: '*' },
+  { def: `${ADM}.ServiceReference`, field: 'port', default: 443 },
+  // scheduling/v1 (SetDefaults_PriorityClass)
+  { def: 'io.svc.api.scheduling.v1.PriorityClass', field: 'preemptionPolicy', default: 'PreemptLowerPriority' },
+  // apiregistration/v1 (SetDefaults_ServiceReference)
+  { def: 'io.svc.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference', field: 'port', default: 443 },
 
   // apiextensions/v1
   { def: `${APIEXT}.CustomResourceDefinitionSpec`, field: 'conversion', default: { strategy: 'None' } },

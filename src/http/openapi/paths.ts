@@ -191,6 +191,10 @@ export function kindPaths(k: KindDef): PathItem[] {
     },
   ];
   if (k.status) out.push({ path: `${base}/{name}/status`, params: [NAME, ...scopeParams, PRETTY], ops: item('Status', written) });
+  for (const sub of Object.keys(k.subresources ?? {}).filter((n) => n !== 'status')) {
+    const title = `${sub[0]?.toUpperCase() ?? ''}${sub.slice(1)}`;
+    out.push({ path: `${base}/{name}/${sub}`, params: [NAME, ...scopeParams, PRETTY], ops: item(title, written) });
+  }
   if (k.namespaced) {
     out.push({
       path: `${gvPrefix(k.group, k.version)}/${k.plural}`,

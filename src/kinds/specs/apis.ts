@@ -57,6 +57,14 @@ export const APIS: Spec[] = [
     virtual: true,
   },
   {
+    group: 'authentication.svc.io',
+    kind: 'TokenReview',
+    plural: 'tokenreviews',
+    namespaced: false,
+    pkg: 'authentication',
+    virtual: true,
+  },
+  {
     group: 'rbac.authorization.svc.io',
     kind: 'ClusterRole',
     plural: 'clusterroles',

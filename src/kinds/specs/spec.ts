@@ -7,7 +7,7 @@
 import type { Obj } from '../../api/meta';
 import type { NameRule } from '../../api/validation';
 import type { Column } from '../../codec/table';
-import type { StoredAs, Strategy } from '../../registry/kind';
+import type { StatusLike, StoredAs, Strategy } from '../../registry/kind';
 
 export interface Spec {
   group?: string;
@@ -37,6 +37,8 @@ export interface Spec {
   fields?: Record<string, (o: Obj) => string>;
   /** Validation and preparation rules of the kind (merged over strategies.ts's entry, if any). */
   rules?: Strategy;
+  /** Status-like subresources (a CertificateSigningRequest's approval; `status` where it keeps more than the spec). */
+  subresources?: Record<string, StatusLike>;
   /** Table columns after Name (instead of columns.ts's entry). */
   columns?: Column[];
   /** The status is a plain struct in the reference: objects show `status: {}` from creation on. */

@@ -75,7 +75,7 @@ function validateResources(resources: string[], path: string): Errs {
   return errs;
 }
 
-function validateRuleWithOperations(r: J, path: string): Errs {
+export function validateRuleWithOperations(r: J, path: string): Errs {
   const errs: Errs = [];
   const ops = list<string>(r.operations);
   if (ops.length === 0) errs.push(required(`${path}.operations`));
@@ -168,7 +168,7 @@ function validateParamKind(pk: J, path: string): Errs {
   return errs;
 }
 
-function validateMatchConditions(conds: J[], path: string): Errs {
+export function validateMatchConditions(conds: J[], path: string): Errs {
   const errs: Errs = [];
   if (conds.length > MAX_MATCH_CONDITIONS) errs.push(tooMany(path, conds.length, MAX_MATCH_CONDITIONS));
   const names = new Set<string>();
