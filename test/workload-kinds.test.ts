@@ -8,10 +8,11 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { needs } from './helpers/needs';
-import { serverForFile } from './helpers/server';
+import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
 import { openWatch } from './helpers/watch';
 
-const srv = serverForFile();
+// The objects stay as stored: no Deployment or ReplicaSet controller writes to them.
+const srv = serverForFile({ args: [STATIC_WORKLOADS] });
 const kubectl = needs('kubectl');
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON
