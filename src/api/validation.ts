@@ -12,6 +12,7 @@ export interface FieldError {
     | 'FieldValueInvalid'
     | 'FieldValueNotSupported'
     | 'FieldValueDuplicate'
+    | 'FieldValueNotFound'
     | 'FieldValueForbidden'
     | 'FieldValueTooLong'
     | 'FieldValueTooMany'
@@ -41,6 +42,7 @@ export const notSupported = (field: string, badValue: unknown, supported: readon
 });
 export const forbiddenField = (field: string, detail: string): FieldError => ({ type: 'FieldValueForbidden', field, detail });
 export const duplicate = (field: string, badValue: unknown): FieldError => ({ type: 'FieldValueDuplicate', field, detail: '', badValue });
+export const notFound = (field: string, badValue: unknown): FieldError => ({ type: 'FieldValueNotFound', field, detail: '', badValue });
 export const tooMany = (field: string, actual: number, max: number): FieldError => ({
   type: 'FieldValueTooMany',
   field,

@@ -60,6 +60,14 @@ function resourceEntries(s: ResourceStore): Record<string, unknown>[] {
       kind: 'TokenRequest',
       verbs: ['create'],
     });
+  for (const part of d.specSubresources ?? [])
+    out.push({
+      name: `${d.plural}/${part.name}`,
+      singularName: '',
+      namespaced: d.namespaced,
+      kind: d.kind,
+      verbs: ['get', 'patch', 'update'],
+    });
   if (d.status)
     out.push({ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
   if (d.scale) {

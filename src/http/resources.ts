@@ -23,6 +23,7 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
+import { specSubresource } from '../registry/kind';
 import type { ListResult } from '../registry/list';
 import type { DeleteOptions, FieldValidation, PatchType, WriteOptions } from '../registry/options';
 import type { CodecPool } from '../workers/codec-pool';
@@ -155,7 +156,11 @@ export class ResourceHandler {
     const eviction = sub === 'eviction' && def.group === '' && def.plural === 'pods';
     const binding = sub === 'binding' && def.group === '' && def.plural === 'pods';
     const token = sub === 'token' && def.group === '' && def.plural === 'serviceaccounts' && this.opts.tokens !== undefined;
-    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction && !binding && !token) throw pathNotFound();
+    // A spec subresource (pods/ephemeralcontainers, pods/resize): GET, PUT and PATCH of the object.
+    const part = specSubresource(def, sub) !== undefined;
+    if (sub !== '' && !(sub === 'status' && def.status) && !finalize && !scale && !eviction && !binding && !token && !part)
+      throw pathNotFound();
+    if (part && info.verb !== 'get' && info.verb !== 'update' && info.verb !== 'patch') throw methodNotAllowed();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.
@@ -254,11 +259,11 @@ export class ResourceHandler {
         w.user = requestUser(req);
         w.auditAnnotations = requestAnnotations(req);
         const codec = respond(false);
-        const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' ? sub : '');
+        const obj = await store.update(info.namespace, info.name, body.value, w, sub === 'status' || sub === 'finalize' || part ? sub : '');
         return replyEncoded(codec.object({ obj }, ctx), { ...base, warnings: w.warnings });
       }
       case 'patch': {
-        if (sub !== '' && sub !== 'status') throw methodNotAllowed();
+        if (sub !== '' && sub !== 'status' && !part) throw methodNotAllowed();
         const w = writeOptions(q);
         const body = await decodeBody(
           req,

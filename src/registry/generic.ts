@@ -58,7 +58,7 @@ import {
   UNSAFE_DELETE_FIELD,
 } from './deletion';
 import type { WriteHooks } from './hooks';
-import { type KindDef, keyPrefix } from './kind';
+import { type KindDef, keyPrefix, specSubresource } from './kind';
 import {
   type ContinueToken,
   decodeContinue,
@@ -720,9 +720,13 @@ export class ResourceStore {
         if (!managed && subresource !== 'binding') this.recordManaged(cur, next, w, subresource);
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
-        errs.push(...(this.def.strategy.validate?.(next, cur) ?? []));
-        // A binding sets what updates may not (spec.nodeName), having checked it may.
-        if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
+        const part = specSubresource(this.def, subresource);
+        if (part) errs.push(...part.validate(next, cur));
+        else {
+          errs.push(...(this.def.strategy.validate?.(next, cur) ?? []));
+          // A binding sets what updates may not (spec.nodeName), having checked it may.
+          if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur) ?? []));
+        }
         if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
       } catch (e) {
         await this.durable(curKv);
@@ -794,6 +798,7 @@ export class ResourceStore {
   /** The object an update stores: the input with server-owned state carried over from `cur`. */
   private merge(input: Obj, cur: Obj, subresource: Subresource, managed = false, fresh = false): Obj {
     let next: Obj;
+    const part = specSubresource(this.def, subresource);
     if (subresource === 'finalize') {
       // namespaces/finalize changes only spec.finalizers.
       next = clone(cur);
@@ -805,6 +810,10 @@ export class ResourceStore {
     } else if (subresource === 'binding') {
       // The binder made the new object from the current one (pods/binding: spec.nodeName).
       next = fresh ? input : clone(input);
+    } else if (part) {
+      // A spec subresource (pods/ephemeralcontainers, pods/resize) changes only its part of the spec.
+      next = part.merge(input, cur);
+      if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else if (subresource === 'status') {
       // Status writes change only status.
       next = clone(cur);

@@ -39,6 +39,21 @@ export interface Strategy {
   deleteForbidden?(name: string): string | undefined;
 }
 
+/**
+ * A subresource that writes one part of the spec (the reference's pods/ephemeralcontainers and
+ * pods/resize): GET answers the whole object; PUT and PATCH go through the update path, where
+ * `merge` keeps everything of the stored object but what the subresource may change, and
+ * `validate` replaces the kind's update rules.
+ */
+export interface SpecSubresource {
+  /** The URL segment: `<plural>/<name>/<subresource>`. */
+  name: string;
+  /** The object to store: a copy of `cur` with what this subresource may change taken from `input`. */
+  merge(input: Obj, cur: Readonly<Obj>): Obj;
+  /** The rules of a write through this subresource (`old` is the stored object). */
+  validate(next: Obj, old: Obj): FieldError[];
+}
+
 export interface KindDef {
   group: string;
   version: string;
@@ -60,6 +75,8 @@ export interface KindDef {
    * CRD's subresources.scale); built-in kinds use spec.replicas, status.replicas, spec.selector.
    */
   scalePaths?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
+  /** Subresources writing part of the spec (GET, PUT, PATCH), e.g. pods/ephemeralcontainers. */
+  specSubresources?: SpecSubresource[];
   /** The finalize subresource (namespaces): PUT changes only spec.finalizers. */
   finalize?: boolean;
   /** deletecollection is served (all kinds but namespaces). */
@@ -89,6 +106,11 @@ export interface KindDef {
    * object with its status), nothing stored.
    */
   virtual?: boolean;
+}
+
+/** The kind's spec subresource of that name, if any. */
+export function specSubresource(k: Pick<KindDef, 'specSubresources'>, name: string): SpecSubresource | undefined {
+  return name === '' ? undefined : k.specSubresources?.find((s) => s.name === name);
 }
 
 /** The store key prefix of a kind: /registry/<group or core>/<plural>/ */

@@ -27,8 +27,11 @@ export interface WriteOptions {
 
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
-/** The subresource a write goes through ('' : the main resource). */
-export type Subresource = '' | 'status' | 'finalize' | 'binding';
+/**
+ * The subresource a write goes through ('' : the main resource); any other name is one of the
+ * kind's spec subresources (KindDef.specSubresources, e.g. pods/ephemeralcontainers).
+ */
+export type Subresource = '' | 'status' | 'finalize' | 'binding' | (string & {});
 
 export interface ListOptions {
   labelSelector: LabelSelector;

@@ -11,12 +11,11 @@
  * Only defaults that depend on nothing else belong here; the conditional ones are code in
  * defaulters.ts (container imagePullPolicy; the Pod-only enableServiceLinks, requests from limits
  * and hostPort; emptyDir volumes; service ports and traffic policies; deployment rollingUpdate;
- * network policy types; node allocatable). Not handled yet:
+ * network policy types; node allocatable; replication controller selector and labels). Not handled yet:
  *  - pod-level resources defaulting; loadBalancer ingress ipMode VIP.
  *  - Namespace: label `kubernetes.io/metadata.name` = name; status.phase Active (upstream
  *    SetDefaults_NamespaceStatus; here the namespace strategy sets it).
- *  - LimitRangeItem (type Container) default/defaultRequest from max/default/min; ReplicationController
- *    selector/labels from the template labels.
+ *  - LimitRangeItem (type Container) default/defaultRequest from max/default/min.
  *  - DaemonSet updateStrategy.rollingUpdate {maxUnavailable: 1, maxSurge: 0} when RollingUpdate;
  *    StatefulSet updateStrategy.rollingUpdate {partition: 0} (kinds not served yet).
  *  - Job (Job objects only, not CronJob jobTemplates, so not on JobSpec): parallelism 1, completions 1

@@ -190,6 +190,10 @@ export function kindPaths(k: KindDef): PathItem[] {
       ],
     },
   ];
+  for (const part of k.specSubresources ?? []) {
+    const suffix = part.name.charAt(0).toUpperCase() + part.name.slice(1);
+    out.push({ path: `${base}/{name}/${part.name}`, params: [NAME, ...scopeParams, PRETTY], ops: item(suffix, written) });
+  }
   if (k.status) out.push({ path: `${base}/{name}/status`, params: [NAME, ...scopeParams, PRETTY], ops: item('Status', written) });
   if (k.namespaced) {
     out.push({

@@ -1,4 +1,14 @@
 /** core/v1 kinds. */
+import {
+  ENDPOINTS_COLUMNS,
+  PERSISTENT_VOLUME_CLAIM_COLUMNS,
+  PERSISTENT_VOLUME_COLUMNS,
+  POD_TEMPLATE_COLUMNS,
+  REPLICATION_CONTROLLER_COLUMNS,
+} from '../columns-core';
+import { endpoints, podTemplate, replicationController } from '../validation/core-controllers';
+import { POD_SPEC_SUBRESOURCES } from '../validation/core-pod-subresources';
+import { persistentVolume, persistentVolumeClaim } from '../validation/core-storage';
 import { at, type Spec, str } from './spec';
 
 export const CORE: Spec[] = [
@@ -27,6 +37,7 @@ export const CORE: Spec[] = [
     status: true,
     pkg: 'core',
     returnDeletedObject: true,
+    specSubresources: POD_SPEC_SUBRESOURCES,
     fields: {
       'spec.nodeName': str(at('spec', 'nodeName')),
       'spec.restartPolicy': str(at('spec', 'restartPolicy')),
@@ -92,5 +103,59 @@ export const CORE: Spec[] = [
     status: true,
     pkg: 'core',
     returnDeletedObject: true,
+  },
+  {
+    kind: 'Endpoints',
+    plural: 'endpoints',
+    shortNames: ['ep'],
+    namespaced: true,
+    pkg: 'core',
+    rules: endpoints,
+    columns: ENDPOINTS_COLUMNS,
+  },
+  {
+    kind: 'PersistentVolume',
+    generation: false,
+    plural: 'persistentvolumes',
+    shortNames: ['pv'],
+    namespaced: false,
+    status: true,
+    pkg: 'core',
+    rules: persistentVolume,
+    columns: PERSISTENT_VOLUME_COLUMNS,
+  },
+  {
+    kind: 'PersistentVolumeClaim',
+    generation: false,
+    plural: 'persistentvolumeclaims',
+    shortNames: ['pvc'],
+    namespaced: true,
+    status: true,
+    pkg: 'core',
+    rules: persistentVolumeClaim,
+    columns: PERSISTENT_VOLUME_CLAIM_COLUMNS,
+  },
+  {
+    kind: 'PodTemplate',
+    generation: true,
+    plural: 'podtemplates',
+    namespaced: true,
+    pkg: 'core',
+    rules: podTemplate,
+    columns: POD_TEMPLATE_COLUMNS,
+  },
+  {
+    kind: 'ReplicationController',
+    plural: 'replicationcontrollers',
+    shortNames: ['rc'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    scale: true,
+    pkg: 'core',
+    emptyStatus: true,
+    rules: replicationController,
+    columns: REPLICATION_CONTROLLER_COLUMNS,
+    fields: { 'status.replicas': (o) => String(at('status', 'replicas')(o) ?? 0) },
   },
 ];

@@ -7,7 +7,7 @@
 import type { Obj } from '../../api/meta';
 import type { NameRule } from '../../api/validation';
 import type { Column } from '../../codec/table';
-import type { Strategy } from '../../registry/kind';
+import type { SpecSubresource, Strategy } from '../../registry/kind';
 
 export interface Spec {
   group?: string;
@@ -39,6 +39,8 @@ export interface Spec {
   rules?: Strategy;
   /** Table columns after Name (instead of columns.ts's entry). */
   columns?: Column[];
+  /** Subresources writing part of the spec (pods/ephemeralcontainers, pods/resize). */
+  specSubresources?: SpecSubresource[];
   /** The status is a plain struct in the reference: objects show `status: {}` from creation on. */
   emptyStatus?: boolean;
 }

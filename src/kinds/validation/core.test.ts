@@ -237,15 +237,22 @@ describe('Event', () => {
 });
 
 describe('Pod', () => {
-  const c = (x: Any = {}) => ({ name: 'app', image: 'nginx', ...x });
-  const spec = (s: Any) => ({ containers: [c()], restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', ...s });
+  // Validation sees defaulted objects: the defaults the rules require are spelled out.
+  const c = (x: Any = {}) => ({ name: 'app', image: 'nginx', imagePullPolicy: 'Always', terminationMessagePolicy: 'File', ...x });
+  const spec = (s: Any) => ({
+    containers: [c()],
+    restartPolicy: 'Always',
+    dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
+    ...s,
+  });
   const cases: [string, Any, string[][]][] = [
     ['valid', { containers: [c({ ports: [{ containerPort: 80, protocol: 'TCP', name: 'http' }] })] }, []],
     ['no containers', { containers: [] }, [['spec.containers', 'FieldValueRequired']]],
     ['missing containers', { containers: undefined }, [['spec.containers', 'FieldValueRequired']]],
     [
       'no name, no image',
-      { containers: [{}] },
+      { containers: [{ imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }] },
       [
         ['spec.containers[0].name', 'FieldValueRequired'],
         ['spec.containers[0].image', 'FieldValueRequired'],
