@@ -32,6 +32,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     schema,
     status: s.status ?? false,
     scale: s.scale ?? false,
+    scaleSelectorMap: s.scaleSelectorMap,
     specSubresources: s.specSubresources,
     finalize: s.finalize ?? false,
     deleteCollection: s.deleteCollection ?? true,

@@ -75,6 +75,11 @@ export interface KindDef {
    * CRD's subresources.scale); built-in kinds use spec.replicas, status.replicas, spec.selector.
    */
   scalePaths?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
+  /**
+   * spec.selector is a plain label map (ReplicationController), not a LabelSelector: the Scale's
+   * status.selector is then the map as `a=b,c=d`.
+   */
+  scaleSelectorMap?: boolean;
   /** Subresources writing part of the spec (GET, PUT, PATCH), e.g. pods/ephemeralcontainers. */
   specSubresources?: SpecSubresource[];
   /** The finalize subresource (namespaces): PUT changes only spec.finalizers. */

@@ -152,6 +152,7 @@ export const CORE: Spec[] = [
     namespaced: true,
     status: true,
     scale: true,
+    scaleSelectorMap: true,
     pkg: 'core',
     emptyStatus: true,
     rules: replicationController,

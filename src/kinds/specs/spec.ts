@@ -19,6 +19,8 @@ export interface Spec {
   namespaced: boolean;
   status?: boolean;
   scale?: boolean;
+  /** spec.selector is a label map, not a LabelSelector (the Scale's status.selector, see KindDef). */
+  scaleSelectorMap?: boolean;
   finalize?: boolean;
   deleteCollection?: boolean;
   nameRule?: NameRule;
