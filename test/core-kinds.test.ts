@@ -355,6 +355,18 @@ describe('subresources', () => {
     });
     expect((await srv.json('DELETE', `${NS}/pods/rs/resize`)).status).toBe(405);
   });
+
+  test('kubectl debug adds an ephemeral container; kubectl patch --subresource resize changes resources', async () => {
+    const debug = srv.kubectl(['debug', 'dbg', '--image=busybox:1', '-c', 'shell', '--attach=false', '--profile=general']);
+    expect(debug.code).toBe(0);
+    const pod = (await srv.json('GET', `${NS}/pods/dbg`)).body;
+    expect(pod.spec.ephemeralContainers.map((c: Any) => c.name)).toEqual(['debugger', 'shell']);
+    const patch = JSON.stringify({ spec: { containers: [{ name: 'app', resources: { requests: { cpu: '180m' } } }] } });
+    const r = srv.kubectl(['patch', 'pod', 'rs', '--subresource', 'resize', '-p', patch]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect((await srv.json('GET', `${NS}/pods/rs`)).body.spec.containers[0].resources.requests.cpu).toBe('180m');
+  });
 });
 
 describe('protobuf', () => {
