@@ -355,6 +355,29 @@ describe('create-only rules', () => {
   });
 });
 
+describe('pod annotations', () => {
+  test.each([
+    ['10', []],
+    ['-3', []],
+    ['+10', [['metadata.annotations[controller.kubernetes.io/pod-deletion-cost]', 'Invalid value: "+10": must be a 32bit integer']]],
+    ['007', [['metadata.annotations[controller.kubernetes.io/pod-deletion-cost]', 'Invalid value: "007": must be a 32bit integer']]],
+    [
+      '2147483648',
+      [['metadata.annotations[controller.kubernetes.io/pod-deletion-cost]', 'Invalid value: "2147483648": must be a 32bit integer']],
+    ],
+  ] as [string, string[][]][])('deletion cost %s', (cost, want) => {
+    const p = pod(spec(), { annotations: { 'controller.kubernetes.io/pod-deletion-cost': cost } });
+    expect(causes(validatePod(p))).toEqual(want);
+  });
+
+  test('a mirror pod names its node', () => {
+    const p = pod(spec(), { annotations: { 'kubernetes.io/config.mirror': 'x' } });
+    expect(causes(validatePod(p))).toEqual([
+      ['metadata.annotations[kubernetes.io/config.mirror]', 'Invalid value: "x": must set spec.nodeName if mirror pod annotation is set'],
+    ]);
+  });
+});
+
 describe('pods/ephemeralcontainers', () => {
   const e = (x: Any = {}) => ({ ...container({ name: 'dbg', image: 'busybox' }), ...x });
   test.each([

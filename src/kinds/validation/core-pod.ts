@@ -312,10 +312,34 @@ function imagesTrimmed(spec: J): Errs {
   );
 }
 
+const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
+
+/** GetDeletionCostFromPodAnnotations accepts it: '-', a lone '0' or 1-9 first, then an int32. */
+function validDeletionCost(v: string): boolean {
+  if (!/^(-\d+|0|[1-9]\d*)$/.test(v)) return false;
+  const n = Number(v);
+  return n >= -2147483648 && n <= 2147483647;
+}
+
+/** ValidatePodSpecificAnnotations: the mirror annotation needs a node; a deletion cost is an int32. */
+function podAnnotations(o: Obj, old: Obj | undefined, spec: J): Errs {
+  const a = o.metadata.annotations ?? {};
+  const errs: Errs = [];
+  const mirror = a[MIRROR_ANNOTATION];
+  if (mirror !== undefined && str(spec.nodeName) === '')
+    errs.push(invalidValue(`metadata.annotations[${MIRROR_ANNOTATION}]`, mirror, 'must set spec.nodeName if mirror pod annotation is set'));
+  const cost = a[DELETION_COST];
+  // An invalid cost already stored stays allowed (AllowInvalidPodDeletionCost).
+  const oldCost = old?.metadata.annotations?.[DELETION_COST];
+  if (cost !== undefined && !validDeletionCost(cost) && (oldCost === undefined || validDeletionCost(oldCost)))
+    errs.push(invalidValue(`metadata.annotations[${DELETION_COST}]`, cost, 'must be a 32bit integer'));
+  return errs;
+}
+
 /** validatePodMetadataAndSpec (and, on create, ValidatePodCreate's own rules). */
 export function validatePod(o: Obj, old?: Obj): Errs {
   const spec = obj(o.spec) ?? {};
-  const errs = [...validatePodSpec(spec, 'spec', o.metadata.name ?? ''), ...imagesTrimmed(spec)];
+  const errs = [...podAnnotations(o, old, spec), ...validatePodSpec(spec, 'spec', o.metadata.name ?? ''), ...imagesTrimmed(spec)];
   if (str(spec.serviceAccountName) === '') {
     list<J>(spec.volumes).forEach((v, i) => {
       list<J>(obj(v.projected)?.sources).forEach((s, j) => {
