@@ -208,6 +208,17 @@ describe('defaults and cells', () => {
     expect(row[1]).toBe('10.1.2.3:8080,10.1.2.4:8080');
   });
 
+  test('field selectors: name on volumes and claims (kept by the reference), status.replicas on controllers', async () => {
+    const pvc = await srv.json('GET', `${NS}/persistentvolumeclaims?fieldSelector=name%3Ddata`);
+    expect(pvc.body.items.map((i: Any) => i.metadata.name)).toEqual(['data']);
+    const pv = await srv.json('GET', '/api/v1/persistentvolumes?fieldSelector=name%3Dnone');
+    expect(pv.body.items).toEqual([]);
+    const rc = await srv.json('GET', `${NS}/replicationcontrollers?fieldSelector=status.replicas%3D0`);
+    expect(rc.body.items.map((i: Any) => i.metadata.name)).toContain('rc1');
+    const ep = await srv.json('GET', `${NS}/endpoints?fieldSelector=name%3Dweb`);
+    expect(ep.status).toBe(400);
+  });
+
   test('the pod template shows its pod labels', () => {
     const row = srv.kubectl(['get', 'podtemplates', 'tmpl', '--no-headers']).stdout.trim().split(/\s+/);
     expect(row).toEqual(['tmpl', 'c', 'nginx:1.27', 'app=t,extra=y']);

@@ -123,6 +123,8 @@ export const CORE: Spec[] = [
     pkg: 'core',
     rules: persistentVolume,
     columns: PERSISTENT_VOLUME_COLUMNS,
+    // The reference keeps `name` selectable ("a bug, but we need to support it").
+    fields: { name: (o) => o.metadata.name ?? '' },
   },
   {
     kind: 'PersistentVolumeClaim',
@@ -134,6 +136,7 @@ export const CORE: Spec[] = [
     pkg: 'core',
     rules: persistentVolumeClaim,
     columns: PERSISTENT_VOLUME_CLAIM_COLUMNS,
+    fields: { name: (o) => o.metadata.name ?? '' },
   },
   {
     kind: 'PodTemplate',
