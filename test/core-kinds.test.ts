@@ -235,6 +235,8 @@ describe('subresources', () => {
     });
     expect(r.status).toBe(200);
     expect(r.body.status.phase).toBe('Available');
+    // The phase changed and the writer set no transition time: the server stamps one.
+    expect(r.body.status.lastPhaseTransitionTime).toMatch(/Z$/);
     expect(r.body.spec.storageClassName).toBe(pv.spec.storageClassName);
     const pvc = await srv.json('PATCH', `${NS}/persistentvolumeclaims/data/status`, JSON.stringify({ status: { phase: 'Lost' } }), {
       'content-type': 'application/merge-patch+json',

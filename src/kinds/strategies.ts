@@ -107,6 +107,8 @@ export function mergeStrategy(base: Strategy, v: Strategy | undefined): Strategy
   const update = both(v.prepareForUpdate, base.prepareForUpdate);
   if (create) s.prepareForCreate = create;
   if (update) s.prepareForUpdate = update;
+  const status = both(v.prepareForStatusUpdate, base.prepareForStatusUpdate);
+  if (status) s.prepareForStatusUpdate = status;
   if (v.statusOnCreate) s.statusOnCreate = true;
   if (v.validate) s.validate = v.validate;
   if (v.validateUpdate) s.validateUpdate = v.validateUpdate;

@@ -819,6 +819,7 @@ export class ResourceStore {
       next = clone(cur);
       if (input.status === undefined) delete next.status;
       else next.status = clone(input.status);
+      this.def.strategy.prepareForStatusUpdate?.(next, cur);
       // Server-side apply computed the new ownership on the input: keep it.
       if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else {

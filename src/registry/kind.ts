@@ -20,6 +20,8 @@ export interface Strategy {
   prepareForCreate?(obj: Obj): void;
   /** Carry server-owned state over on update of the main resource. */
   prepareForUpdate?(obj: Obj, old: Obj): void;
+  /** Server-owned state of a write through the status subresource (after its status is taken). */
+  prepareForStatusUpdate?(obj: Obj, old: Obj): void;
   /**
    * Kind-specific rules (ObjectMeta is validated generically), on create and on update (then
    * with the stored object as `old`).

@@ -157,10 +157,23 @@ export function validatePersistentVolumeUpdate(o: Obj, old: Obj): Errs {
   return errs;
 }
 
+/** The status strategy: a phase change stamps lastPhaseTransitionTime unless the writer set a new one. */
+export function stampPhaseTransition(o: Obj, old: Obj): void {
+  const status = obj(o.status);
+  const prev = obj(old.status) ?? {};
+  if (!status) return;
+  if (status.phase === prev.phase) {
+    if (status.lastPhaseTransitionTime === undefined && prev.lastPhaseTransitionTime !== undefined)
+      status.lastPhaseTransitionTime = prev.lastPhaseTransitionTime;
+  } else if (status.lastPhaseTransitionTime === undefined || status.lastPhaseTransitionTime === prev.lastPhaseTransitionTime)
+    status.lastPhaseTransitionTime = now();
+}
+
 export const persistentVolume: Strategy = {
   prepareForCreate(o) {
     o.status = { phase: 'Pending', lastPhaseTransitionTime: now() };
   },
+  prepareForStatusUpdate: stampPhaseTransition,
   validate: (o) => validatePersistentVolumeSpec(obj(o.spec) ?? {}),
   validateUpdate: validatePersistentVolumeUpdate,
 };
