@@ -326,6 +326,25 @@ const CASES: [string, Any, string[][]][] = [
     ],
   ],
   [
+    'env fieldRef: unknown field; a pod field env cannot read',
+    withContainer({
+      env: [
+        { name: 'A', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.bogus' } } },
+        { name: 'B', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.restartPolicy' } } },
+      ],
+    }),
+    [
+      [
+        'spec.containers[0].env[0].valueFrom.fieldRef.fieldPath',
+        'Invalid value: "spec.bogus": error converting fieldPath: field label not supported: spec.bogus',
+      ],
+      [
+        'spec.containers[0].env[1].valueFrom.fieldRef.fieldPath',
+        'Unsupported value: "spec.restartPolicy": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"',
+      ],
+    ],
+  ],
+  [
     'requests above limits',
     withContainer({ resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }),
     [['spec.containers[0].resources.requests', 'Invalid value: "2": must be less than or equal to cpu limit of 1']],

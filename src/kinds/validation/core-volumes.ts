@@ -173,13 +173,33 @@ export const SIMPLE_SOURCES = {
 
 // ---- pod volume sources ---------------------------------------------------------------------
 
-const ENV_FIELD_PATHS = ['metadata.name', 'metadata.namespace', 'metadata.labels', 'metadata.annotations', 'metadata.uid'];
+const VOLUME_FIELD_PATHS = ['metadata.name', 'metadata.namespace', 'metadata.labels', 'metadata.annotations', 'metadata.uid'];
+/** The pod fields ConvertDownwardAPIFieldLabel knows (the env and volume sets are subsets). */
+const CONVERTIBLE_FIELDS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.restartPolicy',
+  'spec.serviceAccountName',
+  'spec.schedulerName',
+  'status.phase',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs',
+];
 
 /** validateObjectFieldSelector (the volume's set of field paths, or the env's). */
 export function objectFieldSelector(fs: J, allowed: readonly string[], path: string): Errs {
   if (str(fs.apiVersion) === '') return [required(`${path}.apiVersion`)];
   const fp = str(fs.fieldPath);
   if (fp === '') return [required(`${path}.fieldPath`)];
+  // ConvertDownwardAPIFieldLabel first: v1 and the pod fields it knows.
+  const convertError = str(fs.apiVersion) !== 'v1' ? `unsupported pod version: ${str(fs.apiVersion)}` : undefined;
+  const known = /^metadata\.(annotations|labels)(\[.*\])?$/.test(fp) || CONVERTIBLE_FIELDS.includes(fp);
+  if (convertError || !known)
+    return [invalidValue(`${path}.fieldPath`, fp, `error converting fieldPath: ${convertError ?? `field label not supported: ${fp}`}`)];
   const sub = /^(metadata\.(?:annotations|labels))\['(.*)'\]$/.exec(fp);
   if (sub) {
     const key = sub[1] === 'metadata.annotations' ? (sub[2] ?? '').toLowerCase() : (sub[2] ?? '');
@@ -214,7 +234,7 @@ function downwardAPIFile(file: J, path: string): Errs {
   const fieldRef = obj(file.fieldRef);
   const resourceRef = obj(file.resourceFieldRef);
   if (fieldRef) {
-    errs.push(...objectFieldSelector(fieldRef, ENV_FIELD_PATHS, `${path}.fieldRef`));
+    errs.push(...objectFieldSelector(fieldRef, VOLUME_FIELD_PATHS, `${path}.fieldRef`));
     if (resourceRef) errs.push(invalidValue(path, 'resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'));
   } else if (resourceRef) errs.push(...resourceFieldSelector(resourceRef, `${path}.resourceFieldRef`, true));
   else errs.push(required(path, 'one of fieldRef and resourceFieldRef is required'));
