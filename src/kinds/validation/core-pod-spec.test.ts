@@ -171,6 +171,23 @@ const CASES: [string, Any, string[][]][] = [
       ],
     ],
   ],
+  [
+    'a linux pod with windows options',
+    withContainer({ securityContext: { windowsOptions: { runAsUserName: 'u' } } }, { os: { name: 'linux' } }),
+    [['spec.containers[0].securityContext.windowsOptions', 'Forbidden: windows options cannot be set for a linux pod']],
+  ],
+  [
+    'a windows pod with linux settings',
+    withContainer(
+      { securityContext: { privileged: false } },
+      { os: { name: 'windows' }, hostPID: true, securityContext: { runAsUser: 1 } },
+    ),
+    [
+      ['spec.hostPID', 'Forbidden: cannot be set for a windows pod'],
+      ['spec.securityContext.runAsUser', 'Forbidden: cannot be set for a windows pod'],
+      ['spec.containers[0].securityContext.privileged', 'Forbidden: cannot be set for a windows pod'],
+    ],
+  ],
   // ---- affinity
   [
     'node affinity: no terms; bad operator; values with Exists',

@@ -17,7 +17,7 @@ import {
   validateResources,
 } from './core-containers';
 import { validateAffinity, validateTolerations, validateTopologySpread } from './core-scheduling';
-import { validateHostUsers, validatePodSecurityContext } from './core-security';
+import { validateHostUsers, validateOSSecurity, validatePodSecurityContext } from './core-security';
 import { validateVolumes } from './core-volumes';
 
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
@@ -163,6 +163,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   if (os) {
     if (str(os.name) === '') errs.push(required(`${path}.os.name`, 'cannot be empty'));
     else if (!OS_NAMES.includes(str(os.name))) errs.push(notSupported(`${path}.os`, str(os.name), OS_NAMES));
+    else errs.push(...validateOSSecurity(spec, path));
   }
   return errs;
 }

@@ -148,3 +148,63 @@ export function validateHostUsers(spec: J, path: string): Errs {
   if (spec.hostIPC === true) errs.push(forbiddenField(`${path}.HostIPC`, 'when `pod.Spec.HostUsers` is false'));
   return errs;
 }
+
+const WINDOWS = 'cannot be set for a windows pod';
+/** The pod security context fields checked after shareProcessNamespace, in the reference's order. */
+const POD_SC_NOT_ON_WINDOWS = ['runAsUser', 'runAsGroup', 'supplementalGroups', 'supplementalGroupsPolicy', 'seLinuxChangePolicy'];
+const CONTAINER_SC_NOT_ON_WINDOWS = [
+  'appArmorProfile',
+  'seLinuxOptions',
+  'seccompProfile',
+  'capabilities',
+  'readOnlyRootFilesystem',
+  'privileged',
+  'allowPrivilegeEscalation',
+  'procMount',
+  'runAsUser',
+  'runAsGroup',
+];
+
+/** podshelper.VisitContainersWithPath's order: init, regular, ephemeral containers. */
+function containersWithPath(spec: J, path: string): [J, string][] {
+  return ['initContainers', 'containers', 'ephemeralContainers'].flatMap((key) =>
+    list<J>(spec[key]).map((c, i): [J, string] => [c, `${path}.${key}[${i}]`]),
+  );
+}
+
+/** validateLinux / validateWindows: the security settings the pod's spec.os rules out. */
+export function validateOSSecurity(spec: J, path: string): Errs {
+  const os = str(obj(spec.os)?.name);
+  const errs: Errs = [];
+  const sc = obj(spec.securityContext);
+  if (os === 'linux') {
+    if (sc?.windowsOptions !== undefined)
+      errs.push(forbiddenField(`${path}.securityContext.windowsOptions`, 'windows options cannot be set for a linux pod'));
+    for (const [c, p] of containersWithPath(spec, path))
+      if (obj(c.securityContext)?.windowsOptions !== undefined)
+        errs.push(forbiddenField(`${p}.securityContext.windowsOptions`, 'windows options cannot be set for a linux pod'));
+    return errs;
+  }
+  if (os !== 'windows') return errs;
+  // The reference checks these on its internal PodSecurityContext, which holds the v1 spec's host fields.
+  const checks: [boolean, string][] = [
+    [sc?.appArmorProfile !== undefined, `${path}.securityContext.appArmorProfile`],
+    [sc?.seLinuxOptions !== undefined, `${path}.securityContext.seLinuxOptions`],
+    [spec.hostUsers !== undefined, `${path}.hostUsers`],
+    [spec.hostPID === true, `${path}.hostPID`],
+    [spec.hostIPC === true, `${path}.hostIPC`],
+    [sc?.seccompProfile !== undefined, `${path}.securityContext.seccompProfile`],
+    [sc?.fsGroup !== undefined, `${path}.securityContext.fsGroup`],
+    [sc?.fsGroupChangePolicy !== undefined, `${path}.securityContext.fsGroupChangePolicy`],
+    [list(sc?.sysctls).length > 0, `${path}.securityContext.sysctls`],
+    [spec.shareProcessNamespace !== undefined, `${path}.shareProcessNamespace`],
+  ];
+  for (const f of POD_SC_NOT_ON_WINDOWS) checks.push([sc?.[f] !== undefined, `${path}.securityContext.${f}`]);
+  for (const [bad, p] of checks) if (bad) errs.push(forbiddenField(p, WINDOWS));
+  for (const [c, p] of containersWithPath(spec, path)) {
+    const csc = obj(c.securityContext);
+    if (!csc) continue;
+    for (const f of CONTAINER_SC_NOT_ON_WINDOWS) if (csc[f] !== undefined) errs.push(forbiddenField(`${p}.securityContext.${f}`, WINDOWS));
+  }
+  return errs;
+}
