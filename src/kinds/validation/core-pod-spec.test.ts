@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test';
 import type { Obj } from '../../api/meta';
 import { fieldErrorText } from '../../api/status';
-import { validatePod, validatePodSpec } from './core-pod';
+import { validatePod, validatePodSpec, validatePodTemplateSpec } from './core-pod';
 import { validateEphemeralContainersUpdate, validatePodResize } from './core-pod-subresources';
 
 // biome-ignore lint/suspicious/noExplicitAny: test data
@@ -380,6 +380,11 @@ describe('PodSpec rules', () => {
 });
 
 const pod = (s: Any, meta: Any = {}): Obj => ({ metadata: { name: 'p', namespace: 'default', resourceVersion: '1', ...meta }, spec: s });
+
+test('pod template annotations are validated as metadata annotations', () => {
+  const errs = validatePodTemplateSpec({ metadata: { annotations: { 'bad key!': 'v' } }, spec: spec() }, 'spec.template');
+  expect(errs.map((e) => e.field)).toEqual(['spec.template.annotations']);
+});
 
 describe('create-only rules', () => {
   test('ephemeral containers and a node name with scheduling gates are refused on create', () => {

@@ -6,9 +6,18 @@
  */
 import { isObject, type Obj } from '../../api/meta';
 import { parseIP } from '../../api/net';
-import { dns1123Label, dns1123Subdomain, forbiddenField, invalidValue, notSupported, qualifiedName, required } from '../../api/validation';
+import {
+  dns1123Label,
+  dns1123Subdomain,
+  forbiddenField,
+  invalidValue,
+  notSupported,
+  qualifiedName,
+  required,
+  validateAnnotations,
+} from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, type J, list, obj, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, type J, list, map, obj, semanticEqual, str, validateLabels } from './common';
 import {
   type PodContext,
   validateContainers,
@@ -172,7 +181,11 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
 export function validatePodTemplateSpec(template: J, path: string): Errs {
   const meta = obj(template.metadata) ?? {};
   const spec = obj(template.spec) ?? {};
-  const errs = [...validateLabels(meta.labels, `${path}.labels`), ...validatePodSpec(spec, `${path}.spec`)];
+  const errs = [
+    ...validateLabels(meta.labels, `${path}.labels`),
+    ...validateAnnotations(map<string>(meta.annotations), `${path}.annotations`),
+    ...validatePodSpec(spec, `${path}.spec`),
+  ];
   if (list(spec.ephemeralContainers).length > 0)
     errs.push(forbiddenField(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
   return errs;
