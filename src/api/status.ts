@@ -169,6 +169,8 @@ export function fieldErrorText(e: FieldError): string {
       return `Unsupported value: ${bad}${e.detail ? `: ${e.detail}` : ''}`;
     case 'FieldValueDuplicate':
       return `Duplicate value: ${bad}${e.detail ? `: ${e.detail}` : ''}`;
+    case 'FieldValueNotFound':
+      return `Not found: ${bad}${e.detail ? `: ${e.detail}` : ''}`;
     case 'FieldValueForbidden':
       return e.detail ? `Forbidden: ${e.detail}` : 'Forbidden';
     case 'FieldValueTooLong':

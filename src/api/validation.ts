@@ -12,6 +12,7 @@ export interface FieldError {
     | 'FieldValueInvalid'
     | 'FieldValueNotSupported'
     | 'FieldValueDuplicate'
+    | 'FieldValueNotFound'
     | 'FieldValueForbidden'
     | 'FieldValueTooLong'
     | 'FieldValueTooMany'
@@ -50,6 +51,7 @@ export const notSupported = (field: string, badValue: unknown, supported: readon
 });
 export const forbiddenField = (field: string, detail: string): FieldError => ({ type: 'FieldValueForbidden', field, detail });
 export const duplicate = (field: string, badValue: unknown): FieldError => ({ type: 'FieldValueDuplicate', field, detail: '', badValue });
+export const notFound = (field: string, badValue: unknown): FieldError => ({ type: 'FieldValueNotFound', field, detail: '', badValue });
 export const tooMany = (field: string, actual: number, max: number): FieldError => ({
   type: 'FieldValueTooMany',
   field,
@@ -133,6 +135,19 @@ export function validateName(rule: NameRule, name: string): string[] {
 
 const TOTAL_ANNOTATION_SIZE = 256 * 1024;
 
+/** ValidateAnnotations at `path`: qualified keys (case-insensitive), 256 KiB in all. */
+export function validateAnnotations(annotations: Record<string, string> | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  let size = 0;
+  for (const [k, v] of Object.entries(annotations ?? {})) {
+    for (const m of qualifiedName(k.toLowerCase())) errs.push(invalidValue(path, k, m));
+    size += k.length + String(v).length;
+  }
+  if (size > TOTAL_ANNOTATION_SIZE)
+    errs.push({ type: 'FieldValueTooLong', field: path, detail: `may not be more than ${TOTAL_ANNOTATION_SIZE} bytes` });
+  return errs;
+}
+
 /** The generic ObjectMeta rules (ValidateObjectMeta): name, namespace, labels, annotations, finalizers, owners. */
 export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, rule: NameRule): FieldError[] {
   const errs: FieldError[] = [];
@@ -152,14 +167,7 @@ export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, rule: 
     for (const m of qualifiedName(k)) errs.push(invalidValue('metadata.labels', k, m));
     for (const m of labelValue(v)) errs.push(invalidValue(`metadata.labels`, v, m));
   }
-  let size = 0;
-  for (const [k, v] of Object.entries(meta.annotations ?? {})) {
-    for (const m of qualifiedName(k.toLowerCase())) errs.push(invalidValue('metadata.annotations', k, m));
-    size += k.length + v.length;
-  }
-  if (size > TOTAL_ANNOTATION_SIZE) {
-    errs.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', detail: `may not be more than ${TOTAL_ANNOTATION_SIZE} bytes` });
-  }
+  errs.push(...validateAnnotations(meta.annotations, 'metadata.annotations'));
   (meta.finalizers ?? []).forEach((f, i) => {
     for (const m of qualifiedName(f)) errs.push(invalidValue(`metadata.finalizers[${i}]`, f, m));
   });

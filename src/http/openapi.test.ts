@@ -251,6 +251,12 @@ describe('operations', () => {
       ['/api/v1/namespaces/{namespace}/pods/{name}', 'put', 'put', 'replaceCoreV1NamespacedPod'],
       ['/api/v1/namespaces/{namespace}/pods/{name}', 'patch', 'patch', 'patchCoreV1NamespacedPod'],
       ['/api/v1/namespaces/{namespace}/pods/{name}', 'delete', 'delete', 'deleteCoreV1NamespacedPod'],
+      ['/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers', 'get', 'get', 'readCoreV1NamespacedPodEphemeralcontainers'],
+      ['/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers', 'put', 'put', 'replaceCoreV1NamespacedPodEphemeralcontainers'],
+      ['/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers', 'patch', 'patch', 'patchCoreV1NamespacedPodEphemeralcontainers'],
+      ['/api/v1/namespaces/{namespace}/pods/{name}/resize', 'get', 'get', 'readCoreV1NamespacedPodResize'],
+      ['/api/v1/namespaces/{namespace}/pods/{name}/resize', 'put', 'put', 'replaceCoreV1NamespacedPodResize'],
+      ['/api/v1/namespaces/{namespace}/pods/{name}/resize', 'patch', 'patch', 'patchCoreV1NamespacedPodResize'],
       ['/api/v1/namespaces/{namespace}/pods/{name}/status', 'get', 'get', 'readCoreV1NamespacedPodStatus'],
       ['/api/v1/namespaces/{namespace}/pods/{name}/status', 'put', 'put', 'replaceCoreV1NamespacedPodStatus'],
       ['/api/v1/namespaces/{namespace}/pods/{name}/status', 'patch', 'patch', 'patchCoreV1NamespacedPodStatus'],
@@ -258,6 +264,8 @@ describe('operations', () => {
     ]);
     expect(items.map((it) => it.params.map((p) => p.name))).toEqual([
       ['namespace', 'pretty'],
+      ['name', 'namespace', 'pretty'],
+      ['name', 'namespace', 'pretty'],
       ['name', 'namespace', 'pretty'],
       ['name', 'namespace', 'pretty'],
       ['pretty'],

@@ -162,6 +162,7 @@ export class ResourceHandler {
     const statusLike = statusLikeOf(def, sub) !== undefined;
     if (sub !== '' && !(sub === 'status' && def.status) && !statusLike && !finalize && !scale && !eviction && !binding && !token)
       throw pathNotFound();
+    if (statusLike && info.verb !== 'get' && info.verb !== 'update' && info.verb !== 'patch') throw methodNotAllowed();
     if (finalize && info.verb !== 'update') throw methodNotAllowed();
     if (def.namespaced && !info.namespace && info.verb !== 'list' && info.verb !== 'watch') {
       // A namespaced resource addressed without a namespace.

@@ -1,6 +1,6 @@
 /**
  * The scale subresource (`<resource>/{name}/scale`, autoscaling/v1 Scale) of kinds with
- * spec.replicas (Deployment, ReplicaSet): what `kubectl scale` and autoscalers use. The Scale is
+ * spec.replicas (Deployment, ReplicaSet, ReplicationController): what `kubectl scale` and autoscalers use. The Scale is
  * a view: reads build it from the object; writes change only spec.replicas of the object, through
  * the normal update path (validation, managedFields, watch events).
  */
@@ -37,13 +37,28 @@ function withValue(o: Obj, path: string, v: unknown): Obj {
   return root as Obj;
 }
 
+/** labels.SelectorFromSet(m).String(): sorted `k=v` pairs joined by commas. */
+function selectorFromSet(m: unknown): string {
+  if (!isObject(m)) return '';
+  return Object.keys(m)
+    .sort()
+    .map((k) => `${k}=${String(m[k])}`)
+    .join(',');
+}
+
 /** The autoscaling/v1 Scale of an object (of a custom kind: through its CRD's paths). */
-export function scaleOf(o: Obj, paths?: KindDef['scalePaths']): Obj {
+export function scaleOf(o: Obj, paths?: KindDef['scalePaths'], selectorMap = false): Obj {
   const spec = paths
     ? { replicas: at(o, paths.specReplicas) as number | undefined, selector: undefined }
     : ((o.spec ?? {}) as { replicas?: number; selector?: unknown });
   const status = paths ? { replicas: at(o, paths.statusReplicas) as number | undefined } : ((o.status ?? {}) as { replicas?: number });
-  const selector = paths ? (paths.labelSelector ? at(o, paths.labelSelector) : undefined) : labelSelectorString(spec.selector);
+  const selector = paths
+    ? paths.labelSelector
+      ? at(o, paths.labelSelector)
+      : undefined
+    : selectorMap
+      ? selectorFromSet(spec.selector)
+      : labelSelectorString(spec.selector);
   const meta = o.metadata;
   const s: Obj = {
     kind: 'Scale',
@@ -82,7 +97,8 @@ function replicasOf(scale: unknown, name: string): { replicas: number; resourceV
 export async function handleScale(store: ResourceStore, info: ResourceRequest, req: Request, w: WriteOptions): Promise<Obj> {
   const { namespace, name } = info;
   const paths = store.def.scalePaths;
-  if (info.verb === 'get') return scaleOf(decodeStored(await store.get(namespace, name)), paths);
+  const map = store.def.scaleSelectorMap === true;
+  if (info.verb === 'get') return scaleOf(decodeStored(await store.get(namespace, name)), paths, map);
   if (info.verb !== 'update' && info.verb !== 'patch') throw methodNotAllowed();
   const allowed: BodyType[] = info.verb === 'update' ? ['json', 'yaml'] : ['json-patch', 'merge-patch', 'strategic-merge-patch'];
   const body = await decodeBody(req, negotiateBody(req.headers.get('content-type'), allowed));
@@ -92,7 +108,7 @@ export async function handleScale(store: ResourceStore, info: ResourceRequest, r
     if (info.verb === 'patch') {
       // A Scale has no lists, so a strategic merge patch of it is a merge patch.
       try {
-        wanted = applyPatch(body.type === 'json-patch' ? JSON_PATCH : MERGE_PATCH, scaleOf(cur, paths), body.value, {
+        wanted = applyPatch(body.type === 'json-patch' ? JSON_PATCH : MERGE_PATCH, scaleOf(cur, paths, map), body.value, {
           fieldValidation: w.fieldValidation,
         });
       } catch (e) {
@@ -104,13 +120,13 @@ export async function handleScale(store: ResourceStore, info: ResourceRequest, r
     if (want.resourceVersion !== undefined && want.resourceVersion !== cur.metadata.resourceVersion) {
       if (info.verb === 'update') throw conflict(store.target, name, STALE_OBJECT);
       // A patch keeps the current resourceVersion unless it changed it.
-      if (want.resourceVersion !== scaleOf(cur, paths).metadata.resourceVersion) throw conflict(store.target, name, STALE_OBJECT);
+      if (want.resourceVersion !== scaleOf(cur, paths, map).metadata.resourceVersion) throw conflict(store.target, name, STALE_OBJECT);
     }
     const next: Obj = paths
       ? withValue(cur, paths.specReplicas, want.replicas)
       : { ...cur, spec: { ...((cur.spec as object) ?? {}), replicas: want.replicas } };
     try {
-      return scaleOf(await store.update(namespace, name, next, w, ''), paths);
+      return scaleOf(await store.update(namespace, name, next, w, ''), paths, map);
     } catch (e) {
       // Raced with another writer between the read and the write: read again (the update pins
       // the version it read through metadata.resourceVersion).

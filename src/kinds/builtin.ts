@@ -50,6 +50,7 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
     schema,
     status: s.status ?? false,
     scale: s.scale ?? false,
+    scaleSelectorMap: s.scaleSelectorMap,
     finalize: s.finalize ?? false,
     deleteCollection: s.deleteCollection ?? true,
     nameRule: s.nameRule ?? 'subdomain',

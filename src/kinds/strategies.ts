@@ -3,8 +3,8 @@
  * cannot express (src/kinds/validation/<group>.ts). Kinds without an entry use the generic
  * behaviour only.
  */
-import type { Obj } from '../api/meta';
 import type { Strategy } from '../registry/kind';
+import { qosClass } from './qos';
 import { validatingAdmissionPolicy, validatingAdmissionPolicyBinding } from './validation/admissionregistration';
 import { customResourceDefinition } from './validation/apiextensions';
 import { deployment, replicaSet } from './validation/apps';
@@ -16,28 +16,6 @@ import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol
 import { networkPolicy } from './validation/networking';
 import { podDisruptionBudget } from './validation/policy';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac';
-
-type Resources = { limits?: Record<string, string>; requests?: Record<string, string> };
-type Container = { resources?: Resources };
-
-/** The pod's QoS class, as the reference computes it from container requests and limits. */
-export function qosClass(pod: Obj): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const spec = (pod.spec ?? {}) as { containers?: Container[]; initContainers?: Container[] };
-  const all = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
-  let any = false;
-  let guaranteed = all.length > 0;
-  for (const c of all) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    const relevant = (r: Record<string, string>) => Object.keys(r).filter((k) => k === 'cpu' || k === 'memory');
-    if (relevant(req).length > 0 || relevant(lim).length > 0) any = true;
-    for (const k of ['cpu', 'memory']) {
-      if (lim[k] === undefined || (req[k] !== undefined && req[k] !== lim[k])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 const STRATEGIES: Record<string, Strategy> = {
   Namespace: {
@@ -138,6 +116,8 @@ export function mergeStrategy(base: Strategy, v: Strategy | undefined): Strategy
   const update = both(v.prepareForUpdate, base.prepareForUpdate);
   if (create) s.prepareForCreate = create;
   if (update) s.prepareForUpdate = update;
+  const status = both(v.prepareForStatusUpdate, base.prepareForStatusUpdate);
+  if (status) s.prepareForStatusUpdate = status;
   if (v.statusOnCreate) s.statusOnCreate = true;
   if (v.validate) s.validate = v.validate;
   if (v.validateUpdate) s.validateUpdate = v.validateUpdate;

@@ -722,9 +722,13 @@ export class ResourceStore {
         if (!managed && subresource !== 'binding') this.recordManaged(cur, next, w, subresource);
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
-        errs.push(...(this.def.strategy.validate?.(next, cur) ?? []));
-        // A binding sets what updates may not (spec.nodeName), having checked it may.
-        if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur, subresource) ?? []));
+        const like = statusLikeOf(this.def, subresource);
+        if (like?.validate) errs.push(...like.validate(next, cur));
+        else {
+          errs.push(...(this.def.strategy.validate?.(next, cur) ?? []));
+          // A binding sets what updates may not (spec.nodeName), having checked it may.
+          if (subresource !== 'binding') errs.push(...(this.def.strategy.validateUpdate?.(next, cur, subresource) ?? []));
+        }
         if (errs.length > 0) throw invalid(this.def.kind, this.def.group, name, errs);
       } catch (e) {
         await this.durable(curKv);
@@ -816,6 +820,7 @@ export class ResourceStore {
       next = clone(cur);
       if (input.status === undefined) delete next.status;
       else next.status = clone(input.status);
+      this.def.strategy.prepareForStatusUpdate?.(next, cur);
       // Server-side apply computed the new ownership on the input: keep it.
       if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else {

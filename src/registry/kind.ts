@@ -10,14 +10,21 @@ import type { Column } from '../codec/table';
 import type { DefName } from '../schema/types';
 
 /**
- * A status-like subresource (PUT, PATCH and GET of `<plural>/<name>/<subresource>`), e.g. a
- * CertificateSigningRequest's `approval`: what a write through it may change, picked from the
+ * A subresource that writes part of the object (PUT, PATCH and GET of
+ * `<plural>/<name>/<subresource>`): a CertificateSigningRequest's `approval`, a Pod's
+ * `ephemeralcontainers` and `resize`. What a write through it may change is picked from the
  * written object over the current one. A kind may describe its `status` this way too, where its
  * status writes keep more than the spec (the reference's status strategies).
  */
 export interface StatusLike {
   /** The object a write stores: `cur` with what the subresource may change taken from `input`. */
   merge(input: Obj, cur: Obj): Obj;
+  /**
+   * The rules of a write through it, alone (a subresource writing part of the spec, e.g.
+   * pods/ephemeralcontainers, checks only that part); absent: the kind's strategy validates the
+   * object (validate, and validateUpdate with the subresource's name).
+   */
+  validate?(next: Obj, old: Obj): FieldError[];
   /** The fields a write through it never owns (server-side apply), as top-level field names. */
   ignored?: string[];
 }
@@ -37,6 +44,8 @@ export interface Strategy {
   prepareForCreate?(obj: Obj, user?: UserInfo): void;
   /** Carry server-owned state over on update of the main resource. */
   prepareForUpdate?(obj: Obj, old: Obj): void;
+  /** Server-owned state of a write through the status subresource (after its status is taken). */
+  prepareForStatusUpdate?(obj: Obj, old: Obj): void;
   /**
    * Kind-specific rules (ObjectMeta is validated generically), on create and on update (then
    * with the stored object as `old`).
@@ -64,6 +73,13 @@ export interface Strategy {
   deleteForbidden?(name: string): string | undefined;
 }
 
+/**
+ * A subresource that writes one part of the spec (the reference's pods/ephemeralcontainers and
+ * pods/resize): GET answers the whole object; PUT and PATCH go through the update path, where
+ * `merge` keeps everything of the stored object but what the subresource may change, and
+ * `validate` replaces the kind's update rules.
+ */
+
 export interface KindDef {
   group: string;
   version: string;
@@ -87,6 +103,11 @@ export interface KindDef {
   scalePaths?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
   /** Status-like subresources beyond `status` (or describing it), by name: see StatusLike. */
   subresources?: Record<string, StatusLike>;
+  /**
+   * spec.selector is a plain label map (ReplicationController), not a LabelSelector: the Scale's
+   * status.selector is then the map as `a=b,c=d`.
+   */
+  scaleSelectorMap?: boolean;
   /** The finalize subresource (namespaces): PUT changes only spec.finalizers. */
   finalize?: boolean;
   /** deletecollection is served (all kinds but namespaces). */

@@ -27,8 +27,10 @@ export interface WriteOptions {
 
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';
 
-/** The subresource a write goes through ('' : the main resource). */
-/** Others: a kind's status-like subresources (KindDef.subresources). */
+/**
+ * The subresource a write goes through ('' : the main resource); any other name is one of the
+ * kind's partial subresources (KindDef.subresources: a CSR's approval, pods/ephemeralcontainers).
+ */
 export type Subresource = '' | 'status' | 'finalize' | 'binding' | (string & {});
 
 export interface ListOptions {

@@ -131,6 +131,18 @@ function networkPolicySpec(o: JsonObject): void {
   o.policyTypes = types;
 }
 
+/** SetDefaults_ReplicationController: selector and labels from the template's labels when unset. */
+function replicationController(o: JsonObject): void {
+  const spec = isObject(o.spec) ? o.spec : undefined;
+  const template = spec && isObject(spec.template) ? spec.template : undefined;
+  const tmeta = template && isObject(template.metadata) ? template.metadata : undefined;
+  const labels = tmeta && isObject(tmeta.labels) ? tmeta.labels : undefined;
+  if (!spec || !labels || Object.keys(labels).length === 0) return;
+  if (!isObject(spec.selector) || Object.keys(spec.selector).length === 0) spec.selector = { ...labels };
+  const meta = isObject(o.metadata) ? o.metadata : undefined;
+  if (meta && (!isObject(meta.labels) || Object.keys(meta.labels).length === 0)) meta.labels = { ...labels };
+}
+
 /** SetDefaults_NodeStatus: allocatable = capacity when unset. */
 function nodeStatus(o: JsonObject): void {
   if (o.allocatable === undefined && isObject(o.capacity)) o.allocatable = { ...o.capacity };
@@ -197,6 +209,7 @@ export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${CORE}.Volume`]: volume,
   [`${CORE}.NodeStatus`]: nodeStatus,
   [`${CORE}.Pod`]: pod,
+  [`${CORE}.ReplicationController`]: replicationController,
   [`${APPS}.DeploymentStrategy`]: deploymentStrategy,
   [`${APPS}.DaemonSetUpdateStrategy`]: daemonSetUpdateStrategy,
   [`${APPS}.StatefulSetSpec`]: statefulSetSpec,

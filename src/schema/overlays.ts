@@ -12,12 +12,11 @@
  * defaulters.ts (container imagePullPolicy; the Pod-only enableServiceLinks, requests from limits
  * and hostPort; emptyDir volumes; service ports and traffic policies; deployment, daemon set and
  * stateful set update strategies; the Job-only JobSpec defaults;
- * network policy types; node allocatable). Not handled yet:
+ * network policy types; node allocatable; replication controller selector and labels). Not handled yet:
  *  - pod-level resources defaulting; loadBalancer ingress ipMode VIP.
  *  - Namespace: label `kubernetes.io/metadata.name` = name; status.phase Active (upstream
  *    SetDefaults_NamespaceStatus; here the namespace strategy sets it).
- *  - LimitRangeItem (type Container) default/defaultRequest from max/default/min; ReplicationController
- *    selector/labels from the template labels.
+ *  - LimitRangeItem (type Container) default/defaultRequest from max/default/min.
  *  - rbac Subject.apiGroup: rbac.authorization.svc.io for User/Group, "" for ServiceAccount.
  *  - CRD: names.singular = lowercase kind, names.listKind = kind + "List", status.storedVersions from the
  *    storage version, conversion.conversionReviewVersions [v1] for Webhook.

@@ -17,6 +17,7 @@ export const FIXTURE_KINDS: Record<string, string> = {
   'core.v1.ResourceQuota': '/api/v1/namespaces/default/resourcequotas',
   'core.v1.Service': '/api/v1/namespaces/default/services',
   'core.v1.Pod': '/api/v1/namespaces/default/pods',
+  'core.v1.PodTemplate': '/api/v1/namespaces/default/podtemplates',
   'core.v1.Node': '/api/v1/nodes',
   'core.v1.Namespace': '/api/v1/namespaces',
   'apps.v1.Deployment': '/apis/apps/v1/namespaces/default/deployments',

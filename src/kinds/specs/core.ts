@@ -1,5 +1,15 @@
 /** core/v1 kinds. */
-import { COMPONENT_STATUS_COLUMNS } from '../columns-core';
+import {
+  COMPONENT_STATUS_COLUMNS,
+  ENDPOINTS_COLUMNS,
+  PERSISTENT_VOLUME_CLAIM_COLUMNS,
+  PERSISTENT_VOLUME_COLUMNS,
+  POD_TEMPLATE_COLUMNS,
+  REPLICATION_CONTROLLER_COLUMNS,
+} from '../columns-core';
+import { endpoints, podTemplate, replicationController } from '../validation/core-controllers';
+import { POD_SPEC_SUBRESOURCES } from '../validation/core-pod-subresources';
+import { persistentVolume, persistentVolumeClaim } from '../validation/core-storage';
 import { at, type Spec, str } from './spec';
 
 export const CORE: Spec[] = [
@@ -28,6 +38,7 @@ export const CORE: Spec[] = [
     status: true,
     pkg: 'core',
     returnDeletedObject: true,
+    subresources: POD_SPEC_SUBRESOURCES,
     fields: {
       'spec.nodeName': str(at('spec', 'nodeName')),
       'spec.restartPolicy': str(at('spec', 'restartPolicy')),
@@ -103,5 +114,63 @@ export const CORE: Spec[] = [
     computed: true,
     deprecation: 'v1 ComponentStatus is deprecated in v1.19+',
     columns: COMPONENT_STATUS_COLUMNS,
+  },
+  {
+    kind: 'Endpoints',
+    plural: 'endpoints',
+    shortNames: ['ep'],
+    namespaced: true,
+    pkg: 'core',
+    rules: endpoints,
+    columns: ENDPOINTS_COLUMNS,
+  },
+  {
+    kind: 'PersistentVolume',
+    generation: false,
+    plural: 'persistentvolumes',
+    shortNames: ['pv'],
+    namespaced: false,
+    status: true,
+    pkg: 'core',
+    rules: persistentVolume,
+    columns: PERSISTENT_VOLUME_COLUMNS,
+    // The reference keeps `name` selectable ("a bug, but we need to support it").
+    fields: { name: (o) => o.metadata.name ?? '' },
+  },
+  {
+    kind: 'PersistentVolumeClaim',
+    generation: false,
+    plural: 'persistentvolumeclaims',
+    shortNames: ['pvc'],
+    namespaced: true,
+    status: true,
+    pkg: 'core',
+    rules: persistentVolumeClaim,
+    columns: PERSISTENT_VOLUME_CLAIM_COLUMNS,
+    fields: { name: (o) => o.metadata.name ?? '' },
+  },
+  {
+    kind: 'PodTemplate',
+    generation: true,
+    plural: 'podtemplates',
+    namespaced: true,
+    pkg: 'core',
+    rules: podTemplate,
+    columns: POD_TEMPLATE_COLUMNS,
+  },
+  {
+    kind: 'ReplicationController',
+    plural: 'replicationcontrollers',
+    shortNames: ['rc'],
+    categories: ['all'],
+    namespaced: true,
+    status: true,
+    scale: true,
+    scaleSelectorMap: true,
+    pkg: 'core',
+    emptyStatus: true,
+    rules: replicationController,
+    columns: REPLICATION_CONTROLLER_COLUMNS,
+    fields: { 'status.replicas': (o) => String(at('status', 'replicas')(o) ?? 0) },
   },
 ];

@@ -19,6 +19,8 @@ export interface Spec {
   namespaced: boolean;
   status?: boolean;
   scale?: boolean;
+  /** spec.selector is a label map, not a LabelSelector (the Scale's status.selector, see KindDef). */
+  scaleSelectorMap?: boolean;
   finalize?: boolean;
   deleteCollection?: boolean;
   nameRule?: NameRule;
@@ -41,6 +43,7 @@ export interface Spec {
   subresources?: Record<string, StatusLike>;
   /** Table columns after Name (instead of columns.ts's entry). */
   columns?: Column[];
+  /** Subresources writing part of the spec (pods/ephemeralcontainers, pods/resize). */
   /** The status is a plain struct in the reference: objects show `status: {}` from creation on. */
   emptyStatus?: boolean;
   /** Get and list only, made by the server at each read (KindDef.computed). */

@@ -9,7 +9,13 @@ const pairs = (errs: { field: string; type: string }[]) => errs.map((e) => [e.fi
 
 const template = (labels: Any = { app: 'web' }, spec: Any = {}) => ({
   metadata: { labels },
-  spec: { containers: [{ name: 'web', image: 'nginx' }], restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', ...spec },
+  spec: {
+    containers: [{ name: 'web', image: 'nginx', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }],
+    restartPolicy: 'Always',
+    dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
+    ...spec,
+  },
 });
 const dep = (spec: Any): Obj => ({
   metadata: { name: 'd', namespace: 'default' },

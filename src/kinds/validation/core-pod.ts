@@ -1,85 +1,144 @@
 /**
- * core/v1 pods and pod templates: the basic PodSpec rules of the reference's ValidatePodSpec
- * (containers, init containers, ports, restart and DNS policy). Pod templates of apps kinds reuse
- * them through validatePodTemplateSpec.
+ * core/v1 pods and pod templates: the reference's ValidatePodSpec (containers in
+ * core-containers.ts, volumes in core-volumes.ts, scheduling constraints in core-scheduling.ts,
+ * security contexts in core-security.ts) and ValidatePodUpdate. Pod templates of other kinds
+ * reuse them through validatePodTemplateSpec.
  */
 import { isObject, type Obj } from '../../api/meta';
-import { dns1123Label, dns1123Subdomain, duplicate, forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import { parseIP } from '../../api/net';
+import {
+  dns1123Label,
+  dns1123Subdomain,
+  forbiddenField,
+  invalidValue,
+  notSupported,
+  qualifiedName,
+  required,
+  validateAnnotations,
+} from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, isValidPortName, isValidPortNum, type J, list, obj, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, type J, list, map, obj, semanticEqual, str, validateLabels } from './common';
+import {
+  type PodContext,
+  validateContainers,
+  validateEphemeralContainers,
+  validateInitContainers,
+  validateResources,
+} from './core-containers';
+import { validateAffinity, validateTolerations, validateTopologySpread } from './core-scheduling';
+import { validateHostUsers, validateOSSecurity, validatePodSecurityContext } from './core-security';
+import { validateVolumes } from './core-volumes';
 
-const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
-const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
-const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
+const PREEMPTION_POLICIES = ['PreemptLowerPriority', 'Never'];
+const OS_NAMES = ['linux', 'windows'];
 const MAX_INT32 = 2147483647;
+const IP_MSG = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 
-function validateContainerPorts(ports: J[], path: string): Errs {
+/** IsValidIP. */
+export const validIP = (ip: string, path: string): Errs => (parseIP(ip) ? [] : [invalidValue(path, ip, IP_MSG)]);
+
+/** validatePodDNSConfig. */
+function dnsConfig(spec: J, path: string): Errs {
+  const cfg = obj(spec.dnsConfig);
+  if (spec.dnsPolicy === 'None') {
+    if (!cfg) return [required(path, 'must provide `dnsConfig` when `dnsPolicy` is None')];
+    if (list(cfg.nameservers).length === 0)
+      return [required(`${path}.nameservers`, 'must provide at least one DNS nameserver when `dnsPolicy` is None')];
+  }
+  if (!cfg) return [];
   const errs: Errs = [];
-  const names = new Set<string>();
-  ports.forEach((p, i) => {
-    const ip = `${path}[${i}]`;
-    const name = str(p.name);
-    if (name.length > 0) {
-      const msgs = isValidPortName(name);
-      if (msgs.length > 0) errs.push(...each(`${ip}.name`, name, msgs));
-      else if (names.has(name)) errs.push(duplicate(`${ip}.name`, name));
-      else names.add(name);
-    }
-    const containerPort = typeof p.containerPort === 'number' ? p.containerPort : 0;
-    if (containerPort === 0) errs.push(required(`${ip}.containerPort`));
-    else errs.push(...each(`${ip}.containerPort`, containerPort, isValidPortNum(containerPort)));
-    if (typeof p.hostPort === 'number' && p.hostPort !== 0) errs.push(...each(`${ip}.hostPort`, p.hostPort, isValidPortNum(p.hostPort)));
-    const protocol = str(p.protocol);
-    if (protocol === '') errs.push(required(`${ip}.protocol`));
-    else if (!PROTOCOLS.includes(protocol)) errs.push(notSupported(`${ip}.protocol`, protocol, PROTOCOLS));
+  const servers = list<string>(cfg.nameservers).map(str);
+  if (servers.length > 3) errs.push(invalidValue(`${path}.nameservers`, servers, 'must not have more than 3 nameservers'));
+  servers.forEach((ns, i) => {
+    errs.push(...validIP(ns, `${path}.nameservers[${i}]`));
+  });
+  const searches = list<string>(cfg.searches).map(str);
+  if (searches.length > 32) errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 32 search paths'));
+  if (searches.join(' ').length > 2048)
+    errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 2048 characters (including spaces) in the search list'));
+  searches.forEach((s, i) => {
+    if (s === '.') return;
+    const v = s.replace(/\.$/, '');
+    const msgs = dns1123Subdomain(v.replaceAll('_', 'a'));
+    errs.push(...each(`${path}.searches[${i}]`, v, msgs));
+  });
+  list<J>(cfg.options).forEach((o, i) => {
+    if (str(o.name) === '') errs.push(required(`${path}.options[${i}]`, 'must not be empty'));
   });
   return errs;
 }
 
-/** validateContainerCommon: name, image, ports and the enumerated fields of any container. */
-function validateContainer(c: J, path: string): Errs {
+/** The pod-only rule of validatePodHostNetworkDeps: host ports equal container ports. */
+function hostNetworkPorts(spec: J, path: string, isPod: boolean): Errs {
+  if (spec.hostNetwork !== true) return [];
   const errs: Errs = [];
-  const name = str(c.name);
-  if (name === '') errs.push(required(`${path}.name`));
-  else errs.push(...each(`${path}.name`, name, dns1123Label(name)));
-  if (str(c.image) === '') errs.push(required(`${path}.image`));
-  if (c.terminationMessagePolicy !== undefined && !TERMINATION_MESSAGE_POLICIES.includes(str(c.terminationMessagePolicy)))
-    errs.push(notSupported(`${path}.terminationMessagePolicy`, str(c.terminationMessagePolicy), TERMINATION_MESSAGE_POLICIES));
-  errs.push(...validateContainerPorts(list<J>(c.ports), `${path}.ports`));
-  if (c.imagePullPolicy !== undefined && !PULL_POLICIES.includes(str(c.imagePullPolicy)))
-    errs.push(notSupported(`${path}.imagePullPolicy`, str(c.imagePullPolicy), PULL_POLICIES));
+  list<J>(spec.containers).forEach((c, i) => {
+    list<J>(c.ports).forEach((p, j) => {
+      const hp = typeof p.hostPort === 'number' ? p.hostPort : 0;
+      const cp = typeof p.containerPort === 'number' ? p.containerPort : 0;
+      if ((isPod || hp !== 0) && hp !== cp)
+        errs.push(
+          invalidValue(`${path}.containers[${i}].ports[${j}].hostPort`, hp, 'must match `containerPort` when `hostNetwork` is true'),
+        );
+    });
+  });
   return errs;
 }
 
-/** ValidatePodSpec (basics) at `path` (`spec` for pods, `spec.template.spec` for templates). */
-export function validatePodSpec(spec: J, path: string): Errs {
+function qualifiedNames(items: J[], key: string, path: string, child: string, unique: boolean): Errs {
   const errs: Errs = [];
-  const containers = list<J>(spec.containers);
-  const names = new Set<string>();
-  if (containers.length === 0) errs.push(required(`${path}.containers`));
-  containers.forEach((c, i) => {
-    const p = `${path}.containers[${i}]`;
-    errs.push(...validateContainer(c, p));
-    const name = str(c.name);
-    if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
-    else names.add(name);
+  const seen = new Set<string>();
+  items.forEach((g, i) => {
+    const name = str(g[key]);
+    const p = child === '' ? `${path}[${i}]` : `${path}[${i}].${child}`;
+    errs.push(...each(p, name, qualifiedName(name)));
+    if (unique && seen.has(name)) errs.push({ type: 'FieldValueDuplicate', field: p, detail: '', badValue: name });
+    seen.add(name);
   });
-  list<J>(spec.initContainers).forEach((c, i) => {
-    const p = `${path}.initContainers[${i}]`;
-    errs.push(...validateContainer(c, p));
-    const name = str(c.name);
-    if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
-    else names.add(name);
-  });
+  return errs;
+}
+
+/**
+ * ValidatePodSpec at `path` (`spec` for pods, `spec.template.spec` for templates); `podName` for
+ * pods (generic ephemeral volumes name their claims after it).
+ */
+export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
+  const errs: Errs = [];
+  const grace = spec.terminationGracePeriodSeconds;
+  if (typeof grace !== 'number') errs.push(required(`${path}.terminationGracePeriodSeconds`));
+  const { vols, errs: volErrs } = validateVolumes(list<J>(spec.volumes), `${path}.volumes`, podName);
+  errs.push(...volErrs);
   const restart = str(spec.restartPolicy);
+  const ctx: PodContext = {
+    vols,
+    restartPolicy: restart,
+    gracePeriod: typeof grace === 'number' ? grace : undefined,
+    hostUsers: spec.hostUsers !== false,
+  };
+  const containers = list<J>(spec.containers);
+  const inits = list<J>(spec.initContainers);
+  errs.push(...validateContainers(containers, ctx, `${path}.containers`));
+  errs.push(...validateInitContainers(inits, containers, ctx, `${path}.initContainers`));
+  errs.push(...validateEphemeralContainers(list<J>(spec.ephemeralContainers), containers, inits, ctx, `${path}.ephemeralContainers`));
+  errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
   if (restart === '') errs.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart)) errs.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
   const dns = str(spec.dnsPolicy);
   if (dns === '') errs.push(required(`${path}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  errs.push(...validatePodSecurityContext(spec, `${path}.securityContext`));
+  list<J>(spec.imagePullSecrets).forEach((s, i) => {
+    if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
+  });
+  errs.push(...validateAffinity(spec.affinity, `${path}.affinity`));
+  errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
+  errs.push(...qualifiedNames(list<J>(spec.readinessGates), 'conditionType', `${path}.readinessGates`, 'conditionType', false));
+  errs.push(...qualifiedNames(list<J>(spec.schedulingGates), 'name', `${path}.schedulingGates`, '', true));
+  errs.push(...validateTopologySpread(list<J>(spec.topologySpreadConstraints), `${path}.topologySpreadConstraints`));
+  errs.push(...validateHostUsers(spec, path));
   for (const key of ['serviceAccountName', 'nodeName']) {
     const v = str(spec[key]);
     if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
@@ -90,13 +149,46 @@ export function validatePodSpec(spec: J, path: string): Errs {
     const v = str(spec[key]);
     if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Label(v)));
   }
+  errs.push(...validateTolerations(list<J>(spec.tolerations), `${path}.tolerations`));
+  list<J>(spec.hostAliases).forEach((a, i) => {
+    errs.push(...validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
+    list<string>(a.hostnames).forEach((h, j) => {
+      errs.push(...each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
+    });
+  });
+  for (const key of ['priorityClassName', 'runtimeClassName']) {
+    const v = str(spec[key]);
+    if (v !== '' || (key === 'runtimeClassName' && typeof spec[key] === 'string'))
+      errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
+  }
+  if (typeof spec.preemptionPolicy === 'string' && !PREEMPTION_POLICIES.includes(spec.preemptionPolicy))
+    errs.push(
+      spec.preemptionPolicy === ''
+        ? required(`${path}.preemptionPolicy`)
+        : notSupported(`${path}.preemptionPolicy`, spec.preemptionPolicy, PREEMPTION_POLICIES),
+    );
+  if (isObject(spec.overhead)) errs.push(...validateResources({ limits: spec.overhead }, `${path}.overhead`));
+  const os = obj(spec.os);
+  if (os) {
+    if (str(os.name) === '') errs.push(required(`${path}.os.name`, 'cannot be empty'));
+    else if (!OS_NAMES.includes(str(os.name))) errs.push(notSupported(`${path}.os`, str(os.name), OS_NAMES));
+    else errs.push(...validateOSSecurity(spec, path));
+  }
   return errs;
 }
 
-/** ValidatePodTemplateSpec (basics): template labels and the pod spec. */
+/** ValidatePodTemplateSpec: template labels, the pod spec, no ephemeral containers. */
 export function validatePodTemplateSpec(template: J, path: string): Errs {
   const meta = obj(template.metadata) ?? {};
-  return [...validateLabels(meta.labels, `${path}.labels`), ...validatePodSpec(obj(template.spec) ?? {}, `${path}.spec`)];
+  const spec = obj(template.spec) ?? {};
+  const errs = [
+    ...validateLabels(meta.labels, `${path}.labels`),
+    ...validateAnnotations(map<string>(meta.annotations), `${path}.annotations`),
+    ...validatePodSpec(spec, `${path}.spec`),
+  ];
+  if (list(spec.ephemeralContainers).length > 0)
+    errs.push(forbiddenField(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
+  return errs;
 }
 
 // ---- updates (ValidatePodUpdate) ------------------------------------------------------------
@@ -234,10 +326,60 @@ function imagesTrimmed(spec: J): Errs {
   );
 }
 
+const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
+
+/** GetDeletionCostFromPodAnnotations accepts it: '-', a lone '0' or 1-9 first, then an int32. */
+function validDeletionCost(v: string): boolean {
+  if (!/^(-\d+|0|[1-9]\d*)$/.test(v)) return false;
+  const n = Number(v);
+  return n >= -2147483648 && n <= 2147483647;
+}
+
+/** ValidatePodSpecificAnnotations: the mirror annotation needs a node; a deletion cost is an int32. */
+function podAnnotations(o: Obj, old: Obj | undefined, spec: J): Errs {
+  const a = o.metadata.annotations ?? {};
+  const errs: Errs = [];
+  const mirror = a[MIRROR_ANNOTATION];
+  if (mirror !== undefined && str(spec.nodeName) === '')
+    errs.push(invalidValue(`metadata.annotations[${MIRROR_ANNOTATION}]`, mirror, 'must set spec.nodeName if mirror pod annotation is set'));
+  const cost = a[DELETION_COST];
+  // An invalid cost already stored stays allowed (AllowInvalidPodDeletionCost).
+  const oldCost = old?.metadata.annotations?.[DELETION_COST];
+  if (cost !== undefined && !validDeletionCost(cost) && (oldCost === undefined || validDeletionCost(oldCost)))
+    errs.push(invalidValue(`metadata.annotations[${DELETION_COST}]`, cost, 'must be a 32bit integer'));
+  return errs;
+}
+
+/** validatePodMetadataAndSpec (and, on create, ValidatePodCreate's own rules). */
+export function validatePod(o: Obj, old?: Obj): Errs {
+  const spec = obj(o.spec) ?? {};
+  const errs = podAnnotations(o, old, spec);
+  // Writes that leave the spec as stored (status, binding, metadata) do not validate it again: the
+  // reference's status and binding paths do not, and a pod stored before a rule existed keeps
+  // taking status updates.
+  if (old && semanticEqual(o.spec, old.spec)) return errs;
+  errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''), ...imagesTrimmed(spec));
+  if (str(spec.serviceAccountName) === '') {
+    list<J>(spec.volumes).forEach((v, i) => {
+      list<J>(obj(v.projected)?.sources).forEach((s, j) => {
+        if (obj(s.serviceAccountToken))
+          errs.push(
+            forbiddenField(
+              `spec.volumes[${i}].projected.sources[${j}].serviceAccountToken`,
+              'must not be specified when serviceAccountName is not set',
+            ),
+          );
+      });
+    });
+  }
+  if (old) return errs;
+  if (list(spec.ephemeralContainers).length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));
+  if (str(spec.nodeName) !== '' && list(spec.schedulingGates).length > 0)
+    errs.push(forbiddenField('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
+  return errs;
+}
+
 export const pod: Strategy = {
-  validate: (o: Obj) => {
-    const spec = obj(o.spec) ?? {};
-    return [...validatePodSpec(spec, 'spec'), ...imagesTrimmed(spec)];
-  },
+  validate: validatePod,
   validateUpdate: validatePodUpdate,
 };

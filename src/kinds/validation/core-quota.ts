@@ -61,14 +61,14 @@ const QUOTA_SCOPES = [
 ];
 const LIMIT_TYPES = ['Pod', 'Container', 'PersistentVolumeClaim'];
 
-const isHugePages = (n: string) => n.startsWith(HUGEPAGES);
+export const isHugePages = (n: string) => n.startsWith(HUGEPAGES);
 const isQuotaHugePages = (n: string) => n.startsWith(HUGEPAGES) || n.startsWith(REQUESTS_HUGEPAGES);
 const isNative = (n: string) => !n.includes('/') || n.includes('kubernetes.io/');
 const isExtended = (n: string) => !isNative(n) && !n.startsWith('requests.') && qualifiedName(`requests.${n}`).length === 0;
 const isStandardResource = (n: string) => STANDARD_RESOURCES.includes(n) || isQuotaHugePages(n);
 const isStandardQuotaResource = (n: string) => STANDARD_QUOTA_RESOURCES.includes(n) || isQuotaHugePages(n);
 const isIntegerResource = (n: string) => INTEGER_RESOURCES.includes(n) || isExtended(n);
-const isOvercommitAllowed = (n: string) => isNative(n) && !isHugePages(n);
+export const isOvercommitAllowed = (n: string) => isNative(n) && !isHugePages(n);
 
 function scopeValidForResource(scope: string, resource: string): boolean {
   switch (scope) {
@@ -95,7 +95,7 @@ function validateResourceName(n: string, path: string): Errs {
   return [];
 }
 
-function validateContainerResourceName(n: string, path: string): Errs {
+export function validateContainerResourceName(n: string, path: string): Errs {
   const errs = validateResourceName(n, path);
   if (!n.includes('/')) {
     if (!STANDARD_CONTAINER_RESOURCES.includes(n) && !isHugePages(n))
@@ -111,7 +111,7 @@ function validateQuotaResourceName(n: string, path: string): Errs {
 }
 
 /** ValidateResourceQuantityValue: non-negative; whole numbers for counted resources. */
-function validateQuantityValue(resource: string, q: Quantity, path: string): Errs {
+export function validateQuantityValue(resource: string, q: Quantity, path: string): Errs {
   const errs: Errs = [];
   if (isNegative(q)) errs.push(invalidValue(path, formatQuantity(q), IS_NEGATIVE));
   if (isIntegerResource(resource) && quantityMilliValue(q) % 1000n !== 0n)
@@ -120,7 +120,7 @@ function validateQuantityValue(resource: string, q: Quantity, path: string): Err
 }
 
 /** The quantities of a resource map (the schema already rejected unparsable ones). */
-function quantities(v: unknown): [string, Quantity][] {
+export function quantities(v: unknown): [string, Quantity][] {
   const m = map(v);
   return sortedKeys(m).flatMap((k) => {
     const q = parseQuantity(m[k]);

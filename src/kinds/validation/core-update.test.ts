@@ -10,18 +10,21 @@ const causes = (errs: { field: string; type: string }[]) => errs.map((e) => [e.f
 const o = (spec: Any, meta: Any = {}): Obj => ({ metadata: { name: 'x', namespace: 'default', ...meta }, spec });
 
 describe('ValidatePodUpdate', () => {
+  const d = { imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' };
+  // Validation sees defaulted objects: the defaults the rules require are spelled out.
   const base = {
-    containers: [{ name: 'app', image: 'nginx:1.27' }],
-    initContainers: [{ name: 'init', image: 'busybox:1' }],
+    containers: [{ ...d, name: 'app', image: 'nginx:1.27' }],
+    initContainers: [{ ...d, name: 'init', image: 'busybox:1' }],
     tolerations: [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 }],
     restartPolicy: 'Always',
     dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
   };
   const withSpec = (over: Any) => ({ ...base, ...over });
   const cases: [string, Any, Any, string[][]][] = [
     ['no change', base, base, []],
-    ['container image', base, withSpec({ containers: [{ name: 'app', image: 'nginx:1.28' }] }), []],
-    ['init container image', base, withSpec({ initContainers: [{ name: 'init', image: 'busybox:2' }] }), []],
+    ['container image', base, withSpec({ containers: [{ ...d, name: 'app', image: 'nginx:1.28' }] }), []],
+    ['init container image', base, withSpec({ initContainers: [{ ...d, name: 'init', image: 'busybox:2' }] }), []],
     ['activeDeadlineSeconds set', base, withSpec({ activeDeadlineSeconds: 30 }), []],
     ['activeDeadlineSeconds lowered', withSpec({ activeDeadlineSeconds: 30 }), withSpec({ activeDeadlineSeconds: 10 }), []],
     [
@@ -51,11 +54,11 @@ describe('ValidatePodUpdate', () => {
       withSpec({ tolerations: [{ key: 'other', operator: 'Exists', effect: 'NoExecute' }] }),
       [['spec.tolerations', 'FieldValueForbidden']],
     ],
-    ['container renamed', base, withSpec({ containers: [{ name: 'web', image: 'nginx:1.27' }] }), [['spec', 'FieldValueForbidden']]],
+    ['container renamed', base, withSpec({ containers: [{ ...d, name: 'web', image: 'nginx:1.27' }] }), [['spec', 'FieldValueForbidden']]],
     [
       'container added',
       base,
-      withSpec({ containers: [...base.containers, { name: 'side', image: 'envoy' }] }),
+      withSpec({ containers: [...base.containers, { ...d, name: 'side', image: 'envoy' }] }),
       [['spec.containers', 'FieldValueForbidden']],
     ],
     ['container removed', base, withSpec({ containers: [] }), [['spec.containers', 'FieldValueForbidden']]],
@@ -63,7 +66,7 @@ describe('ValidatePodUpdate', () => {
     [
       'image with spaces',
       base,
-      withSpec({ containers: [{ name: 'app', image: ' nginx' }] }),
+      withSpec({ containers: [{ ...d, name: 'app', image: ' nginx' }] }),
       [['spec.containers[0].image', 'FieldValueInvalid']],
     ],
     ['restartPolicy changed', base, withSpec({ restartPolicy: 'Never' }), [['spec', 'FieldValueForbidden']]],
@@ -93,7 +96,7 @@ describe('ValidatePodUpdate', () => {
   });
 
   test('messages', () => {
-    const renamed = validatePodUpdate(o(withSpec({ containers: [{ name: 'web', image: 'nginx:1.27' }] })), o(base));
+    const renamed = validatePodUpdate(o(withSpec({ containers: [{ ...d, name: 'web', image: 'nginx:1.27' }] })), o(base));
     const text = fieldErrorText(renamed[0]!);
     expect(text.split('\n')[0]).toBe(
       'Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
@@ -112,7 +115,7 @@ describe('ValidatePodUpdate', () => {
   });
 
   test('a pod image with surrounding spaces is Invalid on create and on update, as the reference reports it twice then', () => {
-    const spaced = withSpec({ containers: [{ name: 'app', image: 'nginx ' }] });
+    const spaced = withSpec({ containers: [{ ...d, name: 'app', image: 'nginx ' }] });
     expect(causes(pod.validate!(o(spaced)))).toEqual([['spec.containers[0].image', 'FieldValueInvalid']]);
     const [e] = pod.validate!(o(spaced));
     expect(fieldErrorText(e!)).toBe('Invalid value: "nginx ": must not have leading or trailing whitespace');

@@ -8,6 +8,7 @@ import {
   validateConfigMap,
   validateEvent,
   validateNode,
+  validateNodeUpdate,
   validateSecret,
   validateService,
 } from './core';
@@ -205,6 +206,36 @@ describe('Node', () => {
   ] as [string, Any, string[][]][])('%s', (_n, spec, want) => {
     expect(pairs(validateNode({ metadata: { name: 'n' }, spec }))).toEqual(want);
   });
+
+  test('capacity and allocatable quantities are non-negative; counted ones whole (dotted paths, as the reference)', () => {
+    const status = { capacity: { cpu: '-1', pods: '1.5' }, allocatable: { memory: '1Gi' } };
+    expect(pairs(validateNode({ metadata: { name: 'n' }, spec: {}, status }))).toEqual([
+      ['status.capacity.cpu', 'FieldValueInvalid'],
+      ['status.capacity.pods', 'FieldValueInvalid'],
+    ]);
+  });
+
+  test('updates: duplicate addresses; a config source needs its config map fields', () => {
+    const old = { metadata: { name: 'n' }, spec: {} };
+    const next = {
+      metadata: { name: 'n' },
+      spec: { configSource: { configMap: { uid: 'x', kubeletConfigKey: 'k' } } },
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: '10.0.0.1' },
+          { type: 'InternalIP', address: '10.0.0.1' },
+        ],
+      },
+    };
+    const errs = validateNodeUpdate(next, old);
+    expect(pairs(errs)).toEqual([
+      ['status.addresses[1]', 'FieldValueDuplicate'],
+      ['spec.configSource.configMap.uid', 'FieldValueForbidden'],
+      ['spec.configSource.configMap.namespace', 'FieldValueRequired'],
+      ['spec.configSource.configMap.name', 'FieldValueRequired'],
+    ]);
+    expect(fieldErrorText(errs[0]!)).toBe('Duplicate value: core.NodeAddress{Type:"InternalIP", Address:"10.0.0.1"}');
+  });
 });
 
 describe('Event', () => {
@@ -237,15 +268,22 @@ describe('Event', () => {
 });
 
 describe('Pod', () => {
-  const c = (x: Any = {}) => ({ name: 'app', image: 'nginx', ...x });
-  const spec = (s: Any) => ({ containers: [c()], restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', ...s });
+  // Validation sees defaulted objects: the defaults the rules require are spelled out.
+  const c = (x: Any = {}) => ({ name: 'app', image: 'nginx', imagePullPolicy: 'Always', terminationMessagePolicy: 'File', ...x });
+  const spec = (s: Any) => ({
+    containers: [c()],
+    restartPolicy: 'Always',
+    dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
+    ...s,
+  });
   const cases: [string, Any, string[][]][] = [
     ['valid', { containers: [c({ ports: [{ containerPort: 80, protocol: 'TCP', name: 'http' }] })] }, []],
     ['no containers', { containers: [] }, [['spec.containers', 'FieldValueRequired']]],
     ['missing containers', { containers: undefined }, [['spec.containers', 'FieldValueRequired']]],
     [
       'no name, no image',
-      { containers: [{}] },
+      { containers: [{ imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }] },
       [
         ['spec.containers[0].name', 'FieldValueRequired'],
         ['spec.containers[0].image', 'FieldValueRequired'],

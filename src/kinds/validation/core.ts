@@ -36,6 +36,7 @@ import {
   stringsValue,
   validateLabels,
 } from './common';
+import { quantities, validateQuantityValue } from './core-quota';
 
 /** core.MaxSecretSize: the total data of a ConfigMap or Secret. */
 export const MAX_DATA_SIZE = 1024 * 1024;
@@ -387,6 +388,7 @@ export function validateNode(o: Obj): Errs {
     if (seen.has(id)) errs.push({ ...duplicate(p, t), detail: 'taints must be unique by key and effect pair' });
     seen.add(id);
   });
+  errs.push(...nodeResources(o));
   const cidrs = list<string>(spec.podCIDRs);
   cidrs.forEach((c, i) => {
     errs.push(...validateCidr(`spec.podCIDRs[${i}]`, c));
@@ -403,6 +405,40 @@ export function validateNode(o: Obj): Errs {
   }
   return errs;
 }
+
+/** ValidateNodeResources: capacity and allocatable quantities (the reference's paths are dotted: status.capacity.cpu). */
+function nodeResources(o: Obj): Errs {
+  const status = obj(o.status) ?? {};
+  const errs: Errs = [];
+  for (const key of ['capacity', 'allocatable'])
+    for (const [k, q] of quantities(status[key])) errs.push(...validateQuantityValue(k, q, `status.${key}.${k}`));
+  return errs;
+}
+
+/** validateNodeConfigSourceSpec (the deprecated spec.configSource, still validated). */
+function nodeConfigSource(source: J, path: string): Errs {
+  const cm = obj(source.configMap);
+  const errs: Errs = [];
+  if (cm) {
+    const p = `${path}.configMap`;
+    if (str(cm.uid) !== '') errs.push(forbiddenField(`${p}.uid`, 'uid must not be set in spec'));
+    if (str(cm.resourceVersion) !== '') errs.push(forbiddenField(`${p}.resourceVersion`, 'resourceVersion must not be set in spec'));
+    const ns = str(cm.namespace);
+    if (ns === '') errs.push(required(`${p}.namespace`, 'namespace must be set'));
+    else errs.push(...each(`${p}.namespace`, ns, dns1123Label(ns)));
+    const name = str(cm.name);
+    if (name === '') errs.push(required(`${p}.name`, 'name must be set'));
+    else errs.push(...each(`${p}.name`, name, dns1123Subdomain(name)));
+    const key = str(cm.kubeletConfigKey);
+    if (key === '') errs.push(required(`${p}.kubeletConfigKey`, 'kubeletConfigKey must be set'));
+    else errs.push(...each(`${p}.kubeletConfigKey`, key, configMapKey(key)));
+  } else errs.push(invalidValue(path, source, 'exactly one reference subfield must be non-nil'));
+  return errs;
+}
+
+/** A NodeAddress as Go's %#v prints it. */
+const addressValue = (a: J): GoValue =>
+  new GoValue(`core.NodeAddress{Type:${goQuote(str(a.type))}, Address:${goQuote(str(a.address))}}`, a);
 
 const PODCIDR_UPDATE = 'node updates may not change podCIDR except from "" to valid';
 
@@ -424,6 +460,14 @@ export function validateNodeUpdate(o: Obj, old: Obj): Errs {
   if (providerID !== '' && providerID !== str(spec.providerID))
     errs.push(forbiddenField('spec.providerID', 'node updates may not change providerID except from "" to valid'));
   if (str(spec.externalID) !== str(prev.externalID)) errs.push(forbiddenField('spec.externalID', 'may not be updated'));
+  const seen = new Set<string>();
+  list<J>(obj(o.status)?.addresses).forEach((a, i) => {
+    const key = `${str(a.type)}\0${str(a.address)}`;
+    if (seen.has(key)) errs.push(duplicate(`status.addresses[${i}]`, addressValue(a)));
+    seen.add(key);
+  });
+  const source = obj(spec.configSource);
+  if (source) errs.push(...nodeConfigSource(source, 'spec.configSource'));
   return errs;
 }
 
