@@ -331,7 +331,13 @@ describe('the v2 document', () => {
   });
 
   test('definitions are only what the served kinds reach', () => {
-    expect(doc.definitions['io.svc.api.batch.v1.Job']).toBeUndefined();
+    // With batch/v1 turned off (--runtime-config), its kinds' definitions go.
+    const withoutBatch: Any = buildV2(
+      schemas,
+      kinds.filter((k) => k.group !== 'batch'),
+    );
+    expect(withoutBatch.definitions['io.svc.api.batch.v1.Job']).toBeUndefined();
+    expect(doc.definitions['io.svc.api.batch.v1.Job']).toBeDefined();
     expect(doc.definitions['io.svc.api.core.v1.PodSpec']).toBeDefined();
     expect(doc.definitions['io.svc.apimachinery.pkg.apis.meta.v1.Patch']).toEqual({ type: 'object' });
   });
@@ -444,7 +450,7 @@ describe('serving', () => {
   });
 
   test('unknown paths are 404 Status errors', () => {
-    for (const p of ['/openapi/v3/apis/batch/v1', '/openapi/v3/api/v2', '/openapi/v1', '/openapi/v2/x']) {
+    for (const p of ['/openapi/v3/apis/batch/v2', '/openapi/v3/api/v2', '/openapi/v1', '/openapi/v2/x']) {
       expect(() => get(p)).toThrow(StatusError);
       try {
         get(p);

@@ -190,8 +190,9 @@ export function kindPaths(k: KindDef): PathItem[] {
       ],
     },
   ];
-  if (k.status) out.push({ path: `${base}/{name}/status`, params: [NAME, ...scopeParams, PRETTY], ops: item('Status', written) });
-  for (const sub of Object.keys(k.subresources ?? {}).filter((n) => n !== 'status')) {
+  // status and the kind's partial subresources, in name order (as the reference registers them).
+  const parts = [...(k.status ? ['status'] : []), ...Object.keys(k.subresources ?? {}).filter((n) => n !== 'status')].sort();
+  for (const sub of parts) {
     const title = `${sub[0]?.toUpperCase() ?? ''}${sub.slice(1)}`;
     out.push({ path: `${base}/{name}/${sub}`, params: [NAME, ...scopeParams, PRETTY], ops: item(title, written) });
   }

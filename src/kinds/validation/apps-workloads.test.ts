@@ -9,7 +9,13 @@ const texts = (errs: Parameters<typeof fieldErrorText>[0][]) => errs.map((e) => 
 
 const template = (labels: Any = { app: 'web' }, spec: Any = {}) => ({
   metadata: { labels },
-  spec: { containers: [{ name: 'web', image: 'nginx' }], restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', ...spec },
+  spec: {
+    containers: [{ name: 'web', image: 'nginx', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }],
+    restartPolicy: 'Always',
+    dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
+    ...spec,
+  },
 });
 
 const sts = (spec: Any = {}): Obj => ({

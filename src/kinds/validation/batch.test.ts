@@ -10,7 +10,13 @@ const texts = (errs: Parameters<typeof fieldErrorText>[0][]) => errs.map((e) => 
 const UID = '0b6e2f3c-1111-2222-3333-444455556666';
 const template = (spec: Any = {}) => ({
   metadata: { labels: { app: 'batch' } },
-  spec: { containers: [{ name: 'c', image: 'busybox' }], restartPolicy: 'Never', dnsPolicy: 'ClusterFirst', ...spec },
+  spec: {
+    containers: [{ name: 'c', image: 'busybox', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }],
+    restartPolicy: 'Never',
+    dnsPolicy: 'ClusterFirst',
+    terminationGracePeriodSeconds: 30,
+    ...spec,
+  },
 });
 /** A Job as the server has it after defaulting and selector generation. */
 function mkJob(spec: Any = {}): Obj {
@@ -149,7 +155,7 @@ describe('Job', () => {
     const old = mkJob();
     const more = mkJob({ completions: 2 });
     expect(texts(job.validateUpdate?.(more, old) ?? [])).toEqual(['spec.completions: Invalid value: 2: field is immutable']);
-    const image = mkJob({ template: template({ containers: [{ name: 'c', image: 'other' }] }) });
+    const image = mkJob({ template: template({ containers: [{ name: 'c', image: 'other', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }] }) });
     expect(texts(job.validateUpdate?.(image, old) ?? [])[0]).toStartWith('spec.template: Invalid value: ');
     const suspended = mkJob({ suspend: true });
     const scheduled = mkJob({
