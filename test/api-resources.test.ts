@@ -5,7 +5,7 @@
  * upstream group spelling; `kubectl get all` lists the kinds of category `all`; `kubectl explain`
  * knows every kind.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { type Server, startServer } from './helpers/server';
 
 const ALL = 'create delete deletecollection get list patch update watch';
@@ -92,6 +92,7 @@ const REFERENCE: [string, string, string, boolean, string, string, string][] = [
   ['volumeattachments', '', 'storage.k8s.io/v1', false, 'VolumeAttachment', ALL, ''],
 ];
 
+setDefaultTimeout(120_000);
 let srv: Server;
 beforeAll(async () => {
   srv = await startServer();

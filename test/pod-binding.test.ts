@@ -92,3 +92,22 @@ test('a pod with a finalizer being deleted cannot be bound; discovery lists pods
     verbs: ['create'],
   });
 });
+
+test('POST .../bindings binds the pod the Binding names (the older form of pods/binding)', async () => {
+  const p = await pod();
+  const r = await srv.json('POST', `/api/v1/namespaces/${p.ns}/bindings`, {
+    apiVersion: 'v1',
+    kind: 'Binding',
+    metadata: { name: p.name },
+    target: { apiVersion: 'v1', kind: 'Node', name: 'node-7' },
+  });
+  expect(r.status).toBe(201);
+  expect(r.body).toMatchObject({ kind: 'Status', status: 'Success', code: 201 });
+  expect((await srv.json('GET', `/api/v1/namespaces/${p.ns}/pods/${p.name}`)).body.spec.nodeName).toBe('node-7');
+  const bad = await srv.json('POST', `/api/v1/namespaces/${p.ns}/bindings`, {
+    metadata: { name: p.name },
+    target: { kind: 'Pod', name: 'x' },
+  });
+  expect(bad.status).toBe(422);
+  expect((await srv.json('GET', `/api/v1/namespaces/${p.ns}/bindings`)).status).toBe(405);
+});

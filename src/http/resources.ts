@@ -179,6 +179,23 @@ export class ResourceHandler {
     const respond = (transform: boolean): MediaCodec => this.negotiation.response(accept, { transform, protobuf: pb, cbor: true, pretty });
     const bodyIn = (allowed: readonly BodyType[]) => this.negotiation.body(contentType, allowed, { protobuf: pb, cbor: true });
     const ctx: EncodeContext = { kind: def, view, now: this.clock, includeObject: includeObject(q) };
+    if (def.virtual && def.group === '' && def.plural === 'bindings') {
+      // POST /api/v1/namespaces/{ns}/bindings: pods/binding of the pod the Binding names.
+      if (info.verb !== 'create' || sub !== '') throw methodNotAllowed();
+      const pods = this.api.lookup('', 'v1', 'pods');
+      if (!pods) throw methodNotAllowed();
+      const body = await decodeBody(
+        req,
+        this.negotiation.body(contentType, ['json', 'yaml', 'protobuf'], { protobuf: true, cbor: false }),
+        BINDING_SCHEMA,
+      );
+      const name = (body.value as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+      const w = writeOptions(q);
+      w.fieldManager = fieldManager(q, req);
+      w.user = requestUser(req);
+      await bindPod(pods, info.namespace, typeof name === 'string' ? name : '', body.value, w);
+      return reply({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, { ...base, status: 201 });
+    }
     if (def.virtual) {
       // Access reviews: create only, answered from the request, nothing stored.
       if (info.verb !== 'create' || sub !== '') throw methodNotAllowed();

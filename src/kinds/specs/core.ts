@@ -173,4 +173,6 @@ export const CORE: Spec[] = [
     columns: REPLICATION_CONTROLLER_COLUMNS,
     fields: { 'status.replicas': (o) => String(at('status', 'replicas')(o) ?? 0) },
   },
+  // POST .../bindings binds the pod the Binding names (as pods/binding does); nothing is stored.
+  { kind: 'Binding', plural: 'bindings', namespaced: true, pkg: 'core', virtual: true },
 ];

@@ -155,7 +155,9 @@ describe('Job', () => {
     const old = mkJob();
     const more = mkJob({ completions: 2 });
     expect(texts(job.validateUpdate?.(more, old) ?? [])).toEqual(['spec.completions: Invalid value: 2: field is immutable']);
-    const image = mkJob({ template: template({ containers: [{ name: 'c', image: 'other', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }] }) });
+    const image = mkJob({
+      template: template({ containers: [{ name: 'c', image: 'other', imagePullPolicy: 'Always', terminationMessagePolicy: 'File' }] }),
+    });
     expect(texts(job.validateUpdate?.(image, old) ?? [])[0]).toStartWith('spec.template: Invalid value: ');
     const suspended = mkJob({ suspend: true });
     const scheduled = mkJob({
