@@ -77,3 +77,41 @@ test('a field changed by another manager since still conflicts; so does another 
   expect(m.stderr).toContain('conflict with "kubectl-client-side-apply"');
   expect((await srv.json('GET', '/api/v1/namespaces/csa-2/configmaps/cfg')).body.data).toEqual({ a: '1', b: '5' });
 });
+
+test('defaults are not the applier’s: an apply that leaves out a defaulted field owned by another manager does not conflict', async () => {
+  const ns = '/api/v1/namespaces/default/replicationcontrollers';
+  const rc = {
+    apiVersion: 'v1',
+    kind: 'ReplicationController',
+    metadata: { name: 'rc-defaults' },
+    spec: {
+      replicas: 2,
+      selector: { app: 'rcd' },
+      template: { metadata: { labels: { app: 'rcd' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
+  };
+  expect((await srv.json('POST', `${ns}?fieldManager=creator`, rc)).status).toBe(201);
+  // The applier leaves spec.replicas out: its default (1) is not part of its configuration.
+  const { replicas: _r, ...spec } = rc.spec;
+  const applied = await srv.json(
+    'PATCH',
+    `${ns}/rc-defaults?fieldManager=applier`,
+    { ...rc, spec },
+    { 'content-type': 'application/apply-patch+yaml' },
+  );
+  expect(applied.status).toBe(200);
+  expect(applied.body.spec.replicas).toBe(2);
+  const mine = applied.body.metadata.managedFields.find((m: { manager: string }) => m.manager === 'applier');
+  expect(JSON.stringify(mine.fieldsV1)).not.toContain('f:replicas');
+  // Created by apply without replicas: the default fills it, owned by nobody's configuration.
+  const fresh = await srv.json(
+    'PATCH',
+    `${ns}/rc-fresh?fieldManager=applier`,
+    { ...rc, metadata: { name: 'rc-fresh' }, spec },
+    {
+      'content-type': 'application/apply-patch+yaml',
+    },
+  );
+  expect(fresh.status).toBe(201);
+  expect(fresh.body.spec.replicas).toBe(1);
+});

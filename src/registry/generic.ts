@@ -353,9 +353,9 @@ export class ResourceStore {
   // ---- writes -------------------------------------------------------------------------
 
   /** Schema pass over a decoded body: types (fatal 400), unknown fields (per fieldValidation), defaults. */
-  admit(obj: Obj, w: WriteOptions, smpPatch?: unknown): void {
+  admit(obj: Obj, w: WriteOptions, smpPatch?: unknown, defaults = true): void {
     this.def.strategy.decode?.(obj);
-    const r = this.schemas.normalize(this.def.schema, obj, { prune: true, defaults: true });
+    const r = this.schemas.normalize(this.def.schema, obj, { prune: true, defaults });
     // Custom resources: a wrong type is a validation error (422, from the kind's strategy), as the reference.
     if (r.typeErrors.length > 0 && !this.def.custom) {
       const t = r.typeErrors[0] as { field: string; expected: string; got: string };
@@ -572,7 +572,9 @@ export class ResourceStore {
       if (!isObject(body)) throw badRequest('error decoding YAML: the apply patch must be an object');
       checkApplyManagedFields(body);
       const applied = this.checkTypeMeta(clone(body));
-      this.admit(applied, w);
+      // The applied configuration as its manager wrote it: defaults are not the manager's fields
+      // (the reference defaults the object apply makes, not the configuration).
+      this.admit(applied, w, undefined, false);
       if (applied.metadata.name !== undefined && applied.metadata.name !== name) {
         throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`);
       }
@@ -587,10 +589,13 @@ export class ResourceStore {
     const r = await this.guaranteedUpdate(namespace, name, w, subresource, 0, (cur) => {
       if (type === 'apply-patch') {
         const applied = this.checkTypeMeta(clone(body));
-        this.admit(applied, { ...w, warnings: [] });
+        this.admit(applied, { ...w, warnings: [] }, undefined, false);
         applied.metadata.name = name;
         // Apply may reuse parts of the live object it is given: a copy, `cur` is read-only here.
-        return { input: this.runApply(clone(cur), applied, w, subresource, force), managed: true, fresh: true };
+        const input = this.runApply(clone(cur), applied, w, subresource, force);
+        // What apply made is defaulted as any written object (fields it dropped come back as defaults).
+        this.admit(input, { ...w, warnings: [] });
+        return { input, managed: true, fresh: true };
       }
       let patched: unknown;
       try {
