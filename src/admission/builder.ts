@@ -1,6 +1,7 @@
 /**
  * The admission chain as the server builds it: its plugins in one list, in the reference's order
- * (its RecommendedPluginOrder: LimitRanger, ..., DefaultTolerationSeconds, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * (its RecommendedPluginOrder: LimitRanger, ..., DefaultTolerationSeconds, ..., DefaultStorageClass,
+ * StorageObjectInUseProtection, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
  * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
  * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
  * other resources through the registry they are built with (the reference's loopback client):
@@ -22,6 +23,7 @@ import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plu
 import { PolicyStatusController } from './policy/status';
 import { QuotaAdmission } from './quota';
 import { RbacEscalation } from './rbac-escalation';
+import { DefaultStorageClass, StorageObjectInUseProtection } from './storage';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 const RBAC_KINDS = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);
@@ -126,6 +128,17 @@ export class Admission {
           this.d.defaultTolerationSeconds?.unreachable ?? 300,
         ),
         kinds: (def) => def.group === '' && def.plural === 'pods',
+      },
+      {
+        plugin: new DefaultStorageClass(async () => {
+          const classes = store('storage.svc.io', 'storageclasses');
+          return classes ? fromCache(classes, classes.prefix) : [];
+        }),
+        kinds: (def) => def.group === '' && def.plural === 'persistentvolumeclaims',
+      },
+      {
+        plugin: new StorageObjectInUseProtection(),
+        kinds: (def) => def.group === '' && (def.plural === 'persistentvolumeclaims' || def.plural === 'persistentvolumes'),
       },
       {
         plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),

@@ -10,10 +10,12 @@ import { lifecycleFor } from './lifecycle';
 import { APIS } from './specs/apis';
 import { APPS } from './specs/apps';
 import { CORE } from './specs/core';
+import { NETWORKING } from './specs/networking';
 import type { Spec } from './specs/spec';
+import { STORAGE } from './specs/storage';
 import { mergeStrategy, strategyFor } from './strategies';
 
-const SPECS: Spec[] = [...CORE, ...APPS, ...APIS];
+const SPECS: Spec[] = [...CORE, ...APPS, ...APIS, ...NETWORKING, ...STORAGE];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   const version = s.version ?? 'v1';
