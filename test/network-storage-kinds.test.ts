@@ -188,7 +188,7 @@ export const CASES: Case[] = [
     valid: { metadata: { name: 'cap-1' }, storageClassName: 'fast', capacity: '10Gi' },
     invalid: { metadata: { name: 'bad' }, storageClassName: 'Fast_Class' },
     cause: { field: 'storageClassName', message: 'Invalid value: "Fast_Class": a lowercase RFC 1123 subdomain' },
-    headers: ['NAME', 'STORAGECLASSNAME', 'CAPACITY', 'AGE'],
+    headers: ['NAME', 'STORAGECLASSNAME', 'CAPACITY'],
     cells: { STORAGECLASSNAME: 'fast', CAPACITY: '10Gi' },
   },
   {
@@ -317,4 +317,23 @@ test('protobuf: a StorageClass read as protobuf decodes to the object; a protobu
   const created = (await post.json()) as Json;
   expect(created.provisioner).toBe('example.com/fast');
   expect(created.allowVolumeExpansion).toBe(true);
+});
+
+test('Table JSON: the reference column definitions (VolumeAttachment formats Attacher as a name; field documentation as descriptions)', async () => {
+  const r = await srv.json('GET', '/apis/storage.k8s.io/v1/volumeattachments', undefined, {
+    accept: 'application/json;as=Table;g=meta.k8s.io;v=v1',
+  });
+  expect(r.status).toBe(200);
+  const defs = r.body.columnDefinitions as { name: string; type: string; format: string; description: string }[];
+  expect(defs.map((d) => `${d.name}:${d.type}:${d.format}`)).toEqual([
+    'Name:string:name',
+    'Attacher:string:name',
+    'PV:string:',
+    'Node:string:',
+    'Attached:boolean:',
+    'Age:string:',
+  ]);
+  expect(defs[1]?.description).toStartWith('attacher indicates the name of the volume driver that MUST handle this request.');
+  const row = (r.body.rows as { cells: unknown[] }[]).find((x) => x.cells[0] === 'va-1');
+  expect(row?.cells.slice(0, 5)).toEqual(['va-1', 'csi.example.com', 'pv-1', 'node-1', false]);
 });

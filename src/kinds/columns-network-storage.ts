@@ -5,10 +5,42 @@
  */
 import { formatQuantity, parseQuantity } from '../api/quantity';
 import type { Column } from '../codec/table';
+import { type Descriptions, loadDescriptions } from '../schema/descriptions';
 import { AGE, col, NAME_DESCRIPTION } from './columns';
 import { type J, list, map } from './validation/common';
 
 const s = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** The kinds whose fields sit at the top level (no spec). */
+const top = (x: unknown): J => x as J;
+
+let docs: Descriptions | undefined;
+
+/**
+ * A column the reference describes with a field's documentation (SwaggerDoc): the text comes
+ * from the schema's descriptions, read when a table is first asked for (not at start).
+ */
+function docCol(name: string, type: Column['type'], def: string, field: string, cell: Column['cell'], format?: string): Column {
+  return {
+    name,
+    type,
+    priority: 0,
+    cell,
+    ...(format ? { format } : {}),
+    get description() {
+      docs ??= loadDescriptions();
+      return docs[`io.svc.api.${def}`]?.properties?.[field] ?? '';
+    },
+  };
+}
+
+const NAME: Column = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description: NAME_DESCRIPTION,
+  priority: 0,
+  cell: (x) => x.metadata.name ?? '',
+};
 
 /** listWithMoreString: up to three items, then "+ N more...", "<unset>" when none. */
 function upToThree(items: string[]): string {
@@ -18,24 +50,35 @@ function upToThree(items: string[]): string {
 
 // ---- networking -------------------------------------------------------------------------------
 
-/** formatHosts: the rules' hosts ("*" for none), up to three. */
+/**
+ * formatHosts: the rules' non-empty hosts, up to three ("*" when none); past three, "+ N more..."
+ * counts the rules, not the hosts.
+ */
 function ingressHosts(rules: J[]): string {
-  const hosts = rules.map((r) => s(r.host) || '*');
+  const hosts: string[] = [];
+  let more = false;
+  for (const r of rules) {
+    if (hosts.length === 3) more = true;
+    if (!more && s(r.host) !== '') hosts.push(s(r.host));
+  }
   if (hosts.length === 0) return '*';
-  if (hosts.length > 3) return `${hosts.slice(0, 3).join(',')} + ${hosts.length - 3} more...`;
-  return hosts.join(',');
+  return more ? `${hosts.join(',')} + ${rules.length - 3} more...` : hosts.join(',');
 }
 
-/** ingressLoadBalancerStatusStringer (wide): the IPs or hostnames of the load balancer. */
+/** ingressLoadBalancerStatusStringer (wide): the IPs (else hostnames) of the load balancer, sorted, once each. */
 function ingressAddress(status: J): string {
-  return list<J>(map(status.loadBalancer).ingress)
-    .map((i) => s(i.ip) || s(i.hostname))
-    .filter((x) => x !== '')
-    .join(',');
+  const set = new Set(
+    list<J>(map(status.loadBalancer).ingress)
+      .map((i) => s(i.ip) || s(i.hostname))
+      .filter((x) => x !== ''),
+  );
+  return [...set].sort().join(',');
 }
 
 export const INGRESS: Column[] = [
-  col('Class', 'string', 'The name of the IngressClass resource this Ingress uses.', (x) => s(map(x.spec).ingressClassName) || '<none>'),
+  col('Class', 'string', 'The name of the IngressClass resource that should be used for additional configuration', (x) =>
+    typeof map(x.spec).ingressClassName === 'string' ? s(map(x.spec).ingressClassName) : '<none>',
+  ),
   col('Hosts', 'string', 'Hosts that incoming requests are matched against before the ingress rule', (x) =>
     ingressHosts(list<J>(map(x.spec).rules)),
   ),
@@ -56,8 +99,9 @@ export const INGRESS_CLASS: Column[] = [
   AGE,
 ];
 
+/** No Age column: the reference prints none for IPAddress. */
 export const IP_ADDRESS: Column[] = [
-  col('ParentRef', 'string', 'The IP address reference is bound to', (x) => {
+  docCol('ParentRef', 'string', 'networking.v1.IPAddressSpec', 'parentRef', (x) => {
     const r = map(x.spec).parentRef;
     if (r === undefined || r === null) return '<none>';
     const ref = map(r);
@@ -68,34 +112,26 @@ export const IP_ADDRESS: Column[] = [
 ];
 
 export const SERVICE_CIDR: Column[] = [
-  col('CIDRs', 'string', 'CIDRs defines the IP blocks in CIDR notation', (x) => list<string>(map(x.spec).cidrs).join(',')),
+  docCol('CIDRs', 'string', 'networking.v1.ServiceCIDRSpec', 'cidrs', (x) => list<string>(map(x.spec).cidrs).join(',')),
   AGE,
 ];
 
 // ---- discovery and node -----------------------------------------------------------------------
 
 export const ENDPOINT_SLICE: Column[] = [
-  col('AddressType', 'string', 'The IP protocol for this slice', (x) => s((x as unknown as J).addressType)),
-  col('Ports', 'string', 'Ports provided by this slice', (x) =>
-    upToThree(
-      list<J>((x as unknown as J).ports).map((p) =>
-        typeof p.port === 'number' ? String(p.port) : typeof p.name === 'string' ? p.name : '*',
-      ),
-    ),
+  docCol('AddressType', 'string', 'discovery.v1.EndpointSlice', 'addressType', (x) => s(top(x).addressType)),
+  docCol('Ports', 'string', 'discovery.v1.EndpointSlice', 'ports', (x) =>
+    upToThree(list<J>(top(x).ports).map((p) => (typeof p.port === 'number' ? String(p.port) : typeof p.name === 'string' ? p.name : '*'))),
   ),
-  col('Endpoints', 'string', 'Endpoints in this slice', (x) =>
-    upToThree(list<J>((x as unknown as J).endpoints).flatMap((e) => list<string>(e.addresses))),
+  docCol('Endpoints', 'string', 'discovery.v1.EndpointSlice', 'endpoints', (x) =>
+    upToThree(list<J>(top(x).endpoints).flatMap((e) => list<string>(e.addresses))),
   ),
   AGE,
 ];
 
 export const RUNTIME_CLASS: Column[] = [
-  col(
-    'Handler',
-    'string',
-    'Handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class.',
-    (x) => s((x as unknown as J).handler),
-  ),
+  // The reference describes it with ObjectMeta's (absent) "handler" documentation: empty.
+  col('Handler', 'string', '', (x) => s(top(x).handler)),
   AGE,
 ];
 
@@ -109,62 +145,29 @@ export function isDefaultClass(annotations: Record<string, string> | undefined):
   return annotations?.[DEFAULT_CLASS] === 'true' || annotations?.[BETA_DEFAULT_CLASS] === 'true';
 }
 
+const SC = 'storage.v1.StorageClass';
+
 export const STORAGE_CLASS: Column[] = [
-  {
-    name: 'Name',
-    type: 'string',
-    format: 'name',
-    description: NAME_DESCRIPTION,
-    priority: 0,
-    cell: (x) => `${x.metadata.name ?? ''}${isDefaultClass(x.metadata.annotations) ? ' (default)' : ''}`,
-  },
-  col('Provisioner', 'string', 'Indicates the type of the provisioner.', (x) => s((x as unknown as J).provisioner)),
-  col('ReclaimPolicy', 'string', 'Indicates the type of the reclaim policy.', (x) => s((x as unknown as J).reclaimPolicy) || 'Delete'),
-  col(
-    'VolumeBindingMode',
-    'string',
-    'indicates how PersistentVolumeClaims should be provisioned and bound',
-    (x) => s((x as unknown as J).volumeBindingMode) || 'Immediate',
-  ),
-  col(
-    'AllowVolumeExpansion',
-    'string',
-    'Indicates whether the storage class allow volume expand',
-    (x) => (x as unknown as J).allowVolumeExpansion === true,
-  ),
+  { ...NAME, cell: (x) => `${x.metadata.name ?? ''}${isDefaultClass(x.metadata.annotations) ? ' (default)' : ''}` },
+  docCol('Provisioner', 'string', SC, 'provisioner', (x) => s(top(x).provisioner)),
+  docCol('ReclaimPolicy', 'string', SC, 'reclaimPolicy', (x) => s(top(x).reclaimPolicy) || 'Delete'),
+  docCol('VolumeBindingMode', 'string', SC, 'volumeBindingMode', (x) => s(top(x).volumeBindingMode) || 'Immediate'),
+  docCol('AllowVolumeExpansion', 'string', SC, 'allowVolumeExpansion', (x) => top(x).allowVolumeExpansion === true),
   AGE,
 ];
 
+const CSI = 'storage.v1.CSIDriverSpec';
+
 export const CSI_DRIVER: Column[] = [
-  col(
-    'AttachRequired',
-    'boolean',
-    'attachRequired indicates this CSI volume driver requires an attach operation',
-    (x) => map(x.spec).attachRequired !== false,
-  ),
-  col(
-    'PodInfoOnMount',
-    'boolean',
-    'podInfoOnMount indicates this CSI volume driver requires additional pod information',
-    (x) => map(x.spec).podInfoOnMount === true,
-  ),
-  col(
-    'StorageCapacity',
-    'boolean',
-    'storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity',
-    (x) => map(x.spec).storageCapacity === true,
-  ),
-  col('TokenRequests', 'string', "tokenRequests indicates the CSI driver needs pods' service account tokens", (x) => {
+  docCol('AttachRequired', 'boolean', CSI, 'attachRequired', (x) => map(x.spec).attachRequired !== false),
+  docCol('PodInfoOnMount', 'boolean', CSI, 'podInfoOnMount', (x) => map(x.spec).podInfoOnMount === true),
+  docCol('StorageCapacity', 'boolean', CSI, 'storageCapacity', (x) => map(x.spec).storageCapacity === true),
+  docCol('TokenRequests', 'string', CSI, 'tokenRequests', (x) => {
     const t = map(x.spec).tokenRequests;
     return Array.isArray(t) ? t.map((r) => s(map(r).audience)).join(',') : '<unset>';
   }),
-  col(
-    'RequiresRepublish',
-    'boolean',
-    'requiresRepublish indicates the CSI driver wants NodePublishVolume periodically called',
-    (x) => map(x.spec).requiresRepublish === true,
-  ),
-  col('Modes', 'string', 'volumeLifecycleModes defines what kind of volumes this CSI volume driver supports', (x) => {
+  docCol('RequiresRepublish', 'boolean', CSI, 'requiresRepublish', (x) => map(x.spec).requiresRepublish === true),
+  docCol('Modes', 'string', CSI, 'volumeLifecycleModes', (x) => {
     const m = list<string>(map(x.spec).volumeLifecycleModes);
     return m.length > 0 ? m.join(',') : '<none>';
   }),
@@ -176,23 +179,23 @@ export const CSI_NODE: Column[] = [
   AGE,
 ];
 
+/** No Age column: the reference prints none for CSIStorageCapacity. */
 export const CSI_STORAGE_CAPACITY: Column[] = [
-  col('StorageClassName', 'string', 'The name of the StorageClass that the reported capacity applies to', (x) =>
-    s((x as unknown as J).storageClassName),
-  ),
-  col('Capacity', 'string', 'Capacity is the value reported by the CSI driver in its GetCapacityResponse', (x) => {
-    const q = parseQuantity((x as unknown as J).capacity);
+  docCol('StorageClassName', 'string', 'storage.v1.CSIStorageCapacity', 'storageClassName', (x) => s(top(x).storageClassName)),
+  docCol('Capacity', 'string', 'storage.v1.CSIStorageCapacity', 'capacity', (x) => {
+    const q = parseQuantity(top(x).capacity);
     return q ? formatQuantity(q) : '<unset>';
   }),
-  AGE,
 ];
 
+/** The reference formats Attacher as a name too, so Name is listed here explicitly. */
 export const VOLUME_ATTACHMENT: Column[] = [
-  col('Attacher', 'string', 'Attacher indicates the name of the volume driver that MUST handle this request.', (x) =>
-    s(map(x.spec).attacher),
+  NAME,
+  docCol('Attacher', 'string', 'storage.v1.VolumeAttachmentSpec', 'attacher', (x) => s(map(x.spec).attacher), 'name'),
+  docCol('PV', 'string', 'storage.v1.VolumeAttachmentSource', 'persistentVolumeName', (x) =>
+    s(map(map(x.spec).source).persistentVolumeName),
   ),
-  col('PV', 'string', 'Name of the persistent volume to attach.', (x) => s(map(map(x.spec).source).persistentVolumeName)),
-  col('Node', 'string', 'The node that the volume should be attached to.', (x) => s(map(x.spec).nodeName)),
-  col('Attached', 'boolean', 'Indicates the volume is successfully attached.', (x) => map(x.status).attached === true),
+  docCol('Node', 'string', 'storage.v1.VolumeAttachmentSpec', 'nodeName', (x) => s(map(x.spec).nodeName)),
+  docCol('Attached', 'boolean', 'storage.v1.VolumeAttachmentStatus', 'attached', (x) => map(x.status).attached === true),
   AGE,
 ];
