@@ -78,6 +78,20 @@ test('StorageClass: reclaimPolicy Delete and volumeBindingMode Immediate by defa
   expect(ok.status).toBe(200);
   expectCause(await srv.json('POST', SC, { metadata: { name: 'noprov' } }), 'provisioner', 'Required value');
   expectCause(
+    await srv.json('POST', SC, { metadata: { name: 'badprov' }, provisioner: 'Example.com/Bad_' }),
+    'provisioner',
+    'Invalid value: "example.com/bad_": name part must consist of alphanumeric characters',
+  );
+  expectCause(
+    await srv.json('POST', SC, {
+      metadata: { name: 'topo' },
+      provisioner: 'x.io/y',
+      allowedTopologies: [{ matchLabelExpressions: [{ key: 'zone', values: ['a', 'a'] }] }],
+    }),
+    'allowedTopologies[0].matchLabelExpressions[0].values[1]',
+    'Duplicate value: "a"',
+  );
+  expectCause(
     await srv.json('POST', SC, { metadata: { name: 'wffc' }, provisioner: 'x.io/y', volumeBindingMode: 'Later' }),
     'volumeBindingMode',
     'Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"',
@@ -142,13 +156,46 @@ test('CSINode: nodeID required; an existing driver entry never changes, drivers 
     await update(`${path}/n-1`, n, (o) => {
       o.spec.drivers[0].nodeID = 'y';
     }),
-    'CSINodeDriver',
-    'field is immutable',
+    'spec.drivers',
+    'Invalid value: storage.CSINodeDriver{Name:"a.example.com", NodeID:"y", TopologyKeys:[]string(nil), Allocatable:(*storage.VolumeNodeResources)(nil)}: field is immutable',
   );
   const added = await update(`${path}/n-1`, n, (o) => {
     o.spec.drivers.push({ name: 'b.example.com', nodeID: 'x' });
   });
   expect(added.status).toBe(200);
+});
+
+test('CSIStorageCapacity: storageClassName and nodeTopology fixed, capacity may change but not below 0', async () => {
+  const path = '/apis/storage.svc.io/v1/namespaces/default/csistoragecapacities';
+  const c = await create(path, {
+    metadata: { name: 'cap-rules' },
+    storageClassName: 'fast',
+    nodeTopology: { matchLabels: { zone: 'a' } },
+    capacity: '1Gi',
+  });
+  expectCause(
+    await update(`${path}/cap-rules`, c, (o) => {
+      o.storageClassName = 'slow';
+    }),
+    'storageClassName',
+    'Invalid value: "slow": field is immutable',
+  );
+  expectCause(
+    await update(`${path}/cap-rules`, c, (o) => {
+      o.nodeTopology = { matchLabels: { zone: 'b' } };
+    }),
+    'nodeTopology',
+    'field is immutable',
+  );
+  const ok = await update(`${path}/cap-rules`, c, (o) => {
+    o.capacity = '2Gi';
+  });
+  expect(ok.status).toBe(200);
+  expectCause(
+    await srv.json('POST', path, { metadata: { name: 'cap-neg' }, storageClassName: 'fast', capacity: '-1Gi' }),
+    'capacity',
+    'Invalid value: "-1Gi": must be greater than or equal to 0',
+  );
 });
 
 test('VolumeAttachment: spec immutable; status through the status subresource only', async () => {

@@ -3,6 +3,7 @@
  * reference's pkg/apis/storage/validation).
  */
 import type { Obj } from '../../api/meta';
+import { formatQuantity, isNegative, parseQuantity } from '../../api/quantity';
 import {
   dns1123Subdomain,
   duplicate,
@@ -19,12 +20,14 @@ import {
   each,
   FIELD_IMMUTABLE,
   GoValue,
+  IS_NEGATIVE,
   immutable,
   type J,
   list,
   map,
   nonNegative,
   obj,
+  selectorValue,
   semanticEqual,
   str,
   validateLabelSelector,
@@ -36,12 +39,13 @@ const FS_GROUP_POLICIES = ['File', 'None', 'ReadWriteOnceWithFSType'];
 const LIFECYCLE_MODES = ['Ephemeral', 'Persistent'];
 const MAX_PARAMETERS = 512;
 const MAX_PARAMETERS_SIZE = 256 * 1024;
-const MAX_NODE_ID = 192;
+/** csiNodeIDLongerMaxLength: the CSINode strategy allows long node IDs. */
+const MAX_NODE_ID = 256;
 
-const tooLong = (field: string, max: number, unit = 'bytes'): FieldError => ({
+const tooLong = (field: string, max: number): FieldError => ({
   type: 'FieldValueTooLong',
   field,
-  detail: `may not be more than ${max} ${unit}`,
+  detail: `may not be more than ${max} bytes`,
 });
 
 // ---- StorageClass -----------------------------------------------------------------------------
@@ -49,8 +53,8 @@ const tooLong = (field: string, max: number, unit = 'bytes'): FieldError => ({
 /** validateParameters: at most 512 entries, no empty key, 256 KiB in all. */
 function validateParameters(params: Record<string, string>, path: string): Errs {
   const keys = Object.keys(params);
-  if (keys.length > MAX_PARAMETERS)
-    return [{ ...tooLong(path, MAX_PARAMETERS, 'items'), detail: `may not have more than ${MAX_PARAMETERS} items` }];
+  // The reference reports the count with TooLong, whose text says bytes.
+  if (keys.length > MAX_PARAMETERS) return [tooLong(path, MAX_PARAMETERS)];
   const errs: Errs = [];
   let size = 0;
   for (const k of keys) {
@@ -61,24 +65,38 @@ function validateParameters(params: Record<string, string>, path: string): Errs 
   return errs;
 }
 
-/** validateProvisioner: required, a qualified name (compared in lower case). */
+/** validateProvisioner: required, a qualified name in lower case (the bad value printed lowered). */
 function validateProvisioner(v: string, path: string): Errs {
   if (v === '') return [required(path)];
-  return each(path, v, qualifiedName(v.toLowerCase()));
+  return each(path, v.toLowerCase(), qualifiedName(v.toLowerCase()));
 }
 
-/** validateAllowedTopologies: each term has expressions, each a key with values. */
+/**
+ * validateAllowedTopologies (ValidateTopologySelectorTerm per term): each expression has values,
+ * unique ones, and a label-name key used once per term; no two terms alike.
+ */
 function validateAllowedTopologies(terms: J[]): Errs {
   const errs: Errs = [];
+  const seen: string[] = [];
   terms.forEach((t, i) => {
     const p = `allowedTopologies[${i}].matchLabelExpressions`;
-    const exprs = list<J>(t.matchLabelExpressions);
-    if (exprs.length === 0) errs.push(required(p, 'must have at least one label selector expression'));
-    exprs.forEach((e, j) => {
+    const byKey = new Map<string, string[]>();
+    list<J>(t.matchLabelExpressions).forEach((e, j) => {
       const key = str(e.key);
+      const values = list<string>(e.values);
+      if (values.length === 0) errs.push(required(`${p}[${j}].values`));
+      const set = new Set<string>();
+      values.forEach((v, k) => {
+        if (set.has(v)) errs.push(duplicate(`${p}[${j}].values[${k}]`, v));
+        set.add(v);
+      });
       errs.push(...each(`${p}[${j}].key`, key, qualifiedName(key)));
-      if (list(e.values).length === 0) errs.push(required(`${p}[${j}].values`, 'must specify as least one value'));
+      if (byKey.has(key)) errs.push(duplicate(`${p}[${j}].key`, key));
+      byKey.set(key, [...set].sort());
     });
+    const canonical = JSON.stringify([...byKey.entries()].sort());
+    if (seen.includes(canonical)) errs.push(duplicate(p, ''));
+    seen.push(canonical);
   });
   return errs;
 }
@@ -127,7 +145,10 @@ function validateTokenRequests(requests: J[], path: string): Errs {
   requests.forEach((r, i) => {
     const p = `${path}[${i}]`;
     const audience = str(r.audience);
-    if (audiences.has(audience)) errs.push(duplicate(`${p}.audience`, audience));
+    if (audiences.has(audience)) {
+      errs.push(duplicate(`${p}.audience`, audience));
+      return;
+    }
     audiences.add(audience);
     const seconds = r.expirationSeconds;
     if (typeof seconds === 'number') {
@@ -151,11 +172,15 @@ function validateCSIDriverSpec(spec: J): Errs {
     if (!LIFECYCLE_MODES.includes(m)) errs.push(notSupported('spec.volumeLifecycleModes', m, LIFECYCLE_MODES));
   });
   if (spec.seLinuxMount === undefined) errs.push(required('spec.seLinuxMount'));
+  const period = spec.nodeAllocatableUpdatePeriodSeconds;
+  if (typeof period === 'number' && period < 10)
+    errs.push(invalidValue('spec.nodeAllocatableUpdatePeriodSeconds', period, 'must be greater than or equal to 10 seconds'));
   return errs;
 }
 
 export const csiDriver: Strategy = {
-  validate: (o) => [...validateCSIDriverName(o.metadata.name ?? '', 'name'), ...validateCSIDriverSpec(map(o.spec))],
+  // The name is a DNS subdomain (the generic metadata rules).
+  validate: (o) => validateCSIDriverSpec(map(o.spec)),
   // attachRequired and volumeLifecycleModes never change (the reference's path says attachedRequired).
   validateUpdate: (o, old) => [
     ...immutable(map(o.spec).attachRequired, map(old.spec).attachRequired, 'spec.attachedRequired'),
@@ -194,24 +219,32 @@ function validateCSINodeDrivers(drivers: J[]): Errs {
       if (k === '') errs.push(required(p, k));
       if (keys.has(k)) errs.push(duplicate(p, k));
       keys.add(k);
-      for (const m of qualifiedName(k)) errs.push(invalidValue(p, new GoValue(goStrings(d.topologyKeys), d.topologyKeys), m));
+      errs.push(...each(p, k, qualifiedName(k)));
     }
   });
   return errs;
 }
 
 const goStrings = (v: unknown): string =>
-  `[]string{${list<string>(v)
-    .map((s) => JSON.stringify(s))
-    .join(', ')}}`;
+  Array.isArray(v) ? `[]string{${v.map((x) => JSON.stringify(String(x))).join(', ')}}` : '[]string(nil)';
 
-/** ValidateCSINodeUpdate: an existing driver entry never changes (drivers may come and go). */
+/** A CSINodeDriver as Go's %#v prints it (the bad value of a changed entry; pointers by value). */
+function goDriver(d: J): string {
+  const count = obj(d.allocatable)?.count;
+  const alloc = obj(d.allocatable)
+    ? `&storage.VolumeNodeResources{Count:${typeof count === 'number' ? count : 'nil'}}`
+    : '(*storage.VolumeNodeResources)(nil)';
+  return `storage.CSINodeDriver{Name:${JSON.stringify(str(d.name))}, NodeID:${JSON.stringify(str(d.nodeID))}, TopologyKeys:${goStrings(d.topologyKeys)}, Allocatable:${alloc}}`;
+}
+
+/** ValidateCSINodeUpdate: an existing driver entry never changes, allocatable included (drivers may come and go). */
 function validateCSINodeUpdate(o: Obj, old: Obj): Errs {
   const errs: Errs = [];
   const next = list<J>(map(o.spec).drivers);
   for (const prev of list<J>(map(old.spec).drivers)) {
     for (const d of next) {
-      if (d.name === prev.name && !semanticEqual(d, prev)) errs.push(invalidValue('CSINodeDriver', d, FIELD_IMMUTABLE));
+      if (d.name === prev.name && !semanticEqual(d, prev))
+        errs.push(invalidValue('spec.drivers', new GoValue(goDriver(d), d), FIELD_IMMUTABLE));
     }
   }
   return errs;
@@ -231,6 +264,20 @@ export const csiStorageCapacity: Strategy = {
     // ValidateClassName: an empty name fails the subdomain pattern (no Required).
     const sc = str(j.storageClassName);
     errs.push(...each('storageClassName', sc, dns1123Subdomain(sc)));
+    const q = parseQuantity(j.capacity);
+    if (q && isNegative(q)) errs.push(invalidValue('capacity', formatQuantity(q), IS_NEGATIVE));
+    return errs;
+  },
+  // The inputs of the CSI GetCapacity call never change.
+  validateUpdate: (o, old) => {
+    const [j, prev] = [o as unknown as J, old as unknown as J];
+    const errs: Errs = [];
+    if (!semanticEqual(j.nodeTopology, prev.nodeTopology)) {
+      const bad = j.nodeTopology === undefined ? null : selectorValue(map(j.nodeTopology));
+      errs.push(invalidValue('nodeTopology', bad, FIELD_IMMUTABLE));
+    }
+    if (str(j.storageClassName) !== str(prev.storageClassName))
+      errs.push(invalidValue('storageClassName', str(j.storageClassName), FIELD_IMMUTABLE));
     return errs;
   },
 };
@@ -255,9 +302,15 @@ function validateVolumeAttachmentSpec(spec: J): Errs {
   return errs;
 }
 
+/** validateVolumeError: a message of at most 1024 bytes (the text names the 256 KiB metadata limit, as the reference's). */
 function validateVolumeError(e: unknown, path: string): Errs {
-  const m = str(obj(e)?.message);
-  return m.length > 1024 ? [tooLong(`${path}.message`, 1024)] : [];
+  const err = obj(e);
+  if (!err) return [];
+  const errs: Errs = [];
+  if (str(err.message).length > 1024) errs.push(tooLong(`${path}.message`, MAX_PARAMETERS_SIZE));
+  if (typeof err.errorCode === 'number' && err.errorCode < 0)
+    errs.push(invalidValue(`${path}.errorCode`, err.errorCode, 'must be between 0 and 2147483647, inclusive'));
+  return errs;
 }
 
 function validateVolumeAttachmentStatus(status: J): Errs {
