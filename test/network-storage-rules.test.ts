@@ -373,7 +373,7 @@ test('ServiceCIDR: a single-stack CIDR may gain the other family; nothing else c
   expectCause(await srv.json('POST', path, { metadata: { name: 'cidr-none' }, spec: {} }), 'spec.cidrs', 'at least one CIDR required');
 });
 
-test('EndpointSlice: protocol TCP by default; addressType immutable; unique port names; the service-name label selects', async () => {
+test('EndpointSlice: protocol TCP by default; generation 1; v1 drops deprecatedTopology; addressType immutable; unique port names; the service-name label selects', async () => {
   const es = await create(ES, {
     metadata: { name: 'es-rules', labels: { 'kubernetes.io/service-name': 'api' } },
     addressType: 'FQDN',
@@ -381,6 +381,13 @@ test('EndpointSlice: protocol TCP by default; addressType immutable; unique port
     ports: [{ name: 'http', port: 80 }],
   });
   expect(es.ports).toEqual([{ name: 'http', port: 80, protocol: 'TCP' }]);
+  expect(es.metadata.generation).toBe(1);
+  const topo = await create(ES, {
+    metadata: { name: 'es-topo' },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.9.9.9'], deprecatedTopology: { 'kubernetes.io/hostname': 'node-a' } }],
+  });
+  expect(topo.endpoints).toEqual([{ addresses: ['10.9.9.9'] }]);
   expectCause(
     await update(`${ES}/es-rules`, es, (o) => {
       o.addressType = 'IPv6';

@@ -34,6 +34,7 @@ export const NETWORKING: Spec[] = [
     plural: 'ipaddresses',
     shortNames: ['ip'],
     namespaced: false,
+    generation: false,
     pkg: 'networking',
     // The name is an IP address (checked by the rules); IPv6 ones are no DNS subdomains.
     nameRule: 'path-segment',
@@ -45,6 +46,7 @@ export const NETWORKING: Spec[] = [
     kind: 'ServiceCIDR',
     plural: 'servicecidrs',
     namespaced: false,
+    generation: false,
     status: true,
     pkg: 'networking',
     rules: serviceCIDR,

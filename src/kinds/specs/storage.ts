@@ -26,8 +26,18 @@ export const STORAGE: Spec[] = [
     rules: storageClass,
     columns: STORAGE_CLASS,
   },
-  { group, kind: 'CSIDriver', plural: 'csidrivers', namespaced: false, pkg: 'storage', rules: csiDriver, columns: CSI_DRIVER },
-  { group, kind: 'CSINode', plural: 'csinodes', namespaced: false, pkg: 'storage', rules: csiNode, columns: CSI_NODE },
+  // Neither strategy sets metadata.generation on create (CSIDriver's counts from 0 on spec changes).
+  {
+    group,
+    kind: 'CSIDriver',
+    plural: 'csidrivers',
+    namespaced: false,
+    generation: false,
+    pkg: 'storage',
+    rules: csiDriver,
+    columns: CSI_DRIVER,
+  },
+  { group, kind: 'CSINode', plural: 'csinodes', namespaced: false, generation: false, pkg: 'storage', rules: csiNode, columns: CSI_NODE },
   {
     group,
     kind: 'CSIStorageCapacity',
@@ -42,6 +52,7 @@ export const STORAGE: Spec[] = [
     kind: 'VolumeAttachment',
     plural: 'volumeattachments',
     namespaced: false,
+    generation: false,
     status: true,
     pkg: 'storage',
     rules: volumeAttachment,
@@ -52,6 +63,8 @@ export const STORAGE: Spec[] = [
     kind: 'EndpointSlice',
     plural: 'endpointslices',
     namespaced: true,
+    // No spec, yet the reference counts generations (any change beyond metadata).
+    generation: true,
     pkg: 'discovery',
     rules: endpointSlice,
     columns: ENDPOINT_SLICE,

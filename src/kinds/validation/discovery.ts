@@ -14,7 +14,7 @@ import {
   tooMany,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, immutable, type J, list, map, str, validateLabels } from './common';
+import { type Errs, each, immutable, type J, list, map, semanticEqual, str, validateLabels } from './common';
 
 const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
 /** The deprecated type IP stays acceptable on update. */
@@ -125,7 +125,25 @@ export function validateEndpointSlice(o: J, types: readonly string[]): Errs {
   return errs;
 }
 
+const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+/**
+ * dropTopologyOnV1: v1 writes drop endpoints[].deprecatedTopology, unless an update leaves the
+ * endpoints as they were; a dropped hostname label the old slice had becomes the nodeName.
+ */
+function dropTopology(o: J, old?: J): void {
+  if (old && semanticEqual(o.endpoints, old.endpoints)) return;
+  const before = new Set(list<J>(old?.endpoints).map((e) => str(map(e.deprecatedTopology)[HOSTNAME_LABEL])));
+  for (const e of list<J>(o.endpoints)) {
+    const host = map(e.deprecatedTopology)[HOSTNAME_LABEL];
+    if (e.nodeName === undefined && typeof host === 'string' && before.has(host) && dns1123Subdomain(host).length === 0) e.nodeName = host;
+    delete e.deprecatedTopology;
+  }
+}
+
 export const endpointSlice: Strategy = {
+  prepareForCreate: (o) => dropTopology(o as unknown as J),
+  prepareForUpdate: (o, old) => dropTopology(o as unknown as J, old as unknown as J),
   validate: (o, old) => validateEndpointSlice(o as unknown as J, old ? ADDRESS_TYPES_ON_UPDATE : ADDRESS_TYPES),
   validateUpdate: (o, old) => immutable(o.addressType, old.addressType, 'addressType'),
 };
