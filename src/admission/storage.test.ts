@@ -1,11 +1,17 @@
 /**
  * DefaultStorageClass and StorageObjectInUseProtection, as functions: PersistentVolumeClaims and
  * PersistentVolumes are not served in this tree yet, so the plugins run here on hand-made
- * admission attributes (the chain wiring is in builder.ts).
+ * admission attributes, alone and in the chains builder.ts makes (over a fake registry).
  */
 import { describe, expect, test } from 'bun:test';
 import type { Obj } from '../api/meta';
+import type { Authorizer } from '../auth/authz';
+import type { RbacIndex } from '../auth/rbac';
 import type { Attributes } from '../registry/admission';
+import type { Resources } from '../registry/api-registry';
+import type { KindDef } from '../registry/kind';
+import type { SchemaSet } from '../schema/engine';
+import { Admission } from './builder';
 import { DefaultStorageClass, defaultClass, PV_PROTECTION, PVC_PROTECTION, StorageObjectInUseProtection } from './storage';
 
 const DEFAULT = 'storageclass.kubernetes.io/is-default-class';
@@ -114,5 +120,50 @@ describe('StorageObjectInUseProtection', () => {
     expect(v.object.metadata.finalizers).toEqual([PV_PROTECTION]);
     expect(PVC_PROTECTION).toBe('kubernetes.io/pvc-protection');
     expect(PV_PROTECTION).toBe('kubernetes.io/pv-protection');
+  });
+});
+
+describe('the admission chain (builder.ts)', () => {
+  /** The chains as the server builds them, over a registry that serves StorageClasses only (fakes). */
+  function chains(classes: Obj[]) {
+    const storageClasses = {
+      prefix: '/registry/storage.svc.io/storageclasses/',
+      watchCache: () => ({ start: async () => {}, list: () => classes.map((obj) => ({ obj })) }),
+    };
+    const resources = {
+      lookup: (group: string, _v: string, plural: string) =>
+        group === 'storage.svc.io' && plural === 'storageclasses' ? storageClasses : undefined,
+      byGroupVersionKind: () => undefined,
+      stores: () => [],
+    } as unknown as Resources;
+    const admission = new Admission({
+      authorizer: {} as Authorizer,
+      rbac: {} as RbacIndex,
+      schemas: {} as SchemaSet,
+      log: () => {},
+    });
+    return admission.chains(resources);
+  }
+  const def = (plural: string) => ({ group: '', version: 'v1', plural, namespaced: plural !== 'persistentvolumes' }) as KindDef;
+
+  test('claims run DefaultStorageClass then StorageObjectInUseProtection; volumes only the latter', () => {
+    const forKind = chains([]);
+    const names = (plural: string) => forKind(def(plural))?.plugins.map((p) => p.name) ?? [];
+    const pvc = names('persistentvolumeclaims');
+    expect(pvc.indexOf('DefaultStorageClass')).toBeGreaterThanOrEqual(0);
+    expect(pvc.indexOf('StorageObjectInUseProtection')).toBe(pvc.indexOf('DefaultStorageClass') + 1);
+    expect(names('persistentvolumes')).toContain('StorageObjectInUseProtection');
+    expect(names('persistentvolumes')).not.toContain('DefaultStorageClass');
+    expect(names('pods')).not.toContain('StorageObjectInUseProtection');
+  });
+
+  test('a claim admitted through the chain gets the default class (read from the StorageClass cache) and its finalizer', async () => {
+    const forKind = chains([sc('fast', '2026-01-01T00:00:00Z', { [DEFAULT]: 'true' }), sc('slow', '2026-02-01T00:00:00Z')]);
+    const chain = forKind(def('persistentvolumeclaims'));
+    const a = attrs('persistentvolumeclaims', claim());
+    const own = chain?.plugins.filter((p) => p.name === 'DefaultStorageClass' || p.name === 'StorageObjectInUseProtection') ?? [];
+    for (const p of own) await p.admit?.(a);
+    expect((a.object.spec as { storageClassName?: string }).storageClassName).toBe('fast');
+    expect(a.object.metadata.finalizers).toEqual([PVC_PROTECTION]);
   });
 });
