@@ -451,3 +451,34 @@ test('RuntimeClass: handler immutable; overhead and scheduling validated', async
     'must be greater than or equal to 0',
   );
 });
+
+test('DefaultIngressClass: an Ingress created without a class gets the newest default IngressClass; a named class or the annotation stays', async () => {
+  const classes = `${NET}/ingressclasses`;
+  const ingresses = `${NET}/namespaces/default/ingresses`;
+  const backend = { service: { name: 'web', port: { number: 80 } } };
+  const noClass = await create(ingresses, { metadata: { name: 'dic-none' }, spec: { defaultBackend: backend } });
+  expect(noClass.spec.ingressClassName).toBeUndefined();
+  const annotation = { 'ingressclass.kubernetes.io/is-default-class': 'true' };
+  await create(classes, { metadata: { name: 'dic-old', annotations: annotation }, spec: { controller: 'example.com/c' } });
+  // creationTimestamp has seconds: the next default is newer.
+  await Bun.sleep(1100);
+  await create(classes, { metadata: { name: 'dic-new', annotations: annotation }, spec: { controller: 'example.com/c' } });
+  for (const path of [ingresses, '/apis/networking.k8s.io/v1/namespaces/default/ingresses']) {
+    const name = `dic-${path.includes('k8s.io') ? 'k8s' : 'svc'}`;
+    const r = await srv.json('POST', path, { metadata: { name }, spec: { defaultBackend: backend } });
+    expect(r.status).toBe(201);
+    expect(r.body.spec.ingressClassName).toBe('dic-new');
+  }
+  const named = await create(ingresses, { metadata: { name: 'dic-named' }, spec: { ingressClassName: 'other', defaultBackend: backend } });
+  expect(named.spec.ingressClassName).toBe('other');
+  const annotated = await create(ingresses, {
+    metadata: { name: 'dic-annotated', annotations: { 'kubernetes.io/ingress.class': 'legacy' } },
+    spec: { defaultBackend: backend },
+  });
+  expect(annotated.spec.ingressClassName).toBeUndefined();
+  // Updates are left alone.
+  const upd = await update(`${ingresses}/dic-none`, noClass, (o) => {
+    o.metadata.labels = { touched: 'yes' };
+  });
+  expect(upd.body.spec.ingressClassName).toBeUndefined();
+});

@@ -1,7 +1,7 @@
 /**
  * The admission chain as the server builds it: its plugins in one list, in the reference's order
  * (its RecommendedPluginOrder: LimitRanger, ..., DefaultTolerationSeconds, ..., DefaultStorageClass,
- * StorageObjectInUseProtection, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * StorageObjectInUseProtection, ..., DefaultIngressClass, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
  * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
  * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
  * other resources through the registry they are built with (the reference's loopback client):
@@ -16,6 +16,7 @@ import type { ResourceStore } from '../registry/generic';
 import type { KindDef } from '../registry/kind';
 import { ALL_OBJECTS } from '../registry/list';
 import type { SchemaSet } from '../schema/engine';
+import { DefaultIngressClass } from './default-ingress-class';
 import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
@@ -139,6 +140,13 @@ export class Admission {
       {
         plugin: new StorageObjectInUseProtection(),
         kinds: (def) => def.group === '' && (def.plural === 'persistentvolumeclaims' || def.plural === 'persistentvolumes'),
+      },
+      {
+        plugin: new DefaultIngressClass(async () => {
+          const classes = store('networking.svc.io', 'ingressclasses');
+          return classes ? fromCache(classes, classes.prefix) : [];
+        }),
+        kinds: (def) => def.group === 'networking.svc.io' && def.plural === 'ingresses',
       },
       {
         plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),
