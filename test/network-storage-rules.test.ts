@@ -482,3 +482,32 @@ test('DefaultIngressClass: an Ingress created without a class gets the newest de
   });
   expect(upd.body.spec.ingressClassName).toBeUndefined();
 });
+
+test('Ingress status: written through /status, IPs and hostnames checked', async () => {
+  const path = `${NET}/namespaces/default/ingresses`;
+  const ing = await create(path, {
+    metadata: { name: 'ing-status' },
+    spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } },
+  });
+  const ok = await update(`${path}/ing-status/status`, ing, (o) => {
+    o.status = { loadBalancer: { ingress: [{ ip: '192.0.2.10' }, { hostname: 'lb.example.com' }] } };
+  });
+  expect(ok.status).toBe(200);
+  expect(ok.body.status.loadBalancer.ingress).toEqual([{ ip: '192.0.2.10' }, { hostname: 'lb.example.com' }]);
+  expectCause(
+    await update(`${path}/ing-status/status`, ok.body, (o) => {
+      o.status.loadBalancer.ingress.push({ ip: '192.0.2.011' });
+    }),
+    'status.loadBalancer.ingress[2].ip',
+    'Invalid value: "192.0.2.011": must not have leading 0s',
+  );
+  expectCause(
+    await update(`${path}/ing-status/status`, ok.body, (o) => {
+      o.status.loadBalancer.ingress.push({ hostname: '192.0.2.12' });
+    }),
+    'status.loadBalancer.ingress[2].hostname',
+    'must be a DNS name, not an IP address',
+  );
+  const t = srv.kubectl(['get', 'ing', 'ing-status', '-n', 'default', '--no-headers']);
+  expect(t.stdout).toContain('192.0.2.10,lb.example.com');
+});

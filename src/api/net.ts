@@ -161,14 +161,22 @@ export function formatIP(bytes: readonly number[]): string {
 
 const IP_EXAMPLE = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 
-/** IsValidIP (apimachinery util/validation, strict): a valid address in canonical form. */
-export function validateIP(path: string, value: string): FieldError[] {
+/** IsValidIPForLegacyField (strict): a parseable address without leading 0s, not IPv4-mapped; `allowed` (the stored values) pass. */
+export function validateIPForLegacyField(path: string, value: string, allowed: readonly string[] = []): FieldError[] {
+  if (allowed.includes(value)) return [];
   const ip = parseIP(value);
   if (!ip) return [invalidValue(path, value, IP_EXAMPLE)];
   const errs: FieldError[] = [];
   if (ip.leadingZeros) errs.push(invalidValue(path, value, 'must not have leading 0s'));
   if (isV4Mapped(ip.bytes)) errs.push(invalidValue(path, value, 'must not be an IPv4-mapped IPv6 address'));
-  if (errs.length > 0) return errs;
+  return errs;
+}
+
+/** IsValidIP (apimachinery util/validation, strict): a valid address in canonical form. */
+export function validateIP(path: string, value: string): FieldError[] {
+  const ip = parseIP(value);
+  const errs = validateIPForLegacyField(path, value);
+  if (!ip || errs.length > 0) return errs;
   const canonical = formatIP(ip.bytes);
   return value === canonical ? [] : [invalidValue(path, value, `must be in canonical form (${JSON.stringify(canonical)})`)];
 }

@@ -2,7 +2,7 @@
  * networking.svc.io Ingress and IngressClass (the reference's pkg/apis/networking/validation):
  * rules and paths, backends, TLS hosts, the class name and the class's controller and parameters.
  */
-import { parseIP } from '../../api/net';
+import { parseIP, validateIPForLegacyField } from '../../api/net';
 import {
   dns1123Label,
   dns1123Subdomain,
@@ -169,11 +169,36 @@ export function validateIngress(o: { metadata: { annotations?: Record<string, st
   return errs;
 }
 
+/**
+ * ValidateIngressLoadBalancerStatus: IPs (the stored ones pass as they are) and DNS hostnames that
+ * are no IPs. The registry validates the whole object on status writes too, so this runs there.
+ */
+function validateLoadBalancerStatus(status: J, old: J | undefined): Errs {
+  const existing = list<J>(map(old?.loadBalancer).ingress)
+    .map((i) => str(i.ip))
+    .filter((ip) => ip !== '');
+  const errs: Errs = [];
+  list<J>(map(status.loadBalancer).ingress).forEach((i, n) => {
+    const p = `status.loadBalancer.ingress[${n}]`;
+    const ip = str(i.ip);
+    if (ip !== '') errs.push(...validateIPForLegacyField(`${p}.ip`, ip, existing));
+    const host = str(i.hostname);
+    if (host !== '') {
+      errs.push(...each(`${p}.hostname`, host, dns1123Subdomain(host)));
+      if (parseIP(host)) errs.push(invalidValue(`${p}.hostname`, host, 'must be a DNS name, not an IP address'));
+    }
+  });
+  return errs;
+}
+
 export const ingress: Strategy = {
   prepareForCreate(o) {
     o.status = { loadBalancer: {} };
   },
-  validate: (o, old) => validateIngress(o, old === undefined),
+  validate: (o, old) => [
+    ...validateIngress(o, old === undefined),
+    ...(old ? validateLoadBalancerStatus(map(o.status), map(old.status)) : []),
+  ],
 };
 
 // ---- IngressClass -----------------------------------------------------------------------------
