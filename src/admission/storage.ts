@@ -8,7 +8,7 @@
  *    GetDefaultClass); with none the claim stays without a class.
  *  - StorageObjectInUseProtection: a created PersistentVolumeClaim gets the finalizer
  *    kubernetes.io/pvc-protection, a PersistentVolume kubernetes.io/pv-protection, so that they
- *    outlive their users (the protection controllers remove the finalizers).
+ *    outlive their users (src/controllers/storage-protection.ts removes the finalizers).
  */
 import type { Obj } from '../api/meta';
 import { isDefaultClass } from '../kinds/columns-network-storage';
