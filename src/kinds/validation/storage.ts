@@ -336,8 +336,8 @@ export function validateVolumeAttachment(o: Obj): Errs {
 /** The spec as Go's %#v prints it, pointers shown by their values (the reference prints addresses). */
 function goAttachmentSpec(spec: J): string {
   const source = map(spec.source);
-  const pv = typeof source.persistentVolumeName === 'string' ? JSON.stringify(source.persistentVolumeName) : 'nil';
-  const inline = source.inlineVolumeSpec === undefined ? 'nil' : '&core.PersistentVolumeSpec{...}';
+  const pv = typeof source.persistentVolumeName === 'string' ? JSON.stringify(source.persistentVolumeName) : '(*string)(nil)';
+  const inline = source.inlineVolumeSpec === undefined ? '(*core.PersistentVolumeSpec)(nil)' : '&core.PersistentVolumeSpec{...}';
   return `storage.VolumeAttachmentSpec{Attacher:${JSON.stringify(str(spec.attacher))}, Source:storage.VolumeAttachmentSource{PersistentVolumeName:${pv}, InlineVolumeSpec:${inline}}, NodeName:${JSON.stringify(str(spec.nodeName))}}`;
 }
 
