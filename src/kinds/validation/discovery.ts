@@ -8,13 +8,14 @@ import {
   dns1123Subdomain,
   duplicate,
   invalidValue,
+  labelValue,
   notSupported,
   qualifiedName,
   required,
   tooMany,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, immutable, type J, list, map, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, immutable, type J, list, map, obj, semanticEqual, str, validateLabels } from './common';
 
 const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
 /** The deprecated type IP stays acceptable on update. */
@@ -24,6 +25,7 @@ const MAX_TOPOLOGY_LABELS = 16;
 const MAX_ADDRESSES = 100;
 const MAX_PORTS = 100;
 const MAX_ENDPOINTS = 1000;
+const MAX_HINTS = 8;
 
 /** ValidateNonSpecialIP. */
 export function nonSpecialIP(v: string, path: string): Errs {
@@ -93,7 +95,34 @@ function validateEndpoints(endpoints: J[], type: string): Errs {
     if (n > MAX_TOPOLOGY_LABELS) errs.push(tooMany(`${p}.topology`, n, MAX_TOPOLOGY_LABELS));
     errs.push(...validateLabels(topology, `${p}.topology`));
     if (typeof e.hostname === 'string') errs.push(...each(`${p}.hostname`, e.hostname, dns1123Label(e.hostname)));
+    if (typeof e.nodeName === 'string') errs.push(...each(`${p}.nodeName`, e.nodeName, dns1123Subdomain(e.nodeName)));
+    const hints = obj(e.hints);
+    if (hints) errs.push(...validateHints(hints, `${p}.hints`));
   });
+  return errs;
+}
+
+/** validateHints: at most 8 zones (label values) and 8 nodes (node names), each once. */
+function validateHints(hints: J, path: string): Errs {
+  const errs: Errs = [];
+  for (const [field, check] of [
+    ['forZones', labelValue],
+    ['forNodes', dns1123Subdomain],
+  ] as const) {
+    const items = list<J>(hints[field]);
+    if (items.length > MAX_HINTS) {
+      errs.push(tooMany(`${path}.${field}`, items.length, MAX_HINTS));
+      continue;
+    }
+    const seen = new Set<string>();
+    items.forEach((h, i) => {
+      const p = `${path}.${field}[${i}].name`;
+      const name = str(h.name);
+      if (seen.has(name)) errs.push(duplicate(p, name));
+      seen.add(name);
+      errs.push(...each(p, name, check(name)));
+    });
+  }
   return errs;
 }
 

@@ -2,6 +2,7 @@
  * networking.svc.io Ingress and IngressClass (the reference's pkg/apis/networking/validation):
  * rules and paths, backends, TLS hosts, the class name and the class's controller and parameters.
  */
+import type { Obj } from '../../api/meta';
 import { parseIP, validateIPForLegacyField } from '../../api/net';
 import {
   dns1123Label,
@@ -116,7 +117,35 @@ function validatePath(p: J, path: string): Errs {
   return errs;
 }
 
-function validateRules(rules: J[]): Errs {
+/** validateIngressRuleValue: an http rule has paths, each valid. */
+function validateRuleValue(rule: J, p: string): Errs {
+  const http = obj(rule.http);
+  if (!http) return [];
+  const paths = list<J>(http.paths);
+  const errs: Errs = paths.length === 0 ? [required(`${p}.http.paths`)] : [];
+  paths.forEach((hp, j) => {
+    errs.push(...validatePath(hp, `${p}.http.paths[${j}]`));
+  });
+  return errs;
+}
+
+/** Update tolerances for what older servers stored (the reference's IngressValidationOptions). */
+interface Options {
+  /** A stored TLS secret name is invalid: secret names are not checked. */
+  allowInvalidSecretName: boolean;
+  /** A stored wildcard-host rule is invalid: rules of wildcard hosts are not checked. */
+  allowInvalidWildcardHostRule: boolean;
+}
+
+function optionsFor(old: Obj | undefined): Options {
+  const spec = map(old?.spec);
+  return {
+    allowInvalidSecretName: list<J>(spec.tls).some((t) => str(t.secretName) !== '' && dns1123Subdomain(str(t.secretName)).length > 0),
+    allowInvalidWildcardHostRule: list<J>(spec.rules).some((r) => str(r.host).includes('*') && validateRuleValue(r, '').length > 0),
+  };
+}
+
+function validateRules(rules: J[], opts: Options): Errs {
   const errs: Errs = [];
   rules.forEach((rule, i) => {
     const p = `spec.rules[${i}]`;
@@ -125,19 +154,15 @@ function validateRules(rules: J[]): Errs {
       if (parseIP(host)) errs.push(invalidValue(`${p}.host`, host, 'must be a DNS name, not an IP address'));
       errs.push(...each(`${p}.host`, host, hostErrors(host)));
     }
-    const http = obj(rule.http);
-    if (!http) return;
-    const paths = list<J>(http.paths);
-    if (paths.length === 0) errs.push(required(`${p}.http.paths`));
-    paths.forEach((hp, j) => {
-      errs.push(...validatePath(hp, `${p}.http.paths[${j}]`));
-    });
+    if (!host.includes('*') || !opts.allowInvalidWildcardHostRule) errs.push(...validateRuleValue(rule, p));
   });
   return errs;
 }
 
-/** ValidateIngressSpec (+ the create-time class annotation check). */
-export function validateIngress(o: { metadata: { annotations?: Record<string, string> }; spec?: unknown }, create: boolean): Errs {
+/** ValidateIngressCreate / ValidateIngressUpdate (`old`: the stored object on update). */
+export function validateIngress(o: Obj, old?: Obj): Errs {
+  const create = old === undefined;
+  const opts = optionsFor(old);
   const spec = map(o.spec);
   const rules = list<J>(spec.rules);
   const errs: Errs = [];
@@ -152,13 +177,13 @@ export function validateIngress(o: { metadata: { annotations?: Record<string, st
     );
   }
   if (backend) errs.push(...validateBackend(backend, 'spec.defaultBackend'));
-  errs.push(...validateRules(rules));
+  errs.push(...validateRules(rules, opts));
   list<J>(spec.tls).forEach((tls, i) => {
     list<string>(tls.hosts).forEach((h, j) => {
       errs.push(...each(`spec.tls[${i}].hosts[${j}]`, h, hostErrors(h)));
     });
     const secret = str(tls.secretName);
-    if (secret !== '') errs.push(...each(`spec.tls[${i}].secretName`, secret, dns1123Subdomain(secret)));
+    if (secret !== '' && !opts.allowInvalidSecretName) errs.push(...each(`spec.tls[${i}].secretName`, secret, dns1123Subdomain(secret)));
   });
   const className = spec.ingressClassName;
   if (typeof className === 'string') errs.push(...each('spec.ingressClassName', className, dns1123Subdomain(className)));
@@ -195,10 +220,7 @@ export const ingress: Strategy = {
   prepareForCreate(o) {
     o.status = { loadBalancer: {} };
   },
-  validate: (o, old) => [
-    ...validateIngress(o, old === undefined),
-    ...(old ? validateLoadBalancerStatus(map(o.status), map(old.status)) : []),
-  ],
+  validate: (o, old) => [...validateIngress(o, old), ...(old ? validateLoadBalancerStatus(map(o.status), map(old.status)) : [])],
 };
 
 // ---- IngressClass -----------------------------------------------------------------------------

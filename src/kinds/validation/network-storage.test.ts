@@ -1,8 +1,9 @@
 /** The address rules the networking and discovery kinds share, as functions (the reference's util/validation texts). */
 import { describe, expect, test } from 'bun:test';
+import type { Obj } from '../../api/meta';
 import { formatIP, parseIP, validateCanonicalCidr, validateIP } from '../../api/net';
 import { validateEndpointSlice } from './discovery';
-import { wildcardSubdomain } from './ingress';
+import { validateIngress, wildcardSubdomain } from './ingress';
 
 const details = (errs: { field: string; detail: string }[]) => errs.map((e) => `${e.field}: ${e.detail}`);
 
@@ -86,4 +87,41 @@ describe('EndpointSlice addresses', () => {
       ['ports[0].protocol: ', 'ports[1].protocol: supported values: "SCTP", "TCP", "UDP"'],
     );
   });
+});
+
+test('EndpointSlice endpoints: nodeName a subdomain; hints of at most 8 zones and nodes, each once', () => {
+  const TYPES = ['FQDN', 'IPv4', 'IPv6'];
+  const ep = (e: Record<string, unknown>) => ({ addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'], ...e }] });
+  expect(
+    validateEndpointSlice(ep({ nodeName: 'node-1', hints: { forZones: [{ name: 'a' }], forNodes: [{ name: 'node-1' }] } }), TYPES),
+  ).toEqual([]);
+  expect(details(validateEndpointSlice(ep({ nodeName: 'Node_1' }), TYPES))[0]).toStartWith(
+    'endpoints[0].nodeName: a lowercase RFC 1123 subdomain',
+  );
+  expect(details(validateEndpointSlice(ep({ hints: { forZones: [{ name: 'a' }, { name: 'a' }] } }), TYPES))).toEqual([
+    'endpoints[0].hints.forZones[1].name: ',
+  ]);
+  const nine = Array.from({ length: 9 }, (_, i) => ({ name: `z${i}` }));
+  expect(details(validateEndpointSlice(ep({ hints: { forZones: nine } }), TYPES))).toEqual([
+    'endpoints[0].hints.forZones: must have at most 8 items',
+  ]);
+});
+
+test('Ingress updates tolerate what was stored: an invalid TLS secret name, invalid rules of a wildcard host', () => {
+  const backend = { service: { name: 'web', port: { number: 80 } } };
+  const ing = (spec: Record<string, unknown>): Obj => ({
+    apiVersion: 'networking.svc.io/v1',
+    kind: 'Ingress',
+    metadata: { name: 'i' },
+    spec,
+  });
+  const badSecret = ing({ defaultBackend: backend, tls: [{ secretName: 'Bad_Name' }] });
+  expect(details(validateIngress(badSecret))[0]).toStartWith('spec.tls[0].secretName: a lowercase RFC 1123 subdomain');
+  expect(validateIngress(badSecret, badSecret)).toEqual([]);
+  const wildcard = ing({ rules: [{ host: '*.example.com', http: { paths: [] } }] });
+  expect(details(validateIngress(wildcard))).toEqual(['spec.rules[0].http.paths: ']);
+  expect(validateIngress(wildcard, wildcard)).toEqual([]);
+  // A plain host's rules are checked whatever was stored.
+  const plain = ing({ rules: [{ host: 'a.example.com', http: { paths: [] } }] });
+  expect(details(validateIngress(plain, wildcard))).toEqual(['spec.rules[0].http.paths: ']);
 });
