@@ -353,3 +353,33 @@ test('protobuf: every new kind reads back as protobuf equal to its JSON', async 
     expect([c.kind, got]).toEqual([c.kind, want]);
   }
 });
+
+test('discovery: scope, short names, no categories and the status subresources of the reference', async () => {
+  const FACTS: Record<string, { shortNames: string[]; status: boolean }> = {
+    ingresses: { shortNames: ['ing'], status: true },
+    ingressclasses: { shortNames: [], status: false },
+    ipaddresses: { shortNames: ['ip'], status: false },
+    servicecidrs: { shortNames: [], status: true },
+    endpointslices: { shortNames: [], status: false },
+    runtimeclasses: { shortNames: [], status: false },
+    storageclasses: { shortNames: ['sc'], status: false },
+    csidrivers: { shortNames: [], status: false },
+    csinodes: { shortNames: [], status: false },
+    csistoragecapacities: { shortNames: [], status: false },
+    volumeattachments: { shortNames: [], status: true },
+  };
+  for (const c of CASES) {
+    const r = await srv.json('GET', `/apis/${upstream(c.group)}/v1`);
+    const entries = r.body.resources as { name: string; namespaced: boolean; kind: string; shortNames?: string[]; categories?: string[] }[];
+    const main = entries.find((e) => e.name === c.plural);
+    const facts = FACTS[c.plural];
+    expect([c.plural, main?.kind, main?.namespaced, main?.shortNames ?? [], main?.categories ?? []]).toEqual([
+      c.plural,
+      c.kind,
+      c.namespaced === true,
+      facts?.shortNames,
+      [],
+    ]);
+    expect([c.plural, entries.some((e) => e.name === `${c.plural}/status`)]).toEqual([c.plural, facts?.status]);
+  }
+});
