@@ -332,7 +332,7 @@ test('IPAddress: parentRef required and immutable; names must be IP addresses', 
       o.spec.parentRef.name = 'b';
     }),
     'spec.parentRef',
-    'field is immutable',
+    'Invalid value: networking.ParentReference{Group:"", Resource:"services", Namespace:"default", Name:"b"}: field is immutable',
   );
 });
 

@@ -153,13 +153,16 @@ function validateIPAddress(o: Obj): Errs {
   return errs;
 }
 
-/** A ParentReference as Go's %#v prints it (the bad value of an immutable parentRef). */
-function parentRefValue(ref: unknown): GoValue {
+/**
+ * The bad value of an immutable parentRef as the reference prints it: field errors dereference
+ * pointers (`null` for nil), then Go's %#v of the struct.
+ */
+function parentRefValue(ref: unknown): GoValue | null {
   const r = obj(ref);
-  if (!r) return new GoValue('(*networking.ParentReference)(nil)', null);
+  if (!r) return null;
   const f = (k: string) => JSON.stringify(str(r[k]));
   return new GoValue(
-    `&networking.ParentReference{Group:${f('group')}, Resource:${f('resource')}, Namespace:${f('namespace')}, Name:${f('name')}}`,
+    `networking.ParentReference{Group:${f('group')}, Resource:${f('resource')}, Namespace:${f('namespace')}, Name:${f('name')}}`,
     r,
   );
 }
