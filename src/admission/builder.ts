@@ -1,6 +1,8 @@
 /**
  * The admission chain as the server builds it: its plugins in one list, in the reference's order
- * (its RecommendedPluginOrder: LimitRanger, ..., Priority, DefaultTolerationSeconds, ..., CertificateApproval, CertificateSigning, CertificateSubjectRestriction, ..., ValidatingAdmissionPolicy, ..., ResourceQuota
+ * (its RecommendedPluginOrder: LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds, DefaultStorageClass,
+ * StorageObjectInUseProtection, DefaultIngressClass, CertificateApproval, CertificateSigning, CertificateSubjectRestriction,
+ * ..., ValidatingAdmissionPolicy, ..., ResourceQuota
  * last, so that a request refused by an earlier plugin reserves no quota), each with the kinds it
  * applies to. Built-in and custom kinds get their chains from the same list. The plugins reach
  * other resources through the registry they are built with (the reference's loopback client):
@@ -18,6 +20,7 @@ import type { KindDef } from '../registry/kind';
 import { ALL_OBJECTS } from '../registry/list';
 import type { SchemaSet } from '../schema/engine';
 import { CertificateAdmission } from './certificates';
+import { DefaultIngressClass } from './default-ingress-class';
 import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
@@ -27,6 +30,7 @@ import { PriorityAdmission } from './priority';
 import { QuotaAdmission } from './quota';
 import { RbacEscalation } from './rbac-escalation';
 import { ServiceAccountAdmission } from './service-account';
+import { DefaultStorageClass, StorageObjectInUseProtection } from './storage';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 const RBAC_KINDS = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);
@@ -162,6 +166,24 @@ export class Admission {
           this.d.defaultTolerationSeconds?.unreachable ?? 300,
         ),
         kinds: (def) => def.group === '' && def.plural === 'pods',
+      },
+      {
+        plugin: new DefaultStorageClass(async () => {
+          const classes = store('storage.svc.io', 'storageclasses');
+          return classes ? fromCache(classes, classes.prefix) : [];
+        }),
+        kinds: (def) => def.group === '' && def.plural === 'persistentvolumeclaims',
+      },
+      {
+        plugin: new StorageObjectInUseProtection(),
+        kinds: (def) => def.group === '' && (def.plural === 'persistentvolumeclaims' || def.plural === 'persistentvolumes'),
+      },
+      {
+        plugin: new DefaultIngressClass(async () => {
+          const classes = store('networking.svc.io', 'ingressclasses');
+          return classes ? fromCache(classes, classes.prefix) : [];
+        }),
+        kinds: (def) => def.group === 'networking.svc.io' && def.plural === 'ingresses',
       },
       {
         plugin: new RbacEscalation(this.d.rbac, this.d.authorizer),

@@ -133,3 +133,66 @@ export function ipv4ToNumber(s: string): number | undefined {
 export function ipv4ToString(n: number): string {
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
+
+/** An address as Go's net.IP.String() prints it: dotted IPv4, RFC 5952 IPv6 (longest zero run as ::). */
+export function formatIP(bytes: readonly number[]): string {
+  if (bytes.length === 4) return bytes.join('.');
+  const words: number[] = [];
+  for (let i = 0; i < 16; i += 2) words.push(((bytes[i] as number) << 8) | (bytes[i + 1] as number));
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (words[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && words[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = (ws: number[]) => ws.map((w) => w.toString(16)).join(':');
+  if (best < 0) return hex(words);
+  return `${hex(words.slice(0, best))}::${hex(words.slice(best + bestLen))}`;
+}
+
+const IP_EXAMPLE = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+
+/** IsValidIPForLegacyField (strict): a parseable address without leading 0s, not IPv4-mapped; `allowed` (the stored values) pass. */
+export function validateIPForLegacyField(path: string, value: string, allowed: readonly string[] = []): FieldError[] {
+  if (allowed.includes(value)) return [];
+  const ip = parseIP(value);
+  if (!ip) return [invalidValue(path, value, IP_EXAMPLE)];
+  const errs: FieldError[] = [];
+  if (ip.leadingZeros) errs.push(invalidValue(path, value, 'must not have leading 0s'));
+  if (isV4Mapped(ip.bytes)) errs.push(invalidValue(path, value, 'must not be an IPv4-mapped IPv6 address'));
+  return errs;
+}
+
+/** IsValidIP (apimachinery util/validation, strict): a valid address in canonical form. */
+export function validateIP(path: string, value: string): FieldError[] {
+  const ip = parseIP(value);
+  const errs = validateIPForLegacyField(path, value);
+  if (!ip || errs.length > 0) return errs;
+  const canonical = formatIP(ip.bytes);
+  return value === canonical ? [] : [invalidValue(path, value, `must be in canonical form (${JSON.stringify(canonical)})`)];
+}
+
+/** IsValidCIDR (strict): a valid CIDR in canonical form (no bits beyond the prefix). */
+export function validateCanonicalCidr(path: string, value: string): FieldError[] {
+  const c = parseCidr(value);
+  if (!c) return [invalidValue(path, value, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')];
+  if (c.leadingZeros) return [invalidValue(path, value, 'must not have leading 0s in IP or prefix length')];
+  if (isV4Mapped(c.ip)) return [invalidValue(path, value, 'must not have an IPv4-mapped IPv6 address')];
+  const canonical = `${formatIP(c.net)}/${c.bits}`;
+  return value === canonical ? [] : [invalidValue(path, value, `must be in canonical form (${JSON.stringify(canonical)})`)];
+}
+
+/** The IP family of a CIDR or address text (4, 6), or 0 when it does not parse. */
+export function ipFamily(s: string): 0 | 4 | 6 {
+  const ip = parseIP(s.split('/')[0] ?? '');
+  return ip ? (ip.bytes.length === 4 ? 4 : 6) : 0;
+}

@@ -1,7 +1,7 @@
 /**
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
- * behalf (garbage collector, namespace lifecycle, disruption, quota, service accounts, role
+ * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
  * aggregation, node lifecycle and taint eviction, ReplicaSets and Deployments, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
@@ -24,6 +24,7 @@ import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './na
 import { NodeLifecycleController } from './node-lifecycle';
 import { ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
+import { StorageProtectionController } from './storage-protection';
 import { TaintEviction } from './taint-eviction';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
@@ -126,6 +127,20 @@ export class Controllers {
     if (clusterRoles) {
       const aggregation = new ClusterRoleAggregation(clusterRoles, clusterRoles.watchCache(), log);
       all.push({ start: () => this.d.rbacFollowed.then(() => aggregation.start()), stop: () => aggregation.stop() });
+    }
+    const claims = lookup('', 'persistentvolumeclaims');
+    const volumes = lookup('', 'persistentvolumes');
+    if (claims && volumes && pods) {
+      all.push(
+        new StorageProtectionController(
+          claims,
+          claims.watchCache(),
+          volumes,
+          volumes.watchCache(),
+          { cache: pods.watchCache(), prefix: pods.prefix },
+          { log },
+        ),
+      );
     }
     const accounts = lookup('', 'serviceaccounts');
     if (accounts && namespaces && controllerEnabled(cfg, 'serviceaccount-controller')) {

@@ -16,8 +16,10 @@ import { BATCH } from './specs/batch';
 import { CERTIFICATES } from './specs/certificates';
 import { CORE } from './specs/core';
 import { EVENTS } from './specs/events';
+import { NETWORKING } from './specs/networking';
 import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
+import { STORAGE } from './specs/storage';
 import { mergeStrategy, strategyFor } from './strategies';
 
 const SPECS: Spec[] = [
@@ -25,6 +27,8 @@ const SPECS: Spec[] = [
   ...APPS,
   ...BATCH,
   ...APIS,
+  ...NETWORKING,
+  ...STORAGE,
   ...AUTOSCALING,
   ...EVENTS,
   ...SCHEDULING,

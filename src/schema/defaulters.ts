@@ -12,6 +12,7 @@ const APPS = 'io.svc.api.apps.v1';
 const BATCH = 'io.svc.api.batch.v1';
 const NET = 'io.svc.api.networking.v1';
 const FLOW = 'io.svc.api.flowcontrol.v1';
+const STORAGE = 'io.svc.api.storage.v1';
 
 /**
  * The tag of an image reference as the reference's parsers.ParseImageName sees it: the part
@@ -200,6 +201,11 @@ function queuingConfiguration(o: JsonObject): void {
   if (o.queueLengthLimit === 0) o.queueLengthLimit = 50;
 }
 
+/** SetDefaults_CSIDriver's lifecycle modes: an empty list (not only an absent one) becomes [Persistent]. */
+function csiDriverSpec(o: JsonObject): void {
+  if (Array.isArray(o.volumeLifecycleModes) && o.volumeLifecycleModes.length === 0) o.volumeLifecycleModes = ['Persistent'];
+}
+
 export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${CORE}.LimitRangeItem`]: limitRangeItem,
   [`${CORE}.Container`]: container,
@@ -216,4 +222,5 @@ export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${BATCH}.Job`]: job,
   [`${NET}.NetworkPolicySpec`]: networkPolicySpec,
   [`${FLOW}.QueuingConfiguration`]: queuingConfiguration,
+  [`${STORAGE}.CSIDriverSpec`]: csiDriverSpec,
 };

@@ -1,6 +1,6 @@
 /**
  * Hand-written static defaults, as data: the unconditional part of the reference's defaulting
- * (SetDefaults_* in pkg/apis/{core,apps,networking,rbac,flowcontrol,admissionregistration}/v1 and
+ * (SetDefaults_* in pkg/apis/{core,apps,networking,storage,discovery,rbac,flowcontrol,admissionregistration}/v1 and
  * apiextensions v1, plus the declarative `+default=` markers of the API types).
  *
  * Each entry sets `default` on one property of one definition; `SchemaSet` applies it (deep-cloned)
@@ -22,7 +22,8 @@
  *    storage version, conversion.conversionReviewVersions [v1] for Webhook.
  *  - ConfigMap.data = {} when nil (invisible: omitted from JSON when empty); LocalObjectReference.name ""
  *    (invisible likewise).
- * None for: Namespace, Lease, LimitRange, ResourceQuota, Event, PodDisruptionBudget, Eviction.
+ * None for: Ingress, IngressClass (its parameters' scope Cluster is above), IPAddress, ServiceCIDR,
+ * RuntimeClass, CSINode, CSIStorageCapacity, VolumeAttachment, Namespace, Lease, LimitRange, ResourceQuota, Event, PodDisruptionBudget, Eviction.
  */
 import type { DefName } from './types';
 
@@ -39,6 +40,8 @@ const NET = 'io.svc.api.networking.v1';
 const RBAC = 'io.svc.api.rbac.v1';
 const FLOW = 'io.svc.api.flowcontrol.v1';
 const ADM = 'io.svc.api.admissionregistration.v1';
+const STORAGE = 'io.svc.api.storage.v1';
+const DISCOVERY = 'io.svc.api.discovery.v1';
 const APIEXT = 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1';
 
 /** 0644, the default file mode of secret/configMap/downwardAPI/projected volumes. */
@@ -138,6 +141,21 @@ export const overlays: Overlay[] = [
   // networking/v1
   { def: `${NET}.NetworkPolicyPort`, field: 'protocol', default: 'TCP' },
   { def: `${NET}.IngressClassParametersReference`, field: 'scope', default: 'Cluster' },
+
+  // storage/v1 (SetDefaults_StorageClass, SetDefaults_CSIDriver)
+  { def: `${STORAGE}.StorageClass`, field: 'reclaimPolicy', default: 'Delete' },
+  { def: `${STORAGE}.StorageClass`, field: 'volumeBindingMode', default: 'Immediate' },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'attachRequired', default: true },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'podInfoOnMount', default: false },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'storageCapacity', default: false },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'fsGroupPolicy', default: 'ReadWriteOnceWithFSType' },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'volumeLifecycleModes', default: ['Persistent'] },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'requiresRepublish', default: false },
+  { def: `${STORAGE}.CSIDriverSpec`, field: 'seLinuxMount', default: false },
+
+  // discovery/v1 (SetDefaults_EndpointPort)
+  { def: `${DISCOVERY}.EndpointPort`, field: 'name', default: '' },
+  { def: `${DISCOVERY}.EndpointPort`, field: 'protocol', default: 'TCP' },
 
   // rbac/v1 (RoleRef occurs only in RoleBinding and ClusterRoleBinding)
   { def: `${RBAC}.RoleRef`, field: 'apiGroup', default: 'rbac.authorization.svc.io' },

@@ -1,4 +1,4 @@
-/** The kinds of the other built-in groups (coordination, flowcontrol, networking, policy, admissionregistration, authorization, authentication, rbac, apiextensions). */
+/** The kinds of the other built-in groups (coordination, flowcontrol, policy, admissionregistration, authorization, authentication, rbac, apiextensions). */
 import type { Spec } from './spec';
 
 export const APIS: Spec[] = [
@@ -11,14 +11,6 @@ export const APIS: Spec[] = [
     namespaced: false,
     status: true,
     pkg: 'flowcontrol',
-  },
-  {
-    group: 'networking.svc.io',
-    kind: 'NetworkPolicy',
-    plural: 'networkpolicies',
-    shortNames: ['netpol'],
-    namespaced: true,
-    pkg: 'networking',
   },
   {
     group: 'policy',

@@ -339,3 +339,11 @@ export const resourceQuota: Strategy = {
     return same ? [] : [invalidValue('spec.scopes', scopesValue(obj(o.spec)?.scopes), 'field is immutable')];
   },
 };
+
+/** ValidateResourceRequirements' limits part: container resource names, non-negative quantities. */
+export function validateResourceLimits(v: unknown, path: string): Errs {
+  return quantities(v).flatMap(([k, q]) => [
+    ...validateContainerResourceName(k, `${path}[${k}]`),
+    ...validateQuantityValue(k, q, `${path}[${k}]`),
+  ]);
+}

@@ -1,13 +1,17 @@
 /**
- * networking.svc.io: NetworkPolicy (the reference's pkg/apis/networking/validation).
+ * networking.svc.io: NetworkPolicy, IPAddress and ServiceCIDR (the reference's
+ * pkg/apis/networking/validation); Ingress and IngressClass are in ingress.ts.
  */
 import type { Obj } from '../../api/meta';
-import { parseCidr, strictSubset, validateCidr } from '../../api/net';
-import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
+import { ipFamily, parseCidr, strictSubset, validateCanonicalCidr, validateCidr, validateIP } from '../../api/net';
+import { dns1123Subdomain, forbiddenField, invalidValue, notSupported, pathSegmentName, required } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
 import {
   type Errs,
   each,
+  FIELD_IMMUTABLE,
+  GoValue,
+  immutable,
   isUpdate,
   isValidPortName,
   isValidPortNum,
@@ -127,4 +131,91 @@ export const networkPolicy: Strategy = {
   // On update the stored CIDRs stay acceptable, so the spec is checked once, in validateUpdate.
   validate: (o) => (isUpdate(o) ? [] : validateNetworkPolicySpec(obj(o.spec) ?? {})),
   validateUpdate: (o, old) => validateNetworkPolicySpec(obj(o.spec) ?? {}, existingCidrs(old)),
+};
+
+// ---- IPAddress and ServiceCIDR ----------------------------------------------------------------
+
+/** ValidateIPAddress: the name is an IP address in canonical form; parentRef names its owner. */
+function validateIPAddress(o: Obj): Errs {
+  const errs = validateIP('metadata.name', o.metadata.name ?? '');
+  const ref = obj(obj(o.spec)?.parentRef);
+  if (!ref) return [...errs, required('spec.parentRef')];
+  const p = 'spec.parentRef';
+  const group = str(ref.group);
+  if (group !== '') errs.push(...each(`${p}.group`, group, dns1123Subdomain(group)));
+  for (const f of ['resource', 'name']) {
+    const v = str(ref[f]);
+    if (v === '') errs.push(required(`${p}.${f}`));
+    else errs.push(...each(`${p}.${f}`, v, pathSegmentName(v)));
+  }
+  const ns = str(ref.namespace);
+  if (ns !== '') errs.push(...each(`${p}.namespace`, ns, pathSegmentName(ns)));
+  return errs;
+}
+
+/**
+ * The bad value of an immutable parentRef as the reference prints it: field errors dereference
+ * pointers (`null` for nil), then Go's %#v of the struct.
+ */
+function parentRefValue(ref: unknown): GoValue | null {
+  const r = obj(ref);
+  if (!r) return null;
+  const f = (k: string) => JSON.stringify(str(r[k]));
+  return new GoValue(
+    `networking.ParentReference{Group:${f('group')}, Resource:${f('resource')}, Namespace:${f('namespace')}, Name:${f('name')}}`,
+    r,
+  );
+}
+
+export const ipAddress: Strategy = {
+  validate: validateIPAddress,
+  validateUpdate: (o, old) => {
+    const next = obj(o.spec)?.parentRef;
+    return immutable(next, obj(old.spec)?.parentRef, 'spec.parentRef', parentRefValue(next));
+  },
+};
+
+const CIDRS = 'spec.cidrs';
+
+/** validateServiceCIDRSpec: one or two canonical CIDRs, at most one per IP family. */
+function validateServiceCIDRSpec(spec: J): Errs {
+  const cidrs = list<string>(spec.cidrs);
+  if (cidrs.length === 0) return [required(CIDRS, 'at least one CIDR required')];
+  if (cidrs.length > 2) {
+    const text = `networking.ServiceCIDRSpec{CIDRs:${stringsValue(cidrs)}}`;
+    return [invalidValue(CIDRS, new GoValue(text, spec), 'may only hold up to 2 values')];
+  }
+  const errs = cidrs.flatMap((c, i) => validateCanonicalCidr(`${CIDRS}[${i}]`, c));
+  const [a, b] = cidrs as [string, string | undefined];
+  if (b !== undefined && ipFamily(a) !== 0 && ipFamily(a) === ipFamily(b)) {
+    errs.push(
+      invalidValue(CIDRS, stringsValue(cidrs), 'may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64'),
+    );
+  }
+  return errs;
+}
+
+/** ValidateServiceCIDRUpdate: the CIDRs never change, except that a single-stack one may gain a second family. */
+function validateServiceCIDRUpdate(o: Obj, old: Obj): Errs {
+  const next = list<string>(obj(o.spec)?.cidrs);
+  const prev = list<string>(obj(old.spec)?.cidrs);
+  if (next.length === prev.length) {
+    return prev.flatMap((c, i) => (c === next[i] ? [] : [invalidValue(`${CIDRS}[${i}]`, next[i], FIELD_IMMUTABLE)]));
+  }
+  if (prev.length === 1 && next.length === 2) return next[0] === prev[0] ? [] : [invalidValue(`${CIDRS}[0]`, next[0], FIELD_IMMUTABLE)];
+  return [invalidValue(CIDRS, stringsValue(next), FIELD_IMMUTABLE)];
+}
+
+export const serviceCIDR: Strategy = {
+  prepareForCreate(o) {
+    o.status = {};
+  },
+  // An update is checked as a whole by validateUpdate (a second CIDR is validated there too).
+  validate: (o) => (isUpdate(o) ? [] : validateServiceCIDRSpec(obj(o.spec) ?? {})),
+  validateUpdate: (o, old) => {
+    const errs = validateServiceCIDRUpdate(o, old);
+    const n = list(obj(o.spec)?.cidrs).length;
+    if (n === 2 && list(obj(old.spec)?.cidrs).length === 1) errs.push(...validateServiceCIDRSpec(obj(o.spec) ?? {}));
+    return errs;
+  },
 };

@@ -102,6 +102,16 @@ const NON_POINTER_STRUCTS = new Set([
   'IngressStatus',
   'IngressLoadBalancerStatus',
   'IngressClassSpec',
+  'IngressBackend',
+  'ServiceBackendPort',
+  'IPAddressSpec',
+  'ServiceCIDRSpec',
+  'ServiceCIDRStatus',
+  'CSIDriverSpec',
+  'CSINodeSpec',
+  'VolumeAttachmentSpec',
+  'VolumeAttachmentSource',
+  'VolumeAttachmentStatus',
   'NamespaceSpec',
   'NamespaceStatus',
   'NodeSpec',
@@ -135,7 +145,11 @@ const NON_POINTER_STRUCTS = new Set([
 ]);
 
 /** `<Struct>.<field>` embedded by pointer although the type is usually embedded by value. */
-const POINTER_FIELDS = new Set(['ReplicationControllerSpec.template', 'VolumeAttachmentSource.inlineVolumeSpec']);
+const POINTER_FIELDS = new Set([
+  'ReplicationControllerSpec.template',
+  'VolumeAttachmentSource.inlineVolumeSpec',
+  'IngressSpec.defaultBackend',
+]);
 
 /** Other always-present fields: Go fields without `omitempty` (null lists) or by-value atomic structs. */
 const PRESENT_FIELDS: Record<string, Json> = {
