@@ -108,7 +108,8 @@ export const CASES: Case[] = [
       metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } },
       addressType: 'IPv4',
       endpoints: [{ addresses: ['10.1.2.3'], hostname: 'pod-1' }, { addresses: ['10.1.2.4'] }],
-      ports: [{ name: 'http', port: 80 }],
+      // protocol stated: ports is an atomic list, and apply (below) does not default what it applies.
+      ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
     },
     invalid: { metadata: { name: 'bad' }, addressType: 'IPv4', endpoints: [{ addresses: ['127.0.0.1'] }] },
     cause: { field: 'endpoints[0].addresses[0]', message: 'may not be in the loopback range (127.0.0.0/8, ::1/128)' },

@@ -13,18 +13,12 @@ import { needs, PYTHON, REFERENCE } from './helpers/needs';
 import { startServer } from './helpers/server';
 
 const RUNTIME = 'execs into a container or forwards a port: needs a container runtime, which simulated kubelets do not have';
-const KIND = (kind: string) => `needs the ${kind} kind, which the server does not serve yet (the kinds issue)`;
 
 /** Tests that cannot pass here, by pytest node id (file::Class::test), with why. */
 const EXPECTED_FAILURES: Record<string, string> = {
   'test_client.py::TestClient::test_pod_apis': RUNTIME,
   'test_client.py::TestClient::test_exit_code': RUNTIME,
   'test_client.py::TestClient::test_portforward_http': RUNTIME,
-  'test_client.py::TestClient::test_replication_controller_apis': KIND('ReplicationController'),
-  'test_utils.py::TestUtils::test_create_from_multi_resource_yaml': KIND('ReplicationController'),
-  'test_utils.py::TestUtils::test_create_from_multi_resource_yaml_with_conflict': KIND('ReplicationController'),
-  'test_utils.py::TestUtils::test_create_multi_resource_from_directory': KIND('ReplicationController'),
-  'test_utils.py::TestUtils::test_create_apiservice_from_yaml_with_conflict': KIND('APIService'),
 };
 
 needs('python-client', 'pytest', 'reference').test(

@@ -8,9 +8,9 @@
  * Deployment (client-side), which makes that ReplicaSet the new one again, with a new revision.
  *
  * It follows the watch caches of Deployments, ReplicaSets and pods and writes through the
- * registry: ReplicaSets (create, update conditional on the version read, delete), the
- * Deployment's status subresource, and its revision annotation (a main-resource update, as this
- * server's status writes change only status).
+ * registry: ReplicaSets (create, update conditional on the version read, delete) and the
+ * Deployment's status subresource, which takes its revision annotation too (as the reference's
+ * deploymentStatusStrategy: no generation bump).
  */
 
 import { clone, type Obj } from '../../api/meta';
@@ -148,11 +148,7 @@ export class DeploymentController implements Ops {
     const status = JSON.stringify(d.status ?? {});
     const ns = d.metadata.namespace as string;
     const name = d.metadata.name as string;
-    if (seen?.annotations !== annotations) {
-      const out = await this.deployments.update(ns, name, d, W(), '');
-      d.metadata.resourceVersion = out.metadata.resourceVersion;
-    }
-    if (seen?.status !== status) {
+    if (seen?.annotations !== annotations || seen?.status !== status) {
       const out = await this.deployments.update(ns, name, d, W(), 'status');
       d.metadata.resourceVersion = out.metadata.resourceVersion;
     }

@@ -1,4 +1,5 @@
 /** apps/v1 kinds. */
+import { clone } from '../../api/meta';
 import { CONTROLLERREVISION_COLUMNS, DAEMONSET_COLUMNS, STATEFULSET_COLUMNS } from '../columns-workloads';
 import { controllerRevision, daemonSet, statefulSet } from '../validation/apps-workloads';
 import { at, type Spec } from './spec';
@@ -14,6 +15,21 @@ export const APPS: Spec[] = [
     status: true,
     scale: true,
     pkg: 'apps',
+    // deploymentStatusStrategy keeps only spec and labels: a status write may set annotations
+    // (the controller's revision annotation goes that way, without bumping the generation).
+    subresources: {
+      status: {
+        merge: (input, cur) => {
+          const next = clone(cur);
+          if (input.status === undefined) delete next.status;
+          else next.status = clone(input.status);
+          if (input.metadata.annotations === undefined) delete next.metadata.annotations;
+          else next.metadata.annotations = clone(input.metadata.annotations);
+          return next;
+        },
+        ignored: ['spec'],
+      },
+    },
   },
   {
     group: 'apps',
