@@ -95,6 +95,17 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
 export async function startEtcdCluster(size: number, bin = ETCD_BIN, timeoutMs = 30_000): Promise<EtcdServer[] | undefined> {
   const version = etcdVersion(bin);
   if (version === undefined) return undefined;
+  // A free port can be taken before etcd binds it (another process's ephemeral port): new ports then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchCluster(size, bin, version, timeoutMs);
+    } catch (e) {
+      if (attempt >= 5 || !String((e as Error).message).includes('address already in use')) throw e;
+    }
+  }
+}
+
+async function launchCluster(size: number, bin: string, version: string, timeoutMs: number): Promise<EtcdServer[]> {
   const spots = [];
   for (let i = 0; i < size; i++) {
     const [clientPort, peerPort] = [await freePort(), await freePort()];
