@@ -244,3 +244,32 @@ export function smallGets(srv: { url: string; token: string; ca: string }, durat
     durationMs,
   };
 }
+
+/** Follows a watch, handing each event to `on`; resolves when aborted. */
+export async function followWatch<E>(
+  srv: { fetch: (p: string, init?: RequestInit) => Promise<Response> },
+  path: string,
+  on: (e: E) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const r = await srv.fetch(path, { signal });
+  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buf += dec.decode(value, { stream: true });
+      let nl = buf.indexOf('\n');
+      while (nl >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim()) on(JSON.parse(line) as E);
+        nl = buf.indexOf('\n');
+      }
+    }
+  } catch (e) {
+    if (!signal.aborted) throw e;
+  }
+}

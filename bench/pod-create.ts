@@ -86,7 +86,11 @@ async function round(r: number): Promise<{ usPerCreate: number; opsPerSec: numbe
   });
   const pods = api.lookup('', 'v1', 'pods') as ResourceStore;
   const w = () => ({ dryRun: false, fieldValidation: 'Strict' as const, warnings: [], fieldManager: 'bench' });
-  await (api.lookup('', 'v1', 'namespaces') as ResourceStore).create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } }, w());
+  await (api.lookup('', 'v1', 'namespaces') as ResourceStore).create(
+    '',
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } },
+    w(),
+  );
   // Warm-up: the code paths compiled before the clock runs.
   for (let i = 0; i < 500; i++) await pods.create('default', pod(`warm-${i}`), w());
   let next = 0;

@@ -15,7 +15,7 @@
  */
 
 import { startServer } from '../test/helpers/server';
-import { rssMiB, threadCpu } from './harness';
+import { followWatch, rssMiB, threadCpu } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const NODES = Number(arg('nodes') ?? 5000);
@@ -42,35 +42,6 @@ type Event = {
   object: { metadata: { name: string }; spec?: { renewTime?: string }; status?: { conditions?: { type: string; status: string }[] } };
 };
 
-/** Follows a watch, handing each event to `on`; resolves when aborted. */
-async function follow(
-  srv: { fetch: (p: string, init?: RequestInit) => Promise<Response> },
-  path: string,
-  on: (e: Event) => void,
-  signal: AbortSignal,
-): Promise<void> {
-  const r = await srv.fetch(path, { signal });
-  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-  const dec = new TextDecoder();
-  let buf = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buf += dec.decode(value, { stream: true });
-      let nl = buf.indexOf('\n');
-      while (nl >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.trim()) on(JSON.parse(line) as Event);
-        nl = buf.indexOf('\n');
-      }
-    }
-  } catch (e) {
-    if (!signal.aborted) throw e;
-  }
-}
-
 const srv = await startServer({
   args: [`--simulated-nodes=${NODES}`, '--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
 });
@@ -96,7 +67,7 @@ try {
   const late: number[] = [];
   let renewals = 0;
   const stopLease = new AbortController();
-  const leases = follow(
+  const leases = followWatch<Event>(
     srv,
     '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=1&resourceVersion=0',
     (e) => {
@@ -132,7 +103,7 @@ try {
     });
     const stopPods = new AbortController();
     const list = (await srv.json('GET', '/api/v1/namespaces/bench/pods?limit=1')).body;
-    const pods = follow(
+    const pods = followWatch<Event>(
       srv,
       `/api/v1/namespaces/bench/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}`,
       (e) => {
