@@ -209,4 +209,49 @@ describe('StatefulSet controller', () => {
     );
     expect(end.filter((c) => c.startsWith('data-db'))).toEqual([]);
   });
+
+  test('maxUnavailable: a rolling update takes down up to maxUnavailable pods at once, never more', async () => {
+    const body = statefulSet('mu', 4, {
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } },
+      volumeClaimTemplates: [],
+    });
+    expect((await srv.json('POST', BASE, body)).status).toBe(201);
+    await ok(['rollout', 'status', 'statefulset/mu', '--timeout=30s']);
+    const rec = record('mu');
+    await ok(['set', 'image', 'statefulset/mu', 'app=nginx:1.28']);
+    await ok(['rollout', 'status', 'statefulset/mu', '--timeout=40s']);
+    const snaps = await rec.stop();
+    const readyCounts = snaps.map((s) => s.filter((p) => ready(p) && !p.metadata.deletionTimestamp).length);
+    expect(Math.min(...readyCounts)).toBeGreaterThanOrEqual(2);
+    expect(Math.min(...readyCounts)).toBeLessThan(4);
+    expect((await pods('mu')).every((p) => p.spec.containers[0].image === 'nginx:1.28')).toBe(true);
+  });
+
+  test('OnDelete: a new template reaches a pod only when it is deleted', async () => {
+    const body = statefulSet('od', 2, { updateStrategy: { type: 'OnDelete' }, volumeClaimTemplates: [] });
+    expect((await srv.json('POST', BASE, body)).status).toBe(201);
+    await until(
+      () => getSet('od'),
+      (s) => s.status?.readyReplicas === 2,
+      20_000,
+    );
+    const before = await pods('od');
+    await ok(['set', 'image', 'statefulset/od', 'app=nginx:1.28']);
+    const set = await until(
+      () => getSet('od'),
+      (s) => s.status.observedGeneration === 2,
+    );
+    expect(set.status.updateRevision).not.toBe(set.status.currentRevision);
+    await Bun.sleep(300);
+    expect((await pods('od')).map((p) => p.metadata.uid).sort()).toEqual(before.map((p) => p.metadata.uid).sort());
+    expect((await srv.json('DELETE', '/api/v1/namespaces/default/pods/od-1')).status).toBe(200);
+    const after = await until(
+      () => pods('od'),
+      (ps) => byName(ps, 'od-1')?.spec.containers[0].image === 'nginx:1.28' && ready(byName(ps, 'od-1')),
+      20_000,
+    );
+    expect(byName(after, 'od-1').metadata.labels['controller-revision-hash']).toBe(set.status.updateRevision);
+    expect(byName(after, 'od-0').spec.containers[0].image).toBe('nginx:1.27');
+  });
 });
