@@ -3,7 +3,7 @@
  * pod per node (required node affinity to it, the daemon tolerations, the revision labels) and
  * `kubectl rollout status`; a NoSchedule taint excludes a node unless tolerated; a node added later
  * gets a pod and a node removed loses it; a rolling update replaces every pod, never more than
- * maxUnavailable nodes without a ready pod; maxSurge creates the new pod before deleting the old.
+ * maxUnavailable nodes without a ready pod, and `rollout undo` goes back; maxSurge creates the new pod before deleting the old.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { KUBECTL, type Server, serverForFile } from './helpers/server';
@@ -189,6 +189,10 @@ describe('DaemonSet controller', () => {
     const history = await ok(['rollout', 'history', 'ds/agent']);
     expect(history).toMatch(/1\s/);
     expect(history).toMatch(/2\s/);
+    await ok(['rollout', 'undo', 'ds/agent']);
+    expect((await getDs('agent')).spec.template.spec.containers[0].image).toBe('agent:1');
+    await ok(['rollout', 'status', 'ds/agent', '--timeout=40s']);
+    expect(live(await pods('agent')).every((p) => p.spec.containers[0].image === 'agent:1')).toBe(true);
   });
 
   test('maxSurge: the new pod is created before the old one is deleted', async () => {

@@ -104,13 +104,14 @@ export async function updateStatefulSet(ops: SetOps, set: Obj, revs: Revisions, 
   }
   condemned.sort((a, b) => ordinalOf(set, b) - ordinalOf(set, a));
   const monotonic = !isParallel(set);
+  // The first pod (by ordinal, then the condemned from the highest) not healthy or not created.
   let firstUnhealthy: Obj | undefined;
   for (const p of [...replicas, ...condemned]) {
-    if (p && !isHealthy(set, p, now)) {
+    if (!p) break;
+    if (!isHealthy(set, p, now)) {
       firstUnhealthy = p;
       break;
     }
-    if (!p) break;
   }
   if (set.metadata.deletionTimestamp) return status;
 
