@@ -42,7 +42,7 @@ import {
   truncateHistory,
 } from '../revisions';
 import { follow, WorkQueue } from '../workqueue';
-import { dsSpec, isRollingUpdate, minReadyOf, newDaemonPod, shouldRunOn, targetNode } from './placement';
+import { daemonProbe, dsSpec, isRollingUpdate, minReadyOf, newDaemonPod, shouldRunOn, targetNode } from './placement';
 import { type DsStatus, daemonStatus, type NodeView, type Plan, planManage, planRollingUpdate } from './update';
 
 const W = () => writeOptions('daemonset-controller');
@@ -193,7 +193,8 @@ export class DaemonSetController {
     const pods = await claim(ds, 'apps/v1', 'DaemonSet', sel, candidates, this.s.pods, W(), this.fresh(ns, name));
     const revisions = await ownedRevisions(this.revs, ds, 'DaemonSet', this.fresh(ns, name));
     const { cur, hash, collisionCount } = await this.constructHistory(ds, revisions);
-    const nodes: NodeView[] = this.nodeCache.list().map((c) => ({ name: c.obj.metadata.name as string, ...shouldRunOn(ds, c.obj) }));
+    const probe = daemonProbe(ds);
+    const nodes: NodeView[] = this.nodeCache.list().map((c) => ({ name: c.obj.metadata.name as string, ...shouldRunOn(probe, c.obj) }));
     const byNode = new Map<string, Obj[]>();
     for (const p of pods) {
       const node = targetNode(p);

@@ -10,7 +10,7 @@
 import { clone, type Obj } from '../../api/meta';
 import { TEMPLATE_GENERATION } from '../../kinds/validation/apps-workloads';
 import { matchesNodeSelectorAndAffinity, tolerates } from '../../scheduler/filters';
-import { NodeInfo, podInfo, type Toleration } from '../../scheduler/node-info';
+import { NodeInfo, type PodInfo, podInfo, type Toleration } from '../../scheduler/node-info';
 import { controllerRef, intOr, labelsOf } from '../controller-utils';
 import { REVISION_HASH_LABEL } from '../revisions';
 
@@ -97,21 +97,26 @@ export function targetNode(p: Obj): string {
   return '';
 }
 
-/** NodeShouldRunDaemonPod. */
-export function shouldRunOn(ds: Obj, node: Obj): { shouldRun: boolean; shouldContinueRunning: boolean } {
+/** The template as the scheduler's filters see a pod (its daemon tolerations added): made once per sync. */
+export function daemonProbe(ds: Obj): PodInfo {
   const spec = withDaemonTolerations((dsSpec(ds).template?.spec ?? {}) as Record<string, unknown>);
-  const pod = podInfo({
-    metadata: { name: 'probe', namespace: ds.metadata.namespace, labels: labelsOf((dsSpec(ds).template ?? { metadata: {} }) as Obj) },
-    spec: { ...spec, nodeName: undefined },
+  delete spec.nodeName;
+  return podInfo({
+    metadata: { name: 'probe', namespace: ds.metadata.namespace, labels: dsSpec(ds).template?.metadata?.labels },
+    spec,
   } as Obj);
+}
+
+/** NodeShouldRunDaemonPod, for the template's probe (daemonProbe). */
+export function shouldRunOn(probe: PodInfo, node: Obj): { shouldRun: boolean; shouldContinueRunning: boolean } {
   const info = new NodeInfo(node.metadata.name as string);
   info.setNode(node);
-  if (!matchesNodeSelectorAndAffinity(pod, info)) return { shouldRun: false, shouldContinueRunning: false };
+  if (!matchesNodeSelectorAndAffinity(probe, info)) return { shouldRun: false, shouldContinueRunning: false };
   let shouldRun = true;
   let shouldContinueRunning = true;
   for (const taint of info.taints) {
     if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
-    if (pod.tolerations.some((t) => tolerates(t, taint))) continue;
+    if (probe.tolerations.some((t) => tolerates(t, taint))) continue;
     shouldRun = false;
     if (taint.effect === 'NoExecute') shouldContinueRunning = false;
   }

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import type { Obj } from '../../api/meta';
-import { shouldRunOn } from './placement';
+import { daemonProbe, shouldRunOn } from './placement';
 import { daemonStatus, fenceposts, type NodeView, planManage, planRollingUpdate } from './update';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -109,16 +109,21 @@ test('status: the oldest pod of each node counts; misscheduled pods', () => {
 
 test('placement: nodeSelector, untolerated NoSchedule and NoExecute taints; daemon tolerations', () => {
   const node = (labels: Record<string, string>, taints: unknown[] = []) => ({ metadata: { name: 'a', labels }, spec: { taints } }) as Obj;
-  expect(shouldRunOn(ds({}, { nodeSelector: { disk: 'ssd' } }), node({ disk: 'hdd' }))).toEqual({
+  expect(shouldRunOn(daemonProbe(ds({}, { nodeSelector: { disk: 'ssd' } })), node({ disk: 'hdd' }))).toEqual({
     shouldRun: false,
     shouldContinueRunning: false,
   });
-  expect(shouldRunOn(ds(), node({}, [{ key: 'k', value: 'v', effect: 'NoSchedule' }]))).toEqual({
+  expect(shouldRunOn(daemonProbe(ds()), node({}, [{ key: 'k', value: 'v', effect: 'NoSchedule' }]))).toEqual({
     shouldRun: false,
     shouldContinueRunning: true,
   });
-  expect(shouldRunOn(ds(), node({}, [{ key: 'k', effect: 'NoExecute' }]))).toEqual({ shouldRun: false, shouldContinueRunning: false });
-  expect(shouldRunOn(ds(), node({}, [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }])).shouldRun).toBe(true);
+  expect(shouldRunOn(daemonProbe(ds()), node({}, [{ key: 'k', effect: 'NoExecute' }]))).toEqual({
+    shouldRun: false,
+    shouldContinueRunning: false,
+  });
+  expect(shouldRunOn(daemonProbe(ds()), node({}, [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }])).shouldRun).toBe(
+    true,
+  );
   const tolerant = ds({}, { tolerations: [{ key: 'k', operator: 'Exists' }] });
-  expect(shouldRunOn(tolerant, node({}, [{ key: 'k', value: 'v', effect: 'NoExecute' }])).shouldRun).toBe(true);
+  expect(shouldRunOn(daemonProbe(tolerant), node({}, [{ key: 'k', value: 'v', effect: 'NoExecute' }])).shouldRun).toBe(true);
 });
