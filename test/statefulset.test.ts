@@ -254,4 +254,19 @@ describe('StatefulSet controller', () => {
     expect(byName(after, 'od-1').metadata.labels['controller-revision-hash']).toBe(set.status.updateRevision);
     expect(byName(after, 'od-0').spec.containers[0].image).toBe('nginx:1.27');
   });
+
+  test('revisionHistoryLimit: revisions no pod uses beyond the limit are deleted', async () => {
+    const body = statefulSet('hl', 1, { revisionHistoryLimit: 1, volumeClaimTemplates: [] });
+    expect((await srv.json('POST', BASE, body)).status).toBe(201);
+    for (const image of ['nginx:a', 'nginx:b', 'nginx:c']) {
+      await ok(['set', 'image', 'statefulset/hl', `app=${image}`]);
+      await ok(['rollout', 'status', 'statefulset/hl', '--timeout=30s']);
+    }
+    const owned = async () =>
+      ((await srv.json('GET', '/apis/apps/v1/namespaces/default/controllerrevisions')).body.items as Any[]).filter(
+        (r) => r.metadata.ownerReferences?.[0]?.name === 'hl',
+      );
+    const revs = await until(owned, (rs) => rs.length === 2);
+    expect(revs.map((r) => r.revision).sort()).toEqual([3, 4]);
+  });
 });
