@@ -99,6 +99,8 @@ interface FlagDef {
 export const KNOWN_CONTROLLERS: readonly string[] = [
   'replicaset-controller',
   'deployment-controller',
+  'statefulset-controller',
+  'daemonset-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
 ];

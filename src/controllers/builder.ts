@@ -2,7 +2,7 @@
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
  * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
- * aggregation, node lifecycle and taint eviction, ReplicaSets and Deployments, the node and kubelet simulation, and whatever
+ * aggregation, node lifecycle and taint eviction, ReplicaSets, Deployments, StatefulSets and DaemonSets, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
@@ -15,6 +15,7 @@ import type { SchemaSet } from '../schema/engine';
 import { Simulation } from '../simulation/simulation';
 import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
+import { DaemonSetController } from './daemonset/controller';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
@@ -24,6 +25,7 @@ import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './na
 import { NodeLifecycleController } from './node-lifecycle';
 import { ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
+import { StatefulSetController } from './statefulset/controller';
 import { StorageProtectionController } from './storage-protection';
 import { TaintEviction } from './taint-eviction';
 
@@ -175,6 +177,17 @@ export class Controllers {
           { log },
         ),
       );
+    }
+    const statefulSets = api.lookup('apps', 'v1', 'statefulsets');
+    const revisions = api.lookup('apps', 'v1', 'controllerrevisions');
+    if (statefulSets && revisions && pods && claims && controllerEnabled(cfg, 'statefulset-controller')) {
+      const recorder = new EventRecorder(api, { component: 'statefulset-controller' }, log);
+      all.push(new StatefulSetController({ sets: statefulSets, pods, revisions, claims }, recorder, { log }));
+    }
+    const daemonSets = api.lookup('apps', 'v1', 'daemonsets');
+    if (daemonSets && revisions && pods && nodes && controllerEnabled(cfg, 'daemonset-controller')) {
+      const recorder = new EventRecorder(api, { component: 'daemonset-controller' }, log);
+      all.push(new DaemonSetController({ sets: daemonSets, pods, revisions, nodes }, recorder, { log }));
     }
     const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
     if (nodes && leases && pods) {

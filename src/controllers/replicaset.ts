@@ -61,7 +61,11 @@ export class Expectations {
     return (e.add <= 0 && e.del.size === 0) || Date.now() - e.at > EXPECTATIONS_TTL_MS;
   }
   expectCreations(key: string, n: number): void {
-    this.m.set(key, { add: n, del: new Set(), at: Date.now() });
+    this.expect(key, n, []);
+  }
+  /** SetExpectations: `n` creations and the deletions of `pods` (keys) at once. */
+  expect(key: string, n: number, pods: string[]): void {
+    this.m.set(key, { add: n, del: new Set(pods), at: Date.now() });
   }
   expectDeletions(key: string, pods: string[]): void {
     this.m.set(key, { add: 0, del: new Set(pods), at: Date.now() });

@@ -55,7 +55,8 @@ export async function freePort(): Promise<number> {
  * For tests that keep Deployments and ReplicaSets as stored objects only: the server runs no
  * ReplicaSet or Deployment controller (which would create ReplicaSets and pods and write status).
  */
-export const STATIC_WORKLOADS = '--controllers=*,-replicaset-controller,-deployment-controller,-root-ca-certificate-publisher-controller';
+export const STATIC_WORKLOADS =
+  '--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-root-ca-certificate-publisher-controller';
 
 /** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
 export const KUBECTL = kubectlPath() ?? 'kubectl';

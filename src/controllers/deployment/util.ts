@@ -6,7 +6,9 @@
  */
 import { clone, type Obj } from '../../api/meta';
 import type { EventType } from '../../registry/event-recorder';
-import { intOr } from '../controller-utils';
+import { canonical, intOr, scaledValue } from '../controller-utils';
+
+export { computeHash, safeEncodeString, scaledValue } from '../controller-utils';
 
 export const HASH_LABEL = 'pod-template-hash';
 export const REVISION = 'deployment.kubernetes.io/revision';
@@ -81,48 +83,6 @@ export function annotationsOf(o: Obj): Record<string, string> {
   return o.metadata.annotations;
 }
 
-// --- the pod-template-hash ---
-
-/** FNV-1a, 32 bits. */
-function fnv32a(bytes: Uint8Array, h = 0x811c9dc5): number {
-  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h;
-}
-
-/** JSON with object keys in order: the same template always hashes the same. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
-const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** rand.SafeEncodeString: each byte to a character of the alphabet without vowels or look-alikes. */
-export function safeEncodeString(s: string): string {
-  let out = '';
-  for (const b of new TextEncoder().encode(s)) out += SAFE[b % SAFE.length];
-  return out;
-}
-
-/**
- * controller.ComputeHash: FNV-32a over the template (here its canonical JSON: the reference
- * hashes the Go struct's printed form), then the collision count as 8 little-endian bytes;
- * the decimal sum rendered with SafeEncodeString.
- */
-export function computeHash(template: unknown, collisionCount?: number): string {
-  let h = fnv32a(new TextEncoder().encode(canonical(template)));
-  if (collisionCount !== undefined) {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setUint32(0, collisionCount >>> 0, true);
-    h = fnv32a(b, h);
-  }
-  return safeEncodeString(String(h));
-}
-
 // --- templates and finding the new ReplicaSet ---
 
 /** Drops empty maps and lists, as apiequality.Semantic treats nil and empty alike. */
@@ -185,16 +145,6 @@ export const readyReplicas = (rss: (Obj | undefined)[]): number => rss.reduce((n
 export const availableReplicas = (rss: (Obj | undefined)[]): number => rss.reduce((n, rs) => n + (rs ? st(rs, 'availableReplicas') : 0), 0);
 
 // --- surge and unavailability ---
-
-/** intstr.GetScaledValueFromIntOrPercent. */
-export function scaledValue(v: number | string | undefined, total: number, roundUp: boolean): number {
-  if (v === undefined) return 0;
-  if (typeof v === 'number') return v;
-  const m = /^(\d+)%$/.exec(v);
-  if (!m) return /^\d+$/.test(v) ? Number(v) : 0;
-  const x = (Number(m[1]) * total) / 100;
-  return roundUp ? Math.ceil(x) : Math.floor(x);
-}
 
 /** ResolveFenceposts: surge rounds up, unavailable down; both zero makes unavailable 1. */
 export function resolveFenceposts(d: Obj): { surge: number; unavailable: number } {
