@@ -2,9 +2,8 @@
  * Issue 34 item 1: kubectl commands that decode objects into their own Go types work unmodified,
  * because discovery maps plain resource names to the upstream group names (the default
  * --discovery-group-order=upstream-first): set subject, create token, auth reconcile, drain,
- * rollout history, and create/get through short names. (certificate approve, autoscale and create
- * job --from need kinds the kinds issue adds: CertificateSigningRequest, HorizontalPodAutoscaler,
- * CronJob.)
+ * rollout history, create job --from a CronJob, autoscale, and create/get through short names
+ * (certificate approve/deny: test/api-misc-kinds.test.ts).
  */
 import { expect, setDefaultTimeout, test } from 'bun:test';
 import { serverForFile } from './helpers/server';
@@ -79,4 +78,16 @@ test('kubectl drain cordons the node and evicts its pods; rollout history reads 
   expect((await srv.json('GET', '/api/v1/nodes/drain-me')).body.spec.unschedulable).toBe(true);
   ok(['create', 'deployment', 'hist', '--image=nginx']);
   expect(ok(['rollout', 'history', 'deployment/hist'])).toContain('deployment.apps/hist');
+});
+
+test('kubectl create job --from=cronjob and kubectl autoscale decode into kubectl’s own types', async () => {
+  ok(['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *']);
+  expect(ok(['create', 'job', 'manual-run', '--from=cronjob/nightly'])).toContain('job.batch/manual-run created');
+  const job = (await srv.json('GET', '/apis/batch/v1/namespaces/default/jobs/manual-run')).body;
+  expect(job.metadata.annotations['cronjob.kubernetes.io/instantiate']).toBe('manual');
+  expect(job.metadata.ownerReferences[0]).toMatchObject({ kind: 'CronJob', name: 'nightly' });
+  ok(['create', 'deployment', 'scaled', '--image=nginx']);
+  expect(ok(['autoscale', 'deployment', 'scaled', '--min=2', '--max=5', '--cpu-percent=70'])).toContain('scaled autoscaled');
+  const hpa = (await srv.json('GET', '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/scaled')).body;
+  expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 5, scaleTargetRef: { kind: 'Deployment', name: 'scaled' } });
 });
