@@ -128,6 +128,31 @@ describe('Job controller', () => {
     });
   });
 
+  test('Indexed with backoffLimitPerIndex: failedIndexes, FailedIndexes / MaxFailedIndexesExceeded', async () => {
+    const fail = { 'sim.svc.io/exit-code': '1' };
+    await create(job('perix', { completionMode: 'Indexed', completions: 2, parallelism: 2, backoffLimitPerIndex: 1 }, fail));
+    await create(
+      job('maxfx', { completionMode: 'Indexed', completions: 3, parallelism: 1, backoffLimitPerIndex: 0, maxFailedIndexes: 0 }, fail),
+    );
+    const j = await waitCond('perix', 'Failed');
+    expect(cond(j, 'Failed')).toMatchObject({ reason: 'FailedIndexes', message: 'Job has failed indexes' });
+    expect(j.status).toMatchObject({ failedIndexes: '0-1', failed: 4, succeeded: 0 });
+    const pods = await podsOf('perix');
+    expect(pods.map((p) => p.metadata.annotations['batch.kubernetes.io/job-index-failure-count']).sort()).toEqual(['0', '0', '1', '1']);
+    const m = await waitCond('maxfx', 'Failed');
+    expect(cond(m, 'Failed').reason).toBe('MaxFailedIndexesExceeded');
+    expect(m.status).toMatchObject({ failedIndexes: '0', failed: 1 });
+  });
+
+  test('successPolicy: SuccessCriteriaMet with SuccessPolicy', async () => {
+    const successPolicy = { rules: [{ succeededCount: 1 }] };
+    await create(job('sp', { completionMode: 'Indexed', completions: 3, parallelism: 1, successPolicy }));
+    const j = await waitCond('sp', 'Complete');
+    expect(cond(j, 'Complete')).toMatchObject({ reason: 'SuccessPolicy', message: 'Matched rules at index 0' });
+    expect(cond(j, 'SuccessCriteriaMet').reason).toBe('SuccessPolicy');
+    expect(j.status).toMatchObject({ completedIndexes: '0', succeeded: 1 });
+  });
+
   test('a failing pod: backoffLimit → Failed BackoffLimitExceeded', async () => {
     await create(job('fails', { backoffLimit: 1 }, { 'sim.svc.io/exit-code': '1' }));
     const j = await waitCond('fails', 'Failed');
