@@ -84,6 +84,9 @@ describe('Job controller', () => {
     expect(pods[0].metadata.finalizers ?? []).not.toContain('batch.kubernetes.io/job-tracking');
     expect(pods[0].metadata.ownerReferences[0]).toMatchObject({ kind: 'Job', name: 'hello', controller: true });
     expect(pods[0].status.phase).toBe('Succeeded');
+    // Finished: nothing more is written.
+    await Bun.sleep(500);
+    expect((await getJob('hello')).metadata.resourceVersion).toBe(j.metadata.resourceVersion);
     const reasons = await until(
       () => events('hello'),
       (e) => e.includes('Completed'),
@@ -237,6 +240,33 @@ describe('Job controller', () => {
         10_000,
       ),
     ).toEqual([]);
+  });
+
+  test('podReplacementPolicy Failed: no replacement while the pod terminates', async () => {
+    await create(
+      job('repl', { podReplacementPolicy: 'Failed' }, { 'sim.svc.io/run-duration': '1h' }, { terminationGracePeriodSeconds: 2 }),
+    );
+    const [first] = await until(
+      () => podsOf('repl'),
+      (p) => p.length === 1 && p[0].status?.phase === 'Running',
+      10_000,
+    );
+    expect((await srv.json('DELETE', `/api/v1/namespaces/default/pods/${first.metadata.name}`)).status).toBe(200);
+    const j = await until(
+      () => getJob('repl'),
+      (x) => x.status?.terminating === 1,
+      5000,
+    );
+    expect(j.status).toMatchObject({ terminating: 1, active: 0 });
+    await Bun.sleep(500);
+    expect((await podsOf('repl')).length).toBe(1);
+    const after = await until(
+      () => getJob('repl'),
+      (x) => x.status?.active === 1 && x.status.failed === 1 && x.status.terminating === 0,
+      10_000,
+    );
+    expect(after.status).toMatchObject({ active: 1, failed: 1, terminating: 0 });
+    await srv.json('DELETE', `${JOBS}/repl?propagationPolicy=Background`);
   });
 
   test('ttlSecondsAfterFinished deletes the job and its pods', async () => {

@@ -382,11 +382,13 @@ export class JobController {
           }
         }
       } else if (suspended) {
-        if (active.length > 0) await this.deletePods(job, active);
+        const stopping = active.length;
+        if (stopping > 0) await this.deletePods(job, active);
         active = [];
         if (setCondition(st, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now))
           void this.recorder.event(job, 'Normal', 'Suspended', 'Job suspended');
-        if (terminatingOf() === 0) delete st.startTime;
+        // Once no pod is left running, the Job is as if it never started.
+        if (stopping === 0 && terminatingOf() === 0) delete st.startTime;
       } else {
         if (conditionOf(st, 'Suspended') && setCondition(st, 'Suspended', 'False', 'JobResumed', 'Job resumed', now)) {
           void this.recorder.event(job, 'Normal', 'Resumed', 'Job resumed');
@@ -423,6 +425,8 @@ export class JobController {
   ): Promise<Obj[]> {
     const parallelism = spec.parallelism ?? 1;
     const terminating = onlyReplaceFailed(job) ? pods.filter(isTerminating) : [];
+    // Replaced once failed: a terminating pod counts as failed at its deletion deadline.
+    for (const p of terminating) this.queue.after(key, Date.parse(p.metadata.deletionTimestamp as string) - now + 50);
     let victims: Obj[] = [];
     let toCreate: (number | undefined)[] = [];
     if (!isIndexed(job)) {
@@ -474,7 +478,7 @@ export class JobController {
       return active;
     }
     toCreate = toCreate.slice(0, MAX_POD_CREATE_DELETE);
-    const failures = perIndex(job) ? indexFailures(job, pods) : undefined;
+    const failures = perIndex(job) ? indexFailures(job, pods, now) : undefined;
     this.expectations.expectCreations(key, toCreate.length);
     let i = 0;
     const { ok, err } = await slowStartBatch(toCreate.length, 1, async () => {

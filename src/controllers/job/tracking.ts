@@ -73,7 +73,7 @@ export function track(
     const uid = p.metadata.uid as string;
     if (!hasTrackingFinalizer(p) || released.has(uid)) continue;
     const succeeded = phaseOf(p) === 'Succeeded';
-    const failed = !succeeded && (isPodFailed(p, job) || (failing && !!p.metadata.deletionTimestamp));
+    const failed = !succeeded && (isPodFailed(p, job, now) || (failing && !!p.metadata.deletionTimestamp));
     if (!succeeded && !failed) {
       // Terminated on a success policy: released without counting.
       if (succeeding && p.metadata.deletionTimestamp) t.release.push(p);
@@ -109,12 +109,12 @@ export function track(
 }
 
 /** An index's failures so far (counted and ignored), from its failed pods' annotations, for its next pod. */
-export function indexFailures(job: Obj, pods: Obj[]): Map<number, { failures: number; ignored: number }> {
+export function indexFailures(job: Obj, pods: Obj[], now: number): Map<number, { failures: number; ignored: number }> {
   const out = new Map<number, { failures: number; ignored: number }>();
   const spec = jobSpec(job);
   for (const p of pods) {
     const ix = podIndex(p);
-    if (ix === undefined || !isPodFailed(p, job)) continue;
+    if (ix === undefined || !isPodFailed(p, job, now)) continue;
     let failures = count(p, INDEX_FAILURE_COUNT);
     let ignored = count(p, INDEX_IGNORED_FAILURE_COUNT);
     const m = spec.podFailurePolicy && phaseOf(p) === 'Failed' ? matchPodFailurePolicy(spec, p) : { count: true };

@@ -139,13 +139,14 @@ export const isTerminating = (p: Obj): boolean => !!p.metadata.deletionTimestamp
 
 /**
  * isPodFailed: phase Failed; without onlyReplaceFailed also a pod being deleted that did not
- * succeed (an orphan that never reaches a phase). A pod the kubelet has finished deleting (its
- * grace-0 delete, held by the finalizer) counts as failed either way.
+ * succeed (an orphan that never reaches a phase). With it, a pod still there after its deletion
+ * deadline (deletionTimestamp: the kubelet has stopped it; only the finalizer holds it) counts
+ * as failed too.
  */
-export function isPodFailed(p: Obj, j: Obj): boolean {
+export function isPodFailed(p: Obj, j: Obj, now: number): boolean {
   if (phaseOf(p) === 'Failed') return true;
   if (phaseOf(p) === 'Succeeded' || !p.metadata.deletionTimestamp) return false;
-  return !onlyReplaceFailed(j) || p.metadata.deletionGracePeriodSeconds === 0;
+  return !onlyReplaceFailed(j) || Date.parse(p.metadata.deletionTimestamp) <= now;
 }
 
 /** When a finished pod's containers last finished (ms), else `dflt`. */
