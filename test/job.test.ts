@@ -194,7 +194,15 @@ describe('Job controller', () => {
     const j = await getJob('ign');
     expect(cond(j, 'Failed')).toBeUndefined();
     expect(j.status.failed).toBe(0);
+    // Deleted: its pods go too (the finalizer of a pod whose Job is gone is removed).
     await srv.json('DELETE', `${JOBS}/ign?propagationPolicy=Background`);
+    expect(
+      await until(
+        () => podsOf('ign'),
+        (p) => p.length === 0,
+        10_000,
+      ),
+    ).toEqual([]);
   });
 
   test('activeDeadlineSeconds: DeadlineExceeded, pods deleted', async () => {

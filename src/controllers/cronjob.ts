@@ -84,7 +84,9 @@ export function rfc3339In(ms: number, tz: string): string {
 
 /**
  * mostRecentScheduleTime: the latest schedule time in (earliest, now], where earliest is the last
- * schedule time (or creation), moved up to now − startingDeadlineSeconds; and how many there are.
+ * schedule time (or creation), moved up to now − startingDeadlineSeconds; and how many there are
+ * (counted up to MAX_MISSED + 1: more is "too many"). Past that, the search skips ahead to the
+ * span of the last MAX_MISSED times before now, so a long outage costs no more than a short one.
  */
 export function mostRecentScheduleTime(
   sched: Schedule,
@@ -95,14 +97,22 @@ export function mostRecentScheduleTime(
 ): { time?: number; missed: number } {
   let from = earliest;
   if (startingDeadlineSeconds !== undefined) from = Math.max(from, now - startingDeadlineSeconds * 1000);
+  const after = (t: number) => next(sched, new Date(t), tz)?.getTime();
+  const first = after(from);
   let missed = 0;
   let last: number | undefined;
-  for (let t = next(sched, new Date(from), tz)?.getTime(); t !== undefined && t <= now; t = next(sched, new Date(t), tz)?.getTime()) {
+  for (let t = first; t !== undefined && t <= now; t = after(t)) {
     last = t;
-    // Past the warning threshold only the latest matters: count on, but stop looking much further.
-    if (++missed > 10_000) break;
+    if (++missed > MAX_MISSED) break;
   }
-  return { time: last, missed };
+  if (missed <= MAX_MISSED || last === undefined || first === undefined) return { time: last, missed };
+  // Too many: look again from now minus the span those took (if that finds none, on from `last`).
+  const span = last - first;
+  let t = after(Math.max(last, now - span));
+  let found: number | undefined;
+  for (; t !== undefined && t <= now; t = after(t)) found = t;
+  if (found === undefined) for (t = after(last); t !== undefined && t <= now; t = after(t)) found = t;
+  return { time: found ?? last, missed };
 }
 
 export class CronJobController {
@@ -261,7 +271,7 @@ export class CronJobController {
         cj,
         'Warning',
         'TooManyMissedTimes',
-        `too many missed start times: ${missed}. Set or decrease .spec.startingDeadlineSeconds or check clock skew`,
+        'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew',
       );
     }
     if (time === undefined) return;

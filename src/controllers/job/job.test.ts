@@ -136,6 +136,8 @@ describe('cronjob and ttl', () => {
     if (sched instanceof Error) throw sched;
     expect(mostRecentScheduleTime(sched, 'UTC', t, t + 35 * 60_000)).toEqual({ time: t + 30 * 60_000, missed: 3 });
     expect(mostRecentScheduleTime(sched, 'UTC', t, t + 5 * 60_000)).toEqual({ time: undefined, missed: 0 });
+    // Many missed: the most recent is still found, the count stops past 100.
+    expect(mostRecentScheduleTime(sched, 'UTC', t, t + 30 * 24 * 3600_000 + 60_000)).toEqual({ time: t + 30 * 24 * 3600_000, missed: 101 });
     // startingDeadlineSeconds: times before now − deadline are not considered.
     expect(mostRecentScheduleTime(sched, 'UTC', t, t + 35 * 60_000, 60).missed).toBe(0);
   });
