@@ -471,14 +471,17 @@ export class JobController {
       return active.filter((p) => !gone.has(p.metadata.uid));
     }
     if (toCreate.length === 0) return active;
-    const b = this.backoff.get(job.metadata.uid as string);
-    const remaining = b ? failureBackoffMs(b.failures, this.opts.podFailureBackoffMs ?? 10_000) - (now - b.last) : 0;
-    if (remaining > 0) {
-      this.queue.after(key, remaining + 20);
-      return active;
-    }
-    toCreate = toCreate.slice(0, MAX_POD_CREATE_DELETE);
+    // The failure back-off: the Job's (failures since the last success), or each index's with backoffLimitPerIndex.
+    const base = this.opts.podFailureBackoffMs ?? 10_000;
     const failures = perIndex(job) ? indexFailures(job, pods, now) : undefined;
+    const waitOf = (ix: number | undefined): number => {
+      const b = failures ? (ix === undefined ? undefined : failures.get(ix)) : this.backoff.get(job.metadata.uid as string);
+      return b ? failureBackoffMs(b.failures, base) - (now - b.last) : 0;
+    };
+    const waits = toCreate.map(waitOf).filter((w) => w > 0);
+    if (waits.length > 0) this.queue.after(key, Math.min(...waits) + 20);
+    toCreate = toCreate.filter((ix) => waitOf(ix) <= 0).slice(0, MAX_POD_CREATE_DELETE);
+    if (toCreate.length === 0) return active;
     this.expectations.expectCreations(key, toCreate.length);
     let i = 0;
     const { ok, err } = await slowStartBatch(toCreate.length, 1, async () => {

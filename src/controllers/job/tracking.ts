@@ -108,9 +108,9 @@ export function track(
   return t;
 }
 
-/** An index's failures so far (counted and ignored), from its failed pods' annotations, for its next pod. */
-export function indexFailures(job: Obj, pods: Obj[], now: number): Map<number, { failures: number; ignored: number }> {
-  const out = new Map<number, { failures: number; ignored: number }>();
+/** An index's failures so far (counted and ignored, from its failed pods' annotations, for its next pod) and the last counted one's time. */
+export function indexFailures(job: Obj, pods: Obj[], now: number): Map<number, { failures: number; ignored: number; last: number }> {
+  const out = new Map<number, { failures: number; ignored: number; last: number }>();
   const spec = jobSpec(job);
   for (const p of pods) {
     const ix = podIndex(p);
@@ -120,8 +120,12 @@ export function indexFailures(job: Obj, pods: Obj[], now: number): Map<number, {
     const m = spec.podFailurePolicy && phaseOf(p) === 'Failed' ? matchPodFailurePolicy(spec, p) : { count: true };
     if (m.count) failures++;
     else ignored++;
-    const cur = out.get(ix) ?? { failures: 0, ignored: 0 };
-    out.set(ix, { failures: Math.max(cur.failures, failures), ignored: Math.max(cur.ignored, ignored) });
+    const cur = out.get(ix) ?? { failures: 0, ignored: 0, last: 0 };
+    out.set(ix, {
+      failures: Math.max(cur.failures, failures),
+      ignored: Math.max(cur.ignored, ignored),
+      last: m.count ? Math.max(cur.last, finishTime(p, now)) : cur.last,
+    });
   }
   return out;
 }
