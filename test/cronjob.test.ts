@@ -82,6 +82,19 @@ describe('CronJob controller', () => {
     ).toContain('SuccessfulCreate');
   });
 
+  test('timeZone: the scheduled timestamp in the zone', async () => {
+    await create(cronJob('zoned', { timeZone: 'Asia/Kolkata', schedule: '*/2 * * * *' }, { 'sim.svc.io/run-duration': '100ms' }));
+    const [j] = await until(
+      () => jobsOf('zoned'),
+      (js) => js.length > 0,
+      10_000,
+    );
+    const ts = j.metadata.annotations['batch.kubernetes.io/cronjob-scheduled-timestamp'];
+    expect(ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d[02468]:00\+05:30$/);
+    expect(j.metadata.name).toBe(`zoned-${Date.parse(ts) / 60_000}`);
+    await srv.json('PATCH', `${BATCH}/cronjobs/zoned`, { spec: { suspend: true } }, { 'content-type': 'application/merge-patch+json' });
+  });
+
   test('Forbid: no new Job while one runs', async () => {
     await create(cronJob('forbid', { concurrencyPolicy: 'Forbid' }, { 'sim.svc.io/run-duration': '1h' }));
     const first = await until(
