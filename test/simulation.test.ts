@@ -20,7 +20,14 @@ setDefaultTimeout(60_000);
 type Any = any;
 
 const JSON_CT = { 'content-type': 'application/json' };
-const srv = serverForFile({ args: ['--simulated-nodes=3', '--simulated-node-lease-duration=4s'] });
+// The Job controller is off: a test here makes a Job's pod by hand (the controller would make its own and delete one).
+const srv = serverForFile({
+  args: [
+    '--simulated-nodes=3',
+    '--simulated-node-lease-duration=4s',
+    '--controllers=*,-job-controller,-root-ca-certificate-publisher-controller',
+  ],
+});
 
 const pod = (name: string, over: Any = {}, annotations: Record<string, string> = {}, node = 'sim-node-0'): Any => ({
   apiVersion: 'v1',

@@ -72,6 +72,10 @@ export interface Config {
   simulatedNodeCapacity: Record<string, string>;
   simulatedNodeLeaseDurationMs: number;
   simulatedPodProfile: 'fast' | 'realistic';
+  /** --job-pod-failure-backoff: the Job controller's back-off base after a failed pod (the reference's 10 s). */
+  jobPodFailureBackoffMs: number;
+  /** --cronjob-time-scale: the CronJob controller's clock runs this many times faster than real time (tests). */
+  cronJobTimeScale: number;
   /** --cluster-cidr: simulated nodes' pod CIDRs are its /24s, in order. */
   clusterCIDR: string;
   /** The node lifecycle controller (kube-controller-manager's flags). */
@@ -103,6 +107,9 @@ export const KNOWN_CONTROLLERS: readonly string[] = [
   'daemonset-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
+  'job-controller',
+  'cronjob-controller',
+  'ttl-after-finished-controller',
 ];
 
 /** The reference's name of a controller: `foo-controller` (the older short names are aliases). */
@@ -587,6 +594,24 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'job-pod-failure-backoff',
+    default: '10s',
+    help: "The Job controller's delay before replacing a failed pod: this doubled per failure since the last success, at most 60 times it (the reference's 10s; a test aid).",
+    apply: (c, v) => {
+      c.jobPodFailureBackoffMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'cronjob-time-scale',
+    default: '1',
+    help: "The CronJob controller's clock runs this many times as fast as real time from the server's start (a test aid: 60 makes `* * * * *` fire every second).",
+    apply: (c, v) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 1) throw new Error('must be a number >= 1');
+      c.cronJobTimeScale = n;
+    },
+  },
+  {
     name: 'cluster-cidr',
     default: '10.64.0.0/10',
     help: "IPv4 CIDR of pods: each simulated node's spec.podCIDR is one of its /24s (16,384 of them by default).",
@@ -803,6 +828,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     simulatedNodeCapacity: {},
     simulatedNodeLeaseDurationMs: 0,
     simulatedPodProfile: 'fast',
+    jobPodFailureBackoffMs: 0,
+    cronJobTimeScale: 1,
     clusterCIDR: '',
     nodeMonitorPeriodMs: 0,
     nodeMonitorGracePeriodMs: 0,

@@ -2,7 +2,8 @@
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
  * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
- * aggregation, node lifecycle and taint eviction, ReplicaSets, Deployments, StatefulSets and DaemonSets, the node and kubelet simulation, and whatever
+ * aggregation, node lifecycle and taint eviction, ReplicaSets, Deployments, StatefulSets,
+ * DaemonSets, Jobs, CronJobs and TTL-after-finished, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
@@ -15,10 +16,12 @@ import type { SchemaSet } from '../schema/engine';
 import { Simulation } from '../simulation/simulation';
 import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
+import { CronJobController } from './cronjob';
 import { DaemonSetController } from './daemonset/controller';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
+import { JobController } from './job/controller';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
@@ -28,6 +31,7 @@ import { ResourceQuotaController } from './resource-quota';
 import { StatefulSetController } from './statefulset/controller';
 import { StorageProtectionController } from './storage-protection';
 import { TaintEviction } from './taint-eviction';
+import { TtlAfterFinishedController } from './ttl-after-finished';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 
@@ -188,6 +192,27 @@ export class Controllers {
     if (daemonSets && revisions && pods && nodes && controllerEnabled(cfg, 'daemonset-controller')) {
       const recorder = new EventRecorder(api, { component: 'daemonset-controller' }, log);
       all.push(new DaemonSetController({ sets: daemonSets, pods, revisions, nodes }, recorder, { log }));
+    }
+    const jobs = api.lookup('batch', 'v1', 'jobs');
+    if (jobs && pods && controllerEnabled(cfg, 'job-controller')) {
+      const recorder = new EventRecorder(api, { component: 'job-controller' }, log);
+      all.push(
+        new JobController(jobs, jobs.watchCache(), pods, pods.watchCache(), recorder, {
+          log,
+          podFailureBackoffMs: cfg.jobPodFailureBackoffMs,
+        }),
+      );
+    }
+    const cronJobs = api.lookup('batch', 'v1', 'cronjobs');
+    if (cronJobs && jobs && controllerEnabled(cfg, 'cronjob-controller')) {
+      const recorder = new EventRecorder(api, { component: 'cronjob-controller' }, log);
+      const scale = cfg.cronJobTimeScale;
+      const t0 = Date.now();
+      const now = scale === 1 ? Date.now : () => t0 + (Date.now() - t0) * scale;
+      all.push(new CronJobController(cronJobs, cronJobs.watchCache(), jobs, jobs.watchCache(), recorder, { log, now, timeScale: scale }));
+    }
+    if (jobs && controllerEnabled(cfg, 'ttl-after-finished-controller')) {
+      all.push(new TtlAfterFinishedController(jobs, jobs.watchCache(), { log }));
     }
     const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
     if (nodes && leases && pods) {

@@ -52,11 +52,12 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * For tests that keep Deployments and ReplicaSets as stored objects only: the server runs no
- * ReplicaSet or Deployment controller (which would create ReplicaSets and pods and write status).
+ * For tests that keep workloads as stored objects only: the server runs no ReplicaSet, Deployment,
+ * Job, CronJob or TTL-after-finished controller (which would create ReplicaSets, Jobs and pods,
+ * write status, or delete finished Jobs).
  */
 export const STATIC_WORKLOADS =
-  '--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-root-ca-certificate-publisher-controller';
+  '--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-root-ca-certificate-publisher-controller';
 
 /** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
 export const KUBECTL = kubectlPath() ?? 'kubectl';
