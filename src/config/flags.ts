@@ -98,7 +98,9 @@ interface FlagDef {
 /** The controllers --controllers names (kube-controller-manager's names); all run by default. */
 export const KNOWN_CONTROLLERS: readonly string[] = [
   'replicaset-controller',
+  'replicationcontroller-controller',
   'deployment-controller',
+  'horizontal-pod-autoscaler-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
 ];

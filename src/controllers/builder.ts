@@ -22,7 +22,7 @@ import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
 import { NodeLifecycleController } from './node-lifecycle';
-import { ReplicaSetController } from './replicaset';
+import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { StorageProtectionController } from './storage-protection';
 import { TaintEviction } from './taint-eviction';
@@ -159,6 +159,11 @@ export class Controllers {
     if (replicaSets && pods && controllerEnabled(cfg, 'replicaset-controller')) {
       const recorder = new EventRecorder(api, { component: 'replicaset-controller' }, log);
       all.push(new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log }));
+    }
+    const rcs = lookup('', 'replicationcontrollers');
+    if (rcs && pods && controllerEnabled(cfg, 'replicationcontroller-controller')) {
+      const recorder = new EventRecorder(api, { component: 'replication-controller' }, log);
+      all.push(new ReplicaSetController(rcs, rcs.watchCache(), pods, pods.watchCache(), recorder, { log, kind: REPLICATION_CONTROLLER }));
     }
     const deployments = api.lookup('apps', 'v1', 'deployments');
     if (deployments && replicaSets && pods && controllerEnabled(cfg, 'deployment-controller')) {

@@ -52,10 +52,12 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * For tests that keep Deployments and ReplicaSets as stored objects only: the server runs no
- * ReplicaSet or Deployment controller (which would create ReplicaSets and pods and write status).
+ * For tests that keep Deployments, ReplicaSets, ReplicationControllers and HorizontalPodAutoscalers
+ * as stored objects only: the server runs none of their controllers (which would create ReplicaSets
+ * and pods, scale and write status).
  */
-export const STATIC_WORKLOADS = '--controllers=*,-replicaset-controller,-deployment-controller,-root-ca-certificate-publisher-controller';
+export const STATIC_WORKLOADS =
+  '--controllers=*,-replicaset-controller,-replicationcontroller-controller,-deployment-controller,-horizontal-pod-autoscaler-controller,-root-ca-certificate-publisher-controller';
 
 /** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
 export const KUBECTL = kubectlPath() ?? 'kubectl';
