@@ -18,14 +18,16 @@ const GROUP = 'metrics.svc.io';
 const ref = (name: string): Schema => ({ type: 'ref', ref: name });
 const usage: Schema = { type: 'object', additionalProperties: ref('io.svc.apimachinery.pkg.api.resource.Quantity') };
 const gvk = (kind: string) => [{ group: GROUP, version: 'v1beta1', kind }];
-const kindOf = (kind: string, properties: Record<string, Schema>, required: string[]): Schema => ({
+const kindOf = (kind: string, description: string, properties: Record<string, Schema>, required: string[]): Schema => ({
   type: 'object',
+  description,
   properties: { kind: { type: 'string' }, apiVersion: { type: 'string' }, metadata: ref(`${META}.ObjectMeta`), ...properties },
   required,
   gvk: gvk(kind),
 });
 const listOf = (kind: string): Schema => ({
   type: 'object',
+  description: `${kind}List is a list of ${kind}.`,
   properties: {
     kind: { type: 'string' },
     apiVersion: { type: 'string' },
@@ -37,9 +39,15 @@ const listOf = (kind: string): Schema => ({
 });
 
 export const METRICS_DEFINITIONS: Definitions = {
-  [`${PKG}.ContainerMetrics`]: { type: 'object', properties: { name: { type: 'string' }, usage }, required: ['name', 'usage'] },
+  [`${PKG}.ContainerMetrics`]: {
+    type: 'object',
+    description: 'ContainerMetrics sets resource usage metrics of a container.',
+    properties: { name: { type: 'string' }, usage },
+    required: ['name', 'usage'],
+  },
   [`${PKG}.PodMetrics`]: kindOf(
     'PodMetrics',
+    'PodMetrics sets resource usage metrics of a pod.',
     {
       timestamp: ref(`${META}.Time`),
       window: { type: 'string' },
@@ -48,11 +56,12 @@ export const METRICS_DEFINITIONS: Definitions = {
     ['timestamp', 'window', 'containers'],
   ),
   [`${PKG}.PodMetricsList`]: listOf('PodMetrics'),
-  [`${PKG}.NodeMetrics`]: kindOf('NodeMetrics', { timestamp: ref(`${META}.Time`), window: { type: 'string' }, usage }, [
-    'timestamp',
-    'window',
-    'usage',
-  ]),
+  [`${PKG}.NodeMetrics`]: kindOf(
+    'NodeMetrics',
+    'NodeMetrics sets resource usage metrics of a node.',
+    { timestamp: ref(`${META}.Time`), window: { type: 'string' }, usage },
+    ['timestamp', 'window', 'usage'],
+  ),
   [`${PKG}.NodeMetricsList`]: listOf('NodeMetrics'),
 };
 
