@@ -2,7 +2,7 @@
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
  * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
- * aggregation, node lifecycle and taint eviction, ReplicaSets and Deployments, the node and kubelet simulation, and whatever
+ * aggregation, node lifecycle and taint eviction, ReplicaSets, ReplicationControllers, Deployments and HorizontalPodAutoscalers, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
@@ -18,6 +18,7 @@ import { CrdController } from './crd';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
+import { HorizontalPodAutoscalerController } from './hpa/controller';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
@@ -179,6 +180,13 @@ export class Controllers {
           recorder,
           { log },
         ),
+      );
+    }
+    const hpas = api.lookup('autoscaling', 'v2', 'horizontalpodautoscalers');
+    if (hpas && pods && controllerEnabled(cfg, 'horizontal-pod-autoscaler-controller')) {
+      const recorder = new EventRecorder(api, { component: 'horizontal-pod-autoscaler' }, log);
+      all.push(
+        new HorizontalPodAutoscalerController(hpas, hpas.watchCache(), api, pods.watchCache(), pods.prefix, recorder, { ...cfg.hpa, log }),
       );
     }
     const leases = api.lookup('coordination.svc.io', 'v1', 'leases');

@@ -46,7 +46,7 @@ export function quantityNumber(v: unknown): number | undefined {
 const requestOf = (c: Container, res: 'cpu' | 'memory'): number => quantityNumber(c.resources?.requests?.[res]) ?? 0;
 
 /** A value of the annotation for one container: a quantity, or a percentage of `request`. */
-function valueOf(text: string, request: number): number | undefined {
+function annotated(text: string, request: number): number | undefined {
   const pct = /^(\d+(?:\.\d+)?)%$/.exec(text.trim());
   if (pct) return (Number(pct[1]) / 100) * request;
   return quantityNumber(text);
@@ -68,10 +68,10 @@ function usageOf(pod: Obj, containers: Container[], res: 'cpu' | 'memory'): numb
     }
     return containers.map((c, i) => {
       const v = per[c.name];
-      return (typeof v === 'string' || typeof v === 'number' ? valueOf(String(v), requests[i] ?? 0) : undefined) ?? (dflt[i] as number);
+      return (typeof v === 'string' || typeof v === 'number' ? annotated(String(v), requests[i] ?? 0) : undefined) ?? (dflt[i] as number);
     });
   }
-  if (t.endsWith('%')) return requests.map((r, i) => valueOf(t, r) ?? (dflt[i] as number));
+  if (t.endsWith('%')) return requests.map((r, i) => annotated(t, r) ?? (dflt[i] as number));
   const total = quantityNumber(t);
   if (total === undefined) return dflt;
   const sum = requests.reduce((a, b) => a + b, 0);
