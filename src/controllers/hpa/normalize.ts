@@ -146,11 +146,11 @@ export class Normalizer {
     let replicas = stabilized;
     let why = WITHIN_RANGE;
     if (stabilized > current) {
-      const limit = Math.max(this.scaleUpLimit(current, this.upEvents.get(key) ?? [], up, now), current);
+      const limit = Math.max(this.scaleUpLimit(current, key, up, now), current);
       const [maxAllowed, maxWhy] = max > limit ? [limit, UP_LIMIT] : [max, TOO_MANY];
       if (stabilized > maxAllowed) [replicas, why] = [maxAllowed, maxWhy];
     } else if (stabilized < current) {
-      const limit = Math.min(this.scaleDownLimit(current, this.downEvents.get(key) ?? [], down, now), current);
+      const limit = Math.min(this.scaleDownLimit(current, key, down, now), current);
       const [minAllowed, minWhy] = min < limit ? [limit, DOWN_LIMIT] : [min, TOO_FEW];
       if (stabilized < minAllowed) [replicas, why] = [minAllowed, minWhy];
     }
@@ -179,13 +179,20 @@ export class Normalizer {
     return events.filter((e) => e.at > cutoff).reduce((a, e) => a + e.change, 0);
   }
 
+  /** The count at the start of a policy's period: the changes made within it undone (both directions). */
+  private periodStart(current: number, key: string, periodSeconds: number, now: number): number {
+    const added = this.changeIn(periodSeconds, this.upEvents.get(key) ?? [], now);
+    const deleted = this.changeIn(periodSeconds, this.downEvents.get(key) ?? [], now);
+    return current - added + deleted;
+  }
+
   /** calculateScaleUpLimitWithScalingRules. */
-  private scaleUpLimit(current: number, events: ScaleEvent[], rules: ScalingRules, now: number): number {
+  private scaleUpLimit(current: number, key: string, rules: ScalingRules, now: number): number {
     if (rules.selectPolicy === 'Disabled') return current;
     const pickMin = rules.selectPolicy === 'Min';
     let result = pickMin ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
     for (const p of rules.policies ?? []) {
-      const start = current - this.changeIn(p.periodSeconds, events, now);
+      const start = this.periodStart(current, key, p.periodSeconds, now);
       const proposed = p.type === 'Pods' ? start + p.value : Math.ceil(start * (1 + p.value / 100));
       result = pickMin ? Math.min(result, proposed) : Math.max(result, proposed);
     }
@@ -193,12 +200,12 @@ export class Normalizer {
   }
 
   /** calculateScaleDownLimitWithBehaviors. */
-  private scaleDownLimit(current: number, events: ScaleEvent[], rules: ScalingRules, now: number): number {
+  private scaleDownLimit(current: number, key: string, rules: ScalingRules, now: number): number {
     if (rules.selectPolicy === 'Disabled') return current;
     const pickMin = rules.selectPolicy === 'Min';
     let result = pickMin ? Number.MIN_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
     for (const p of rules.policies ?? []) {
-      const start = current + this.changeIn(p.periodSeconds, events, now);
+      const start = this.periodStart(current, key, p.periodSeconds, now);
       const proposed = p.type === 'Pods' ? start - p.value : Math.trunc(start * (1 - p.value / 100));
       // Min picks the policy that changes least: the highest limit.
       result = pickMin ? Math.max(result, proposed) : Math.min(result, proposed);

@@ -104,7 +104,8 @@ export function podRequests(
     for (const c of (p.spec as { containers?: { name: string; resources?: { requests?: Record<string, unknown> } }[] }).containers ?? []) {
       if (container !== '' && c.name !== container) continue;
       const r = milli(c.resources?.requests?.[resource]);
-      if (r === undefined) throw new CalculationError(`missing request for ${resource} in container ${c.name} of Pod ${p.metadata.name}`);
+      if (r === undefined || !Number.isFinite(r))
+        throw new CalculationError(`missing request for ${resource} in container ${c.name} of Pod ${p.metadata.name}`);
       sum += r;
     }
     out.set(p.metadata.name as string, sum);
