@@ -194,6 +194,10 @@ test('scale up to ceil(2 × 90/50) = 4, then to max 6; status, conditions and ev
   expect(reasons.has('ScaleDownStabilized')).toBe(true);
   expect(await replicasOf('web')).toBe(2);
   expect((await events()).map((e: Any) => e.message)).toContain('New size: 2; reason: All metrics below target');
+  const described = srv.kubectl(['describe', 'hpa', 'web']);
+  expect(described.stderr).toBe('');
+  expect(described.stdout).toMatch(/resource cpu on pods\s+\(as a percentage of request\):\s+10% \(25m\) \/ 50%/);
+  expect(described.stdout).toMatch(/SuccessfulRescale\s+.*New size: 2; reason: All metrics below target/);
   await srv.json('DELETE', `${HPA}/web`);
 });
 
