@@ -154,9 +154,14 @@ export class HorizontalPodAutoscalerController {
       this.normalizer.forget(key);
       return;
     }
+    // Every period, failed or not (the reference's fixed-interval queue): no faster retries.
     this.queue.after(key, this.opts.syncPeriodMs);
     if (hpa.metadata.deletionTimestamp) return;
-    await this.reconcile(key, hpa);
+    try {
+      await this.reconcile(key, hpa);
+    } catch (e) {
+      this.opts.log?.(`${NAME}: ${key}: ${errText(e)}`);
+    }
   }
 
   /** The store of the target's kind with a scale subresource. */
