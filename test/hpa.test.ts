@@ -231,7 +231,7 @@ test('behavior: a partial one is defaulted; scale up at most 1 pod a minute (Sca
   await srv.json('DELETE', `${HPA}/slow`);
 });
 
-test('kubectl autoscale deployment; a target without a scale subresource fails with FailedGetScale', async () => {
+test('kubectl autoscale deployment and rc; a target without a scale subresource fails with FailedGetScale', async () => {
   await deploy('auto', 1);
   const r = srv.kubectl(['autoscale', 'deployment', 'auto', '--cpu-percent=60', '--min=2', '--max=3']);
   expect(r.stderr).toBe('');
@@ -251,6 +251,23 @@ test('kubectl autoscale deployment; a target without a scale subresource fails w
   );
   expect(h.spec).toMatchObject({ minReplicas: 2, maxReplicas: 3 });
   expect(cond(h, 'AbleToScale')?.status).toBe('True');
+
+  // A ReplicationController's Scale (its selector a label map) too.
+  const rc = {
+    apiVersion: 'v1',
+    kind: 'ReplicationController',
+    metadata: { name: 'legacy' },
+    spec: { replicas: 1, selector: { app: 'legacy' }, template: deployment('legacy', 1).spec.template },
+  };
+  expect((await srv.json('POST', `${NS}/replicationcontrollers`, rc)).status).toBe(201);
+  expect(srv.kubectl(['autoscale', 'rc', 'legacy', '--cpu-percent=60', '--min=2', '--max=3']).code).toBe(0);
+  const rcHpa = await until(
+    () => getHpa('legacy'),
+    (x) => x.status?.currentReplicas === 2 && cond(x, 'ScalingActive')?.status === 'True',
+    15_000,
+  );
+  expect(cond(rcHpa, 'ScalingActive')?.reason).toBe('ValidMetricFound');
+  expect(rcHpa.status.currentMetrics[0].resource.current.averageUtilization).toBe(50);
 
   const bad = hpa('nothing', 1, 3);
   bad.spec.scaleTargetRef = { apiVersion: 'v1', kind: 'Pod', name: 'x' };
