@@ -3,11 +3,11 @@
  * and the events.k8s.io/core Event dual view, over HTTP against a real server, with kubectl.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { type Server, startServer } from './helpers/server';
+import { type Server, STATIC_WORKLOADS, startServer } from './helpers/server';
 
 let srv: Server;
 beforeAll(async () => {
-  srv = await startServer();
+  srv = await startServer({ args: [STATIC_WORKLOADS] });
 });
 afterAll(async () => {
   await srv?.stop();

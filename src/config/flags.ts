@@ -35,6 +35,14 @@ export interface Config {
   serviceClusterIPRange: string;
   serviceNodePortRange: [number, number];
   resourceQuotaSyncPeriodMs: number;
+  /** The HPA controller's timings and tolerance (kube-controller-manager's --horizontal-pod-autoscaler-*). */
+  hpa: {
+    syncPeriodMs: number;
+    downscaleStabilizationMs: number;
+    tolerance: number;
+    cpuInitializationPeriodMs: number;
+    initialReadinessDelayMs: number;
+  };
   /** Workers of the CEL pool (0: every expression inline). */
   celPoolSize: number;
   /** Workers of the codec pool (0: long lists encoded inline). */
@@ -102,9 +110,11 @@ interface FlagDef {
 /** The controllers --controllers names (kube-controller-manager's names); all run by default. */
 export const KNOWN_CONTROLLERS: readonly string[] = [
   'replicaset-controller',
+  'replicationcontroller-controller',
   'deployment-controller',
   'statefulset-controller',
   'daemonset-controller',
+  'horizontal-pod-autoscaler-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
   'job-controller',
@@ -734,6 +744,48 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'horizontal-pod-autoscaler-sync-period',
+    default: '15s',
+    help: 'How often the HorizontalPodAutoscaler controller reconciles each autoscaler.',
+    apply: (c, v) => {
+      c.hpa.syncPeriodMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'horizontal-pod-autoscaler-downscale-stabilization',
+    default: '5m0s',
+    help: 'The scale-down stabilization window of autoscalers that do not set one: the highest recommendation within it is applied.',
+    apply: (c, v) => {
+      c.hpa.downscaleStabilizationMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'horizontal-pod-autoscaler-tolerance',
+    default: '0.1',
+    help: 'The minimum change (from 1.0) of the desired to actual metric ratio for the autoscaler to scale.',
+    apply: (c, v) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0) throw new Error(`--horizontal-pod-autoscaler-tolerance: invalid value "${v}"`);
+      c.hpa.tolerance = n;
+    },
+  },
+  {
+    name: 'horizontal-pod-autoscaler-cpu-initialization-period',
+    default: '5m0s',
+    help: 'After a pod starts, the period in which its CPU samples may be skipped (pods that became ready within the metric window).',
+    apply: (c, v) => {
+      c.hpa.cpuInitializationPeriodMs = parseDuration(v);
+    },
+  },
+  {
+    name: 'horizontal-pod-autoscaler-initial-readiness-delay',
+    default: '30s',
+    help: 'After a pod starts, the period in which its readiness changes are taken as initial readiness.',
+    apply: (c, v) => {
+      c.hpa.initialReadinessDelayMs = parseDuration(v);
+    },
+  },
+  {
     name: 'resource-quota-sync-period',
     default: '5m0s',
     help: 'Period of the full recomputation of every ResourceQuota status (changes are picked up at once).',
@@ -812,6 +864,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     serviceClusterIPRange: '',
     serviceNodePortRange: [0, 0],
     resourceQuotaSyncPeriodMs: 0,
+    hpa: { syncPeriodMs: 0, downscaleStabilizationMs: 0, tolerance: 0, cpuInitializationPeriodMs: 0, initialReadinessDelayMs: 0 },
     celPoolSize: 0,
     codecPoolSize: 0,
     celEvalDeadlineMs: 0,

@@ -2,8 +2,9 @@
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
  * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
- * aggregation, node lifecycle and taint eviction, ReplicaSets, Deployments, StatefulSets,
- * DaemonSets, Jobs, CronJobs and TTL-after-finished, the node and kubelet simulation, and whatever
+ * aggregation, node lifecycle and taint eviction, ReplicaSets, ReplicationControllers,
+ * Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, TTL-after-finished and
+ * HorizontalPodAutoscalers, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
@@ -21,12 +22,13 @@ import { DaemonSetController } from './daemonset/controller';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
 import { GarbageCollector } from './gc';
+import { HorizontalPodAutoscalerController } from './hpa/controller';
 import { JobController } from './job/controller';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
 import { NodeLifecycleController } from './node-lifecycle';
-import { ReplicaSetController } from './replicaset';
+import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { StatefulSetController } from './statefulset/controller';
 import { StorageProtectionController } from './storage-protection';
@@ -166,6 +168,11 @@ export class Controllers {
       const recorder = new EventRecorder(api, { component: 'replicaset-controller' }, log);
       all.push(new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log }));
     }
+    const rcs = lookup('', 'replicationcontrollers');
+    if (rcs && pods && controllerEnabled(cfg, 'replicationcontroller-controller')) {
+      const recorder = new EventRecorder(api, { component: 'replication-controller' }, log);
+      all.push(new ReplicaSetController(rcs, rcs.watchCache(), pods, pods.watchCache(), recorder, { log, kind: REPLICATION_CONTROLLER }));
+    }
     const deployments = api.lookup('apps', 'v1', 'deployments');
     if (deployments && replicaSets && pods && controllerEnabled(cfg, 'deployment-controller')) {
       const recorder = new EventRecorder(api, { component: 'deployment-controller' }, log);
@@ -213,6 +220,13 @@ export class Controllers {
     }
     if (jobs && controllerEnabled(cfg, 'ttl-after-finished-controller')) {
       all.push(new TtlAfterFinishedController(jobs, jobs.watchCache(), { log }));
+    }
+    const hpas = api.lookup('autoscaling', 'v2', 'horizontalpodautoscalers');
+    if (hpas && pods && controllerEnabled(cfg, 'horizontal-pod-autoscaler-controller')) {
+      const recorder = new EventRecorder(api, { component: 'horizontal-pod-autoscaler' }, log);
+      all.push(
+        new HorizontalPodAutoscalerController(hpas, hpas.watchCache(), api, pods.watchCache(), pods.prefix, recorder, { ...cfg.hpa, log }),
+      );
     }
     const leases = api.lookup('coordination.svc.io', 'v1', 'leases');
     if (nodes && leases && pods) {

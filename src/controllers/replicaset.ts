@@ -16,10 +16,15 @@
  *              minReadySeconds), observedGeneration, and the ReplicaFailure condition
  *              (FailedCreate / FailedDelete) while creating or deleting fails (a quota's 403)
  *
- * It follows the watch caches of ReplicaSets and pods and writes through the registry.
+ * It follows the watch caches of ReplicaSets and pods and writes through the registry. The same
+ * code runs the ReplicationController controller (the reference's pkg/controller/replication runs
+ * the ReplicaSet controller over RCs converted to ReplicaSets): an `OwnerKind` adapter says the
+ * kind, its apiVersion, how its selector reads (a LabelSelector, or an RC's plain label map) and
+ * the controller's name (events, field manager); an RC's status and its ReplicaFailure condition
+ * have the same fields as a ReplicaSet's.
  */
 import type { Obj } from '../api/meta';
-import type { SelectorMatcher } from '../api/selectors';
+import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
 import { StatusError } from '../api/status';
 import { decodeStored } from '../codec/stored';
 import type { EventRecorder } from '../registry/event-recorder';
@@ -49,7 +54,28 @@ export const BURST_REPLICAS = 500;
 /** Expectations not met within this are dropped (the reference's ExpectationsTimeout). */
 const EXPECTATIONS_TTL_MS = 5 * 60_000;
 const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
-const W = () => writeOptions('replicaset-controller');
+
+/** What differs between the kinds the controller serves. */
+export interface OwnerKind {
+  kind: string;
+  apiVersion: string;
+  /** The controller's name: events' component, field manager, log prefix. */
+  name: string;
+  selector(o: Obj): SelectorMatcher | undefined;
+}
+
+export const REPLICA_SET: OwnerKind = { kind: 'ReplicaSet', apiVersion: 'apps/v1', name: 'replicaset-controller', selector: selectorOf };
+
+/** An RC's selector is a label map (set by defaulting from the template's labels when absent). */
+export const REPLICATION_CONTROLLER: OwnerKind = {
+  kind: 'ReplicationController',
+  apiVersion: 'v1',
+  name: 'replicationcontroller-controller',
+  selector: (o) => {
+    const sel = (o.spec as { selector?: unknown } | undefined)?.selector;
+    return selectorMatcher({ matchLabels: sel && typeof sel === 'object' ? sel : {} });
+  },
+};
 
 /** ControllerExpectations, with deletions tracked by pod key (UIDTrackingControllerExpectations). */
 export class Expectations {
@@ -186,12 +212,19 @@ export class ReplicaSetController {
     private readonly pods: ResourceStore,
     private readonly podCache: WatchCache,
     private readonly recorder: EventRecorder,
-    private readonly opts: { log?: (msg: string) => void } = {},
+    private readonly opts: { log?: (msg: string) => void; kind?: OwnerKind } = {},
   ) {
+    this.kind = opts.kind ?? REPLICA_SET;
     this.queue = new WorkQueue(
       (k) => this.sync(k),
-      (m) => opts.log?.(`replicaset controller: ${m}`),
+      (m) => opts.log?.(`${this.kind.name}: ${m}`),
     );
+  }
+
+  private readonly kind: OwnerKind;
+
+  private w() {
+    return writeOptions(this.kind.name);
   }
 
   async start(): Promise<void> {
@@ -241,7 +274,7 @@ export class ReplicaSetController {
   /** The ReplicaSet controlling a pod (by its controller reference, same uid). */
   private ownerOf(p: Obj): Obj | undefined {
     const ref = controllerOf(p);
-    if (ref?.kind !== 'ReplicaSet') return undefined;
+    if (ref?.kind !== this.kind.kind) return undefined;
     const rs = this.setOf(p.metadata.namespace as string, ref.name);
     return rs && rs.metadata.uid === ref.uid ? rs : undefined;
   }
@@ -262,7 +295,7 @@ export class ReplicaSetController {
     if (type === 'DELETED' || p.metadata.deletionTimestamp) return;
     const ns = p.metadata.namespace as string;
     for (const c of this.setCache.list(`${this.sets.prefix}${ns}/`)) {
-      if (selectorOf(c.obj)?.matches(labelsOf(p))) this.queue.add(this.keyOf(c.obj));
+      if (this.kind.selector(c.obj)?.matches(labelsOf(p))) this.queue.add(this.keyOf(c.obj));
     }
   }
 
@@ -274,9 +307,9 @@ export class ReplicaSetController {
       this.expectations.delete(key);
       return;
     }
-    const sel = selectorOf(rs);
+    const sel = this.kind.selector(rs);
     if (!sel || sel.empty) {
-      this.opts.log?.(`replicaset controller: ${key}: invalid selector`);
+      this.opts.log?.(`${this.kind.name}: ${key}: invalid selector`);
       return;
     }
     const needsSync = this.expectations.satisfied(key);
@@ -297,7 +330,7 @@ export class ReplicaSetController {
   private claimPods(rs: Obj, sel: SelectorMatcher, active: Obj[]): Promise<Obj[]> {
     const ns = rs.metadata.namespace as string;
     const name = rs.metadata.name as string;
-    return claim(rs, 'apps/v1', 'ReplicaSet', sel, active, this.pods, W(), async () => {
+    return claim(rs, this.kind.apiVersion, this.kind.kind, sel, active, this.pods, this.w(), async () => {
       try {
         return decodeStored(await this.sets.get(ns, name));
       } catch {
@@ -352,13 +385,17 @@ export class ReplicaSetController {
     const tm = t.metadata ?? {};
     const name = rs.metadata.name as string;
     const prefix = `${name}-`.length <= 253 ? `${name}-` : name;
-    const meta: Obj['metadata'] = { generateName: prefix, namespace: ns, ownerReferences: [controllerRef(rs, 'apps/v1', 'ReplicaSet')] };
+    const meta: Obj['metadata'] = {
+      generateName: prefix,
+      namespace: ns,
+      ownerReferences: [controllerRef(rs, this.kind.apiVersion, this.kind.kind)],
+    };
     if (tm.labels && Object.keys(tm.labels).length > 0) meta.labels = { ...tm.labels };
     if (tm.annotations) meta.annotations = { ...tm.annotations };
     if (tm.finalizers) meta.finalizers = [...tm.finalizers];
     const body = { apiVersion: 'v1', kind: 'Pod', metadata: meta, spec: structuredClone(t.spec ?? {}) };
     try {
-      const pod = await this.pods.create(ns, body, W());
+      const pod = await this.pods.create(ns, body, this.w());
       void this.recorder.event(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
     } catch (e) {
       void this.recorder.event(rs, 'Warning', 'FailedCreate', `Error creating: ${errText(e)}`);
@@ -413,7 +450,7 @@ export class ReplicaSetController {
     if (same) return;
     const uid = rs.metadata.uid;
     try {
-      await this.sets.updateFrom(rs.metadata.namespace as string, rs.metadata.name as string, 'status', W(), (c) => {
+      await this.sets.updateFrom(rs.metadata.namespace as string, rs.metadata.name as string, 'status', this.w(), (c) => {
         if (c.metadata.uid !== uid) throw new StatusError(404, 'NotFound', 'replaced');
         const status: Record<string, unknown> = { ...((c.status ?? {}) as Record<string, unknown>), ...s };
         if (!s.conditions) delete status.conditions;

@@ -13,8 +13,10 @@ import { CborCodec } from '../codec/cbor';
 import { ProtobufCodec } from '../codec/protobuf';
 import type { Config } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
+import { ALL_OBJECTS, listedObjects } from '../registry/list';
 import { loadDescriptions } from '../schema/descriptions';
 import type { SchemaSet } from '../schema/engine';
+import { nodeMetrics, podMetrics } from '../simulation/metrics';
 import { CodecPool } from '../workers/codec-pool';
 import { frontEnd, listen } from './app';
 import { Discovery } from './discovery';
@@ -112,7 +114,11 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
         kind === 'TokenReview'
           ? tokenReview(body, d.authn.authenticator, [saTokens.issuer])
           : review(kind, body, user, namespace, authorizer, rbac),
-      computed: async (kind) => (kind === 'ComponentStatus' ? componentStatuses(cfg, state) : []),
+      computed: async (kind, namespace) => {
+        if (kind === 'ComponentStatus') return componentStatuses(cfg, state);
+        if (kind === 'PodMetrics' || kind === 'NodeMetrics') return metricsOf(api, kind, namespace);
+        return [];
+      },
       tokens: saTokens,
       onDeprecated: (def, subresource) =>
         metrics.observeDeprecated({ group: def.group, version: def.version, resource: def.plural, subresource, removedRelease: '' }),
@@ -173,4 +179,17 @@ function componentStatuses(cfg: Config, state: ServerState): Obj[] {
     status('controller-manager', state.controllersStarted() ? undefined : 'the controllers have not started yet'),
     status('etcd-0', state.store()),
   ];
+}
+
+/**
+ * metrics.k8s.io's PodMetrics and NodeMetrics, as metrics-server would report them of the
+ * simulated kubelets (src/simulation/metrics.ts), from the registry's pods and nodes.
+ */
+async function metricsOf(api: ApiRegistry, kind: 'PodMetrics' | 'NodeMetrics', namespace: string): Promise<Obj[]> {
+  const list = async (plural: string, ns: string): Promise<Obj[]> => {
+    const s = api.lookup('', 'v1', plural);
+    return s ? listedObjects(await s.list(ns, ALL_OBJECTS)) : [];
+  };
+  if (kind === 'PodMetrics') return podMetrics(await list('pods', namespace));
+  return nodeMetrics(await list('nodes', ''), await list('pods', ''));
 }

@@ -3,6 +3,7 @@ import protobuf from 'protobufjs';
 import { upstreamGroup } from '../api/brand';
 import { StatusError } from '../api/status';
 import { builtinKinds } from '../kinds/builtin';
+import { METRICS_DEFINITIONS } from '../kinds/specs/metrics';
 import { ApiRegistry } from '../registry/api-registry';
 import type { KindDef } from '../registry/kind';
 import { loadDescriptions } from '../schema/descriptions';
@@ -20,7 +21,7 @@ import { describe as describeDef, forKubectlV2, reachable, toOpenApi } from './o
 // biome-ignore lint/suspicious/noExplicitAny: walking JSON documents
 type Any = any;
 
-const schemas = new SchemaSet(generated as unknown as Definitions, overlays);
+const schemas = new SchemaSet({ ...(generated as unknown as Definitions), ...METRICS_DEFINITIONS }, overlays);
 const kinds = builtinKinds((n) => {
   const s = schemas.get(n);
   return s?.type === 'object' && s.properties?.spec !== undefined;

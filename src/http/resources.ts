@@ -7,6 +7,7 @@ import { upstreamGroup } from '../api/brand';
 import { isObject, type Obj } from '../api/meta';
 import { includeObject, prettyPrint, queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
+import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, methodNotAllowed, notFound, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
 import { requestAnnotations, requestUser } from '../auth/request-user';
@@ -49,8 +50,11 @@ export interface HandlerOptions {
   clock?: () => number;
   /** Service account tokens (serviceaccounts/token); absent: no such subresource. */
   tokens?: ServiceAccountTokens;
-  /** The objects of a computed kind (ComponentStatus), made at each read. */
-  computed?: (kind: string) => Promise<Obj[]>;
+  /**
+   * The objects of a computed kind (ComponentStatus, PodMetrics), made at each read; `namespace`
+   * narrows a namespaced kind's ('' for all).
+   */
+  computed?: (kind: string, namespace: string) => Promise<Obj[]>;
   /** The answer to a virtual kind's create (access reviews). */
   review?: (kind: string, body: Obj, user: UserInfo, namespace: string) => Obj | Promise<Obj>;
   /** A request named a deprecated version (apiserver_requested_deprecated_apis). */
@@ -208,13 +212,18 @@ export class ResourceHandler {
     }
     if (def.computed) {
       if ((info.verb !== 'get' && info.verb !== 'list') || sub !== '') throw methodNotAllowed();
-      const objs = (await this.opts.computed?.(def.kind)) ?? [];
+      const objs = (await this.opts.computed?.(def.kind, info.namespace)) ?? [];
       if (info.verb === 'get') {
         const obj = objs.find((o) => o.metadata.name === info.name);
         if (!obj) throw notFound({ group: def.group, resource: def.plural }, info.name);
         return replyEncoded(respond(true).object({ obj }, ctx), base);
       }
-      const items = objs.map((obj) => computedItem(store.key('', obj.metadata.name ?? ''), obj));
+      const lo = listOptions(q, store);
+      const field = (o: Obj) => (f: string) =>
+        f === 'metadata.name' ? (o.metadata.name ?? '') : f === 'metadata.namespace' ? (o.metadata.namespace ?? '') : '';
+      const items = objs
+        .filter((o) => matchesLabels(lo.labelSelector, o.metadata.labels) && matchesFields(lo.fieldSelector, field(o)))
+        .map((obj) => computedItem(store.key(obj.metadata.namespace ?? '', obj.metadata.name ?? ''), obj));
       return this.encodeList(store, ctx, { items, revision: 0, continueToken: '' }, respond(true), base);
     }
     if (token && this.opts.tokens) {

@@ -8,73 +8,12 @@ import { isObject, type Obj } from '../api/meta';
 import type { ResourceRequest } from '../api/request-info';
 import { badRequest, conflict, invalid, methodNotAllowed, STALE_OBJECT } from '../api/status';
 import { decodeStored } from '../codec/stored';
-import { labelSelectorString } from '../kinds/columns';
+import { scaleOf, withValue } from '../kinds/scale';
 import type { ResourceStore } from '../registry/generic';
-import type { KindDef } from '../registry/kind';
 import type { WriteOptions } from '../registry/options';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError } from '../registry/patch';
 import { decodeBody } from './body';
 import { type BodyType, negotiateBody } from './negotiate';
-
-/** The value at a `.a.b` path (the paths of a CRD's subresources.scale). */
-function at(o: unknown, path: string): unknown {
-  let cur = o;
-  for (const k of path.split('.').filter(Boolean)) cur = isObject(cur) ? cur[k] : undefined;
-  return cur;
-}
-
-/** A copy of `o` with the value at a `.a.b` path set. */
-function withValue(o: Obj, path: string, v: unknown): Obj {
-  const keys = path.split('.').filter(Boolean);
-  const root: Record<string, unknown> = { ...o };
-  let cur = root;
-  for (const k of keys.slice(0, -1)) {
-    const next = isObject(cur[k]) ? { ...(cur[k] as Record<string, unknown>) } : {};
-    cur[k] = next;
-    cur = next;
-  }
-  cur[keys[keys.length - 1] as string] = v;
-  return root as Obj;
-}
-
-/** labels.SelectorFromSet(m).String(): sorted `k=v` pairs joined by commas. */
-function selectorFromSet(m: unknown): string {
-  if (!isObject(m)) return '';
-  return Object.keys(m)
-    .sort()
-    .map((k) => `${k}=${String(m[k])}`)
-    .join(',');
-}
-
-/** The autoscaling/v1 Scale of an object (of a custom kind: through its CRD's paths). */
-export function scaleOf(o: Obj, paths?: KindDef['scalePaths'], selectorMap = false): Obj {
-  const spec = paths
-    ? { replicas: at(o, paths.specReplicas) as number | undefined, selector: undefined }
-    : ((o.spec ?? {}) as { replicas?: number; selector?: unknown });
-  const status = paths ? { replicas: at(o, paths.statusReplicas) as number | undefined } : ((o.status ?? {}) as { replicas?: number });
-  const selector = paths
-    ? paths.labelSelector
-      ? at(o, paths.labelSelector)
-      : undefined
-    : selectorMap
-      ? selectorFromSet(spec.selector)
-      : labelSelectorString(spec.selector);
-  const meta = o.metadata;
-  const s: Obj = {
-    kind: 'Scale',
-    apiVersion: 'autoscaling/v1',
-    metadata: {
-      name: meta.name,
-      namespace: meta.namespace,
-      uid: meta.uid,
-      resourceVersion: meta.resourceVersion,
-      creationTimestamp: meta.creationTimestamp,
-    },
-    spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: typeof selector === 'string' ? selector : '' },
-  };
-  return s;
-}
 
 function replicasOf(scale: unknown, name: string): { replicas: number; resourceVersion?: string } {
   if (!isObject(scale)) throw badRequest('Scale in version "v1" cannot be handled as a Scale: the body must be an object');

@@ -10,6 +10,7 @@ import definitions from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
 import { builtinKinds } from './builtin';
+import { METRICS_DEFINITIONS } from './specs/metrics';
 import { SYSTEM_PRIORITY_CLASSES } from './specs/scheduling';
 
 /** Whether --runtime-config leaves a kind enabled (the most specific key wins). */
@@ -21,7 +22,7 @@ function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
 }
 
 export function builtinTypes(runtimeConfig: Record<string, boolean>): { schemas: SchemaSet; kinds: KindDef[] } {
-  const schemas = new SchemaSet(definitions as unknown as Definitions, overlays, defaulters);
+  const schemas = new SchemaSet({ ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS }, overlays, defaulters);
   const hasSpec = (name: string) => {
     const s = schemas.get(name);
     return s?.type === 'object' && s.properties?.spec !== undefined;

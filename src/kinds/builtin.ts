@@ -16,6 +16,7 @@ import { BATCH } from './specs/batch';
 import { CERTIFICATES } from './specs/certificates';
 import { CORE } from './specs/core';
 import { EVENTS } from './specs/events';
+import { METRICS } from './specs/metrics';
 import { NETWORKING } from './specs/networking';
 import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
@@ -35,6 +36,7 @@ const SPECS: Spec[] = [
   ...CERTIFICATES,
   ...ADMISSIONREGISTRATION,
   ...APIREGISTRATION,
+  ...METRICS,
 ];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {

@@ -41,6 +41,8 @@ const PRIORITIES: Record<string, [group: number, version: number]> = {
   'discovery.svc.io': [16200, 15],
   'flowcontrol.apiserver.svc.io': [16100, 21],
   'apiregistration.svc.io': [18000, 15],
+  // metrics-server's APIService (served here, not aggregated).
+  'metrics.svc.io': [100, 100],
 };
 
 const write = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'kube-apiserver' });

@@ -142,3 +142,32 @@ test('without defaults, nothing is filled', () => {
   expect(o.spec.containers[0].imagePullPolicy).toBeUndefined();
   expect(o.spec.enableServiceLinks).toBeUndefined();
 });
+
+describe('HorizontalPodAutoscaler behavior (autoscaling/v2)', () => {
+  const spec = (behavior?: Any): Any => ({
+    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+    maxReplicas: 3,
+    ...(behavior ? { behavior } : {}),
+  });
+
+  test('absent: stays absent (the controller applies its own rules)', () => {
+    expect(norm('autoscaling.v2.HorizontalPodAutoscalerSpec', spec()).behavior).toBeUndefined();
+  });
+
+  test('given in part: the rest from the default rules, each given field kept', () => {
+    const o = norm('autoscaling.v2.HorizontalPodAutoscalerSpec', spec({ scaleDown: { selectPolicy: 'Min' } }));
+    expect(o.behavior).toEqual({
+      scaleUp: {
+        stabilizationWindowSeconds: 0,
+        selectPolicy: 'Max',
+        policies: [
+          { type: 'Pods', value: 4, periodSeconds: 15 },
+          { type: 'Percent', value: 100, periodSeconds: 15 },
+        ],
+      },
+      scaleDown: { selectPolicy: 'Min', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] },
+    });
+    const up = norm('autoscaling.v2.HorizontalPodAutoscalerSpec', spec({ scaleUp: { stabilizationWindowSeconds: 30, policies: [] } }));
+    expect(up.behavior.scaleUp).toEqual({ stabilizationWindowSeconds: 30, selectPolicy: 'Max', policies: [] });
+  });
+});

@@ -13,6 +13,7 @@ const BATCH = 'io.svc.api.batch.v1';
 const NET = 'io.svc.api.networking.v1';
 const FLOW = 'io.svc.api.flowcontrol.v1';
 const STORAGE = 'io.svc.api.storage.v1';
+const AUTOSCALING = 'io.svc.api.autoscaling.v2';
 
 /**
  * The tag of an image reference as the reference's parsers.ParseImageName sees it: the part
@@ -206,6 +207,33 @@ function csiDriverSpec(o: JsonObject): void {
   if (Array.isArray(o.volumeLifecycleModes) && o.volumeLifecycleModes.length === 0) o.volumeLifecycleModes = ['Persistent'];
 }
 
+/**
+ * SetDefaults_HorizontalPodAutoscalerBehavior (autoscaling/v2): a behavior given in part gets the
+ * rest of the default rules (GenerateHPAScaleUpRules / GenerateHPAScaleDownRules, each field
+ * taken from the given rules when set): scale up with no stabilization window, selectPolicy Max
+ * and policies 4 Pods and 100 Percent per 15 s; scale down with selectPolicy Max and 100 Percent
+ * per 15 s (its stabilization window, when unset, is the controller's --horizontal-pod-autoscaler-downscale-stabilization).
+ */
+function hpaBehavior(o: JsonObject): void {
+  const rules = (given: unknown, dflt: JsonObject): JsonObject => {
+    if (!isObject(given)) return dflt;
+    const out: JsonObject = { ...dflt };
+    for (const k of ['selectPolicy', 'stabilizationWindowSeconds', 'policies', 'tolerance']) {
+      if (given[k] !== undefined && given[k] !== null) out[k] = given[k];
+    }
+    return out;
+  };
+  o.scaleUp = rules(o.scaleUp, {
+    stabilizationWindowSeconds: 0,
+    selectPolicy: 'Max',
+    policies: [
+      { type: 'Pods', value: 4, periodSeconds: 15 },
+      { type: 'Percent', value: 100, periodSeconds: 15 },
+    ],
+  });
+  o.scaleDown = rules(o.scaleDown, { selectPolicy: 'Max', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] });
+}
+
 export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${CORE}.LimitRangeItem`]: limitRangeItem,
   [`${CORE}.Container`]: container,
@@ -223,4 +251,5 @@ export const defaulters: Record<DefName, (o: JsonObject) => void> = {
   [`${NET}.NetworkPolicySpec`]: networkPolicySpec,
   [`${FLOW}.QueuingConfiguration`]: queuingConfiguration,
   [`${STORAGE}.CSIDriverSpec`]: csiDriverSpec,
+  [`${AUTOSCALING}.HorizontalPodAutoscalerBehavior`]: hpaBehavior,
 };

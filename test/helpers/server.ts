@@ -57,7 +57,7 @@ export async function freePort(): Promise<number> {
  * write status, or delete finished Jobs).
  */
 export const STATIC_WORKLOADS =
-  '--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-root-ca-certificate-publisher-controller';
+  '--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-replicationcontroller-controller,-horizontal-pod-autoscaler-controller,-root-ca-certificate-publisher-controller';
 
 /** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
 export const KUBECTL = kubectlPath() ?? 'kubectl';
