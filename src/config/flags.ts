@@ -101,6 +101,10 @@ export const KNOWN_CONTROLLERS: readonly string[] = [
   'deployment-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'endpointslice-mirroring-controller',
+  'persistentvolume-binder-controller',
 ];
 
 /** The reference's name of a controller: `foo-controller` (the older short names are aliases). */

@@ -17,6 +17,9 @@ import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
+import { EndpointsController } from './endpoints';
+import { EndpointSliceController } from './endpointslice/controller';
+import { EndpointSliceMirroringController } from './endpointslice/mirroring';
 import { GarbageCollector } from './gc';
 import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
@@ -142,6 +145,44 @@ export class Controllers {
         ),
       );
     }
+    const services = lookup('', 'services');
+    const endpoints = lookup('', 'endpoints');
+    const slices = api.lookup('discovery.svc.io', 'v1', 'endpointslices');
+    if (services && endpoints && pods && controllerEnabled(cfg, 'endpoints-controller')) {
+      all.push(
+        new EndpointsController(services, services.watchCache(), endpoints, endpoints.watchCache(), pods, pods.watchCache(), { log }),
+      );
+    }
+    const nodes = lookup('', 'nodes');
+    if (services && slices && pods && nodes && controllerEnabled(cfg, 'endpointslice-controller')) {
+      all.push(
+        new EndpointSliceController(
+          services,
+          services.watchCache(),
+          slices,
+          slices.watchCache(),
+          pods,
+          pods.watchCache(),
+          { cache: nodes.watchCache(), prefix: nodes.prefix },
+          { log },
+        ),
+      );
+    }
+    if (services && endpoints && slices && controllerEnabled(cfg, 'endpointslice-mirroring-controller')) {
+      all.push(
+        new EndpointSliceMirroringController(
+          services,
+          services.watchCache(),
+          endpoints,
+          endpoints.watchCache(),
+          slices,
+          slices.watchCache(),
+          {
+            log,
+          },
+        ),
+      );
+    }
     const accounts = lookup('', 'serviceaccounts');
     if (accounts && namespaces && controllerEnabled(cfg, 'serviceaccount-controller')) {
       all.push(new NamespaceObjects(namespaces.watchCache(), accounts, accounts.watchCache(), DEFAULT_SERVICE_ACCOUNT, log));
@@ -150,7 +191,6 @@ export class Controllers {
     if (configMaps && namespaces && this.d.rootCa && controllerEnabled(cfg, 'root-ca-certificate-publisher-controller')) {
       all.push(new NamespaceObjects(namespaces.watchCache(), configMaps, configMaps.watchCache(), rootCaConfigMap(this.d.rootCa), log));
     }
-    const nodes = lookup('', 'nodes');
     if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
