@@ -1,7 +1,8 @@
 /**
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
- * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
+ * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, the persistent volume
+ * binder, Endpoints and EndpointSlices, service accounts, role
  * aggregation, node lifecycle and taint eviction, ReplicaSets and Deployments, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
@@ -29,6 +30,7 @@ import { ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { StorageProtectionController } from './storage-protection';
 import { TaintEviction } from './taint-eviction';
+import { PersistentVolumeBinder } from './volumes/binder';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 
@@ -180,6 +182,21 @@ export class Controllers {
           {
             log,
           },
+        ),
+      );
+    }
+    const classes = api.lookup('storage.svc.io', 'v1', 'storageclasses');
+    if (claims && volumes && classes && pods && nodes && controllerEnabled(cfg, 'persistentvolume-binder-controller')) {
+      const cached = (store: NonNullable<typeof pods>) => ({ store, cache: store.watchCache() });
+      all.push(
+        new PersistentVolumeBinder(
+          cached(claims),
+          cached(volumes),
+          cached(classes),
+          cached(pods),
+          cached(nodes),
+          new EventRecorder(api, { component: 'persistentvolume-controller' }, log),
+          { log },
         ),
       );
     }
