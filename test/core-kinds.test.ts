@@ -14,10 +14,10 @@ import { overlays } from '../src/schema/overlays';
 import type { Definitions } from '../src/schema/types';
 import { FIXTURES } from './helpers/fixtures';
 import { needs } from './helpers/needs';
-import { serverForFile } from './helpers/server';
+import { STATIC_SERVICES_STORAGE, serverForFile } from './helpers/server';
 import { openWatch } from './helpers/watch';
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_SERVICES_STORAGE] });
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON
 type Any = any;

@@ -51,11 +51,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The controllers that write Endpoints, EndpointSlices and PersistentVolume(Claim)s on their own. */
+const SERVICE_STORAGE_CONTROLLERS =
+  '-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller,-persistentvolume-binder-controller';
+
 /**
  * For tests that keep Deployments and ReplicaSets as stored objects only: the server runs no
- * ReplicaSet or Deployment controller (which would create ReplicaSets and pods and write status).
+ * ReplicaSet or Deployment controller (which would create ReplicaSets and pods and write status),
+ * nor the Endpoints, EndpointSlice and volume binder controllers (STATIC_SERVICES_STORAGE).
  */
-export const STATIC_WORKLOADS = '--controllers=*,-replicaset-controller,-deployment-controller,-root-ca-certificate-publisher-controller';
+export const STATIC_WORKLOADS = `--controllers=*,-replicaset-controller,-deployment-controller,-root-ca-certificate-publisher-controller,${SERVICE_STORAGE_CONTROLLERS}`;
+
+/**
+ * For tests that keep Endpoints, EndpointSlices, PersistentVolumes and claims as they write them:
+ * no Endpoints, EndpointSlice, mirroring or volume binder controller (which would write
+ * Endpoints and slices for Services, bind claims, set phases, and create the StorageClass
+ * `standard`).
+ */
+export const STATIC_SERVICES_STORAGE = `--controllers=*,-root-ca-certificate-publisher-controller,${SERVICE_STORAGE_CONTROLLERS}`;
 
 /** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
 export const KUBECTL = kubectlPath() ?? 'kubectl';
