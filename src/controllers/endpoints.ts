@@ -19,15 +19,18 @@
  * The Endpoints of a deleted Service are deleted. Services without a selector are left alone
  * (their Endpoints are the user's; the mirroring controller copies them to EndpointSlices).
  *
- * The `kubernetes` Service of default: the reference's apiserver writes its Endpoints (and
- * EndpointSlice) with its advertise address. This server binds --bind-address, by default
- * 127.0.0.1: loopback addresses are invalid in Endpoints and EndpointSlices (validation refuses
- * them, and no simulated pod could reach the host's loopback), so `kubernetes` is published only
- * when `apiserver` (a routable bind address) is given; with the default there is none, as for a
- * selectorless Service nobody fills.
+ * The `kubernetes` Service of default: the reference's apiserver writes its Endpoints (labelled
+ * endpointslice.kubernetes.io/skip-mirror, so that the mirroring controller leaves them) and an
+ * EndpointSlice `kubernetes` with its advertise address. This server's address is
+ * --bind-address, by default 127.0.0.1: a loopback (or unspecified) address is invalid in
+ * Endpoints and EndpointSlices (validation refuses it) and no simulated pod could reach the host's
+ * loopback anyway, so with those nothing is published (the Service has no endpoints, as a
+ * selectorless Service nobody fills); with a routable IPv4 bind address (`apiserver`) this
+ * controller writes both, port `https` = --port.
  */
 import { deepEqual, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
+import { decodeStored } from '../codec/stored';
 import type { ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
 import { isPodReady, writeOptions } from './controller-utils';
@@ -41,6 +44,7 @@ import {
   podTriggerTime,
   rfc3339Nano,
   type ServicePort,
+  SKIP_MIRROR_LABEL,
   servicesOfPod,
   shouldPodBeInEndpoints,
   specOf,
@@ -195,6 +199,35 @@ export function endpointPort(sp: ServicePort, port: number): EndpointPort {
   return p;
 }
 
+/** The address the `kubernetes` Service publishes, when --bind-address is a routable IPv4 address. */
+export function apiserverAddress(bindAddress: string, port: number): { ip: string; port: number } | undefined {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bindAddress);
+  if (!m || m.slice(1).some((x) => Number(x) > 255)) return undefined;
+  const first = Number(m[1]);
+  if (first === 0 || first === 127 || first >= 224 || (first === 169 && Number(m[2]) === 254)) return undefined;
+  return { ip: bindAddress, port };
+}
+
+/** The Endpoints and EndpointSlice of the `kubernetes` Service for an apiserver address. */
+export function apiserverObjects(a: { ip: string; port: number }): { endpoints: Obj; slice: Obj } {
+  return {
+    endpoints: {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { [SKIP_MIRROR_LABEL]: 'true' } },
+      subsets: [{ addresses: [{ ip: a.ip }], ports: [{ name: 'https', port: a.port, protocol: 'TCP' }] }],
+    } as Obj,
+    slice: {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [a.ip], conditions: { ready: true } }],
+      ports: [{ name: 'https', port: a.port, protocol: 'TCP' }],
+    } as Obj,
+  };
+}
+
 export class EndpointsController {
   private readonly queue: WorkQueue;
   private readonly follows: { stop(): void }[] = [];
@@ -209,7 +242,11 @@ export class EndpointsController {
     private readonly endpointsCache: WatchCache,
     private readonly pods: ResourceStore,
     private readonly podCache: WatchCache,
-    opts: { log?: (msg: string) => void } = {},
+    private readonly opts: {
+      log?: (msg: string) => void;
+      /** The `kubernetes` Service's address, and the slices it is published to. */
+      apiserver?: { ip: string; port: number; slices: ResourceStore };
+    } = {},
   ) {
     this.queue = new WorkQueue(
       (k) => this.sync(k),
@@ -282,6 +319,7 @@ export class EndpointsController {
       return;
     }
     const spec = specOf(svc);
+    if (ns === 'default' && name === 'kubernetes' && this.opts.apiserver && spec.selector === undefined) return this.publishApiserver(cur);
     if (spec.type === 'ExternalName' || spec.selector === undefined) return;
     const subsets = computeSubsets(svc, podsOfService(svc, this.podCache, this.pods.prefix));
     const truncated = truncateSubsets(subsets);
@@ -323,4 +361,44 @@ export class EndpointsController {
       return { ...c, metadata: meta(c.metadata), subsets } as Obj;
     });
   }
+
+  /** The apiserver's own endpoints (the reference's endpoint reconciler), written when they differ. */
+  private async publishApiserver(cur: Obj | undefined): Promise<void> {
+    const a = this.opts.apiserver as NonNullable<typeof this.opts.apiserver>;
+    const want = apiserverObjects(a);
+    const put = async (store: ResourceStore, obj: Obj, current: Obj | undefined, same: (c: Obj) => boolean) => {
+      if (current && same(current)) return;
+      if (!current) {
+        try {
+          await store.create('default', structuredClone(obj), W());
+          return;
+        } catch (e) {
+          if (!(e instanceof StatusError && e.code === 409)) throw e;
+        }
+      }
+      await store.updateFrom('default', 'kubernetes', '', W(), (c) => {
+        const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = obj;
+        return {
+          ...c,
+          ...structuredClone(rest),
+          metadata: { ...c.metadata, labels: { ...(c.metadata.labels ?? {}), ...obj.metadata.labels } },
+        } as Obj;
+      });
+    };
+    await put(this.endpoints, want.endpoints, cur, (c) => deepEqual(c.subsets, want.endpoints.subsets) && labelsMatch(c, want.endpoints));
+    let slice: Obj | undefined;
+    try {
+      slice = await a.slices.get('default', 'kubernetes').then((kv) => decodeStored(kv));
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 404)) throw e;
+    }
+    const ws = want.slice as { endpoints?: unknown; ports?: unknown };
+    await put(a.slices, want.slice, slice, (c) => {
+      const cs = c as { endpoints?: unknown; ports?: unknown };
+      return deepEqual(cs.endpoints, ws.endpoints) && deepEqual(cs.ports, ws.ports) && labelsMatch(c, want.slice);
+    });
+  }
 }
+
+const labelsMatch = (c: Obj, want: Obj): boolean =>
+  Object.entries(want.metadata.labels ?? {}).every(([k, v]) => c.metadata.labels?.[k] === v);

@@ -14,6 +14,7 @@ export const LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-tri
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
+export const SKIP_MIRROR_LABEL = 'endpointslice.kubernetes.io/skip-mirror';
 
 export interface ServicePort {
   name?: string;

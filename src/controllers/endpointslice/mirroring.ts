@@ -19,13 +19,12 @@ import type { ResourceStore } from '../../registry/generic';
 import type { WatchCache } from '../../watch/cache';
 import { controllerRef, labelsOf } from '../controller-utils';
 import type { EndpointAddress, EndpointSubset } from '../endpoints';
-import { LAST_CHANGE_TRIGGER_TIME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, specOf } from '../service-endpoints';
+import { LAST_CHANGE_TRIGGER_TIME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, SKIP_MIRROR_LABEL, specOf } from '../service-endpoints';
 import { follow, WorkQueue } from '../workqueue';
 import { type DesiredGroup, planSlices, type SliceEndpoint, type SlicePort } from './reconciler';
 import { cacheCaughtUp, type Written, writePlan } from './writer';
 
 export const MIRRORING_CONTROLLER_NAME = 'endpointslicemirroring-controller.k8s.io';
-export const SKIP_MIRROR_LABEL = 'endpointslice.kubernetes.io/skip-mirror';
 const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 /** The reference's --mirroring-max-endpoints-per-subset default. */
