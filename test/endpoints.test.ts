@@ -243,3 +243,50 @@ test('the Endpoints of a Service without a selector are mirrored to an EndpointS
   );
   expect(after.map((x) => x.metadata.name)).toEqual([s.metadata.name]);
 });
+
+test('an unnamed port and a headless Service without ports get stable Endpoints and slices', async () => {
+  const dep = deployment('plain', 2);
+  expect((await srv.json('POST', '/apis/apps/v1/namespaces/default/deployments', dep)).status).toBe(201);
+  const plain = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'plain' },
+    spec: { selector: { app: 'plain' }, ports: [{ port: 80, targetPort: 8080 }] },
+  };
+  const headless = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'plain-headless' },
+    spec: { selector: { app: 'plain' }, clusterIP: 'None' },
+  };
+  expect((await srv.json('POST', `${NS}/services`, plain)).status).toBe(201);
+  expect((await srv.json('POST', `${NS}/services`, headless)).status).toBe(201);
+  for (const name of ['plain', 'plain-headless']) {
+    await until(
+      () => slicesOf(name),
+      (s) => sliceEndpoints(s).filter((e) => e.conditions.ready).length === 2,
+      20_000,
+    );
+    await until(
+      () => endpoints(name),
+      (e) => addresses(e).length === 2,
+      10_000,
+    );
+  }
+  const versions = async () => [
+    ...(await slicesOf('plain')).map((s) => s.metadata.resourceVersion),
+    ...(await slicesOf('plain-headless')).map((s) => s.metadata.resourceVersion),
+    (await endpoints('plain')).metadata.resourceVersion,
+    (await endpoints('plain-headless')).metadata.resourceVersion,
+  ];
+  const before = await versions();
+  await Bun.sleep(1000);
+  expect(await versions()).toEqual(before);
+  const hs = await slicesOf('plain-headless');
+  expect(hs).toHaveLength(1);
+  expect(hs[0].metadata.labels['service.kubernetes.io/headless']).toBe('');
+  expect(hs[0].ports ?? []).toEqual([]);
+  const ps = await slicesOf('plain');
+  expect(ps[0].ports).toEqual([{ name: '', port: 8080, protocol: 'TCP' }]);
+  expect((await endpoints('plain-headless')).subsets[0].ports).toBeUndefined();
+});
