@@ -120,8 +120,13 @@ test('a Service of a Deployment gets Endpoints and an EndpointSlice with the rea
   expect(after.map((s) => s.metadata.name)).toEqual([slice.metadata.name]);
 
   // kubectl describe svc lists the endpoints (read from the EndpointSlices).
-  const d = srv.kubectl(['describe', 'svc', 'web']);
+  const d = srv.kubectl(['describe', 'svc', 'web', '-v=6']);
   expect(d.code).toBe(0);
+  // kubectl reads the Service's EndpointSlices (not its Endpoints).
+  expect(d.stderr).toContain(
+    '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb',
+  );
+  expect(d.stderr).not.toContain('/api/v1/namespaces/default/endpoints/web');
   const readyIps = ips.filter((ip) => ip !== victim.status.podIP);
   expect(d.stdout).toMatch(/Endpoints:\s+\S*:8080/);
   for (const ip of readyIps) expect(d.stdout).toContain(`${ip}:8080`);
