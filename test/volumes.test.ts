@@ -119,6 +119,12 @@ test('a claim binds to the smallest volume that fits; deleting it releases a Ret
     10_000,
   );
   expect(phase(failed)).toBe('Failed');
+  const why = await until(
+    () => eventsOf('pv-gold'),
+    (e) => e.some((x) => x.reason === 'VolumeFailedDelete'),
+    5000,
+  );
+  expect(why.find((x) => x.reason === 'VolumeFailedDelete')?.involvedObject).toMatchObject({ kind: 'PersistentVolume', name: 'pv-gold' });
 });
 
 test('the default class standard provisions a volume once a pod uses the claim; deleting the claim deletes it', async () => {
