@@ -7,7 +7,8 @@
  * `kubectl describe svc` lists the endpoints; deleting the Service deletes its Endpoints.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test';
-import { serverForFile } from './helpers/server';
+import { hostIPv4Addresses } from '../src/controllers/endpoints';
+import { serverForFile, startServer } from './helpers/server';
 import { until } from './helpers/until';
 
 setDefaultTimeout(60_000);
@@ -294,4 +295,28 @@ test('an unnamed port and a headless Service without ports get stable Endpoints 
   const ps = await slicesOf('plain');
   expect(ps[0].ports).toEqual([{ name: '', port: 8080, protocol: 'TCP' }]);
   expect((await endpoints('plain-headless')).subsets[0].ports).toBeUndefined();
+});
+
+const hostIp = hostIPv4Addresses().find((ip) => !ip.startsWith('169.254.'));
+
+test.skipIf(!hostIp)('the kubernetes Service publishes the host address when the server binds 0.0.0.0 (none on 127.0.0.1)', async () => {
+  // The file's server binds 127.0.0.1: nothing published (loopback is invalid in both kinds).
+  expect((await srv.json('GET', `${NS}/endpoints/kubernetes`)).status).toBe(404);
+  const s = await startServer({ args: ['--bind-address=0.0.0.0'] });
+  try {
+    const ep = await until(
+      async () => (await s.json('GET', `${NS}/endpoints/kubernetes`)).body,
+      (e) => e.subsets !== undefined,
+      10_000,
+    );
+    expect(ep.subsets).toEqual([{ addresses: [{ ip: hostIp }], ports: [{ name: 'https', port: s.port, protocol: 'TCP' }] }]);
+    expect(ep.metadata.labels['endpointslice.kubernetes.io/skip-mirror']).toBe('true');
+    const slice = (await s.json('GET', `${ES}/kubernetes`)).body;
+    expect(slice.endpoints).toEqual([{ addresses: [hostIp], conditions: { ready: true } }]);
+    expect(slice.ports).toEqual([{ name: 'https', port: s.port, protocol: 'TCP' }]);
+    // No mirrored slice besides it.
+    expect((await s.json('GET', `${ES}?labelSelector=kubernetes.io%2Fservice-name%3Dkubernetes`)).body.items).toHaveLength(1);
+  } finally {
+    await s.stop();
+  }
 });

@@ -18,7 +18,7 @@ import { ClusterRoleAggregation } from './cluster-role-aggregation';
 import { CrdController } from './crd';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
-import { apiserverAddress, EndpointsController } from './endpoints';
+import { apiserverAddress, EndpointsController, hostIPv4Addresses } from './endpoints';
 import { EndpointSliceController } from './endpointslice/controller';
 import { EndpointSliceMirroringController } from './endpointslice/mirroring';
 import { GarbageCollector } from './gc';
@@ -152,7 +152,7 @@ export class Controllers {
     const slices = api.lookup('discovery.svc.io', 'v1', 'endpointslices');
     if (services && endpoints && pods && controllerEnabled(cfg, 'endpoints-controller')) {
       // The `kubernetes` Service's own endpoints: only for a routable bind address (see endpoints.ts).
-      const address = apiserverAddress(cfg.bindAddress, cfg.port);
+      const address = apiserverAddress(cfg.bindAddress, cfg.port, hostIPv4Addresses());
       const apiserver = address && slices ? { ...address, slices } : undefined;
       all.push(
         new EndpointsController(services, services.watchCache(), endpoints, endpoints.watchCache(), pods, pods.watchCache(), {

@@ -110,4 +110,5 @@ test('the kubernetes Service is published only for a routable IPv4 bind address'
   expect(apiserverAddress('0.0.0.0', 6443)).toBeUndefined();
   expect(apiserverAddress('::1', 6443)).toBeUndefined();
   expect(apiserverAddress('10.1.2.3', 6443)).toEqual({ ip: '10.1.2.3', port: 6443 });
+  expect(apiserverAddress('0.0.0.0', 6443, ['169.254.0.1', '192.0.2.2'])).toEqual({ ip: '192.0.2.2', port: 6443 });
 });

@@ -21,13 +21,15 @@
  *
  * The `kubernetes` Service of default: the reference's apiserver writes its Endpoints (labelled
  * endpointslice.kubernetes.io/skip-mirror, so that the mirroring controller leaves them) and an
- * EndpointSlice `kubernetes` with its advertise address. This server's address is
- * --bind-address, by default 127.0.0.1: a loopback (or unspecified) address is invalid in
- * Endpoints and EndpointSlices (validation refuses it) and no simulated pod could reach the host's
- * loopback anyway, so with those nothing is published (the Service has no endpoints, as a
- * selectorless Service nobody fills); with a routable IPv4 bind address (`apiserver`) this
- * controller writes both, port `https` = --port.
+ * EndpointSlice `kubernetes` with its advertise address (--advertise-address, else --bind-address,
+ * else for 0.0.0.0 the host's address). This server's address is --bind-address, by default
+ * 127.0.0.1: a loopback address is invalid in Endpoints and EndpointSlices (validation refuses
+ * it) and no simulated pod could reach the host's loopback anyway, so then nothing is published
+ * (the Service has no endpoints, as a selectorless Service nobody fills). With a routable IPv4
+ * bind address, or 0.0.0.0 and a host with a non-loopback IPv4 address, this controller writes
+ * both (`apiserver`), port `https` = --port.
  */
+import * as os from 'node:os';
 import { deepEqual, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import { decodeStored } from '../codec/stored';
@@ -199,13 +201,35 @@ export function endpointPort(sp: ServicePort, port: number): EndpointPort {
   return p;
 }
 
-/** The address the `kubernetes` Service publishes, when --bind-address is a routable IPv4 address. */
-export function apiserverAddress(bindAddress: string, port: number): { ip: string; port: number } | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bindAddress);
-  if (!m || m.slice(1).some((x) => Number(x) > 255)) return undefined;
+const routableIPv4 = (ip: string): boolean => {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (!m || m.slice(1).some((x) => Number(x) > 255)) return false;
   const first = Number(m[1]);
-  if (first === 0 || first === 127 || first >= 224 || (first === 169 && Number(m[2]) === 254)) return undefined;
-  return { ip: bindAddress, port };
+  return !(first === 0 || first === 127 || first >= 224 || (first === 169 && Number(m[2]) === 254));
+};
+
+/**
+ * The address the `kubernetes` Service publishes: a routable IPv4 --bind-address, or for 0.0.0.0
+ * the first of `hostAddresses` (the host's non-internal IPv4 addresses) that is routable.
+ */
+export function apiserverAddress(
+  bindAddress: string,
+  port: number,
+  hostAddresses: readonly string[] = [],
+): { ip: string; port: number } | undefined {
+  if (bindAddress === '0.0.0.0') {
+    const ip = hostAddresses.find(routableIPv4);
+    return ip ? { ip, port } : undefined;
+  }
+  return routableIPv4(bindAddress) ? { ip: bindAddress, port } : undefined;
+}
+
+/** The host's non-internal IPv4 addresses. */
+export function hostIPv4Addresses(): string[] {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .filter((i) => i !== undefined && i.family === 'IPv4' && !i.internal)
+    .map((i) => (i as { address: string }).address);
 }
 
 /** The Endpoints and EndpointSlice of the `kubernetes` Service for an apiserver address. */
