@@ -360,8 +360,13 @@ export class EndpointsController {
     )
       return;
     const annotations: Record<string, string> = { ...curAnn };
+    // A change seen in the cache before its event was noted has no trigger time yet: the
+    // annotation keeps its value (a new object takes the Service's creation).
     if (trigger > 0) annotations[LAST_CHANGE_TRIGGER_TIME] = rfc3339Nano(trigger);
-    else delete annotations[LAST_CHANGE_TRIGGER_TIME];
+    else if (!annotations[LAST_CHANGE_TRIGGER_TIME]) {
+      const created = Date.parse(svc.metadata.creationTimestamp ?? '');
+      if (created) annotations[LAST_CHANGE_TRIGGER_TIME] = rfc3339Nano(created);
+    }
     if (truncated) annotations[OVER_CAPACITY] = 'truncated';
     else delete annotations[OVER_CAPACITY];
     const meta = (m: Obj['metadata']): Obj['metadata'] => {
