@@ -12,10 +12,10 @@ import { SchemaSet } from '../src/schema/engine';
 import definitions from '../src/schema/generated/definitions.json';
 import { overlays } from '../src/schema/overlays';
 import type { Definitions } from '../src/schema/types';
-import { serverForFile } from './helpers/server';
+import { STATIC_SERVICES_STORAGE, serverForFile } from './helpers/server';
 import { openWatch } from './helpers/watch';
 
-const srv = serverForFile();
+const srv = serverForFile({ args: [STATIC_SERVICES_STORAGE] });
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded bodies of the responses under test
 type Json = Record<string, any>;

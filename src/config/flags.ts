@@ -120,6 +120,10 @@ export const KNOWN_CONTROLLERS: readonly string[] = [
   'job-controller',
   'cronjob-controller',
   'ttl-after-finished-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'endpointslice-mirroring-controller',
+  'persistentvolume-binder-controller',
 ];
 
 /** The reference's name of a controller: `foo-controller` (the older short names are aliases). */

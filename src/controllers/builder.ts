@@ -1,7 +1,8 @@
 /**
  * The in-process controllers as the server runs them. The CRD controller runs on every replica
  * (each serves the custom kinds through its own registry). Those that write on the cluster's
- * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection, service accounts, role
+ * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection,
+ * the persistent volume binder, Endpoints and EndpointSlices, service accounts, role
  * aggregation, node lifecycle and taint eviction, ReplicaSets, ReplicationControllers,
  * Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, TTL-after-finished and
  * HorizontalPodAutoscalers, the node and kubelet simulation, and whatever
@@ -21,6 +22,9 @@ import { CronJobController } from './cronjob';
 import { DaemonSetController } from './daemonset/controller';
 import { DeploymentController } from './deployment/controller';
 import { DisruptionController } from './disruption';
+import { apiserverAddress, EndpointsController, hostIPv4Addresses } from './endpoints';
+import { EndpointSliceController } from './endpointslice/controller';
+import { EndpointSliceMirroringController } from './endpointslice/mirroring';
 import { GarbageCollector } from './gc';
 import { HorizontalPodAutoscalerController } from './hpa/controller';
 import { JobController } from './job/controller';
@@ -34,6 +38,7 @@ import { StatefulSetController } from './statefulset/controller';
 import { StorageProtectionController } from './storage-protection';
 import { TaintEviction } from './taint-eviction';
 import { TtlAfterFinishedController } from './ttl-after-finished';
+import { PersistentVolumeBinder } from './volumes/binder';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 
@@ -150,6 +155,65 @@ export class Controllers {
         ),
       );
     }
+    const services = lookup('', 'services');
+    const endpoints = lookup('', 'endpoints');
+    const slices = api.lookup('discovery.svc.io', 'v1', 'endpointslices');
+    if (services && endpoints && pods && controllerEnabled(cfg, 'endpoints-controller')) {
+      // The `kubernetes` Service's own endpoints: only for a routable bind address (see endpoints.ts).
+      const address = apiserverAddress(cfg.bindAddress, cfg.port, hostIPv4Addresses());
+      const apiserver = address && slices ? { ...address, slices } : undefined;
+      all.push(
+        new EndpointsController(services, services.watchCache(), endpoints, endpoints.watchCache(), pods, pods.watchCache(), {
+          log,
+          apiserver,
+        }),
+      );
+    }
+    const nodes = lookup('', 'nodes');
+    if (services && slices && pods && nodes && controllerEnabled(cfg, 'endpointslice-controller')) {
+      all.push(
+        new EndpointSliceController(
+          services,
+          services.watchCache(),
+          slices,
+          slices.watchCache(),
+          pods,
+          pods.watchCache(),
+          { cache: nodes.watchCache(), prefix: nodes.prefix },
+          { log },
+        ),
+      );
+    }
+    if (services && endpoints && slices && controllerEnabled(cfg, 'endpointslice-mirroring-controller')) {
+      all.push(
+        new EndpointSliceMirroringController(
+          services,
+          services.watchCache(),
+          endpoints,
+          endpoints.watchCache(),
+          slices,
+          slices.watchCache(),
+          {
+            log,
+          },
+        ),
+      );
+    }
+    const classes = api.lookup('storage.svc.io', 'v1', 'storageclasses');
+    if (claims && volumes && classes && pods && nodes && controllerEnabled(cfg, 'persistentvolume-binder-controller')) {
+      const cached = (store: NonNullable<typeof pods>) => ({ store, cache: store.watchCache() });
+      all.push(
+        new PersistentVolumeBinder(
+          cached(claims),
+          cached(volumes),
+          cached(classes),
+          cached(pods),
+          cached(nodes),
+          new EventRecorder(api, { component: 'persistentvolume-controller' }, log),
+          { log },
+        ),
+      );
+    }
     const accounts = lookup('', 'serviceaccounts');
     if (accounts && namespaces && controllerEnabled(cfg, 'serviceaccount-controller')) {
       all.push(new NamespaceObjects(namespaces.watchCache(), accounts, accounts.watchCache(), DEFAULT_SERVICE_ACCOUNT, log));
@@ -158,7 +222,6 @@ export class Controllers {
     if (configMaps && namespaces && this.d.rootCa && controllerEnabled(cfg, 'root-ca-certificate-publisher-controller')) {
       all.push(new NamespaceObjects(namespaces.watchCache(), configMaps, configMaps.watchCache(), rootCaConfigMap(this.d.rootCa), log));
     }
-    const nodes = lookup('', 'nodes');
     if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));

@@ -92,7 +92,8 @@ export class EventRecorder {
         metadata: { name, namespace },
         involvedObject: {
           kind: obj.kind,
-          namespace: m.namespace,
+          // A cluster-scoped object's (a Node's, a PersistentVolume's) has none.
+          ...(m.namespace ? { namespace: m.namespace } : {}),
           name: m.name,
           uid: m.uid,
           apiVersion: obj.apiVersion,

@@ -51,13 +51,26 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The controllers that write Endpoints, EndpointSlices and PersistentVolume(Claim)s on their own. */
+const SERVICE_STORAGE_CONTROLLERS =
+  '-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller,-persistentvolume-binder-controller';
+
 /**
- * For tests that keep workloads as stored objects only: the server runs no ReplicaSet, Deployment,
- * Job, CronJob or TTL-after-finished controller (which would create ReplicaSets, Jobs and pods,
- * write status, or delete finished Jobs).
+ * For tests that keep workloads as stored objects only: the server runs no ReplicaSet,
+ * ReplicationController, Deployment, StatefulSet, DaemonSet, Job, CronJob, TTL-after-finished or
+ * HorizontalPodAutoscaler controller (which would create ReplicaSets, Jobs and pods, write status,
+ * or delete finished Jobs), nor the Endpoints, EndpointSlice and volume binder controllers
+ * (STATIC_SERVICES_STORAGE).
  */
-export const STATIC_WORKLOADS =
-  '--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-replicationcontroller-controller,-horizontal-pod-autoscaler-controller,-root-ca-certificate-publisher-controller';
+export const STATIC_WORKLOADS = `--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-replicationcontroller-controller,-horizontal-pod-autoscaler-controller,-root-ca-certificate-publisher-controller,${SERVICE_STORAGE_CONTROLLERS}`;
+
+/**
+ * For tests that keep Endpoints, EndpointSlices, PersistentVolumes and claims as they write them:
+ * no Endpoints, EndpointSlice, mirroring or volume binder controller (which would write
+ * Endpoints and slices for Services, bind claims, set phases, and create the StorageClass
+ * `standard`).
+ */
+export const STATIC_SERVICES_STORAGE = `--controllers=*,-root-ca-certificate-publisher-controller,${SERVICE_STORAGE_CONTROLLERS}`;
 
 /** kubectl (see helpers/needs); srv.kubectl() without one fails saying what to install. */
 export const KUBECTL = kubectlPath() ?? 'kubectl';
