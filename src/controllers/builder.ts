@@ -32,6 +32,7 @@ import { LeaderElector } from './leader-election';
 import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
 import { NodeLifecycleController } from './node-lifecycle';
+import { OwnerIndex } from './owner-index';
 import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { StatefulSetController } from './statefulset/controller';
@@ -226,15 +227,25 @@ export class Controllers {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
     }
+    // The pods by controller, shared by the controllers of pods (ReplicaSets, RCs, Deployments, Jobs).
+    const podIndex = pods && new OwnerIndex(pods.watchCache(), pods.prefix);
     const replicaSets = api.lookup('apps', 'v1', 'replicasets');
     if (replicaSets && pods && controllerEnabled(cfg, 'replicaset-controller')) {
       const recorder = new EventRecorder(api, { component: 'replicaset-controller' }, log);
-      all.push(new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log }));
+      all.push(
+        new ReplicaSetController(replicaSets, replicaSets.watchCache(), pods, pods.watchCache(), recorder, { log, index: podIndex }),
+      );
     }
     const rcs = lookup('', 'replicationcontrollers');
     if (rcs && pods && controllerEnabled(cfg, 'replicationcontroller-controller')) {
       const recorder = new EventRecorder(api, { component: 'replication-controller' }, log);
-      all.push(new ReplicaSetController(rcs, rcs.watchCache(), pods, pods.watchCache(), recorder, { log, kind: REPLICATION_CONTROLLER }));
+      all.push(
+        new ReplicaSetController(rcs, rcs.watchCache(), pods, pods.watchCache(), recorder, {
+          log,
+          kind: REPLICATION_CONTROLLER,
+          index: podIndex,
+        }),
+      );
     }
     const deployments = api.lookup('apps', 'v1', 'deployments');
     if (deployments && replicaSets && pods && controllerEnabled(cfg, 'deployment-controller')) {
@@ -248,7 +259,7 @@ export class Controllers {
           pods,
           pods.watchCache(),
           recorder,
-          { log },
+          { log, index: podIndex },
         ),
       );
     }
@@ -270,6 +281,7 @@ export class Controllers {
         new JobController(jobs, jobs.watchCache(), pods, pods.watchCache(), recorder, {
           log,
           podFailureBackoffMs: cfg.jobPodFailureBackoffMs,
+          index: podIndex,
         }),
       );
     }

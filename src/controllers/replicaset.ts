@@ -47,6 +47,7 @@ import {
   timeText,
   writeOptions,
 } from './controller-utils';
+import { OwnerIndex } from './owner-index';
 import { follow, WorkQueue } from './workqueue';
 
 /** The most pods one sync creates or deletes (the reference's burstReplicas). */
@@ -212,9 +213,10 @@ export class ReplicaSetController {
     private readonly pods: ResourceStore,
     private readonly podCache: WatchCache,
     private readonly recorder: EventRecorder,
-    private readonly opts: { log?: (msg: string) => void; kind?: OwnerKind } = {},
+    private readonly opts: { log?: (msg: string) => void; kind?: OwnerKind; index?: OwnerIndex } = {},
   ) {
     this.kind = opts.kind ?? REPLICA_SET;
+    this.index = opts.index ?? new OwnerIndex(podCache, pods.prefix);
     this.queue = new WorkQueue(
       (k) => this.sync(k),
       (m) => opts.log?.(`${this.kind.name}: ${m}`),
@@ -222,6 +224,8 @@ export class ReplicaSetController {
   }
 
   private readonly kind: OwnerKind;
+  /** The pods by controller (shared with the other controllers of pods). */
+  private readonly index: OwnerIndex;
 
   private w() {
     return writeOptions(this.kind.name);
@@ -229,6 +233,7 @@ export class ReplicaSetController {
 
   async start(): Promise<void> {
     await Promise.all([this.setCache.start(), this.podCache.start()]);
+    await this.index.start();
     let podWatched = false;
     this.follows.push(
       follow(
@@ -259,6 +264,7 @@ export class ReplicaSetController {
   }
 
   stop(): void {
+    this.index.stop();
     for (const f of this.follows) f.stop();
     this.queue.stop();
   }
@@ -313,10 +319,11 @@ export class ReplicaSetController {
       return;
     }
     const needsSync = this.expectations.satisfied(key);
-    const all = this.podCache.list(`${this.pods.prefix}${ns}/`).map((c) => c.obj);
-    const owned = await this.claimPods(rs, sel, all.filter(isPodActive));
+    // Its pods and the namespace's orphans (from the owner index: not every pod of the namespace).
+    const candidates = this.index.candidates(ns, rs.metadata.uid as string);
+    const owned = await this.claimPods(rs, sel, candidates.filter(isPodActive));
     let err: unknown;
-    if (needsSync && !rs.metadata.deletionTimestamp) err = await this.manage(key, rs, owned, all);
+    if (needsSync && !rs.metadata.deletionTimestamp) err = await this.manage(key, rs, owned);
     const now = Date.now();
     const status = this.calculateStatus(rs, owned, err, now);
     await this.writeStatus(rs, status);
@@ -340,7 +347,7 @@ export class ReplicaSetController {
   }
 
   /** manageReplicas: create or delete pods toward spec.replicas; answers the error, if any. */
-  private async manage(key: string, rs: Obj, owned: Obj[], all: Obj[]): Promise<unknown> {
+  private async manage(key: string, rs: Obj, owned: Obj[]): Promise<unknown> {
     const want = intOr((rs.spec as { replicas?: number }).replicas, 1);
     const diff = owned.length - want;
     if (diff < 0) {
@@ -352,7 +359,7 @@ export class ReplicaSetController {
     }
     if (diff > 0) {
       const n = Math.min(diff, BURST_REPLICAS);
-      const victims = podsToDelete(owned, this.relatedPods(rs, all), n);
+      const victims = podsToDelete(owned, this.relatedPods(rs), n);
       this.expectations.expectDeletions(
         key,
         victims.map((p) => this.keyOf(p)),
@@ -368,7 +375,7 @@ export class ReplicaSetController {
   }
 
   /** getIndirectlyRelatedPods: the pods of every ReplicaSet controlled by the same owner. */
-  private relatedPods(rs: Obj, all: Obj[]): Obj[] {
+  private relatedPods(rs: Obj): Obj[] {
     const owner = controllerOf(rs);
     const uids = new Set<string>([rs.metadata.uid as string]);
     if (owner) {
@@ -376,7 +383,7 @@ export class ReplicaSetController {
         if (controllerOf(c.obj)?.uid === owner.uid) uids.add(c.obj.metadata.uid as string);
       }
     }
-    return all.filter((p) => uids.has(controllerOf(p)?.uid ?? ''));
+    return [...uids].flatMap((uid) => this.index.owned(uid));
   }
 
   private async createPod(rs: Obj): Promise<void> {

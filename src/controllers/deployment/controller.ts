@@ -20,6 +20,7 @@ import type { EventRecorder, EventType } from '../../registry/event-recorder';
 import type { ResourceStore } from '../../registry/generic';
 import type { WatchCache } from '../../watch/cache';
 import { claim, controllerOf, labelsOf, selectorOf, writeOptions } from '../controller-utils';
+import { OwnerIndex } from '../owner-index';
 import { follow, WorkQueue } from '../workqueue';
 import { checkPausedConditions } from './progress';
 import { rolloutRecreate } from './recreate';
@@ -32,6 +33,8 @@ const W = () => writeOptions('deployment-controller');
 
 export class DeploymentController implements Ops {
   private readonly queue: WorkQueue;
+  /** The pods by controller (shared with the other controllers of pods). */
+  private readonly index: OwnerIndex;
   private readonly follows: { stop(): void }[] = [];
   /** The annotations and status of each Deployment as last read or written (to skip no-op writes). */
   private readonly written = new WeakMap<Obj, { annotations: string; status: string }>();
@@ -44,8 +47,9 @@ export class DeploymentController implements Ops {
     private readonly pods: ResourceStore,
     private readonly podCache: WatchCache,
     private readonly recorder: EventRecorder,
-    private readonly opts: { log?: (msg: string) => void; clock?: () => number } = {},
+    private readonly opts: { log?: (msg: string) => void; clock?: () => number; index?: OwnerIndex } = {},
   ) {
+    this.index = opts.index ?? new OwnerIndex(podCache, pods.prefix);
     this.queue = new WorkQueue(
       (k) => this.syncDeployment(k),
       (m) => opts.log?.(`deployment controller: ${m}`),
@@ -54,6 +58,7 @@ export class DeploymentController implements Ops {
 
   async start(): Promise<void> {
     await Promise.all([this.deploymentCache.start(), this.setCache.start(), this.podCache.start()]);
+    await this.index.start();
     this.follows.push(
       follow(
         this.deploymentCache,
@@ -85,6 +90,7 @@ export class DeploymentController implements Ops {
   }
 
   stop(): void {
+    this.index.stop();
     for (const f of this.follows) f.stop();
     this.queue.stop();
   }
@@ -166,11 +172,8 @@ export class DeploymentController implements Ops {
   podsByRS(d: Obj, rss: Obj[]): Map<string, Obj[]> {
     const uids = new Set(rss.map((rs) => rs.metadata.uid as string));
     const out = new Map<string, Obj[]>();
-    for (const uid of uids) out.set(uid, []);
-    for (const c of this.podCache.list(`${this.pods.prefix}${d.metadata.namespace}/`)) {
-      const uid = controllerOf(c.obj)?.uid;
-      if (uid && uids.has(uid)) out.get(uid)?.push(c.obj);
-    }
+    // From the owner index: each ReplicaSet's pods, not every pod of the namespace.
+    for (const uid of uids) out.set(uid, this.index.owned(uid));
     return out;
   }
 

@@ -35,6 +35,7 @@ import {
   timeText,
   writeOptions,
 } from '../controller-utils';
+import { OwnerIndex } from '../owner-index';
 import { Expectations, podsToDelete } from '../replicaset';
 import { follow, WorkQueue } from '../workqueue';
 import { podForJob } from './pods';
@@ -68,11 +69,14 @@ export interface JobControllerOptions {
   /** The back-off base after a failed pod (the reference's 10 s). */
   podFailureBackoffMs?: number;
   now?: () => number;
+  /** The pods by controller, shared with the other controllers of pods (absent: its own). */
+  index?: OwnerIndex;
 }
 
 export class JobController {
   readonly expectations = new Expectations();
   private readonly queue: WorkQueue;
+  private readonly index: OwnerIndex;
   private readonly follows: { stop(): void }[] = [];
   /** Pods whose finalizer this controller removed, until the cache shows it (uid). */
   private readonly released = new Set<string>();
@@ -87,6 +91,7 @@ export class JobController {
     private readonly recorder: EventRecorder,
     private readonly opts: JobControllerOptions = {},
   ) {
+    this.index = opts.index ?? new OwnerIndex(podCache, pods.prefix);
     this.queue = new WorkQueue(
       (k) => (k.startsWith(ORPHAN) ? this.syncOrphan(k.slice(ORPHAN.length)) : this.sync(k)),
       (m) => opts.log?.(`job controller: ${m}`),
@@ -99,6 +104,7 @@ export class JobController {
 
   async start(): Promise<void> {
     await Promise.all([this.jobCache.start(), this.podCache.start()]);
+    await this.index.start();
     this.follows.push(
       follow(
         this.jobCache,
@@ -124,6 +130,7 @@ export class JobController {
   }
 
   stop(): void {
+    this.index.stop();
     for (const f of this.follows) f.stop();
     this.queue.stop();
   }
@@ -248,7 +255,8 @@ export class JobController {
   private async podsOf(job: Obj): Promise<Obj[]> {
     const ns = job.metadata.namespace as string;
     const sel = selectorOf(job);
-    const all = this.podCache.list(`${this.pods.prefix}${ns}/`).map((c) => c.obj);
+    // Its pods and the namespace's orphans, from the owner index.
+    const all = this.index.candidates(ns, job.metadata.uid as string);
     if (!sel || sel.empty) return all.filter((p) => controllerOf(p)?.uid === job.metadata.uid);
     return claim(job, 'batch/v1', 'Job', sel, all, this.pods, W(), () => this.getJob(ns, job.metadata.name as string));
   }
