@@ -35,6 +35,8 @@ export class DeploymentController implements Ops {
   private readonly queue: WorkQueue;
   /** The pods by controller (shared with the other controllers of pods). */
   private readonly index: OwnerIndex;
+  /** The ReplicaSets by owning Deployment. */
+  private readonly setIndex: OwnerIndex;
   private readonly follows: { stop(): void }[] = [];
   /** The annotations and status of each Deployment as last read or written (to skip no-op writes). */
   private readonly written = new WeakMap<Obj, { annotations: string; status: string }>();
@@ -50,6 +52,7 @@ export class DeploymentController implements Ops {
     private readonly opts: { log?: (msg: string) => void; clock?: () => number; index?: OwnerIndex } = {},
   ) {
     this.index = opts.index ?? new OwnerIndex(podCache, pods.prefix);
+    this.setIndex = new OwnerIndex(setCache, sets.prefix);
     this.queue = new WorkQueue(
       (k) => this.syncDeployment(k),
       (m) => opts.log?.(`deployment controller: ${m}`),
@@ -58,7 +61,7 @@ export class DeploymentController implements Ops {
 
   async start(): Promise<void> {
     await Promise.all([this.deploymentCache.start(), this.setCache.start(), this.podCache.start()]);
-    await this.index.start();
+    await Promise.all([this.index.start(), this.setIndex.start()]);
     this.follows.push(
       follow(
         this.deploymentCache,
@@ -91,6 +94,7 @@ export class DeploymentController implements Ops {
 
   stop(): void {
     this.index.stop();
+    this.setIndex.stop();
     for (const f of this.follows) f.stop();
     this.queue.stop();
   }
@@ -200,7 +204,8 @@ export class DeploymentController implements Ops {
       }
       return;
     }
-    const candidates = this.setCache.list(`${this.sets.prefix}${ns}/`).map((c) => c.obj);
+    // Its ReplicaSets and the namespace's orphans (from the owner index of ReplicaSets).
+    const candidates = this.setIndex.candidates(ns, d.metadata.uid as string);
     const name = d.metadata.name as string;
     const claimed = await claim(d, 'apps/v1', 'Deployment', sel, candidates, this.sets, W(), async () => {
       try {
