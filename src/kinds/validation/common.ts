@@ -173,6 +173,14 @@ export function each(path: string, value: unknown, msgs: string[]): Errs {
   return msgs.map((m) => invalidValue(path, value, m));
 }
 
+/**
+ * `each` into `errs`. The hot paths (the pod rules) test the messages first and build the field
+ * path only when there is one, as most values are valid.
+ */
+export function pushEach(errs: Errs, path: string, value: unknown, msgs: string[]): void {
+  for (const m of msgs) errs.push(invalidValue(path, value, m));
+}
+
 /** apps ValidatePositiveIntOrPercent: a non-negative int or a `N%` string. */
 export function positiveIntOrPercent(v: number | string, path: string): Errs {
   if (typeof v === 'string') return each(path, intOrStringValue(v), isValidPercent(v));

@@ -17,7 +17,7 @@ import {
   validateAnnotations,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, type J, list, map, obj, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, type J, list, map, obj, pushEach, semanticEqual, str, validateLabels } from './common';
 import {
   type PodContext,
   validateContainers,
@@ -108,8 +108,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const errs: Errs = [];
   const grace = spec.terminationGracePeriodSeconds;
   if (typeof grace !== 'number') errs.push(required(`${path}.terminationGracePeriodSeconds`));
-  const { vols, errs: volErrs } = validateVolumes(list<J>(spec.volumes), `${path}.volumes`, podName);
-  errs.push(...volErrs);
+  const vols = validateVolumes(errs, list<J>(spec.volumes), `${path}.volumes`, podName);
   const restart = str(spec.restartPolicy);
   const ctx: PodContext = {
     vols,
@@ -119,37 +118,46 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   };
   const containers = list<J>(spec.containers);
   const inits = list<J>(spec.initContainers);
-  errs.push(...validateContainers(containers, ctx, `${path}.containers`));
-  errs.push(...validateInitContainers(inits, containers, ctx, `${path}.initContainers`));
-  errs.push(...validateEphemeralContainers(list<J>(spec.ephemeralContainers), containers, inits, ctx, `${path}.ephemeralContainers`));
-  errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
+  validateContainers(errs, containers, ctx, `${path}.containers`);
+  validateInitContainers(errs, inits, containers, ctx, `${path}.initContainers`);
+  validateEphemeralContainers(errs, list<J>(spec.ephemeralContainers), containers, inits, ctx, `${path}.ephemeralContainers`);
+  if (spec.hostNetwork === true) errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
   if (restart === '') errs.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart)) errs.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
   const dns = str(spec.dnsPolicy);
   if (dns === '') errs.push(required(`${path}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
-  errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
-  errs.push(...validatePodSecurityContext(spec, `${path}.securityContext`));
+  if (isObject(spec.nodeSelector)) errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  validatePodSecurityContext(errs, spec, `${path}.securityContext`);
   list<J>(spec.imagePullSecrets).forEach((s, i) => {
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
   });
-  errs.push(...validateAffinity(spec.affinity, `${path}.affinity`));
-  errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
-  errs.push(...qualifiedNames(list<J>(spec.readinessGates), 'conditionType', `${path}.readinessGates`, 'conditionType', false));
-  errs.push(...qualifiedNames(list<J>(spec.schedulingGates), 'name', `${path}.schedulingGates`, '', true));
-  errs.push(...validateTopologySpread(list<J>(spec.topologySpreadConstraints), `${path}.topologySpreadConstraints`));
-  errs.push(...validateHostUsers(spec, path));
+  if (isObject(spec.affinity)) errs.push(...validateAffinity(spec.affinity, `${path}.affinity`));
+  if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
+  const readinessGates = list<J>(spec.readinessGates);
+  if (readinessGates.length > 0)
+    errs.push(...qualifiedNames(readinessGates, 'conditionType', `${path}.readinessGates`, 'conditionType', false));
+  const schedulingGates = list<J>(spec.schedulingGates);
+  if (schedulingGates.length > 0) errs.push(...qualifiedNames(schedulingGates, 'name', `${path}.schedulingGates`, '', true));
+  const spread = list<J>(spec.topologySpreadConstraints);
+  if (spread.length > 0) errs.push(...validateTopologySpread(spread, `${path}.topologySpreadConstraints`));
+  if (spec.hostUsers === false) errs.push(...validateHostUsers(spec, path));
   for (const key of ['serviceAccountName', 'nodeName']) {
     const v = str(spec[key]);
-    if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
+    if (v === '') continue;
+    const msgs = dns1123Subdomain(v);
+    if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
   if (typeof spec.activeDeadlineSeconds === 'number' && (spec.activeDeadlineSeconds < 1 || spec.activeDeadlineSeconds > MAX_INT32))
     errs.push(invalidValue(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, `must be between 1 and ${MAX_INT32}, inclusive`));
   for (const key of ['hostname', 'subdomain']) {
     const v = str(spec[key]);
-    if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Label(v)));
+    if (v === '') continue;
+    const msgs = dns1123Label(v);
+    if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
-  errs.push(...validateTolerations(list<J>(spec.tolerations), `${path}.tolerations`));
+  const tolerations = list<J>(spec.tolerations);
+  if (tolerations.length > 0) errs.push(...validateTolerations(tolerations, `${path}.tolerations`));
   list<J>(spec.hostAliases).forEach((a, i) => {
     errs.push(...validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
     list<string>(a.hostnames).forEach((h, j) => {
@@ -158,8 +166,9 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   });
   for (const key of ['priorityClassName', 'runtimeClassName']) {
     const v = str(spec[key]);
-    if (v !== '' || (key === 'runtimeClassName' && typeof spec[key] === 'string'))
-      errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
+    if (v === '' && !(key === 'runtimeClassName' && typeof spec[key] === 'string')) continue;
+    const msgs = dns1123Subdomain(v);
+    if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
   if (typeof spec.preemptionPolicy === 'string' && !PREEMPTION_POLICIES.includes(spec.preemptionPolicy))
     errs.push(
@@ -167,7 +176,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
         ? required(`${path}.preemptionPolicy`)
         : notSupported(`${path}.preemptionPolicy`, spec.preemptionPolicy, PREEMPTION_POLICIES),
     );
-  if (isObject(spec.overhead)) errs.push(...validateResources({ limits: spec.overhead }, `${path}.overhead`));
+  if (isObject(spec.overhead)) validateResources(errs, { limits: spec.overhead }, `${path}.overhead`);
   const os = obj(spec.os);
   if (os) {
     if (str(os.name) === '') errs.push(required(`${path}.os.name`, 'cannot be empty'));

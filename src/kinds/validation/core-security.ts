@@ -19,9 +19,6 @@ const ID_RANGE = `must be between 0 and ${MAX_ID}, inclusive`;
 const SYSCTL = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
 const SYSCTL_MSG = `must have at most 253 characters and match regex ${SYSCTL.source}`;
 
-/** IsValidUserID / IsValidGroupID. */
-const id = (v: unknown, path: string): Errs => (typeof v === 'number' && (v < 0 || v > MAX_ID) ? [invalidValue(path, v, ID_RANGE)] : []);
-
 /** validateSeccompProfileField. */
 function seccomp(sp: J | undefined, path: string): Errs {
   if (!sp) return [];
@@ -65,24 +62,30 @@ function appArmor(p: J | undefined, path: string): Errs {
   }
 }
 
-/** ValidateSecurityContext (a container's). */
-export function validateSecurityContext(sc: J | undefined, path: string, hostUsers: boolean): Errs {
-  if (!sc) return [];
-  const errs: Errs = [...id(sc.runAsUser, `${path}.runAsUser`), ...id(sc.runAsGroup, `${path}.runAsGroup`)];
+/** IsValidUserID / IsValidGroupID into `errs`, the path built only for a bad ID. */
+function pushId(errs: Errs, v: unknown, path: string, field: string): void {
+  if (typeof v === 'number' && (v < 0 || v > MAX_ID)) errs.push(invalidValue(`${path}.${field}`, v, ID_RANGE));
+}
+
+/** ValidateSecurityContext (a container's), into `errs`. */
+export function validateSecurityContext(errs: Errs, sc: J, path: string, hostUsers: boolean): void {
+  pushId(errs, sc.runAsUser, path, 'runAsUser');
+  pushId(errs, sc.runAsGroup, path, 'runAsGroup');
   if (typeof sc.procMount === 'string') {
     if (!PROC_MOUNTS.includes(sc.procMount)) errs.push(notSupported(`${path}.procMount`, sc.procMount, PROC_MOUNTS));
     if (hostUsers && sc.procMount === 'Unmasked')
       errs.push(invalidValue(`${path}.procMount`, sc.procMount, '`hostUsers` must be false to use `Unmasked`'));
   }
-  errs.push(...seccomp(obj(sc.seccompProfile), `${path}.seccompProfile`));
+  const sp = obj(sc.seccompProfile);
+  if (sp) errs.push(...seccomp(sp, `${path}.seccompProfile`));
   if (sc.allowPrivilegeEscalation === false) {
     if (sc.privileged === true)
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true'));
     if (list<string>(obj(sc.capabilities)?.add).includes('CAP_SYS_ADMIN'))
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN'));
   }
-  errs.push(...appArmor(obj(sc.appArmorProfile), `${path}.appArmorProfile`));
-  return errs;
+  const aa = obj(sc.appArmorProfile);
+  if (aa) errs.push(...appArmor(aa, `${path}.appArmorProfile`));
 }
 
 /** The namespace a sysctl belongs to (utilsysctl.GetNamespace): net, ipc or none. */
@@ -114,29 +117,28 @@ function sysctls(items: J[], spec: J, path: string): Errs {
  * validatePodSpecSecurityContext at `path` (`spec.securityContext`); the reference's internal
  * form keeps shareProcessNamespace and the host namespaces there, so their errors name it too.
  */
-export function validatePodSecurityContext(spec: J, path: string): Errs {
+export function validatePodSecurityContext(errs: Errs, spec: J, path: string): void {
   const sc = obj(spec.securityContext);
-  if (!sc) return [];
-  const errs: Errs = [
-    ...id(sc.fsGroup, `${path}.fsGroup`),
-    ...id(sc.runAsUser, `${path}.runAsUser`),
-    ...id(sc.runAsGroup, `${path}.runAsGroup`),
-  ];
-  list(sc.supplementalGroups).forEach((g, i) => {
-    errs.push(...id(g, `${path}.supplementalGroups[${i}]`));
-  });
+  if (!sc) return;
+  pushId(errs, sc.fsGroup, path, 'fsGroup');
+  pushId(errs, sc.runAsUser, path, 'runAsUser');
+  pushId(errs, sc.runAsGroup, path, 'runAsGroup');
+  const groups = list(sc.supplementalGroups);
+  for (let i = 0; i < groups.length; i++) pushId(errs, groups[i], path, `supplementalGroups[${i}]`);
   if (spec.shareProcessNamespace === true && spec.hostPID === true)
     errs.push(invalidValue(`${path}.shareProcessNamespace`, true, 'ShareProcessNamespace and HostPID cannot both be enabled'));
-  errs.push(...sysctls(list<J>(sc.sysctls), spec, `${path}.sysctls`));
+  const items = list<J>(sc.sysctls);
+  if (items.length > 0) errs.push(...sysctls(items, spec, `${path}.sysctls`));
   if (typeof sc.fsGroupChangePolicy === 'string' && !FS_GROUP_POLICIES.includes(sc.fsGroupChangePolicy))
     errs.push(notSupported(`${path}.fsGroupChangePolicy`, sc.fsGroupChangePolicy, FS_GROUP_POLICIES));
-  errs.push(...seccomp(obj(sc.seccompProfile), `${path}.seccompProfile`));
-  errs.push(...appArmor(obj(sc.appArmorProfile), `${path}.appArmorProfile`));
+  const sp = obj(sc.seccompProfile);
+  if (sp) errs.push(...seccomp(sp, `${path}.seccompProfile`));
+  const aa = obj(sc.appArmorProfile);
+  if (aa) errs.push(...appArmor(aa, `${path}.appArmorProfile`));
   if (typeof sc.supplementalGroupsPolicy === 'string' && !SUPPLEMENTAL_GROUPS_POLICIES.includes(sc.supplementalGroupsPolicy))
     errs.push(notSupported(`${path}.supplementalGroupsPolicy`, sc.supplementalGroupsPolicy, SUPPLEMENTAL_GROUPS_POLICIES));
   if (typeof sc.seLinuxChangePolicy === 'string' && !SELINUX_CHANGE_POLICIES.includes(sc.seLinuxChangePolicy))
     errs.push(notSupported(`${path}.seLinuxChangePolicy`, sc.seLinuxChangePolicy, SELINUX_CHANGE_POLICIES));
-  return errs;
 }
 
 /** validateHostUsers: a pod in its own user namespace shares no other namespace with the host. */

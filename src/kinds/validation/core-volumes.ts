@@ -16,7 +16,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, map, obj, str, validateLabelSelector } from './common';
+import { type Errs, each, type J, list, map, obj, pushEach, str, validateLabelSelector } from './common';
 
 export const FILE_MODE = 'must be a number between 0 and 0777 (octal), both inclusive';
 const MORE_THAN_ONE = 'may not specify more than 1 volume type';
@@ -190,22 +190,34 @@ const CONVERTIBLE_FIELDS = [
   'status.podIPs',
 ];
 
-/** validateObjectFieldSelector (the volume's set of field paths, or the env's). */
-export function objectFieldSelector(fs: J, allowed: readonly string[], path: string): Errs {
-  if (str(fs.apiVersion) === '') return [required(`${path}.apiVersion`)];
+/** validateObjectFieldSelector (the volume's set of field paths, or the env's), into `errs`. */
+export function objectFieldSelector(errs: Errs, fs: J, allowed: readonly string[], path: string): void {
+  const apiVersion = str(fs.apiVersion);
   const fp = str(fs.fieldPath);
-  if (fp === '') return [required(`${path}.fieldPath`)];
+  // The common case: every allowed path is one ConvertDownwardAPIFieldLabel knows.
+  if (apiVersion === 'v1' && allowed.includes(fp)) return;
+  if (apiVersion === '') {
+    errs.push(required(`${path}.apiVersion`));
+    return;
+  }
+  if (fp === '') {
+    errs.push(required(`${path}.fieldPath`));
+    return;
+  }
   // ConvertDownwardAPIFieldLabel first: v1 and the pod fields it knows.
-  const convertError = str(fs.apiVersion) !== 'v1' ? `unsupported pod version: ${str(fs.apiVersion)}` : undefined;
+  const convertError = apiVersion !== 'v1' ? `unsupported pod version: ${apiVersion}` : undefined;
   const known = /^metadata\.(annotations|labels)(\[.*\])?$/.test(fp) || CONVERTIBLE_FIELDS.includes(fp);
-  if (convertError || !known)
-    return [invalidValue(`${path}.fieldPath`, fp, `error converting fieldPath: ${convertError ?? `field label not supported: ${fp}`}`)];
+  if (convertError || !known) {
+    errs.push(invalidValue(`${path}.fieldPath`, fp, `error converting fieldPath: ${convertError ?? `field label not supported: ${fp}`}`));
+    return;
+  }
   const sub = /^(metadata\.(?:annotations|labels))\['(.*)'\]$/.exec(fp);
   if (sub) {
     const key = sub[1] === 'metadata.annotations' ? (sub[2] ?? '').toLowerCase() : (sub[2] ?? '');
-    return each(path, key, qualifiedName(key));
+    pushEach(errs, path, key, qualifiedName(key));
+    return;
   }
-  return allowed.includes(fp) ? [] : [notSupported(`${path}.fieldPath`, fp, [...allowed].sort())];
+  if (!allowed.includes(fp)) errs.push(notSupported(`${path}.fieldPath`, fp, [...allowed].sort()));
 }
 
 const RESOURCE_FIELDS = [
@@ -217,14 +229,13 @@ const RESOURCE_FIELDS = [
   'requests.memory',
 ];
 
-/** validateContainerResourceFieldSelector. */
-export function resourceFieldSelector(fs: J, path: string, volume: boolean): Errs {
+/** validateContainerResourceFieldSelector, into `errs`. */
+export function resourceFieldSelector(errs: Errs, fs: J, path: string, volume: boolean): void {
   const resource = str(fs.resource);
-  if (volume && str(fs.containerName) === '') return [required(`${path}.containerName`)];
-  if (resource === '') return [required(`${path}.resource`)];
-  if (!RESOURCE_FIELDS.includes(resource) && !/^(requests|limits)\.hugepages-/.test(resource))
-    return [notSupported(`${path}.resource`, resource, RESOURCE_FIELDS)];
-  return [];
+  if (volume && str(fs.containerName) === '') errs.push(required(`${path}.containerName`));
+  else if (resource === '') errs.push(required(`${path}.resource`));
+  else if (!RESOURCE_FIELDS.includes(resource) && !/^(requests|limits)\.hugepages-/.test(resource))
+    errs.push(notSupported(`${path}.resource`, resource, RESOURCE_FIELDS));
 }
 
 function downwardAPIFile(file: J, path: string): Errs {
@@ -234,9 +245,9 @@ function downwardAPIFile(file: J, path: string): Errs {
   const fieldRef = obj(file.fieldRef);
   const resourceRef = obj(file.resourceFieldRef);
   if (fieldRef) {
-    errs.push(...objectFieldSelector(fieldRef, VOLUME_FIELD_PATHS, `${path}.fieldRef`));
+    objectFieldSelector(errs, fieldRef, VOLUME_FIELD_PATHS, `${path}.fieldRef`);
     if (resourceRef) errs.push(invalidValue(path, 'resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'));
-  } else if (resourceRef) errs.push(...resourceFieldSelector(resourceRef, `${path}.resourceFieldRef`, true));
+  } else if (resourceRef) resourceFieldSelector(errs, resourceRef, `${path}.resourceFieldRef`, true);
   else errs.push(required(path, 'one of fieldRef and resourceFieldRef is required'));
   errs.push(...fileMode(file.mode, `${path}.mode`));
   return errs;
@@ -412,89 +423,108 @@ function volumeSource(v: J, path: string, podName: string | undefined): Errs {
 }
 
 /** ValidateVolumes: names unique DNS labels, one source each; returns the valid ones by name. */
-export function validateVolumes(volumes: J[], path: string, podName?: string): { vols: Volumes; errs: Errs } {
-  const errs: Errs = [];
+export function validateVolumes(errs: Errs, volumes: J[], path: string, podName?: string): Volumes {
   const vols: Volumes = new Map();
-  const ephemeralClaims = new Set(podName ? volumes.filter((v) => obj(v.ephemeral)).map((v) => `${podName}-${str(v.name)}`) : []);
-  volumes.forEach((v, i) => {
+  // The claims the pod's generic ephemeral volumes create (none in most pods: no set then).
+  const ephemeral = podName ? volumes.filter((v) => obj(v.ephemeral)) : [];
+  const ephemeralClaims = ephemeral.length > 0 ? new Set(ephemeral.map((v) => `${podName}-${str(v.name)}`)) : undefined;
+  for (let i = 0; i < volumes.length; i++) {
+    const v = volumes[i] as J;
     const p = `${path}[${i}]`;
     const name = str(v.name);
-    const el = volumeSource(v, p, podName);
-    if (name === '') el.push(required(`${p}.name`));
-    else el.push(...each(`${p}.name`, name, dns1123Label(name)));
-    if (vols.has(name)) el.push(duplicate(`${p}.name`, name));
-    if (el.length === 0) vols.set(name, v);
-    else errs.push(...el);
-    const claim = str(obj(v.persistentVolumeClaim)?.claimName);
-    if (claim !== '' && ephemeralClaims.has(claim))
-      errs.push(
-        invalidValue(`${p}.persistentVolumeClaim.claimName`, claim, 'must not reference a PVC that gets created for an ephemeral volume'),
-      );
-  });
-  return { vols, errs };
+    // The volume is valid (and mountable) when it adds no error.
+    const before = errs.length;
+    errs.push(...volumeSource(v, p, podName));
+    if (name === '') errs.push(required(`${p}.name`));
+    else {
+      const msgs = dns1123Label(name);
+      if (msgs.length > 0) pushEach(errs, `${p}.name`, name, msgs);
+    }
+    if (vols.has(name)) errs.push(duplicate(`${p}.name`, name));
+    if (errs.length === before) vols.set(name, v);
+    if (ephemeralClaims) {
+      const claim = str(obj(v.persistentVolumeClaim)?.claimName);
+      if (claim !== '' && ephemeralClaims.has(claim))
+        errs.push(
+          invalidValue(`${p}.persistentVolumeClaim.claimName`, claim, 'must not reference a PVC that gets created for an ephemeral volume'),
+        );
+    }
+  }
+  return vols;
 }
 
 // ---- mounts and devices ---------------------------------------------------------------------
 
-/** ValidateVolumeMounts of one container (`privileged`: its securityContext allows Bidirectional). */
-export function validateVolumeMounts(c: J, vols: Volumes, path: string): Errs {
-  const errs: Errs = [];
-  const devices = new Map(list<J>(c.volumeDevices).map((d) => [str(d.name), str(d.devicePath)]));
-  const devicePaths = new Set(devices.values());
+/**
+ * ValidateVolumeMounts of the container at `path` (its list is `${path}.volumeMounts`); a
+ * privileged container's securityContext allows Bidirectional propagation.
+ */
+export function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: string): void {
+  const mounts = list<J>(c.volumeMounts);
+  if (mounts.length === 0) return;
+  const listPath = `${path}.volumeMounts`;
+  const deviceList = list<J>(c.volumeDevices);
+  // By name, the last device of a name winning (its path alone counts), as the reference's map.
+  const devices = deviceList.length > 0 ? new Map(deviceList.map((d) => [str(d.name), str(d.devicePath)])) : undefined;
+  const devicePaths = devices ? new Set(devices.values()) : undefined;
   const privileged = obj(c.securityContext)?.privileged === true;
   const points = new Set<string>();
-  list<J>(c.volumeMounts).forEach((m, i) => {
-    const p = `${path}[${i}]`;
+  for (let i = 0; i < mounts.length; i++) {
+    const m = mounts[i] as J;
     const name = str(m.name);
     const mountPath = str(m.mountPath);
-    if (name === '') errs.push(required(`${p}.name`));
-    if (!vols.has(name)) errs.push(notFound(`${p}.name`, name));
-    if (mountPath === '') errs.push(required(`${p}.mountPath`));
-    if (points.has(mountPath)) errs.push(invalidValue(`${p}.mountPath`, mountPath, 'must be unique'));
+    if (name === '') errs.push(required(`${listPath}[${i}].name`));
+    const vol = vols.get(name);
+    if (!vol) errs.push(notFound(`${listPath}[${i}].name`, name));
+    if (mountPath === '') errs.push(required(`${listPath}[${i}].mountPath`));
+    if (points.has(mountPath)) errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must be unique'));
     points.add(mountPath);
-    if (devices.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must not already exist in volumeDevices'));
-    if (devicePaths.has(mountPath))
-      errs.push(invalidValue(`${p}.mountPath`, mountPath, 'must not already exist as a path in volumeDevices'));
+    if (devices?.has(name)) errs.push(invalidValue(`${listPath}[${i}].name`, name, 'must not already exist in volumeDevices'));
+    if (devicePaths?.has(mountPath))
+      errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must not already exist as a path in volumeDevices'));
     const subPath = str(m.subPath);
     const subPathExpr = str(m.subPathExpr);
-    if (obj(vols.get(name)?.image)) {
-      if (subPath !== '') errs.push(invalidValue(`${p}.subPath`, subPath, 'not allowed in image volume sources'));
-      if (subPathExpr !== '') errs.push(invalidValue(`${p}.subPathExpr`, subPathExpr, 'not allowed in image volume sources'));
+    if (obj(vol?.image)) {
+      if (subPath !== '') errs.push(invalidValue(`${listPath}[${i}].subPath`, subPath, 'not allowed in image volume sources'));
+      if (subPathExpr !== '') errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'not allowed in image volume sources'));
     }
     // The reference reports these two under the list's path, not the mount's.
-    if (subPath !== '') errs.push(...localDescendingPath(subPath, `${path}.subPath`));
+    if (subPath !== '') errs.push(...localDescendingPath(subPath, `${listPath}.subPath`));
     if (subPathExpr !== '') {
-      if (subPath !== '') errs.push(invalidValue(`${p}.subPathExpr`, subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
-      errs.push(...localDescendingPath(subPathExpr, `${path}.subPathExpr`));
+      if (subPath !== '')
+        errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
+      errs.push(...localDescendingPath(subPathExpr, `${listPath}.subPathExpr`));
     }
     const propagation = m.mountPropagation;
     if (typeof propagation === 'string') {
-      if (!PROPAGATIONS.includes(propagation)) errs.push(notSupported(`${path}.mountPropagation`, propagation, PROPAGATIONS));
+      if (!PROPAGATIONS.includes(propagation)) errs.push(notSupported(`${listPath}.mountPropagation`, propagation, PROPAGATIONS));
       if (propagation === 'Bidirectional' && !privileged)
-        errs.push(forbiddenField(`${path}.mountPropagation`, 'Bidirectional mount propagation is available only to privileged containers'));
+        errs.push(
+          forbiddenField(`${listPath}.mountPropagation`, 'Bidirectional mount propagation is available only to privileged containers'),
+        );
     }
     const rro = m.recursiveReadOnly;
     if (typeof rro === 'string' && rro !== 'Disabled') {
-      const rp = `${path}.recursiveReadOnly`;
+      const rp = `${listPath}.recursiveReadOnly`;
       if (rro === 'Enabled' || rro === 'IfPossible') {
         if (m.readOnly !== true) errs.push(forbiddenField(rp, 'may only be specified when readOnly is true'));
         if (typeof propagation === 'string' && propagation !== 'None')
           errs.push(forbiddenField(rp, 'may only be specified when mountPropagation is None or not specified'));
       } else errs.push(notSupported(rp, rro, RECURSIVE_READ_ONLY));
     }
-  });
-  return errs;
+  }
 }
 
-/** ValidateVolumeDevices of one container: block devices come from claims. */
-export function validateVolumeDevices(c: J, vols: Volumes, path: string): Errs {
-  const errs: Errs = [];
+/** ValidateVolumeDevices of the container at `path` (`${path}.volumeDevices`): block devices come from claims. */
+export function validateVolumeDevices(errs: Errs, c: J, vols: Volumes, path: string): void {
+  const devices = list<J>(c.volumeDevices);
+  if (devices.length === 0) return;
   const mounts = new Map(list<J>(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]));
   const mountPaths = new Set(mounts.values());
   const paths = new Set<string>();
   const names = new Set<string>();
-  list<J>(c.volumeDevices).forEach((d, i) => {
-    const p = `${path}[${i}]`;
+  devices.forEach((d, i) => {
+    const p = `${path}.volumeDevices[${i}]`;
     const name = str(d.name);
     const devicePath = str(d.devicePath);
     const v = vols.get(name);
@@ -513,7 +543,6 @@ export function validateVolumeDevices(c: J, vols: Volumes, path: string): Errs {
       errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must not already exist as a path in volumeMounts'));
     if (name !== '') names.add(name);
   });
-  return errs;
 }
 
 // ---- PersistentVolumeClaim spec -------------------------------------------------------------
