@@ -88,8 +88,18 @@ export function dns1123Subdomain(v: string): string[] {
   return out;
 }
 
+/** The valid qualified names, without building the messages (most keys are valid). */
+function isValidQualifiedName(v: string): boolean {
+  const slash = v.indexOf('/');
+  if (slash < 0) return v.length <= 63 && QUALIFIED_NAME_PART.test(v);
+  const name = v.slice(slash + 1);
+  const prefix = v.slice(0, slash);
+  return name.length <= 63 && QUALIFIED_NAME_PART.test(name) && prefix.length > 0 && prefix.length <= 253 && DNS1123_SUBDOMAIN.test(prefix);
+}
+
 /** A qualified name: `[prefix/]name`, prefix a DNS subdomain, name at most 63 characters. */
 export function qualifiedName(v: string): string[] {
+  if (isValidQualifiedName(v)) return [];
   const parts = v.split('/');
   let name = v;
   const out: string[] = [];

@@ -21,7 +21,22 @@ export const list = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as 
 /** The map at `v`, or an empty map. */
 export const map = <T = unknown>(v: unknown): Record<string, T> => (isObject(v) ? (v as Record<string, T>) : {});
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-export const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort();
+/** A map's keys in order (the reference ranges over sorted keys). */
+export function sortedKeys(m: Record<string, unknown>): string[] {
+  const keys = Object.keys(m);
+  // The maps of objects are small: an insertion sort (code unit order, as sort()'s) spares the builtin's setup.
+  if (keys.length > 8) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
 
 // ---- bad values as the reference prints them -------------------------------------------
 
@@ -217,10 +232,11 @@ export function immutable(next: unknown, old: unknown, path: string, bad: unknow
 /** ValidateLabels: keys are qualified names, values label values; errors on the map's own path. */
 export function validateLabels(labels: unknown, path: string): Errs {
   const errs: Errs = [];
-  const m = map<string>(labels);
-  for (const k of sortedKeys(m)) {
-    errs.push(...each(path, k, qualifiedName(k)));
-    errs.push(...each(path, m[k], labelValue(String(m[k]))));
+  if (!isObject(labels)) return errs;
+  for (const k of sortedKeys(labels)) {
+    pushEach(errs, path, k, qualifiedName(k));
+    const v = labels[k];
+    pushEach(errs, path, v, labelValue(String(v)));
   }
   return errs;
 }
@@ -229,8 +245,10 @@ export function validateLabels(labels: unknown, path: string): Errs {
 export function validateLabelSelector(sel: unknown, path: string): Errs {
   const s = obj(sel);
   if (!s) return [];
-  const errs = validateLabels(s.matchLabels, `${path}.matchLabels`);
-  list<J>(s.matchExpressions).forEach((r, i) => {
+  const errs = isObject(s.matchLabels) ? validateLabels(s.matchLabels, `${path}.matchLabels`) : [];
+  const exprs = list<J>(s.matchExpressions);
+  for (let i = 0; i < exprs.length; i++) {
+    const r = exprs[i] as J;
     const p = `${path}.matchExpressions[${i}]`;
     const values = list<string>(r.values);
     switch (r.operator) {
@@ -246,11 +264,15 @@ export function validateLabelSelector(sel: unknown, path: string): Errs {
       default:
         errs.push(invalidValue(`${p}.operator`, str(r.operator), 'not a valid selector operator'));
     }
-    errs.push(...each(`${p}.key`, str(r.key), qualifiedName(str(r.key))));
-    values.forEach((v, j) => {
-      errs.push(...each(`${p}.values[${j}]`, v, labelValue(v)));
-    });
-  });
+    const key = str(r.key);
+    const keyMsgs = qualifiedName(key);
+    if (keyMsgs.length > 0) pushEach(errs, `${p}.key`, key, keyMsgs);
+    for (let j = 0; j < values.length; j++) {
+      const v = values[j] as string;
+      const msgs = labelValue(v);
+      if (msgs.length > 0) pushEach(errs, `${p}.values[${j}]`, v, msgs);
+    }
+  }
   return errs;
 }
 

@@ -132,7 +132,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   list<J>(spec.imagePullSecrets).forEach((s, i) => {
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
   });
-  if (isObject(spec.affinity)) errs.push(...validateAffinity(spec.affinity, `${path}.affinity`));
+  if (isObject(spec.affinity)) validateAffinity(errs, spec.affinity, `${path}.affinity`);
   if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
   const readinessGates = list<J>(spec.readinessGates);
   if (readinessGates.length > 0)
@@ -140,7 +140,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const schedulingGates = list<J>(spec.schedulingGates);
   if (schedulingGates.length > 0) errs.push(...qualifiedNames(schedulingGates, 'name', `${path}.schedulingGates`, '', true));
   const spread = list<J>(spec.topologySpreadConstraints);
-  if (spread.length > 0) errs.push(...validateTopologySpread(spread, `${path}.topologySpreadConstraints`));
+  if (spread.length > 0) validateTopologySpread(errs, spread, `${path}.topologySpreadConstraints`);
   if (spec.hostUsers === false) errs.push(...validateHostUsers(spec, path));
   for (const key of ['serviceAccountName', 'nodeName']) {
     const v = str(spec[key]);
@@ -157,7 +157,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
     if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
   const tolerations = list<J>(spec.tolerations);
-  if (tolerations.length > 0) errs.push(...validateTolerations(tolerations, `${path}.tolerations`));
+  if (tolerations.length > 0) validateTolerations(errs, tolerations, `${path}.tolerations`);
   list<J>(spec.hostAliases).forEach((a, i) => {
     errs.push(...validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
     list<string>(a.hostnames).forEach((h, j) => {
@@ -324,15 +324,15 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
 }
 
 /** validateContainersOnlyForPod: a pod's images (not a template's) carry no surrounding spaces. */
-function imagesTrimmed(spec: J): Errs {
-  return ['containers', 'initContainers'].flatMap((key) =>
-    list<J>(spec[key]).flatMap((c, i) => {
-      const image = str(c.image);
-      return image.trim().length === image.length
-        ? []
-        : [invalidValue(`spec.${key}[${i}].image`, image, 'must not have leading or trailing whitespace')];
-    }),
-  );
+function imagesTrimmed(errs: Errs, spec: J): void {
+  for (const key of ['containers', 'initContainers']) {
+    const containers = list<J>(spec[key]);
+    for (let i = 0; i < containers.length; i++) {
+      const image = str((containers[i] as J).image);
+      if (image.trim().length !== image.length)
+        errs.push(invalidValue(`spec.${key}[${i}].image`, image, 'must not have leading or trailing whitespace'));
+    }
+  }
 }
 
 const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
@@ -367,7 +367,8 @@ export function validatePod(o: Obj, old?: Obj): Errs {
   // reference's status and binding paths do not, and a pod stored before a rule existed keeps
   // taking status updates.
   if (old && semanticEqual(o.spec, old.spec)) return errs;
-  errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''), ...imagesTrimmed(spec));
+  errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''));
+  imagesTrimmed(errs, spec);
   if (str(spec.serviceAccountName) === '') {
     list<J>(spec.volumes).forEach((v, i) => {
       list<J>(obj(v.projected)?.sources).forEach((s, j) => {

@@ -14,7 +14,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, obj, str, validateLabelSelector } from './common';
+import { type Errs, each, type J, list, obj, pushEach, str, validateLabelSelector } from './common';
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const TOLERATION_OPERATORS = ['Equal', 'Exists'];
@@ -26,11 +26,16 @@ const WEIGHT = 'must be in the range 1-100';
 /** ValidateLabelName: a qualified name, errors on `path`. */
 const labelName = (key: string, path: string): Errs => each(path, key, qualifiedName(key));
 
+/** labelName into `errs`, the path built only for a bad key. */
+function pushLabelName(errs: Errs, key: string, path: string, field: string): void {
+  const msgs = qualifiedName(key);
+  if (msgs.length > 0) pushEach(errs, `${path}${field}`, key, msgs);
+}
+
 // ---- node selectors -------------------------------------------------------------------------
 
 /** ValidateNodeSelectorRequirement. */
-function nodeSelectorRequirement(r: J, checkValues: boolean, path: string): Errs {
-  const errs: Errs = [];
+function nodeSelectorRequirement(errs: Errs, r: J, checkValues: boolean, path: string): void {
   const values = list<string>(r.values);
   switch (r.operator) {
     case 'In':
@@ -49,42 +54,39 @@ function nodeSelectorRequirement(r: J, checkValues: boolean, path: string): Errs
     default:
       errs.push(invalidValue(`${path}.operator`, str(r.operator), 'not a valid selector operator'));
   }
-  errs.push(...labelName(str(r.key), `${path}.key`));
+  pushLabelName(errs, str(r.key), path, '.key');
   if (checkValues)
-    values.forEach((v, i) => {
-      errs.push(...each(`${path}.values[${i}]`, v, labelValue(str(v))));
-    });
-  return errs;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      const msgs = labelValue(str(v));
+      if (msgs.length > 0) pushEach(errs, `${path}.values[${i}]`, v, msgs);
+    }
 }
 
 /** ValidateNodeFieldSelectorRequirement: only metadata.name, In or NotIn one value. */
-function nodeFieldRequirement(r: J, path: string): Errs {
-  const errs: Errs = [];
+function nodeFieldRequirement(errs: Errs, r: J, path: string): void {
   const values = list<string>(r.values);
   if (r.operator === 'In' || r.operator === 'NotIn') {
     if (values.length !== 1)
       errs.push(required(`${path}.values`, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
   } else errs.push(invalidValue(`${path}.operator`, str(r.operator), 'not a valid selector operator'));
   if (r.key !== 'metadata.name') errs.push(invalidValue(`${path}.key`, str(r.key), 'not a valid field selector key'));
-  return errs;
 }
 
-function nodeSelectorTerm(term: J, checkValues: boolean, path: string): Errs {
-  const errs: Errs = [];
-  list<J>(term.matchExpressions).forEach((r, j) => {
-    errs.push(...nodeSelectorRequirement(r, checkValues, `${path}.matchExpressions[${j}]`));
-  });
-  list<J>(term.matchFields).forEach((r, j) => {
-    errs.push(...nodeFieldRequirement(r, `${path}.matchFields[${j}]`));
-  });
-  return errs;
+function nodeSelectorTerm(errs: Errs, term: J, checkValues: boolean, path: string): void {
+  const exprs = list<J>(term.matchExpressions);
+  for (let j = 0; j < exprs.length; j++) nodeSelectorRequirement(errs, exprs[j] as J, checkValues, `${path}.matchExpressions[${j}]`);
+  const fields = list<J>(term.matchFields);
+  for (let j = 0; j < fields.length; j++) nodeFieldRequirement(errs, fields[j] as J, `${path}.matchFields[${j}]`);
 }
 
 /** ValidateNodeSelector: at least one term. */
 export function validateNodeSelector(sel: J, path: string): Errs {
   const terms = list<J>(sel.nodeSelectorTerms);
   if (terms.length === 0) return [required(`${path}.nodeSelectorTerms`, 'must have at least one node selector term')];
-  return terms.flatMap((t, i) => nodeSelectorTerm(t, true, `${path}.nodeSelectorTerms[${i}]`));
+  const errs: Errs = [];
+  for (let i = 0; i < terms.length; i++) nodeSelectorTerm(errs, terms[i] as J, true, `${path}.nodeSelectorTerms[${i}]`);
+  return errs;
 }
 
 // ---- affinity -------------------------------------------------------------------------------
@@ -139,60 +141,69 @@ function nodeAffinity(a: J, path: string): Errs {
     const weight = typeof t.weight === 'number' ? t.weight : 0;
     if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
     // Preferred terms may carry invalid label values (they can match on a single node).
-    errs.push(...nodeSelectorTerm(obj(t.preference) ?? {}, false, `${pref}[${i}].preference`));
+    nodeSelectorTerm(errs, obj(t.preference) ?? {}, false, `${pref}[${i}].preference`);
   });
   return errs;
 }
 
-/** validateAffinity. */
-export function validateAffinity(affinity: unknown, path: string): Errs {
+/** validateAffinity, into `errs`. */
+export function validateAffinity(errs: Errs, affinity: unknown, path: string): void {
   const a = obj(affinity);
-  if (!a) return [];
-  const errs: Errs = [];
+  if (!a) return;
   const na = obj(a.nodeAffinity);
   if (na) errs.push(...nodeAffinity(na, `${path}.nodeAffinity`));
   const pa = obj(a.podAffinity);
   if (pa) errs.push(...podAffinity(pa, `${path}.podAffinity`));
   const anti = obj(a.podAntiAffinity);
   if (anti) errs.push(...podAffinity(anti, `${path}.podAntiAffinity`));
-  return errs;
 }
 
 // ---- tolerations ----------------------------------------------------------------------------
 
-/** ValidateTolerations. */
-export function validateTolerations(tolerations: J[], path: string): Errs {
-  const errs: Errs = [];
-  tolerations.forEach((t, i) => {
-    const p = `${path}[${i}]`;
+/** ValidateTolerations, into `errs`. */
+export function validateTolerations(errs: Errs, tolerations: J[], path: string): void {
+  for (let i = 0; i < tolerations.length; i++) {
+    const t = tolerations[i] as J;
     const key = str(t.key);
     const operator = str(t.operator);
     const effect = str(t.effect);
     const value = str(t.value);
-    if (key !== '') errs.push(...labelName(key, `${p}.key`));
+    if (key !== '') pushLabelName(errs, key, `${path}[${i}]`, '.key');
     if (key === '' && operator !== 'Exists')
       errs.push(
-        invalidValue(`${p}.operator`, operator, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'),
+        invalidValue(
+          `${path}[${i}].operator`,
+          operator,
+          'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+        ),
       );
     if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null && effect !== 'NoExecute')
-      errs.push(invalidValue(`${p}.effect`, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+      errs.push(invalidValue(`${path}[${i}].effect`, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
     if (operator === 'Equal' || operator === '') {
       const msgs = labelValue(value);
-      if (msgs.length > 0) errs.push(invalidValue(`${p}.operator`, value, msgs.join(';')));
+      if (msgs.length > 0) errs.push(invalidValue(`${path}[${i}].operator`, value, msgs.join(';')));
     } else if (operator === 'Exists') {
-      if (value !== '') errs.push(invalidValue(`${p}.operator`, value, "value must be empty when `operator` is 'Exists'"));
-    } else errs.push(notSupported(`${p}.operator`, operator, TOLERATION_OPERATORS));
-    if (effect !== '' && !TAINT_EFFECTS.includes(effect)) errs.push(notSupported(`${p}.effect`, effect, TAINT_EFFECTS));
-  });
-  return errs;
+      if (value !== '') errs.push(invalidValue(`${path}[${i}].operator`, value, "value must be empty when `operator` is 'Exists'"));
+    } else errs.push(notSupported(`${path}[${i}].operator`, operator, TOLERATION_OPERATORS));
+    if (effect !== '' && !TAINT_EFFECTS.includes(effect)) errs.push(notSupported(`${path}[${i}].effect`, effect, TAINT_EFFECTS));
+  }
 }
 
 // ---- topology spread ------------------------------------------------------------------------
 
-/** validateTopologySpreadConstraints. */
-export function validateTopologySpread(constraints: J[], path: string): Errs {
-  const errs: Errs = [];
-  constraints.forEach((c, i) => {
+/** Whether a constraint after the i-th has its topologyKey and whenUnsatisfiable. */
+function repeatedLater(constraints: J[], i: number, key: string, when: string): boolean {
+  for (let j = i + 1; j < constraints.length; j++) {
+    const r = constraints[j] as J;
+    if (str(r.topologyKey) === key && str(r.whenUnsatisfiable) === when) return true;
+  }
+  return false;
+}
+
+/** validateTopologySpreadConstraints, into `errs`. */
+export function validateTopologySpread(errs: Errs, constraints: J[], path: string): void {
+  for (let i = 0; i < constraints.length; i++) {
+    const c = constraints[i] as J;
     const p = `${path}[${i}]`;
     const skew = typeof c.maxSkew === 'number' ? c.maxSkew : 0;
     if (skew <= 0) errs.push(invalidValue(`${p}.maxSkew`, skew, NOT_POSITIVE));
@@ -200,8 +211,7 @@ export function validateTopologySpread(constraints: J[], path: string): Errs {
     if (key === '') errs.push(required(`${p}.topologyKey`, 'can not be empty'));
     const when = str(c.whenUnsatisfiable);
     if (!WHEN_UNSATISFIABLE.includes(when)) errs.push(notSupported(`${p}.whenUnsatisfiable`, when, WHEN_UNSATISFIABLE));
-    if (constraints.slice(i + 1).some((r) => str(r.topologyKey) === key && str(r.whenUnsatisfiable) === when))
-      errs.push(duplicate(`${p}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
+    if (repeatedLater(constraints, i, key, when)) errs.push(duplicate(`${p}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
     if (typeof c.minDomains === 'number') {
       if (c.minDomains <= 0) errs.push(invalidValue(`${p}.minDomains`, c.minDomains, NOT_POSITIVE));
       if (when !== 'DoNotSchedule')
@@ -221,7 +231,6 @@ export function validateTopologySpread(constraints: J[], path: string): Errs {
         if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));
       });
     }
-    errs.push(...validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
-  });
-  return errs;
+    if (obj(c.labelSelector)) errs.push(...validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
+  }
 }

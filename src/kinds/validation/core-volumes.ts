@@ -403,8 +403,21 @@ const POD_SOURCES: { key: string; name?: string; rules: (s: J, path: string, vol
   },
 ];
 
+/** The index of each pod volume source in POD_SOURCES, by JSON key. */
+const POD_SOURCE_INDEX = new Map(POD_SOURCES.map((src, i) => [src.key, i]));
+
 /** validateVolumeSource: exactly one source, and that source's rules. */
 function volumeSource(v: J, path: string, podName: string | undefined): Errs {
+  // The common case, a volume with one source: its rules alone, without looking up every other source.
+  let only: (typeof POD_SOURCES)[number] | undefined;
+  let found = 0;
+  for (const key in v) {
+    const i = POD_SOURCE_INDEX.get(key);
+    if (i === undefined || !obj(v[key])) continue;
+    found++;
+    only = POD_SOURCES[i];
+  }
+  if (found === 1 && only) return only.rules(obj(v[only.key]) ?? {}, `${path}.${only.key}`, str(v.name), podName);
   const errs: Errs = [];
   let n = 0;
   const name = str(v.name);
