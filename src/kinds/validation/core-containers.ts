@@ -4,7 +4,7 @@
  * context), the probes and lifecycle handlers of regular and restartable init containers, and the
  * lists of regular, init and ephemeral containers.
  */
-import { cmpQuantity, formatQuantity, parseQuantity, type Quantity } from '../../api/quantity';
+import { cmpQuantity, formatQuantity, isNegative, parseQuantity, type Quantity } from '../../api/quantity';
 import {
   dns1123Label,
   dns1123Subdomain,
@@ -15,7 +15,20 @@ import {
   notSupported,
   required,
 } from '../../api/validation';
-import { configMapKey, type Errs, isValidPortName, isValidPortNum, type J, list, map, obj, pushEach, semanticEqual, str } from './common';
+import {
+  configMapKey,
+  type Errs,
+  isValidPortName,
+  isValidPortNum,
+  type J,
+  list,
+  map,
+  obj,
+  pushEach,
+  semanticEqual,
+  sortedKeys,
+  str,
+} from './common';
 import {
   isHugePages,
   isOvercommitAllowed,
@@ -28,6 +41,8 @@ import { validateSecurityContext } from './core-security';
 import { objectFieldSelector, resourceFieldSelector, type Volumes, validateVolumeDevices, validateVolumeMounts } from './core-volumes';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+const ENV_FROM_SOURCES = ['configMapRef', 'secretRef'];
+const LIFECYCLE_HOOKS = ['postStart', 'preStop'];
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
 const SCHEMES = ['HTTP', 'HTTPS'];
@@ -101,13 +116,16 @@ function validateContainerPorts(errs: Errs, ports: J[], path: string): void {
 const validPortNum = (port: number): boolean => port >= 1 && port <= 65535;
 
 /** AccumulateUniqueHostPorts over `containers` (a list path): protocol/hostIP/port unique. */
-export function hostPortConflicts(errs: Errs, containers: J[], path: string, seen = new Set<string>()): void {
+export function hostPortConflicts(errs: Errs, containers: J[], path: string): void {
+  // Made for the first host port (most pods have none).
+  let seen: Set<string> | undefined;
   for (let ci = 0; ci < containers.length; ci++) {
     const ports = list<J>((containers[ci] as J).ports);
     for (let pi = 0; pi < ports.length; pi++) {
       const p = ports[pi] as J;
       if (typeof p.hostPort !== 'number' || p.hostPort === 0) continue;
       const key = `${str(p.protocol)}/${str(p.hostIP)}/${p.hostPort}`;
+      seen ??= new Set();
       if (seen.has(key)) errs.push(duplicate(`${path}[${ci}].ports[${pi}].hostPort`, key));
       else seen.add(key);
     }
@@ -187,7 +205,7 @@ export function validateEnvFrom(errs: Errs, envFrom: J[], path: string): void {
     const prefix = str(ev.prefix);
     if (prefix !== '' && !RELAXED_ENV_NAME.test(prefix)) pushEach(errs, `${path}[${i}].prefix`, prefix, envVarName(prefix));
     let n = 0;
-    for (const key of ['configMapRef', 'secretRef']) {
+    for (const key of ENV_FROM_SOURCES) {
       const ref = obj(ev[key]);
       if (!ref) continue;
       n++;
@@ -287,7 +305,7 @@ function probe(
 function probesAndLifecycle(errs: Errs, c: J, gracePeriod: number | undefined, path: string): void {
   const lc = obj(c.lifecycle);
   if (lc) {
-    for (const hook of ['postStart', 'preStop']) {
+    for (const hook of LIFECYCLE_HOOKS) {
       const h = obj(lc[hook]);
       if (h) handler(errs, h, LIFECYCLE_HANDLERS, gracePeriod, `${path}.lifecycle.${hook}`);
     }
@@ -302,16 +320,14 @@ function probesAndLifecycle(errs: Errs, c: J, gracePeriod: number | undefined, p
 
 // ---- resources ------------------------------------------------------------------------------
 
-/** A map's keys in order (the reference ranges over sorted keys); no sort for 0 or 1 key. */
-function orderedKeys(m: Record<string, unknown>): string[] {
-  const keys = Object.keys(m);
-  return keys.length > 1 ? keys.sort() : keys;
-}
-
 /** The name and value rules of one resource of a list (`${path}[${k}]`). */
 function resourceEntry(errs: Errs, k: string, q: Quantity | undefined, path: string): void {
-  // cpu, memory and ephemeral-storage are valid container resource names (the common case).
-  if (!STANDARD_CONTAINER_RESOURCES.includes(k)) errs.push(...validateContainerResourceName(k, `${path}[${k}]`));
+  if (STANDARD_CONTAINER_RESOURCES.includes(k)) {
+    // The common case: a valid name, and not a counted resource, so only a negative value is wrong.
+    if (q && isNegative(q)) errs.push(...validateQuantityValue(k, q, `${path}[${k}]`));
+    return;
+  }
+  errs.push(...validateContainerResourceName(k, `${path}[${k}]`));
   if (q && !quantityValueValid(k, q)) errs.push(...validateQuantityValue(k, q, `${path}[${k}]`));
 }
 
@@ -321,12 +337,12 @@ export function validateResources(errs: Errs, r: J | undefined, path: string): v
   const requests = map(r?.requests);
   let cpuOrMemory = false;
   let hugePages = false;
-  for (const k of orderedKeys(limits)) {
+  for (const k of sortedKeys(limits)) {
     resourceEntry(errs, k, parseQuantity(limits[k]), `${path}.limits`);
     if (isHugePages(k)) hugePages = true;
     if (RESIZE_RESOURCES.includes(k)) cpuOrMemory = true;
   }
-  for (const k of orderedKeys(requests)) {
+  for (const k of sortedKeys(requests)) {
     const q = parseQuantity(requests[k]);
     resourceEntry(errs, k, q, `${path}.requests`);
     const lim = limits[k] === undefined ? undefined : parseQuantity(limits[k]);

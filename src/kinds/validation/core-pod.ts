@@ -34,6 +34,10 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
 const PREEMPTION_POLICIES = ['PreemptLowerPriority', 'Never'];
 const OS_NAMES = ['linux', 'windows'];
 const MAX_INT32 = 2147483647;
+const SUBDOMAIN_FIELDS = ['serviceAccountName', 'nodeName'];
+const LABEL_FIELDS = ['hostname', 'subdomain'];
+const CLASS_FIELDS = ['priorityClassName', 'runtimeClassName'];
+const CONTAINER_LISTS = ['containers', 'initContainers'];
 const IP_MSG = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 
 /** IsValidIP. */
@@ -119,8 +123,9 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const containers = list<J>(spec.containers);
   const inits = list<J>(spec.initContainers);
   validateContainers(errs, containers, ctx, `${path}.containers`);
-  validateInitContainers(errs, inits, containers, ctx, `${path}.initContainers`);
-  validateEphemeralContainers(errs, list<J>(spec.ephemeralContainers), containers, inits, ctx, `${path}.ephemeralContainers`);
+  if (inits.length > 0) validateInitContainers(errs, inits, containers, ctx, `${path}.initContainers`);
+  const ephemeral = list<J>(spec.ephemeralContainers);
+  if (ephemeral.length > 0) validateEphemeralContainers(errs, ephemeral, containers, inits, ctx, `${path}.ephemeralContainers`);
   if (spec.hostNetwork === true) errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
   if (restart === '') errs.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart)) errs.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
@@ -128,7 +133,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   if (dns === '') errs.push(required(`${path}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   if (isObject(spec.nodeSelector)) errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
-  validatePodSecurityContext(errs, spec, `${path}.securityContext`);
+  if (isObject(spec.securityContext)) validatePodSecurityContext(errs, spec, `${path}.securityContext`);
   list<J>(spec.imagePullSecrets).forEach((s, i) => {
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
   });
@@ -142,7 +147,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const spread = list<J>(spec.topologySpreadConstraints);
   if (spread.length > 0) validateTopologySpread(errs, spread, `${path}.topologySpreadConstraints`);
   if (spec.hostUsers === false) errs.push(...validateHostUsers(spec, path));
-  for (const key of ['serviceAccountName', 'nodeName']) {
+  for (const key of SUBDOMAIN_FIELDS) {
     const v = str(spec[key]);
     if (v === '') continue;
     const msgs = dns1123Subdomain(v);
@@ -150,7 +155,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   }
   if (typeof spec.activeDeadlineSeconds === 'number' && (spec.activeDeadlineSeconds < 1 || spec.activeDeadlineSeconds > MAX_INT32))
     errs.push(invalidValue(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, `must be between 1 and ${MAX_INT32}, inclusive`));
-  for (const key of ['hostname', 'subdomain']) {
+  for (const key of LABEL_FIELDS) {
     const v = str(spec[key]);
     if (v === '') continue;
     const msgs = dns1123Label(v);
@@ -164,7 +169,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
       errs.push(...each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
     });
   });
-  for (const key of ['priorityClassName', 'runtimeClassName']) {
+  for (const key of CLASS_FIELDS) {
     const v = str(spec[key]);
     if (v === '' && !(key === 'runtimeClassName' && typeof spec[key] === 'string')) continue;
     const msgs = dns1123Subdomain(v);
@@ -325,7 +330,7 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
 
 /** validateContainersOnlyForPod: a pod's images (not a template's) carry no surrounding spaces. */
 function imagesTrimmed(errs: Errs, spec: J): void {
-  for (const key of ['containers', 'initContainers']) {
+  for (const key of CONTAINER_LISTS) {
     const containers = list<J>(spec[key]);
     for (let i = 0; i < containers.length; i++) {
       const image = str((containers[i] as J).image);

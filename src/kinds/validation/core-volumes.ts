@@ -439,8 +439,12 @@ function volumeSource(v: J, path: string, podName: string | undefined): Errs {
 export function validateVolumes(errs: Errs, volumes: J[], path: string, podName?: string): Volumes {
   const vols: Volumes = new Map();
   // The claims the pod's generic ephemeral volumes create (none in most pods: no set then).
-  const ephemeral = podName ? volumes.filter((v) => obj(v.ephemeral)) : [];
-  const ephemeralClaims = ephemeral.length > 0 ? new Set(ephemeral.map((v) => `${podName}-${str(v.name)}`)) : undefined;
+  let ephemeralClaims: Set<string> | undefined;
+  for (const v of podName ? volumes : []) {
+    if (!obj(v.ephemeral)) continue;
+    ephemeralClaims ??= new Set();
+    ephemeralClaims.add(`${podName}-${str(v.name)}`);
+  }
   for (let i = 0; i < volumes.length; i++) {
     const v = volumes[i] as J;
     const p = `${path}[${i}]`;
