@@ -124,7 +124,11 @@ export function isValidPortNum(port: number): string[] {
   return port >= 1 && port <= 65535 ? [] : ['must be between 1 and 65535, inclusive'];
 }
 
+/** The valid port names: at most 15 of a-z, 0-9 and single inner hyphens, with a letter. */
+const VALID_PORT_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
 export function isValidPortName(port: string): string[] {
+  if (port.length <= 15 && VALID_PORT_NAME.test(port) && /[a-z]/.test(port)) return [];
   const errs: string[] = [];
   if (port.length > 15) errs.push(maxLenError(15));
   if (!/^[-a-z0-9]+$/.test(port)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
@@ -281,6 +285,15 @@ export function validateLabelSelector(sel: unknown, path: string): Errs {
  * carries the stored resourceVersion; an object being created has none.
  */
 export const isUpdate = (o: Obj): boolean => !!o.metadata.resourceVersion;
+
+/** Lists up to this long find repeats by scanning (sparing a Set per list); longer ones use a Set. */
+export const SCAN_MAX = 16;
+
+/** Whether an item before the i-th has the string `value` at `key` (a short list's duplicate check). */
+export function seenBefore(items: J[], i: number, key: string, value: string): boolean {
+  for (let j = 0; j < i; j++) if (str((items[j] as J)[key]) === value) return true;
+  return false;
+}
 
 /** A list contains `*` (the reference's hasWildcard). */
 export const hasWildcard = (v: unknown[]): boolean => v.includes('*');

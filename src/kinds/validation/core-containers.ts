@@ -25,6 +25,8 @@ import {
   map,
   obj,
   pushEach,
+  SCAN_MAX,
+  seenBefore,
   semanticEqual,
   sortedKeys,
   str,
@@ -418,14 +420,14 @@ export function validateContainers(errs: Errs, containers: J[], ctx: PodContext,
     errs.push(required(path));
     return;
   }
-  const names = new Set<string>();
+  const names = containers.length > SCAN_MAX ? new Set<string>() : undefined;
   for (let i = 0; i < containers.length; i++) {
     const c = containers[i] as J;
     const p = `${path}[${i}]`;
     validateContainerCommon(errs, c, ctx, p);
     const name = str(c.name);
-    if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
-    else names.add(name);
+    if (names ? names.has(name) : seenBefore(containers, i, 'name', name)) errs.push(duplicate(`${p}.name`, name));
+    else names?.add(name);
     probesAndLifecycle(errs, c, ctx.gracePeriod, p);
     if (c.restartPolicy !== undefined) errs.push(forbiddenField(`${p}.restartPolicy`, 'may not be set for non-init containers'));
   }

@@ -375,8 +375,11 @@ export function validatePod(o: Obj, old?: Obj): Errs {
   errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''));
   imagesTrimmed(errs, spec);
   if (str(spec.serviceAccountName) === '') {
-    list<J>(spec.volumes).forEach((v, i) => {
-      list<J>(obj(v.projected)?.sources).forEach((s, j) => {
+    const volumes = list<J>(spec.volumes);
+    for (let i = 0; i < volumes.length; i++) {
+      const projected = obj((volumes[i] as J).projected);
+      if (!projected) continue;
+      list<J>(projected.sources).forEach((s, j) => {
         if (obj(s.serviceAccountToken))
           errs.push(
             forbiddenField(
@@ -385,7 +388,7 @@ export function validatePod(o: Obj, old?: Obj): Errs {
             ),
           );
       });
-    });
+    }
   }
   if (old) return errs;
   if (list(spec.ephemeralContainers).length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));

@@ -168,7 +168,10 @@ export function validateTolerations(errs: Errs, tolerations: J[], path: string):
     const operator = str(t.operator);
     const effect = str(t.effect);
     const value = str(t.value);
-    if (key !== '') pushLabelName(errs, key, `${path}[${i}]`, '.key');
+    if (key !== '') {
+      const msgs = qualifiedName(key);
+      if (msgs.length > 0) pushEach(errs, `${path}[${i}].key`, key, msgs);
+    }
     if (key === '' && operator !== 'Exists')
       errs.push(
         invalidValue(

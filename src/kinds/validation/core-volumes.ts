@@ -16,7 +16,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, map, obj, pushEach, str, validateLabelSelector } from './common';
+import { type Errs, each, type J, list, map, obj, pushEach, SCAN_MAX, seenBefore, str, validateLabelSelector } from './common';
 
 export const FILE_MODE = 'must be a number between 0 and 0777 (octal), both inclusive';
 const MORE_THAN_ONE = 'may not specify more than 1 volume type';
@@ -485,7 +485,7 @@ export function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: stri
   const devices = deviceList.length > 0 ? new Map(deviceList.map((d) => [str(d.name), str(d.devicePath)])) : undefined;
   const devicePaths = devices ? new Set(devices.values()) : undefined;
   const privileged = obj(c.securityContext)?.privileged === true;
-  const points = new Set<string>();
+  const points = mounts.length > SCAN_MAX ? new Set<string>() : undefined;
   for (let i = 0; i < mounts.length; i++) {
     const m = mounts[i] as J;
     const name = str(m.name);
@@ -494,8 +494,9 @@ export function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: stri
     const vol = vols.get(name);
     if (!vol) errs.push(notFound(`${listPath}[${i}].name`, name));
     if (mountPath === '') errs.push(required(`${listPath}[${i}].mountPath`));
-    if (points.has(mountPath)) errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must be unique'));
-    points.add(mountPath);
+    if (points ? points.has(mountPath) : seenBefore(mounts, i, 'mountPath', mountPath))
+      errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must be unique'));
+    points?.add(mountPath);
     if (devices?.has(name)) errs.push(invalidValue(`${listPath}[${i}].name`, name, 'must not already exist in volumeDevices'));
     if (devicePaths?.has(mountPath))
       errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must not already exist as a path in volumeDevices'));
