@@ -40,7 +40,7 @@ import {
   validateQuantityValue,
 } from './core-quota';
 import { validateSecurityContext } from './core-security';
-import { objectFieldSelector, resourceFieldSelector, type Volumes, validateVolumeDevices, validateVolumeMounts } from './core-volumes';
+import { localDescendingPath, objectFieldSelector, resourceFieldSelector, type Volumes } from './core-volumes';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const ENV_FROM_SOURCES = ['configMapRef', 'secretRef'];
@@ -50,6 +50,8 @@ const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
 const SCHEMES = ['HTTP', 'HTTPS'];
 const RESIZE_RESOURCES = ['cpu', 'memory'];
 const RESIZE_POLICIES = ['NotRequired', 'RestartContainer'];
+const PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'];
+const RECURSIVE_READ_ONLY = ['Disabled', 'Enabled', 'IfPossible'];
 const ENV_FIELD_PATHS = [
   'metadata.name',
   'metadata.namespace',
@@ -378,6 +380,99 @@ function resizePolicy(errs: Errs, policies: J[], restartPolicy: string, path: st
     else if (!RESIZE_POLICIES.includes(policy)) errs.push(notSupported(path, policy, RESIZE_POLICIES));
     if (restartPolicy === 'Never' && policy !== 'NotRequired')
       errs.push(invalidValue(path, policy, "must be 'NotRequired' when `restartPolicy` is 'Never'"));
+  });
+}
+
+// ---- mounts and devices ---------------------------------------------------------------------
+
+/**
+ * ValidateVolumeMounts of the container at `path` (its list is `${path}.volumeMounts`); a
+ * privileged container's securityContext allows Bidirectional propagation.
+ */
+function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: string): void {
+  const mounts = list<J>(c.volumeMounts);
+  if (mounts.length === 0) return;
+  const listPath = `${path}.volumeMounts`;
+  const deviceList = list<J>(c.volumeDevices);
+  // By name, the last device of a name winning (its path alone counts), as the reference's map.
+  const devices = deviceList.length > 0 ? new Map(deviceList.map((d) => [str(d.name), str(d.devicePath)])) : undefined;
+  const devicePaths = devices ? new Set(devices.values()) : undefined;
+  const privileged = obj(c.securityContext)?.privileged === true;
+  const points = mounts.length > SCAN_MAX ? new Set<string>() : undefined;
+  for (let i = 0; i < mounts.length; i++) {
+    const m = mounts[i] as J;
+    const name = str(m.name);
+    const mountPath = str(m.mountPath);
+    if (name === '') errs.push(required(`${listPath}[${i}].name`));
+    const vol = vols.get(name);
+    if (!vol) errs.push(notFound(`${listPath}[${i}].name`, name));
+    if (mountPath === '') errs.push(required(`${listPath}[${i}].mountPath`));
+    if (points ? points.has(mountPath) : seenBefore(mounts, i, 'mountPath', mountPath))
+      errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must be unique'));
+    points?.add(mountPath);
+    if (devices?.has(name)) errs.push(invalidValue(`${listPath}[${i}].name`, name, 'must not already exist in volumeDevices'));
+    if (devicePaths?.has(mountPath))
+      errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must not already exist as a path in volumeDevices'));
+    const subPath = str(m.subPath);
+    const subPathExpr = str(m.subPathExpr);
+    if (obj(vol?.image)) {
+      if (subPath !== '') errs.push(invalidValue(`${listPath}[${i}].subPath`, subPath, 'not allowed in image volume sources'));
+      if (subPathExpr !== '') errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'not allowed in image volume sources'));
+    }
+    // The reference reports these two under the list's path, not the mount's.
+    if (subPath !== '') errs.push(...localDescendingPath(subPath, `${listPath}.subPath`));
+    if (subPathExpr !== '') {
+      if (subPath !== '')
+        errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
+      errs.push(...localDescendingPath(subPathExpr, `${listPath}.subPathExpr`));
+    }
+    const propagation = m.mountPropagation;
+    if (typeof propagation === 'string') {
+      if (!PROPAGATIONS.includes(propagation)) errs.push(notSupported(`${listPath}.mountPropagation`, propagation, PROPAGATIONS));
+      if (propagation === 'Bidirectional' && !privileged)
+        errs.push(
+          forbiddenField(`${listPath}.mountPropagation`, 'Bidirectional mount propagation is available only to privileged containers'),
+        );
+    }
+    const rro = m.recursiveReadOnly;
+    if (typeof rro === 'string' && rro !== 'Disabled') {
+      const rp = `${listPath}.recursiveReadOnly`;
+      if (rro === 'Enabled' || rro === 'IfPossible') {
+        if (m.readOnly !== true) errs.push(forbiddenField(rp, 'may only be specified when readOnly is true'));
+        if (typeof propagation === 'string' && propagation !== 'None')
+          errs.push(forbiddenField(rp, 'may only be specified when mountPropagation is None or not specified'));
+      } else errs.push(notSupported(rp, rro, RECURSIVE_READ_ONLY));
+    }
+  }
+}
+
+/** ValidateVolumeDevices of the container at `path` (`${path}.volumeDevices`): block devices come from claims. */
+function validateVolumeDevices(errs: Errs, c: J, vols: Volumes, path: string): void {
+  const devices = list<J>(c.volumeDevices);
+  if (devices.length === 0) return;
+  const mounts = new Map(list<J>(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]));
+  const mountPaths = new Set(mounts.values());
+  const paths = new Set<string>();
+  const names = new Set<string>();
+  devices.forEach((d, i) => {
+    const p = `${path}.volumeDevices[${i}]`;
+    const name = str(d.name);
+    const devicePath = str(d.devicePath);
+    const v = vols.get(name);
+    if (name === '') errs.push(required(`${p}.name`));
+    if (names.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must be unique'));
+    if (v && !obj(v.persistentVolumeClaim) && !obj(v.ephemeral))
+      errs.push(invalidValue(`${p}.name`, name, 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'));
+    if (!v) errs.push(notFound(`${p}.name`, name));
+    if (devicePath === '') errs.push(required(`${p}.devicePath`));
+    if (paths.has(devicePath)) errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must be unique'));
+    if (devicePath !== '' && devicePath.split('/').includes('..'))
+      errs.push(invalidValue(`${p}.devicePath`, devicePath, "can not contain backsteps ('..')"));
+    else paths.add(devicePath);
+    if (mounts.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must not already exist in volumeMounts'));
+    if (mountPaths.has(devicePath))
+      errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must not already exist as a path in volumeMounts'));
+    if (name !== '') names.add(name);
   });
 }
 
