@@ -18,6 +18,9 @@ export type Errs = FieldError[];
 export const obj = (v: unknown): J | undefined => (isObject(v) ? v : undefined);
 /** The list at `v`, or an empty list (Go: a nil slice). */
 export const list = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
+const NO_ITEMS: readonly never[] = Object.freeze([]);
+/** `list` for the rules that only read the list: absent, it is one shared (frozen) empty list. */
+export const items = <T = unknown>(v: unknown): readonly T[] => (Array.isArray(v) ? (v as T[]) : NO_ITEMS);
 /** The map at `v`, or an empty map. */
 export const map = <T = unknown>(v: unknown): Record<string, T> => (isObject(v) ? (v as Record<string, T>) : {});
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -290,8 +293,8 @@ export const isUpdate = (o: Obj): boolean => !!o.metadata.resourceVersion;
 export const SCAN_MAX = 16;
 
 /** Whether an item before the i-th has the string `value` at `key` (a short list's duplicate check). */
-export function seenBefore(items: J[], i: number, key: string, value: string): boolean {
-  for (let j = 0; j < i; j++) if (str((items[j] as J)[key]) === value) return true;
+export function seenBefore(list: readonly J[], i: number, key: string, value: string): boolean {
+  for (let j = 0; j < i; j++) if (str((list[j] as J)[key]) === value) return true;
   return false;
 }
 

@@ -20,8 +20,8 @@ import {
   type Errs,
   isValidPortName,
   isValidPortNum,
+  items,
   type J,
-  list,
   map,
   obj,
   pushEach,
@@ -93,7 +93,7 @@ export interface PodContext {
  */
 
 /** validateContainerPorts of the container at `path` (its list is `${path}.ports`). */
-function validateContainerPorts(errs: Errs, ports: J[], path: string): void {
+function validateContainerPorts(errs: Errs, ports: readonly J[], path: string): void {
   // A list of one cannot hold a duplicate name.
   const names = ports.length > 1 ? new Set<string>() : undefined;
   for (let i = 0; i < ports.length; i++) {
@@ -120,11 +120,11 @@ function validateContainerPorts(errs: Errs, ports: J[], path: string): void {
 const validPortNum = (port: number): boolean => port >= 1 && port <= 65535;
 
 /** AccumulateUniqueHostPorts over `containers` (a list path): protocol/hostIP/port unique. */
-export function hostPortConflicts(errs: Errs, containers: J[], path: string): void {
+export function hostPortConflicts(errs: Errs, containers: readonly J[], path: string): void {
   // Made for the first host port (most pods have none).
   let seen: Set<string> | undefined;
   for (let ci = 0; ci < containers.length; ci++) {
-    const ports = list<J>((containers[ci] as J).ports);
+    const ports = items<J>((containers[ci] as J).ports);
     for (let pi = 0; pi < ports.length; pi++) {
       const p = ports[pi] as J;
       if (typeof p.hostPort !== 'number' || p.hostPort === 0) continue;
@@ -191,7 +191,7 @@ function envValueFrom(errs: Errs, ev: J, from: J, path: string): void {
 }
 
 /** ValidateEnv of the list at `path`. */
-export function validateEnv(errs: Errs, env: J[], path: string): void {
+export function validateEnv(errs: Errs, env: readonly J[], path: string): void {
   for (let i = 0; i < env.length; i++) {
     const ev = env[i] as J;
     const name = str(ev.name);
@@ -203,7 +203,7 @@ export function validateEnv(errs: Errs, env: J[], path: string): void {
 }
 
 /** ValidateEnvFrom (the count errors are reported on the list's path, as the reference). */
-export function validateEnvFrom(errs: Errs, envFrom: J[], path: string): void {
+export function validateEnvFrom(errs: Errs, envFrom: readonly J[], path: string): void {
   for (let i = 0; i < envFrom.length; i++) {
     const ev = envFrom[i] as J;
     const prefix = str(ev.prefix);
@@ -243,7 +243,7 @@ function httpGet(errs: Errs, h: J, path: string): void {
   if (str(h.path) === '') errs.push(required(`${path}.path`));
   portNumOrName(errs, h.port, `${path}.port`);
   if (!SCHEMES.includes(str(h.scheme))) errs.push(notSupported(`${path}.scheme`, str(h.scheme), SCHEMES));
-  for (const header of list<J>(h.httpHeaders)) {
+  for (const header of items<J>(h.httpHeaders)) {
     const name = str(header.name);
     if (!HEADER_NAME.test(name))
       errs.push(
@@ -267,7 +267,7 @@ function handler(errs: Errs, h: J, keys: string[], gracePeriod: number | undefin
       continue;
     }
     n++;
-    if (key === 'exec' && list(a.command).length === 0) errs.push(required(`${path}.${key}.command`));
+    if (key === 'exec' && items(a.command).length === 0) errs.push(required(`${path}.${key}.command`));
     if (key === 'httpGet') httpGet(errs, a, `${path}.${key}`);
     if (key === 'tcpSocket' || key === 'grpc') portNumOrName(errs, a.port, `${path}.${key}.port`);
     if (key === 'sleep') {
@@ -367,7 +367,7 @@ export function validateResources(errs: Errs, r: J | undefined, path: string): v
 }
 
 /** validateResizePolicy (errors on the list's path, as the reference). */
-function resizePolicy(errs: Errs, policies: J[], restartPolicy: string, path: string): void {
+function resizePolicy(errs: Errs, policies: readonly J[], restartPolicy: string, path: string): void {
   const seen = new Set<string>();
   policies.forEach((p, i) => {
     const name = str(p.resourceName);
@@ -390,10 +390,10 @@ function resizePolicy(errs: Errs, policies: J[], restartPolicy: string, path: st
  * privileged container's securityContext allows Bidirectional propagation.
  */
 function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: string): void {
-  const mounts = list<J>(c.volumeMounts);
+  const mounts = items<J>(c.volumeMounts);
   if (mounts.length === 0) return;
   const listPath = `${path}.volumeMounts`;
-  const deviceList = list<J>(c.volumeDevices);
+  const deviceList = items<J>(c.volumeDevices);
   // By name, the last device of a name winning (its path alone counts), as the reference's map.
   const devices = deviceList.length > 0 ? new Map(deviceList.map((d) => [str(d.name), str(d.devicePath)])) : undefined;
   const devicePaths = devices ? new Set(devices.values()) : undefined;
@@ -448,9 +448,9 @@ function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: string): vo
 
 /** ValidateVolumeDevices of the container at `path` (`${path}.volumeDevices`): block devices come from claims. */
 function validateVolumeDevices(errs: Errs, c: J, vols: Volumes, path: string): void {
-  const devices = list<J>(c.volumeDevices);
+  const devices = items<J>(c.volumeDevices);
   if (devices.length === 0) return;
-  const mounts = new Map(list<J>(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]));
+  const mounts = new Map(items<J>(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]));
   const mountPaths = new Set(mounts.values());
   const paths = new Set<string>();
   const names = new Set<string>();
@@ -491,11 +491,11 @@ export function validateContainerCommon(errs: Errs, c: J, ctx: PodContext, path:
   if (tmp === '') errs.push(required(`${path}.terminationMessagePolicy`));
   else if (!TERMINATION_MESSAGE_POLICIES.includes(tmp))
     errs.push(notSupported(`${path}.terminationMessagePolicy`, tmp, TERMINATION_MESSAGE_POLICIES));
-  const ports = list<J>(c.ports);
+  const ports = items<J>(c.ports);
   if (ports.length > 0) validateContainerPorts(errs, ports, path);
-  const env = list<J>(c.env);
+  const env = items<J>(c.env);
   if (env.length > 0) validateEnv(errs, env, `${path}.env`);
-  const envFrom = list<J>(c.envFrom);
+  const envFrom = items<J>(c.envFrom);
   if (envFrom.length > 0) validateEnvFrom(errs, envFrom, `${path}.envFrom`);
   validateVolumeMounts(errs, c, ctx.vols, path);
   validateVolumeDevices(errs, c, ctx.vols, path);
@@ -503,14 +503,14 @@ export function validateContainerCommon(errs: Errs, c: J, ctx: PodContext, path:
   if (pull === '') errs.push(required(`${path}.imagePullPolicy`));
   else if (!PULL_POLICIES.includes(pull)) errs.push(notSupported(`${path}.imagePullPolicy`, pull, PULL_POLICIES));
   validateResources(errs, obj(c.resources), `${path}.resources`);
-  const resize = list<J>(c.resizePolicy);
+  const resize = items<J>(c.resizePolicy);
   if (resize.length > 0) resizePolicy(errs, resize, ctx.restartPolicy, `${path}.resizePolicy`);
   const sc = obj(c.securityContext);
   if (sc) validateSecurityContext(errs, sc, `${path}.securityContext`, ctx.hostUsers);
 }
 
 /** validateContainers: at least one, unique names, probes and hooks, no restartPolicy. */
-export function validateContainers(errs: Errs, containers: J[], ctx: PodContext, path: string): void {
+export function validateContainers(errs: Errs, containers: readonly J[], ctx: PodContext, path: string): void {
   if (containers.length === 0) {
     errs.push(required(path));
     return;
@@ -530,7 +530,7 @@ export function validateContainers(errs: Errs, containers: J[], ctx: PodContext,
 }
 
 /** validateInitContainers: names unique across regular and init containers; sidecars may have probes. */
-export function validateInitContainers(errs: Errs, inits: J[], regular: J[], ctx: PodContext, path: string): void {
+export function validateInitContainers(errs: Errs, inits: readonly J[], regular: readonly J[], ctx: PodContext, path: string): void {
   if (inits.length === 0) return;
   const names = new Set(regular.map((c) => str(c.name)));
   inits.forEach((c, i) => {
@@ -554,7 +554,14 @@ export function validateInitContainers(errs: Errs, inits: J[], regular: J[], ctx
 }
 
 /** validateEphemeralContainers: the common rules, unique names, an existing target, allowed fields only. */
-export function validateEphemeralContainers(errs: Errs, ecs: J[], regular: J[], inits: J[], ctx: PodContext, path: string): void {
+export function validateEphemeralContainers(
+  errs: Errs,
+  ecs: readonly J[],
+  regular: readonly J[],
+  inits: readonly J[],
+  ctx: PodContext,
+  path: string,
+): void {
   if (ecs.length === 0) return;
   const others = new Set([...regular, ...inits].map((c) => str(c.name)));
   const all = new Set(others);
@@ -569,7 +576,7 @@ export function validateEphemeralContainers(errs: Errs, ecs: J[], regular: J[], 
     const target = str(c.targetContainerName);
     if (target !== '' && !others.has(target)) errs.push(notFound(`${p}.targetContainerName`, target));
     for (const f of EPHEMERAL_DISALLOWED) if (!semanticEqual(c[f], undefined)) errs.push(forbiddenField(`${p}.${f}`, EPHEMERAL_FORBIDDEN));
-    list<J>(c.volumeMounts).forEach((m, j) => {
+    items<J>(c.volumeMounts).forEach((m, j) => {
       if (str(m.subPath) !== '') errs.push(forbiddenField(`${p}.volumeMounts[${j}].subPath`, EPHEMERAL_FORBIDDEN));
       if (str(m.subPathExpr) !== '') errs.push(forbiddenField(`${p}.volumeMounts[${j}].subPathExpr`, EPHEMERAL_FORBIDDEN));
     });

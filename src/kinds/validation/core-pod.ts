@@ -17,7 +17,7 @@ import {
   validateAnnotations,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, type J, list, map, obj, pushEach, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, items, type J, map, obj, pushEach, semanticEqual, str, validateLabels } from './common';
 import {
   type PodContext,
   validateContainers,
@@ -48,17 +48,17 @@ function dnsConfig(spec: J, path: string): Errs {
   const cfg = obj(spec.dnsConfig);
   if (spec.dnsPolicy === 'None') {
     if (!cfg) return [required(path, 'must provide `dnsConfig` when `dnsPolicy` is None')];
-    if (list(cfg.nameservers).length === 0)
+    if (items(cfg.nameservers).length === 0)
       return [required(`${path}.nameservers`, 'must provide at least one DNS nameserver when `dnsPolicy` is None')];
   }
   if (!cfg) return [];
   const errs: Errs = [];
-  const servers = list<string>(cfg.nameservers).map(str);
+  const servers = items<string>(cfg.nameservers).map(str);
   if (servers.length > 3) errs.push(invalidValue(`${path}.nameservers`, servers, 'must not have more than 3 nameservers'));
   servers.forEach((ns, i) => {
     errs.push(...validIP(ns, `${path}.nameservers[${i}]`));
   });
-  const searches = list<string>(cfg.searches).map(str);
+  const searches = items<string>(cfg.searches).map(str);
   if (searches.length > 32) errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 32 search paths'));
   if (searches.join(' ').length > 2048)
     errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 2048 characters (including spaces) in the search list'));
@@ -68,7 +68,7 @@ function dnsConfig(spec: J, path: string): Errs {
     const msgs = dns1123Subdomain(v.replaceAll('_', 'a'));
     errs.push(...each(`${path}.searches[${i}]`, v, msgs));
   });
-  list<J>(cfg.options).forEach((o, i) => {
+  items<J>(cfg.options).forEach((o, i) => {
     if (str(o.name) === '') errs.push(required(`${path}.options[${i}]`, 'must not be empty'));
   });
   return errs;
@@ -78,8 +78,8 @@ function dnsConfig(spec: J, path: string): Errs {
 function hostNetworkPorts(spec: J, path: string, isPod: boolean): Errs {
   if (spec.hostNetwork !== true) return [];
   const errs: Errs = [];
-  list<J>(spec.containers).forEach((c, i) => {
-    list<J>(c.ports).forEach((p, j) => {
+  items<J>(spec.containers).forEach((c, i) => {
+    items<J>(c.ports).forEach((p, j) => {
       const hp = typeof p.hostPort === 'number' ? p.hostPort : 0;
       const cp = typeof p.containerPort === 'number' ? p.containerPort : 0;
       if ((isPod || hp !== 0) && hp !== cp)
@@ -91,7 +91,7 @@ function hostNetworkPorts(spec: J, path: string, isPod: boolean): Errs {
   return errs;
 }
 
-function qualifiedNames(items: J[], key: string, path: string, child: string, unique: boolean): Errs {
+function qualifiedNames(items: readonly J[], key: string, path: string, child: string, unique: boolean): Errs {
   const errs: Errs = [];
   const seen = new Set<string>();
   items.forEach((g, i) => {
@@ -112,7 +112,7 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const errs: Errs = [];
   const grace = spec.terminationGracePeriodSeconds;
   if (typeof grace !== 'number') errs.push(required(`${path}.terminationGracePeriodSeconds`));
-  const vols = validateVolumes(errs, list<J>(spec.volumes), `${path}.volumes`, podName);
+  const vols = validateVolumes(errs, items<J>(spec.volumes), `${path}.volumes`, podName);
   const restart = str(spec.restartPolicy);
   const ctx: PodContext = {
     vols,
@@ -120,11 +120,11 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
     gracePeriod: typeof grace === 'number' ? grace : undefined,
     hostUsers: spec.hostUsers !== false,
   };
-  const containers = list<J>(spec.containers);
-  const inits = list<J>(spec.initContainers);
+  const containers = items<J>(spec.containers);
+  const inits = items<J>(spec.initContainers);
   validateContainers(errs, containers, ctx, `${path}.containers`);
   if (inits.length > 0) validateInitContainers(errs, inits, containers, ctx, `${path}.initContainers`);
-  const ephemeral = list<J>(spec.ephemeralContainers);
+  const ephemeral = items<J>(spec.ephemeralContainers);
   if (ephemeral.length > 0) validateEphemeralContainers(errs, ephemeral, containers, inits, ctx, `${path}.ephemeralContainers`);
   if (spec.hostNetwork === true) errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
   if (restart === '') errs.push(required(`${path}.restartPolicy`));
@@ -134,17 +134,17 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   if (isObject(spec.nodeSelector)) errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
   if (isObject(spec.securityContext)) validatePodSecurityContext(errs, spec, `${path}.securityContext`);
-  list<J>(spec.imagePullSecrets).forEach((s, i) => {
+  items<J>(spec.imagePullSecrets).forEach((s, i) => {
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
   });
   if (isObject(spec.affinity)) validateAffinity(errs, spec.affinity, `${path}.affinity`);
   if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
-  const readinessGates = list<J>(spec.readinessGates);
+  const readinessGates = items<J>(spec.readinessGates);
   if (readinessGates.length > 0)
     errs.push(...qualifiedNames(readinessGates, 'conditionType', `${path}.readinessGates`, 'conditionType', false));
-  const schedulingGates = list<J>(spec.schedulingGates);
+  const schedulingGates = items<J>(spec.schedulingGates);
   if (schedulingGates.length > 0) errs.push(...qualifiedNames(schedulingGates, 'name', `${path}.schedulingGates`, '', true));
-  const spread = list<J>(spec.topologySpreadConstraints);
+  const spread = items<J>(spec.topologySpreadConstraints);
   if (spread.length > 0) validateTopologySpread(errs, spread, `${path}.topologySpreadConstraints`);
   if (spec.hostUsers === false) errs.push(...validateHostUsers(spec, path));
   for (const key of SUBDOMAIN_FIELDS) {
@@ -161,11 +161,11 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
     const msgs = dns1123Label(v);
     if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
-  const tolerations = list<J>(spec.tolerations);
+  const tolerations = items<J>(spec.tolerations);
   if (tolerations.length > 0) validateTolerations(errs, tolerations, `${path}.tolerations`);
-  list<J>(spec.hostAliases).forEach((a, i) => {
+  items<J>(spec.hostAliases).forEach((a, i) => {
     errs.push(...validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
-    list<string>(a.hostnames).forEach((h, j) => {
+    items<string>(a.hostnames).forEach((h, j) => {
       errs.push(...each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
     });
   });
@@ -200,7 +200,7 @@ export function validatePodTemplateSpec(template: J, path: string): Errs {
     ...validateAnnotations(map<string>(meta.annotations), `${path}.annotations`),
     ...validatePodSpec(spec, `${path}.spec`),
   ];
-  if (list(spec.ephemeralContainers).length > 0)
+  if (items(spec.ephemeralContainers).length > 0)
     errs.push(forbiddenField(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
   return errs;
 }
@@ -219,7 +219,7 @@ export const POD_UPDATE_FORBIDDEN = `pod updates may not change fields other tha
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** ValidateContainerUpdates: same number of containers; `stop` when that fails. */
-function containerUpdates(next: J[], prev: J[], path: string): { errs: Errs; stop: boolean } {
+function containerUpdates(next: readonly J[], prev: readonly J[], path: string): { errs: Errs; stop: boolean } {
   if (next.length !== prev.length) return { errs: [forbiddenField(path, 'pod updates may not add or remove containers')], stop: true };
   const errs: Errs = [];
   next.forEach((c, i) => {
@@ -243,7 +243,7 @@ function activeDeadlineUpdate(next: unknown, prev: unknown): Errs {
 }
 
 /** validateOnlyAddedTolerations: every existing toleration stays, up to its tolerationSeconds. */
-function onlyAddedTolerations(next: J[], prev: J[]): Errs {
+function onlyAddedTolerations(next: readonly J[], prev: readonly J[]): Errs {
   const strip = (t: J): J => {
     const { tolerationSeconds: _, ...rest } = t;
     return rest;
@@ -257,7 +257,7 @@ function onlyAddedTolerations(next: J[], prev: J[]): Errs {
 }
 
 /** validateOnlyDeletedSchedulingGates: gates may be removed, never added. */
-function onlyDeletedSchedulingGates(next: J[], prev: J[]): Errs {
+function onlyDeletedSchedulingGates(next: readonly J[], prev: readonly J[]): Errs {
   const had = new Set(prev.map((g) => str(g.name)));
   const errs: Errs = [];
   const seen = new Set<string>();
@@ -301,21 +301,21 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
   const prev = obj(old.spec) ?? {};
   const errs = mirrorAnnotationUpdate(o, old);
   for (const key of ['containers', 'initContainers']) {
-    const r = containerUpdates(list<J>(spec[key]), list<J>(prev[key]), `spec.${key}`);
+    const r = containerUpdates(items<J>(spec[key]), items<J>(prev[key]), `spec.${key}`);
     errs.push(...r.errs);
     if (r.stop) return errs;
   }
   const deadline = activeDeadlineUpdate(spec.activeDeadlineSeconds, prev.activeDeadlineSeconds);
   errs.push(...deadline);
   if (deadline.length > 0 && typeof spec.activeDeadlineSeconds === 'number') return errs;
-  errs.push(...onlyAddedTolerations(list<J>(spec.tolerations), list<J>(prev.tolerations)));
-  errs.push(...onlyDeletedSchedulingGates(list<J>(spec.schedulingGates), list<J>(prev.schedulingGates)));
+  errs.push(...onlyAddedTolerations(items<J>(spec.tolerations), items<J>(prev.tolerations)));
+  errs.push(...onlyDeletedSchedulingGates(items<J>(spec.schedulingGates), items<J>(prev.schedulingGates)));
   if (semanticEqual(spec, prev)) return errs;
   // The updatable fields take their old values; whatever still differs is forbidden.
   const munged: J = { ...spec };
   for (const key of ['containers', 'initContainers']) {
-    const olds = list<J>(prev[key]);
-    if (Array.isArray(spec[key])) munged[key] = list<J>(spec[key]).map((c, i) => ({ ...c, image: olds[i]?.image }));
+    const olds = items<J>(prev[key]);
+    if (Array.isArray(spec[key])) munged[key] = items<J>(spec[key]).map((c, i) => ({ ...c, image: olds[i]?.image }));
   }
   for (const key of ['activeDeadlineSeconds', 'schedulingGates', 'tolerations']) {
     if (prev[key] === undefined) delete munged[key];
@@ -331,7 +331,7 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
 /** validateContainersOnlyForPod: a pod's images (not a template's) carry no surrounding spaces. */
 function imagesTrimmed(errs: Errs, spec: J): void {
   for (const key of CONTAINER_LISTS) {
-    const containers = list<J>(spec[key]);
+    const containers = items<J>(spec[key]);
     for (let i = 0; i < containers.length; i++) {
       const image = str((containers[i] as J).image);
       if (image.trim().length !== image.length)
@@ -375,11 +375,11 @@ export function validatePod(o: Obj, old?: Obj): Errs {
   errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''));
   imagesTrimmed(errs, spec);
   if (str(spec.serviceAccountName) === '') {
-    const volumes = list<J>(spec.volumes);
+    const volumes = items<J>(spec.volumes);
     for (let i = 0; i < volumes.length; i++) {
       const projected = obj((volumes[i] as J).projected);
       if (!projected) continue;
-      list<J>(projected.sources).forEach((s, j) => {
+      items<J>(projected.sources).forEach((s, j) => {
         if (obj(s.serviceAccountToken))
           errs.push(
             forbiddenField(
@@ -391,8 +391,8 @@ export function validatePod(o: Obj, old?: Obj): Errs {
     }
   }
   if (old) return errs;
-  if (list(spec.ephemeralContainers).length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));
-  if (str(spec.nodeName) !== '' && list(spec.schedulingGates).length > 0)
+  if (items(spec.ephemeralContainers).length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));
+  if (str(spec.nodeName) !== '' && items(spec.schedulingGates).length > 0)
     errs.push(forbiddenField('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
   return errs;
 }

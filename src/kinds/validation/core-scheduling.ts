@@ -14,7 +14,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, obj, pushEach, str, validateLabelSelector } from './common';
+import { type Errs, each, items, type J, obj, pushEach, str, validateLabelSelector } from './common';
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const TOLERATION_OPERATORS = ['Equal', 'Exists'];
@@ -36,7 +36,7 @@ function pushLabelName(errs: Errs, key: string, path: string, field: string): vo
 
 /** ValidateNodeSelectorRequirement. */
 function nodeSelectorRequirement(errs: Errs, r: J, checkValues: boolean, path: string): void {
-  const values = list<string>(r.values);
+  const values = items<string>(r.values);
   switch (r.operator) {
     case 'In':
     case 'NotIn':
@@ -65,7 +65,7 @@ function nodeSelectorRequirement(errs: Errs, r: J, checkValues: boolean, path: s
 
 /** ValidateNodeFieldSelectorRequirement: only metadata.name, In or NotIn one value. */
 function nodeFieldRequirement(errs: Errs, r: J, path: string): void {
-  const values = list<string>(r.values);
+  const values = items<string>(r.values);
   if (r.operator === 'In' || r.operator === 'NotIn') {
     if (values.length !== 1)
       errs.push(required(`${path}.values`, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
@@ -74,15 +74,15 @@ function nodeFieldRequirement(errs: Errs, r: J, path: string): void {
 }
 
 function nodeSelectorTerm(errs: Errs, term: J, checkValues: boolean, path: string): void {
-  const exprs = list<J>(term.matchExpressions);
+  const exprs = items<J>(term.matchExpressions);
   for (let j = 0; j < exprs.length; j++) nodeSelectorRequirement(errs, exprs[j] as J, checkValues, `${path}.matchExpressions[${j}]`);
-  const fields = list<J>(term.matchFields);
+  const fields = items<J>(term.matchFields);
   for (let j = 0; j < fields.length; j++) nodeFieldRequirement(errs, fields[j] as J, `${path}.matchFields[${j}]`);
 }
 
 /** ValidateNodeSelector: at least one term. */
 export function validateNodeSelector(sel: J, path: string): Errs {
-  const terms = list<J>(sel.nodeSelectorTerms);
+  const terms = items<J>(sel.nodeSelectorTerms);
   if (terms.length === 0) return [required(`${path}.nodeSelectorTerms`, 'must have at least one node selector term')];
   const errs: Errs = [];
   for (let i = 0; i < terms.length; i++) nodeSelectorTerm(errs, terms[i] as J, true, `${path}.nodeSelectorTerms[${i}]`);
@@ -102,9 +102,9 @@ function podAffinityTerm(t: J, path: string): Errs {
     ...validateLabelSelector(t.labelSelector, `${path}.labelSelector`),
     ...validateLabelSelector(t.namespaceSelector, `${path}.namespaceSelector`),
   ];
-  for (const ns of list<string>(t.namespaces)) errs.push(...each(`${path}.namespace`, ns, dns1123Label(str(ns))));
-  const match = list<string>(t.matchLabelKeys).map(str);
-  const mismatch = list<string>(t.mismatchLabelKeys).map(str);
+  for (const ns of items<string>(t.namespaces)) errs.push(...each(`${path}.namespace`, ns, dns1123Label(str(ns))));
+  const match = items<string>(t.matchLabelKeys).map(str);
+  const mismatch = items<string>(t.mismatchLabelKeys).map(str);
   errs.push(...labelKeys(match, t.labelSelector, `${path}.matchLabelKeys`));
   errs.push(...labelKeys(mismatch, t.labelSelector, `${path}.mismatchLabelKeys`));
   match.forEach((k, i) => {
@@ -120,11 +120,11 @@ function podAffinityTerm(t: J, path: string): Errs {
 function podAffinity(a: J, path: string): Errs {
   const errs: Errs = [];
   const req = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
-  list<J>(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
+  items<J>(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
     errs.push(...podAffinityTerm(t, `${req}[${i}]`));
   });
   const pref = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
-  list<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((w, i) => {
+  items<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((w, i) => {
     const weight = typeof w.weight === 'number' ? w.weight : 0;
     if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
     errs.push(...podAffinityTerm(obj(w.podAffinityTerm) ?? {}, `${pref}[${i}].podAffinityTerm`));
@@ -137,7 +137,7 @@ function nodeAffinity(a: J, path: string): Errs {
   const req = obj(a.requiredDuringSchedulingIgnoredDuringExecution);
   if (req) errs.push(...validateNodeSelector(req, `${path}.requiredDuringSchedulingIgnoredDuringExecution`));
   const pref = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
-  list<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
+  items<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
     const weight = typeof t.weight === 'number' ? t.weight : 0;
     if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
     // Preferred terms may carry invalid label values (they can match on a single node).
@@ -161,7 +161,7 @@ export function validateAffinity(errs: Errs, affinity: unknown, path: string): v
 // ---- tolerations ----------------------------------------------------------------------------
 
 /** ValidateTolerations, into `errs`. */
-export function validateTolerations(errs: Errs, tolerations: J[], path: string): void {
+export function validateTolerations(errs: Errs, tolerations: readonly J[], path: string): void {
   for (let i = 0; i < tolerations.length; i++) {
     const t = tolerations[i] as J;
     const key = str(t.key);
@@ -195,7 +195,7 @@ export function validateTolerations(errs: Errs, tolerations: J[], path: string):
 // ---- topology spread ------------------------------------------------------------------------
 
 /** Whether a constraint after the i-th has its topologyKey and whenUnsatisfiable. */
-function repeatedLater(constraints: J[], i: number, key: string, when: string): boolean {
+function repeatedLater(constraints: readonly J[], i: number, key: string, when: string): boolean {
   for (let j = i + 1; j < constraints.length; j++) {
     const r = constraints[j] as J;
     if (str(r.topologyKey) === key && str(r.whenUnsatisfiable) === when) return true;
@@ -204,7 +204,7 @@ function repeatedLater(constraints: J[], i: number, key: string, when: string): 
 }
 
 /** validateTopologySpreadConstraints, into `errs`. */
-export function validateTopologySpread(errs: Errs, constraints: J[], path: string): void {
+export function validateTopologySpread(errs: Errs, constraints: readonly J[], path: string): void {
   for (let i = 0; i < constraints.length; i++) {
     const c = constraints[i] as J;
     const p = `${path}[${i}]`;
@@ -224,11 +224,11 @@ export function validateTopologySpread(errs: Errs, constraints: J[], path: strin
       if (typeof c[f] === 'string' && !NODE_INCLUSION_POLICIES.includes(str(c[f])))
         errs.push(notSupported(`${p}.${f}`, str(c[f]), NODE_INCLUSION_POLICIES));
     }
-    const keys = list<string>(c.matchLabelKeys).map(str);
+    const keys = items<string>(c.matchLabelKeys).map(str);
     if (keys.length > 0) {
       const sel = obj(c.labelSelector);
       if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
-      const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...list<J>(sel?.matchExpressions).map((e) => str(e.key))]);
+      const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...items<J>(sel?.matchExpressions).map((e) => str(e.key))]);
       keys.forEach((k, j) => {
         errs.push(...labelName(k, `${p}.matchLabelKeys[${j}]`));
         if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));

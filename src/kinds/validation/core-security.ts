@@ -5,7 +5,7 @@
  * --allow-privileged=true, as kubeadm configures it).
  */
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
-import { type Errs, type J, list, obj, str } from './common';
+import { type Errs, items, type J, obj, str } from './common';
 import { localDescendingPath } from './core-volumes';
 
 const SECCOMP_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
@@ -81,7 +81,7 @@ export function validateSecurityContext(errs: Errs, sc: J, path: string, hostUse
   if (sc.allowPrivilegeEscalation === false) {
     if (sc.privileged === true)
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true'));
-    if (list<string>(obj(sc.capabilities)?.add).includes('CAP_SYS_ADMIN'))
+    if (items<string>(obj(sc.capabilities)?.add).includes('CAP_SYS_ADMIN'))
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN'));
   }
   const aa = obj(sc.appArmorProfile);
@@ -96,10 +96,10 @@ function sysctlNamespace(name: string): 'net' | 'ipc' | '' {
   return '';
 }
 
-function sysctls(items: J[], spec: J, path: string): Errs {
+function sysctls(list: readonly J[], spec: J, path: string): Errs {
   const errs: Errs = [];
   const names = new Set<string>();
-  items.forEach((s, i) => {
+  list.forEach((s, i) => {
     const p = `${path}[${i}].name`;
     const name = str(s.name);
     if (name === '') errs.push(required(p));
@@ -123,12 +123,12 @@ export function validatePodSecurityContext(errs: Errs, spec: J, path: string): v
   pushId(errs, sc.fsGroup, path, 'fsGroup');
   pushId(errs, sc.runAsUser, path, 'runAsUser');
   pushId(errs, sc.runAsGroup, path, 'runAsGroup');
-  const groups = list(sc.supplementalGroups);
+  const groups = items(sc.supplementalGroups);
   for (let i = 0; i < groups.length; i++) pushId(errs, groups[i], path, `supplementalGroups[${i}]`);
   if (spec.shareProcessNamespace === true && spec.hostPID === true)
     errs.push(invalidValue(`${path}.shareProcessNamespace`, true, 'ShareProcessNamespace and HostPID cannot both be enabled'));
-  const items = list<J>(sc.sysctls);
-  if (items.length > 0) errs.push(...sysctls(items, spec, `${path}.sysctls`));
+  const sysctlList = items<J>(sc.sysctls);
+  if (sysctlList.length > 0) errs.push(...sysctls(sysctlList, spec, `${path}.sysctls`));
   if (typeof sc.fsGroupChangePolicy === 'string' && !FS_GROUP_POLICIES.includes(sc.fsGroupChangePolicy))
     errs.push(notSupported(`${path}.fsGroupChangePolicy`, sc.fsGroupChangePolicy, FS_GROUP_POLICIES));
   const sp = obj(sc.seccompProfile);
@@ -170,7 +170,7 @@ const CONTAINER_SC_NOT_ON_WINDOWS = [
 /** podshelper.VisitContainersWithPath's order: init, regular, ephemeral containers. */
 function containersWithPath(spec: J, path: string): [J, string][] {
   return ['initContainers', 'containers', 'ephemeralContainers'].flatMap((key) =>
-    list<J>(spec[key]).map((c, i): [J, string] => [c, `${path}.${key}[${i}]`]),
+    items<J>(spec[key]).map((c, i): [J, string] => [c, `${path}.${key}[${i}]`]),
   );
 }
 
@@ -198,7 +198,7 @@ export function validateOSSecurity(spec: J, path: string): Errs {
     [sc?.seccompProfile !== undefined, `${path}.securityContext.seccompProfile`],
     [sc?.fsGroup !== undefined, `${path}.securityContext.fsGroup`],
     [sc?.fsGroupChangePolicy !== undefined, `${path}.securityContext.fsGroupChangePolicy`],
-    [list(sc?.sysctls).length > 0, `${path}.securityContext.sysctls`],
+    [items(sc?.sysctls).length > 0, `${path}.securityContext.sysctls`],
     [spec.shareProcessNamespace !== undefined, `${path}.shareProcessNamespace`],
   ];
   for (const f of POD_SC_NOT_ON_WINDOWS) checks.push([sc?.[f] !== undefined, `${path}.securityContext.${f}`]);

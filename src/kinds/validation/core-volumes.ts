@@ -15,7 +15,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, map, obj, pushEach, str, validateLabelSelector } from './common';
+import { type Errs, each, items, type J, map, obj, pushEach, str, validateLabelSelector } from './common';
 
 export const FILE_MODE = 'must be a number between 0 and 0777 (octal), both inclusive';
 const MORE_THAN_ONE = 'may not specify more than 1 volume type';
@@ -131,21 +131,21 @@ export const SIMPLE_SOURCES = {
     return errs;
   },
   rbd: (s, p) => [
-    ...(list(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
+    ...(items(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
     ...(str(s.image) === '' ? [required(`${p}.image`)] : []),
   ],
   cinder: (s, p) => (str(s.volumeID) === '' ? [required(`${p}.volumeID`)] : []),
-  cephfs: (s, p) => (list(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
+  cephfs: (s, p) => (items(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
   quobyte: (s, p) => [
     ...(str(s.registry) === '' ? [required(`${p}.registry`, 'must be a host:port pair or multiple pairs separated by commas')] : []),
     ...(str(s.volume) === '' ? [required(`${p}.volume`)] : []),
   ],
   fc: (s, p) => {
-    const wwns = list(s.targetWWNs);
+    const wwns = items(s.targetWWNs);
     const errs: Errs = [];
-    if (wwns.length === 0 && list(s.wwids).length === 0)
+    if (wwns.length === 0 && items(s.wwids).length === 0)
       errs.push(required(`${p}.targetWWNs`, 'must specify either targetWWNs or wwids, but not both'));
-    if (wwns.length > 0 && list(s.wwids).length > 0)
+    if (wwns.length > 0 && items(s.wwids).length > 0)
       errs.push(invalidValue(`${p}.targetWWNs`, wwns, 'targetWWNs and wwids can not be specified simultaneously'));
     if (wwns.length > 0 && typeof s.lun !== 'number') errs.push(required(`${p}.lun`, 'lun is required if targetWWNs is specified'));
     return errs;
@@ -257,7 +257,7 @@ function projectedSource(s: J, path: string): Errs {
     if (paths.has(p)) errs.push(invalidValue(path, bad, 'conflicting duplicate paths'));
     paths.add(p);
   };
-  list<J>(s.sources).forEach((src, i) => {
+  items<J>(s.sources).forEach((src, i) => {
     const sp = `${path}.sources[${i}]`;
     let n = 0;
     for (const key of ['secret', 'configMap'] as const) {
@@ -265,7 +265,7 @@ function projectedSource(s: J, path: string): Errs {
       if (!ref) continue;
       n++;
       if (str(ref.name) === '') errs.push(required(`${sp}.${key}.name`));
-      list<J>(ref.items).forEach((kp, j) => {
+      items<J>(ref.items).forEach((kp, j) => {
         errs.push(...keyToPath(kp, `${sp}.${key}.items[${j}]`));
         if (str(kp.path) !== '') claim(str(kp.path), str(ref.name));
       });
@@ -273,7 +273,7 @@ function projectedSource(s: J, path: string): Errs {
     const dapi = obj(src.downwardAPI);
     if (dapi) {
       n++;
-      for (const file of list<J>(dapi.items)) {
+      for (const file of items<J>(dapi.items)) {
         errs.push(...downwardAPIFile(file, `${sp}.downwardAPI`));
         if (str(file.path) !== '') claim(str(file.path), str(file.path));
       }
@@ -308,7 +308,7 @@ function emptyDirSource(s: J, path: string): Errs {
 function secretSource(s: J, path: string): Errs {
   const errs: Errs = str(s.secretName) === '' ? [required(`${path}.secretName`)] : [];
   errs.push(...fileMode(s.defaultMode, `${path}.defaultMode`));
-  list<J>(s.items).forEach((kp, i) => {
+  items<J>(s.items).forEach((kp, i) => {
     errs.push(...keyToPath(kp, `${path}.items[${i}]`));
   });
   return errs;
@@ -317,7 +317,7 @@ function secretSource(s: J, path: string): Errs {
 function configMapSource(s: J, path: string): Errs {
   const errs: Errs = str(s.name) === '' ? [required(`${path}.name`)] : [];
   errs.push(...fileMode(s.defaultMode, `${path}.defaultMode`));
-  list<J>(s.items).forEach((kp, i) => {
+  items<J>(s.items).forEach((kp, i) => {
     errs.push(...keyToPath(kp, `${path}.items[${i}]`));
   });
   return errs;
@@ -325,7 +325,7 @@ function configMapSource(s: J, path: string): Errs {
 
 function downwardAPISource(s: J, path: string): Errs {
   const errs = fileMode(s.defaultMode, `${path}.defaultMode`);
-  for (const file of list<J>(s.items)) errs.push(...downwardAPIFile(file, path));
+  for (const file of items<J>(s.items)) errs.push(...downwardAPIFile(file, path));
   return errs;
 }
 
@@ -433,7 +433,7 @@ function volumeSource(v: J, path: string, podName: string | undefined): Errs {
 }
 
 /** ValidateVolumes: names unique DNS labels, one source each; returns the valid ones by name. */
-export function validateVolumes(errs: Errs, volumes: J[], path: string, podName?: string): Volumes {
+export function validateVolumes(errs: Errs, volumes: readonly J[], path: string, podName?: string): Volumes {
   const vols: Volumes = new Map();
   // The claims the pod's generic ephemeral volumes create (none in most pods: no set then).
   let ephemeralClaims: Set<string> | undefined;
@@ -500,7 +500,7 @@ function dataSource(ds: J, path: string, withNamespace: boolean): Errs {
 /** ValidatePersistentVolumeClaimSpec. */
 export function persistentVolumeClaimSpec(spec: J, path: string): Errs {
   const errs: Errs = [];
-  const modes = list<string>(spec.accessModes).map(str);
+  const modes = items<string>(spec.accessModes).map(str);
   if (modes.length === 0) errs.push(required(`${path}.accessModes`, 'at least 1 access mode is required'));
   if (spec.selector !== undefined) errs.push(...validateLabelSelector(spec.selector, `${path}.selector`));
   errs.push(...accessModes(modes, `${path}.accessModes`));
