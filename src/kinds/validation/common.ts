@@ -191,7 +191,7 @@ export function nonNegative(v: number, path: string): Errs {
 }
 
 /** ValidateDNS1123Label / ValidateQualifiedName style: one Invalid per message. */
-export function each(path: string, value: unknown, msgs: string[]): Errs {
+export function each(path: string, value: unknown, msgs: readonly string[]): Errs {
   return msgs.map((m) => invalidValue(path, value, m));
 }
 
@@ -199,7 +199,7 @@ export function each(path: string, value: unknown, msgs: string[]): Errs {
  * `each` into `errs`. The hot paths (the pod rules) test the messages first and build the field
  * path only when there is one, as most values are valid.
  */
-export function pushEach(errs: Errs, path: string, value: unknown, msgs: string[]): void {
+export function pushEach(errs: Errs, path: string, value: unknown, msgs: readonly string[]): void {
   for (const m of msgs) errs.push(invalidValue(path, value, m));
 }
 

@@ -324,15 +324,15 @@ function probesAndLifecycle(errs: Errs, c: J, gracePeriod: number | undefined, p
 
 // ---- resources ------------------------------------------------------------------------------
 
-/** The name and value rules of one resource of a list (`${path}[${k}]`). */
-function resourceEntry(errs: Errs, k: string, q: Quantity | undefined, path: string): void {
+/** The name and value rules of one resource of the `field` list (`${path}.${field}[${k}]`). */
+function resourceEntry(errs: Errs, k: string, q: Quantity | undefined, path: string, field: string): void {
   if (STANDARD_CONTAINER_RESOURCES.includes(k)) {
     // The common case: a valid name, and not a counted resource, so only a negative value is wrong.
-    if (q && isNegative(q)) errs.push(...validateQuantityValue(k, q, `${path}[${k}]`));
+    if (q && isNegative(q)) errs.push(...validateQuantityValue(k, q, `${path}.${field}[${k}]`));
     return;
   }
-  errs.push(...validateContainerResourceName(k, `${path}[${k}]`));
-  if (q && !quantityValueValid(k, q)) errs.push(...validateQuantityValue(k, q, `${path}[${k}]`));
+  errs.push(...validateContainerResourceName(k, `${path}.${field}[${k}]`));
+  if (q && !quantityValueValid(k, q)) errs.push(...validateQuantityValue(k, q, `${path}.${field}[${k}]`));
 }
 
 /** ValidateContainerResourceRequirements: names, quantities, requests not above limits. */
@@ -342,13 +342,13 @@ export function validateResources(errs: Errs, r: J | undefined, path: string): v
   let cpuOrMemory = false;
   let hugePages = false;
   for (const k of sortedKeys(limits)) {
-    resourceEntry(errs, k, parseQuantity(limits[k]), `${path}.limits`);
+    resourceEntry(errs, k, parseQuantity(limits[k]), path, 'limits');
     if (isHugePages(k)) hugePages = true;
     if (RESIZE_RESOURCES.includes(k)) cpuOrMemory = true;
   }
   for (const k of sortedKeys(requests)) {
     const q = parseQuantity(requests[k]);
-    resourceEntry(errs, k, q, `${path}.requests`);
+    resourceEntry(errs, k, q, path, 'requests');
     const lim = limits[k] === undefined ? undefined : parseQuantity(limits[k]);
     if (q && lim) {
       const c = cmpQuantity(q, lim);

@@ -351,8 +351,9 @@ function validDeletionCost(v: string): boolean {
 
 /** ValidatePodSpecificAnnotations: the mirror annotation needs a node; a deletion cost is an int32. */
 function podAnnotations(o: Obj, old: Obj | undefined, spec: J): Errs {
-  const a = o.metadata.annotations ?? {};
   const errs: Errs = [];
+  const a = o.metadata.annotations;
+  if (!a) return errs;
   const mirror = a[MIRROR_ANNOTATION];
   if (mirror !== undefined && str(spec.nodeName) === '')
     errs.push(invalidValue(`metadata.annotations[${MIRROR_ANNOTATION}]`, mirror, 'must set spec.nodeName if mirror pod annotation is set'));

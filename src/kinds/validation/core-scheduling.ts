@@ -20,6 +20,7 @@ const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const TOLERATION_OPERATORS = ['Equal', 'Exists'];
 const WHEN_UNSATISFIABLE = ['DoNotSchedule', 'ScheduleAnyway'];
 const NODE_INCLUSION_POLICIES = ['Honor', 'Ignore'];
+const INCLUSION_POLICY_FIELDS = ['nodeAffinityPolicy', 'nodeTaintsPolicy'];
 const NOT_POSITIVE = 'must be greater than zero';
 const WEIGHT = 'must be in the range 1-100';
 
@@ -136,13 +137,15 @@ function nodeAffinity(a: J, path: string): Errs {
   const errs: Errs = [];
   const req = obj(a.requiredDuringSchedulingIgnoredDuringExecution);
   if (req) errs.push(...validateNodeSelector(req, `${path}.requiredDuringSchedulingIgnoredDuringExecution`));
-  const pref = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
-  items<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
+  const preferred = items<J>(a.preferredDuringSchedulingIgnoredDuringExecution);
+  for (let i = 0; i < preferred.length; i++) {
+    const t = preferred[i] as J;
+    const p = `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
     const weight = typeof t.weight === 'number' ? t.weight : 0;
-    if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
+    if (weight <= 0 || weight > 100) errs.push(invalidValue(`${p}.weight`, weight, WEIGHT));
     // Preferred terms may carry invalid label values (they can match on a single node).
-    nodeSelectorTerm(errs, obj(t.preference) ?? {}, false, `${pref}[${i}].preference`);
-  });
+    nodeSelectorTerm(errs, obj(t.preference) ?? {}, false, `${p}.preference`);
+  }
   return errs;
 }
 
@@ -220,12 +223,12 @@ export function validateTopologySpread(errs: Errs, constraints: readonly J[], pa
       if (when !== 'DoNotSchedule')
         errs.push(invalidValue(`${p}.minDomains`, c.minDomains, `can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ${when}`));
     }
-    for (const f of ['nodeAffinityPolicy', 'nodeTaintsPolicy']) {
+    for (const f of INCLUSION_POLICY_FIELDS) {
       if (typeof c[f] === 'string' && !NODE_INCLUSION_POLICIES.includes(str(c[f])))
         errs.push(notSupported(`${p}.${f}`, str(c[f]), NODE_INCLUSION_POLICIES));
     }
-    const keys = items<string>(c.matchLabelKeys).map(str);
-    if (keys.length > 0) {
+    if (items(c.matchLabelKeys).length > 0) {
+      const keys = items<string>(c.matchLabelKeys).map(str);
       const sel = obj(c.labelSelector);
       if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
       const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...items<J>(sel?.matchExpressions).map((e) => str(e.key))]);
