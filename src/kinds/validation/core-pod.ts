@@ -110,6 +110,12 @@ function qualifiedNames(items: readonly J[], key: string, path: string, child: s
  */
 export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const errs: Errs = [];
+  podSpec(errs, spec, path, podName);
+  return errs;
+}
+
+/** validatePodSpec into `errs`. */
+function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined): void {
   const grace = spec.terminationGracePeriodSeconds;
   if (typeof grace !== 'number') errs.push(required(`${path}.terminationGracePeriodSeconds`));
   const vols = validateVolumes(errs, items<J>(spec.volumes), `${path}.volumes`, podName);
@@ -188,7 +194,6 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
     else if (!OS_NAMES.includes(str(os.name))) errs.push(notSupported(`${path}.os`, str(os.name), OS_NAMES));
     else errs.push(...validateOSSecurity(spec, path));
   }
-  return errs;
 }
 
 /** ValidatePodTemplateSpec: template labels, the pod spec, no ephemeral containers. */
@@ -373,7 +378,7 @@ export function validatePod(o: Obj, old?: Obj): Errs {
   // reference's status and binding paths do not, and a pod stored before a rule existed keeps
   // taking status updates.
   if (old && semanticEqual(o.spec, old.spec)) return errs;
-  errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''));
+  podSpec(errs, spec, 'spec', o.metadata.name ?? '');
   imagesTrimmed(errs, spec);
   if (str(spec.serviceAccountName) === '') {
     const volumes = items<J>(spec.volumes);

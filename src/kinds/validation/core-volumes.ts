@@ -46,8 +46,9 @@ export function localNonReservedPath(p: string, path: string): Errs {
   return errs;
 }
 
-function fileMode(v: unknown, path: string): Errs {
-  return typeof v === 'number' && (v > 0o777 || v < 0) ? [invalidValue(path, v, FILE_MODE)] : [];
+/** A file mode in 0..0777, into `errs` (at `${path}.${field}`). */
+function fileMode(errs: Errs, v: unknown, path: string, field: string): void {
+  if (typeof v === 'number' && (v > 0o777 || v < 0)) errs.push(invalidValue(`${path}.${field}`, v, FILE_MODE));
 }
 
 function keyToPath(kp: J, path: string): Errs {
@@ -55,7 +56,7 @@ function keyToPath(kp: J, path: string): Errs {
   if (str(kp.key) === '') errs.push(required(`${path}.key`));
   if (str(kp.path) === '') errs.push(required(`${path}.path`));
   errs.push(...localNonReservedPath(str(kp.path), `${path}.path`));
-  errs.push(...fileMode(kp.mode, `${path}.mode`));
+  fileMode(errs, kp.mode, path, 'mode');
   return errs;
 }
 
@@ -246,12 +247,13 @@ function downwardAPIFile(file: J, path: string): Errs {
     if (resourceRef) errs.push(invalidValue(path, 'resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'));
   } else if (resourceRef) resourceFieldSelector(errs, resourceRef, `${path}.resourceFieldRef`, true);
   else errs.push(required(path, 'one of fieldRef and resourceFieldRef is required'));
-  errs.push(...fileMode(file.mode, `${path}.mode`));
+  fileMode(errs, file.mode, path, 'mode');
   return errs;
 }
 
 function projectedSource(s: J, path: string): Errs {
-  const errs = fileMode(s.defaultMode, `${path}.defaultMode`);
+  const errs: Errs = [];
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
   const paths = new Set<string>();
   const claim = (p: string, bad: unknown) => {
     if (paths.has(p)) errs.push(invalidValue(path, bad, 'conflicting duplicate paths'));
@@ -307,7 +309,7 @@ function emptyDirSource(s: J, path: string): Errs {
 
 function secretSource(s: J, path: string): Errs {
   const errs: Errs = str(s.secretName) === '' ? [required(`${path}.secretName`)] : [];
-  errs.push(...fileMode(s.defaultMode, `${path}.defaultMode`));
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
   items<J>(s.items).forEach((kp, i) => {
     errs.push(...keyToPath(kp, `${path}.items[${i}]`));
   });
@@ -316,7 +318,7 @@ function secretSource(s: J, path: string): Errs {
 
 function configMapSource(s: J, path: string): Errs {
   const errs: Errs = str(s.name) === '' ? [required(`${path}.name`)] : [];
-  errs.push(...fileMode(s.defaultMode, `${path}.defaultMode`));
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
   items<J>(s.items).forEach((kp, i) => {
     errs.push(...keyToPath(kp, `${path}.items[${i}]`));
   });
@@ -324,7 +326,8 @@ function configMapSource(s: J, path: string): Errs {
 }
 
 function downwardAPISource(s: J, path: string): Errs {
-  const errs = fileMode(s.defaultMode, `${path}.defaultMode`);
+  const errs: Errs = [];
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
   for (const file of items<J>(s.items)) errs.push(...downwardAPIFile(file, path));
   return errs;
 }
