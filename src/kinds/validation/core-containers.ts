@@ -24,6 +24,7 @@ import {
   type J,
   map,
   obj,
+  pushAll,
   pushEach,
   SCAN_MAX,
   seenBefore,
@@ -328,11 +329,11 @@ function probesAndLifecycle(errs: Errs, c: J, gracePeriod: number | undefined, p
 function resourceEntry(errs: Errs, k: string, q: Quantity | undefined, path: string, field: string): void {
   if (STANDARD_CONTAINER_RESOURCES.includes(k)) {
     // The common case: a valid name, and not a counted resource, so only a negative value is wrong.
-    if (q && isNegative(q)) errs.push(...validateQuantityValue(k, q, `${path}.${field}[${k}]`));
+    if (q && isNegative(q)) pushAll(errs, validateQuantityValue(k, q, `${path}.${field}[${k}]`));
     return;
   }
-  errs.push(...validateContainerResourceName(k, `${path}.${field}[${k}]`));
-  if (q && !quantityValueValid(k, q)) errs.push(...validateQuantityValue(k, q, `${path}.${field}[${k}]`));
+  pushAll(errs, validateContainerResourceName(k, `${path}.${field}[${k}]`));
+  if (q && !quantityValueValid(k, q)) pushAll(errs, validateQuantityValue(k, q, `${path}.${field}[${k}]`));
 }
 
 /** ValidateContainerResourceRequirements: names, quantities, requests not above limits. */
@@ -420,11 +421,11 @@ function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: string): vo
       if (subPathExpr !== '') errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'not allowed in image volume sources'));
     }
     // The reference reports these two under the list's path, not the mount's.
-    if (subPath !== '') errs.push(...localDescendingPath(subPath, `${listPath}.subPath`));
+    if (subPath !== '') pushAll(errs, localDescendingPath(subPath, `${listPath}.subPath`));
     if (subPathExpr !== '') {
       if (subPath !== '')
         errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
-      errs.push(...localDescendingPath(subPathExpr, `${listPath}.subPathExpr`));
+      pushAll(errs, localDescendingPath(subPathExpr, `${listPath}.subPathExpr`));
     }
     const propagation = m.mountPropagation;
     if (typeof propagation === 'string') {

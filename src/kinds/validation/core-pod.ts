@@ -17,7 +17,7 @@ import {
   validateAnnotations,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, items, type J, map, obj, pushEach, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, items, type J, map, obj, pushAll, pushEach, semanticEqual, str, validateLabels } from './common';
 import {
   type PodContext,
   validateContainers,
@@ -56,7 +56,7 @@ function dnsConfig(spec: J, path: string): Errs {
   const servers = items<string>(cfg.nameservers).map(str);
   if (servers.length > 3) errs.push(invalidValue(`${path}.nameservers`, servers, 'must not have more than 3 nameservers'));
   servers.forEach((ns, i) => {
-    errs.push(...validIP(ns, `${path}.nameservers[${i}]`));
+    pushAll(errs, validIP(ns, `${path}.nameservers[${i}]`));
   });
   const searches = items<string>(cfg.searches).map(str);
   if (searches.length > 32) errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 32 search paths'));
@@ -66,7 +66,7 @@ function dnsConfig(spec: J, path: string): Errs {
     if (s === '.') return;
     const v = s.replace(/\.$/, '');
     const msgs = dns1123Subdomain(v.replaceAll('_', 'a'));
-    errs.push(...each(`${path}.searches[${i}]`, v, msgs));
+    pushAll(errs, each(`${path}.searches[${i}]`, v, msgs));
   });
   items<J>(cfg.options).forEach((o, i) => {
     if (str(o.name) === '') errs.push(required(`${path}.options[${i}]`, 'must not be empty'));
@@ -97,7 +97,7 @@ function qualifiedNames(items: readonly J[], key: string, path: string, child: s
   items.forEach((g, i) => {
     const name = str(g[key]);
     const p = child === '' ? `${path}[${i}]` : `${path}[${i}].${child}`;
-    errs.push(...each(p, name, qualifiedName(name)));
+    pushAll(errs, each(p, name, qualifiedName(name)));
     if (unique && seen.has(name)) errs.push({ type: 'FieldValueDuplicate', field: p, detail: '', badValue: name });
     seen.add(name);
   });
@@ -132,27 +132,27 @@ function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined)
   if (inits.length > 0) validateInitContainers(errs, inits, containers, ctx, `${path}.initContainers`);
   const ephemeral = items<J>(spec.ephemeralContainers);
   if (ephemeral.length > 0) validateEphemeralContainers(errs, ephemeral, containers, inits, ctx, `${path}.ephemeralContainers`);
-  if (spec.hostNetwork === true) errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
+  if (spec.hostNetwork === true) pushAll(errs, hostNetworkPorts(spec, path, podName !== undefined));
   if (restart === '') errs.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart)) errs.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
   const dns = str(spec.dnsPolicy);
   if (dns === '') errs.push(required(`${path}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
-  if (isObject(spec.nodeSelector)) errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  if (isObject(spec.nodeSelector)) pushAll(errs, validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
   if (isObject(spec.securityContext)) validatePodSecurityContext(errs, spec, `${path}.securityContext`);
   items<J>(spec.imagePullSecrets).forEach((s, i) => {
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
   });
   if (isObject(spec.affinity)) validateAffinity(errs, spec.affinity, `${path}.affinity`);
-  if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
+  if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') pushAll(errs, dnsConfig(spec, `${path}.dnsConfig`));
   const readinessGates = items<J>(spec.readinessGates);
   if (readinessGates.length > 0)
-    errs.push(...qualifiedNames(readinessGates, 'conditionType', `${path}.readinessGates`, 'conditionType', false));
+    pushAll(errs, qualifiedNames(readinessGates, 'conditionType', `${path}.readinessGates`, 'conditionType', false));
   const schedulingGates = items<J>(spec.schedulingGates);
-  if (schedulingGates.length > 0) errs.push(...qualifiedNames(schedulingGates, 'name', `${path}.schedulingGates`, '', true));
+  if (schedulingGates.length > 0) pushAll(errs, qualifiedNames(schedulingGates, 'name', `${path}.schedulingGates`, '', true));
   const spread = items<J>(spec.topologySpreadConstraints);
   if (spread.length > 0) validateTopologySpread(errs, spread, `${path}.topologySpreadConstraints`);
-  if (spec.hostUsers === false) errs.push(...validateHostUsers(spec, path));
+  if (spec.hostUsers === false) pushAll(errs, validateHostUsers(spec, path));
   for (const key of SUBDOMAIN_FIELDS) {
     const v = str(spec[key]);
     if (v === '') continue;
@@ -170,9 +170,9 @@ function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined)
   const tolerations = items<J>(spec.tolerations);
   if (tolerations.length > 0) validateTolerations(errs, tolerations, `${path}.tolerations`);
   items<J>(spec.hostAliases).forEach((a, i) => {
-    errs.push(...validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
+    pushAll(errs, validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
     items<string>(a.hostnames).forEach((h, j) => {
-      errs.push(...each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
+      pushAll(errs, each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
     });
   });
   for (const key of CLASS_FIELDS) {
@@ -192,7 +192,7 @@ function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined)
   if (os) {
     if (str(os.name) === '') errs.push(required(`${path}.os.name`, 'cannot be empty'));
     else if (!OS_NAMES.includes(str(os.name))) errs.push(notSupported(`${path}.os`, str(os.name), OS_NAMES));
-    else errs.push(...validateOSSecurity(spec, path));
+    else pushAll(errs, validateOSSecurity(spec, path));
   }
 }
 
@@ -307,14 +307,14 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
   const errs = mirrorAnnotationUpdate(o, old);
   for (const key of ['containers', 'initContainers']) {
     const r = containerUpdates(items<J>(spec[key]), items<J>(prev[key]), `spec.${key}`);
-    errs.push(...r.errs);
+    pushAll(errs, r.errs);
     if (r.stop) return errs;
   }
   const deadline = activeDeadlineUpdate(spec.activeDeadlineSeconds, prev.activeDeadlineSeconds);
-  errs.push(...deadline);
+  pushAll(errs, deadline);
   if (deadline.length > 0 && typeof spec.activeDeadlineSeconds === 'number') return errs;
-  errs.push(...onlyAddedTolerations(items<J>(spec.tolerations), items<J>(prev.tolerations)));
-  errs.push(...onlyDeletedSchedulingGates(items<J>(spec.schedulingGates), items<J>(prev.schedulingGates)));
+  pushAll(errs, onlyAddedTolerations(items<J>(spec.tolerations), items<J>(prev.tolerations)));
+  pushAll(errs, onlyDeletedSchedulingGates(items<J>(spec.schedulingGates), items<J>(prev.schedulingGates)));
   if (semanticEqual(spec, prev)) return errs;
   // The updatable fields take their old values; whatever still differs is forbidden.
   const munged: J = { ...spec };

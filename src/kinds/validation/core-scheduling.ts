@@ -14,7 +14,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, items, type J, obj, pushEach, str, validateLabelSelector } from './common';
+import { type Errs, each, items, type J, obj, pushAll, pushEach, str, validateLabelSelector } from './common';
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const TOLERATION_OPERATORS = ['Equal', 'Exists'];
@@ -103,18 +103,18 @@ function podAffinityTerm(t: J, path: string): Errs {
     ...validateLabelSelector(t.labelSelector, `${path}.labelSelector`),
     ...validateLabelSelector(t.namespaceSelector, `${path}.namespaceSelector`),
   ];
-  for (const ns of items<string>(t.namespaces)) errs.push(...each(`${path}.namespace`, ns, dns1123Label(str(ns))));
+  for (const ns of items<string>(t.namespaces)) pushAll(errs, each(`${path}.namespace`, ns, dns1123Label(str(ns))));
   const match = items<string>(t.matchLabelKeys).map(str);
   const mismatch = items<string>(t.mismatchLabelKeys).map(str);
-  errs.push(...labelKeys(match, t.labelSelector, `${path}.matchLabelKeys`));
-  errs.push(...labelKeys(mismatch, t.labelSelector, `${path}.mismatchLabelKeys`));
+  pushAll(errs, labelKeys(match, t.labelSelector, `${path}.matchLabelKeys`));
+  pushAll(errs, labelKeys(mismatch, t.labelSelector, `${path}.mismatchLabelKeys`));
   match.forEach((k, i) => {
     if (mismatch.includes(k))
       errs.push(invalidValue(`${path}.matchLabelKeys[${i}]`, k, 'exists in both matchLabelKeys and mismatchLabelKeys'));
   });
   const key = str(t.topologyKey);
   if (key === '') errs.push(required(`${path}.topologyKey`, 'can not be empty'));
-  errs.push(...labelName(key, `${path}.topologyKey`));
+  pushAll(errs, labelName(key, `${path}.topologyKey`));
   return errs;
 }
 
@@ -122,13 +122,13 @@ function podAffinity(a: J, path: string): Errs {
   const errs: Errs = [];
   const req = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
   items<J>(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
-    errs.push(...podAffinityTerm(t, `${req}[${i}]`));
+    pushAll(errs, podAffinityTerm(t, `${req}[${i}]`));
   });
   const pref = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
   items<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((w, i) => {
     const weight = typeof w.weight === 'number' ? w.weight : 0;
     if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
-    errs.push(...podAffinityTerm(obj(w.podAffinityTerm) ?? {}, `${pref}[${i}].podAffinityTerm`));
+    pushAll(errs, podAffinityTerm(obj(w.podAffinityTerm) ?? {}, `${pref}[${i}].podAffinityTerm`));
   });
   return errs;
 }
@@ -136,7 +136,7 @@ function podAffinity(a: J, path: string): Errs {
 function nodeAffinity(a: J, path: string): Errs {
   const errs: Errs = [];
   const req = obj(a.requiredDuringSchedulingIgnoredDuringExecution);
-  if (req) errs.push(...validateNodeSelector(req, `${path}.requiredDuringSchedulingIgnoredDuringExecution`));
+  if (req) pushAll(errs, validateNodeSelector(req, `${path}.requiredDuringSchedulingIgnoredDuringExecution`));
   const preferred = items<J>(a.preferredDuringSchedulingIgnoredDuringExecution);
   for (let i = 0; i < preferred.length; i++) {
     const t = preferred[i] as J;
@@ -154,11 +154,11 @@ export function validateAffinity(errs: Errs, affinity: unknown, path: string): v
   const a = obj(affinity);
   if (!a) return;
   const na = obj(a.nodeAffinity);
-  if (na) errs.push(...nodeAffinity(na, `${path}.nodeAffinity`));
+  if (na) pushAll(errs, nodeAffinity(na, `${path}.nodeAffinity`));
   const pa = obj(a.podAffinity);
-  if (pa) errs.push(...podAffinity(pa, `${path}.podAffinity`));
+  if (pa) pushAll(errs, podAffinity(pa, `${path}.podAffinity`));
   const anti = obj(a.podAntiAffinity);
-  if (anti) errs.push(...podAffinity(anti, `${path}.podAntiAffinity`));
+  if (anti) pushAll(errs, podAffinity(anti, `${path}.podAntiAffinity`));
 }
 
 // ---- tolerations ----------------------------------------------------------------------------
@@ -233,10 +233,10 @@ export function validateTopologySpread(errs: Errs, constraints: readonly J[], pa
       if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
       const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...items<J>(sel?.matchExpressions).map((e) => str(e.key))]);
       keys.forEach((k, j) => {
-        errs.push(...labelName(k, `${p}.matchLabelKeys[${j}]`));
+        pushAll(errs, labelName(k, `${p}.matchLabelKeys[${j}]`));
         if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));
       });
     }
-    if (obj(c.labelSelector)) errs.push(...validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
+    if (obj(c.labelSelector)) pushAll(errs, validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
   }
 }

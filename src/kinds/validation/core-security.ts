@@ -5,7 +5,7 @@
  * --allow-privileged=true, as kubeadm configures it).
  */
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
-import { type Errs, items, type J, obj, str } from './common';
+import { type Errs, items, type J, obj, pushAll, str } from './common';
 import { localDescendingPath } from './core-volumes';
 
 const SECCOMP_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
@@ -29,7 +29,7 @@ function seccomp(sp: J | undefined, path: string): Errs {
   if (type === 'Localhost') {
     if (typeof sp.localhostProfile !== 'string')
       errs.push(required(`${path}.localhostProfile`, 'must be set when seccomp type is Localhost'));
-    else errs.push(...localDescendingPath(sp.localhostProfile, `${path}.localhostProfile`));
+    else pushAll(errs, localDescendingPath(sp.localhostProfile, `${path}.localhostProfile`));
   } else if (sp.localhostProfile !== undefined)
     errs.push(invalidValue(`${path}.localhostProfile`, sp, 'can only be set when seccomp type is Localhost'));
   return errs;
@@ -77,7 +77,7 @@ export function validateSecurityContext(errs: Errs, sc: J, path: string, hostUse
       errs.push(invalidValue(`${path}.procMount`, sc.procMount, '`hostUsers` must be false to use `Unmasked`'));
   }
   const sp = obj(sc.seccompProfile);
-  if (sp) errs.push(...seccomp(sp, `${path}.seccompProfile`));
+  if (sp) pushAll(errs, seccomp(sp, `${path}.seccompProfile`));
   if (sc.allowPrivilegeEscalation === false) {
     if (sc.privileged === true)
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true'));
@@ -85,7 +85,7 @@ export function validateSecurityContext(errs: Errs, sc: J, path: string, hostUse
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN'));
   }
   const aa = obj(sc.appArmorProfile);
-  if (aa) errs.push(...appArmor(aa, `${path}.appArmorProfile`));
+  if (aa) pushAll(errs, appArmor(aa, `${path}.appArmorProfile`));
 }
 
 /** The namespace a sysctl belongs to (utilsysctl.GetNamespace): net, ipc or none. */
@@ -128,13 +128,13 @@ export function validatePodSecurityContext(errs: Errs, spec: J, path: string): v
   if (spec.shareProcessNamespace === true && spec.hostPID === true)
     errs.push(invalidValue(`${path}.shareProcessNamespace`, true, 'ShareProcessNamespace and HostPID cannot both be enabled'));
   const sysctlList = items<J>(sc.sysctls);
-  if (sysctlList.length > 0) errs.push(...sysctls(sysctlList, spec, `${path}.sysctls`));
+  if (sysctlList.length > 0) pushAll(errs, sysctls(sysctlList, spec, `${path}.sysctls`));
   if (typeof sc.fsGroupChangePolicy === 'string' && !FS_GROUP_POLICIES.includes(sc.fsGroupChangePolicy))
     errs.push(notSupported(`${path}.fsGroupChangePolicy`, sc.fsGroupChangePolicy, FS_GROUP_POLICIES));
   const sp = obj(sc.seccompProfile);
-  if (sp) errs.push(...seccomp(sp, `${path}.seccompProfile`));
+  if (sp) pushAll(errs, seccomp(sp, `${path}.seccompProfile`));
   const aa = obj(sc.appArmorProfile);
-  if (aa) errs.push(...appArmor(aa, `${path}.appArmorProfile`));
+  if (aa) pushAll(errs, appArmor(aa, `${path}.appArmorProfile`));
   if (typeof sc.supplementalGroupsPolicy === 'string' && !SUPPLEMENTAL_GROUPS_POLICIES.includes(sc.supplementalGroupsPolicy))
     errs.push(notSupported(`${path}.supplementalGroupsPolicy`, sc.supplementalGroupsPolicy, SUPPLEMENTAL_GROUPS_POLICIES));
   if (typeof sc.seLinuxChangePolicy === 'string' && !SELINUX_CHANGE_POLICIES.includes(sc.seLinuxChangePolicy))

@@ -15,7 +15,7 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, items, type J, map, obj, pushEach, str, validateLabelSelector } from './common';
+import { type Errs, each, items, type J, map, obj, pushAll, pushEach, str, validateLabelSelector } from './common';
 
 export const FILE_MODE = 'must be a number between 0 and 0777 (octal), both inclusive';
 const MORE_THAN_ONE = 'may not specify more than 1 volume type';
@@ -55,7 +55,7 @@ function keyToPath(kp: J, path: string): Errs {
   const errs: Errs = [];
   if (str(kp.key) === '') errs.push(required(`${path}.key`));
   if (str(kp.path) === '') errs.push(required(`${path}.path`));
-  errs.push(...localNonReservedPath(str(kp.path), `${path}.path`));
+  pushAll(errs, localNonReservedPath(str(kp.path), `${path}.path`));
   fileMode(errs, kp.mode, path, 'mode');
   return errs;
 }
@@ -83,7 +83,7 @@ export function csiDriverName(name: string, path: string): Errs {
   const errs: Errs = [];
   if (name === '') errs.push(required(path));
   if (name.length > 63) errs.push({ type: 'FieldValueTooLong', field: path, detail: 'may not be more than 63 bytes' });
-  errs.push(...each(path, name, dns1123Subdomain(name.toLowerCase())));
+  pushAll(errs, each(path, name, dns1123Subdomain(name.toLowerCase())));
   return errs;
 }
 
@@ -239,7 +239,7 @@ export function resourceFieldSelector(errs: Errs, fs: J, path: string, volume: b
 function downwardAPIFile(file: J, path: string): Errs {
   const errs: Errs = [];
   if (str(file.path) === '') errs.push(required(`${path}.path`));
-  errs.push(...localNonReservedPath(str(file.path), `${path}.path`));
+  pushAll(errs, localNonReservedPath(str(file.path), `${path}.path`));
   const fieldRef = obj(file.fieldRef);
   const resourceRef = obj(file.resourceFieldRef);
   if (fieldRef) {
@@ -268,7 +268,7 @@ function projectedSource(s: J, path: string): Errs {
       n++;
       if (str(ref.name) === '') errs.push(required(`${sp}.${key}.name`));
       items<J>(ref.items).forEach((kp, j) => {
-        errs.push(...keyToPath(kp, `${sp}.${key}.items[${j}]`));
+        pushAll(errs, keyToPath(kp, `${sp}.${key}.items[${j}]`));
         if (str(kp.path) !== '') claim(str(kp.path), str(ref.name));
       });
     }
@@ -276,7 +276,7 @@ function projectedSource(s: J, path: string): Errs {
     if (dapi) {
       n++;
       for (const file of items<J>(dapi.items)) {
-        errs.push(...downwardAPIFile(file, `${sp}.downwardAPI`));
+        pushAll(errs, downwardAPIFile(file, `${sp}.downwardAPI`));
         if (str(file.path) !== '') claim(str(file.path), str(file.path));
       }
     }
@@ -289,7 +289,7 @@ function projectedSource(s: J, path: string): Errs {
       if (exp > 2 ** 32)
         errs.push(invalidValue(`${sp}.serviceAccountToken.expirationSeconds`, exp, 'may not specify a duration larger than 2^32 seconds'));
       if (str(token.path) === '') errs.push(required(`${path}.path`));
-      else errs.push(...localNonReservedPath(str(token.path), `${path}.path`));
+      else pushAll(errs, localNonReservedPath(str(token.path), `${path}.path`));
     }
     const bundle = obj(src.clusterTrustBundle);
     if (bundle) {
@@ -311,7 +311,7 @@ function secretSource(s: J, path: string): Errs {
   const errs: Errs = str(s.secretName) === '' ? [required(`${path}.secretName`)] : [];
   fileMode(errs, s.defaultMode, path, 'defaultMode');
   items<J>(s.items).forEach((kp, i) => {
-    errs.push(...keyToPath(kp, `${path}.items[${i}]`));
+    pushAll(errs, keyToPath(kp, `${path}.items[${i}]`));
   });
   return errs;
 }
@@ -320,7 +320,7 @@ function configMapSource(s: J, path: string): Errs {
   const errs: Errs = str(s.name) === '' ? [required(`${path}.name`)] : [];
   fileMode(errs, s.defaultMode, path, 'defaultMode');
   items<J>(s.items).forEach((kp, i) => {
-    errs.push(...keyToPath(kp, `${path}.items[${i}]`));
+    pushAll(errs, keyToPath(kp, `${path}.items[${i}]`));
   });
   return errs;
 }
@@ -328,7 +328,7 @@ function configMapSource(s: J, path: string): Errs {
 function downwardAPISource(s: J, path: string): Errs {
   const errs: Errs = [];
   fileMode(errs, s.defaultMode, path, 'defaultMode');
-  for (const file of items<J>(s.items)) errs.push(...downwardAPIFile(file, path));
+  for (const file of items<J>(s.items)) pushAll(errs, downwardAPIFile(file, path));
   return errs;
 }
 
@@ -338,7 +338,7 @@ function csiSource(s: J, path: string): Errs {
   if (ref) {
     const name = str(ref.name);
     if (name === '') errs.push(required(`${path}.nodePublishSecretRef.name`));
-    else errs.push(...each(`${path}.name`, name, dns1123Subdomain(name)));
+    else pushAll(errs, each(`${path}.name`, name, dns1123Subdomain(name)));
   }
   return errs;
 }
@@ -429,7 +429,7 @@ function volumeSource(v: J, path: string, podName: string | undefined): Errs {
       continue;
     }
     n++;
-    errs.push(...src.rules(s, `${path}.${src.key}`, name, podName));
+    pushAll(errs, src.rules(s, `${path}.${src.key}`, name, podName));
   }
   if (n === 0) errs.push(required(path, 'must specify a volume type'));
   return errs;
@@ -451,7 +451,7 @@ export function validateVolumes(errs: Errs, volumes: readonly J[], path: string,
     const name = str(v.name);
     // The volume is valid (and mountable) when it adds no error.
     const before = errs.length;
-    errs.push(...volumeSource(v, p, podName));
+    pushAll(errs, volumeSource(v, p, podName));
     if (name === '') errs.push(required(`${p}.name`));
     else {
       const msgs = dns1123Label(name);
@@ -494,9 +494,9 @@ function dataSource(ds: J, path: string, withNamespace: boolean): Errs {
   const group = str(ds.apiGroup);
   if (group === '' && kind !== 'PersistentVolumeClaim')
     errs.push(invalidValue(path, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"));
-  if (group !== '') errs.push(...each(`${path}.apiGroup`, group, dns1123Subdomain(group)));
+  if (group !== '') pushAll(errs, each(`${path}.apiGroup`, group, dns1123Subdomain(group)));
   const ns = str(ds.namespace);
-  if (withNamespace && ns !== '') errs.push(...each(`${path}.namespace`, ns, dns1123Label(ns)));
+  if (withNamespace && ns !== '') pushAll(errs, each(`${path}.namespace`, ns, dns1123Label(ns)));
   return errs;
 }
 
@@ -505,8 +505,8 @@ export function persistentVolumeClaimSpec(spec: J, path: string): Errs {
   const errs: Errs = [];
   const modes = items<string>(spec.accessModes).map(str);
   if (modes.length === 0) errs.push(required(`${path}.accessModes`, 'at least 1 access mode is required'));
-  if (spec.selector !== undefined) errs.push(...validateLabelSelector(spec.selector, `${path}.selector`));
-  errs.push(...accessModes(modes, `${path}.accessModes`));
+  if (spec.selector !== undefined) pushAll(errs, validateLabelSelector(spec.selector, `${path}.selector`));
+  pushAll(errs, accessModes(modes, `${path}.accessModes`));
   const requests = map(obj(spec.resources)?.requests);
   const storagePath = `${path}.resources[storage]`;
   if (requests.storage === undefined) errs.push(required(storagePath));
@@ -515,13 +515,13 @@ export function persistentVolumeClaimSpec(spec: J, path: string): Errs {
     if (q && (isNegative(q) || q.mant === 0n)) errs.push(invalidValue(storagePath, formatQuantity(q), 'must be greater than zero'));
   }
   const sc = str(spec.storageClassName);
-  if (sc !== '') errs.push(...each(`${path}.storageClassName`, sc, dns1123Subdomain(sc)));
+  if (sc !== '') pushAll(errs, each(`${path}.storageClassName`, sc, dns1123Subdomain(sc)));
   if (spec.volumeMode !== undefined && !VOLUME_MODES.includes(str(spec.volumeMode)))
     errs.push(notSupported(`${path}.volumeMode`, str(spec.volumeMode), VOLUME_MODES));
   const ds = obj(spec.dataSource);
   const ref = obj(spec.dataSourceRef);
-  if (ds) errs.push(...dataSource(ds, `${path}.dataSource`, false));
-  if (ref) errs.push(...dataSource(ref, `${path}.dataSourceRef`, true));
+  if (ds) pushAll(errs, dataSource(ds, `${path}.dataSource`, false));
+  if (ref) pushAll(errs, dataSource(ref, `${path}.dataSourceRef`, true));
   if (ref && str(ref.namespace) !== '') {
     if (ds) errs.push(invalidValue(path, `${path}.dataSource`, 'may not be specified when dataSourceRef.namespace is specified'));
   } else if (ds && ref) {
