@@ -104,6 +104,16 @@ function qualifiedNames(items: readonly J[], key: string, path: string, child: s
   return errs;
 }
 
+/** The host aliases' IPs and hostnames. */
+function hostAliases(errs: Errs, aliases: readonly J[], path: string): void {
+  aliases.forEach((a, i) => {
+    pushAll(errs, validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
+    items<string>(a.hostnames).forEach((h, j) => {
+      pushAll(errs, each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
+    });
+  });
+}
+
 /**
  * ValidatePodSpec at `path` (`spec` for pods, `spec.template.spec` for templates); `podName` for
  * pods (generic ephemeral volumes name their claims after it).
@@ -140,9 +150,11 @@ function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined)
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   if (isObject(spec.nodeSelector)) pushAll(errs, validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
   if (isObject(spec.securityContext)) validatePodSecurityContext(errs, spec, `${path}.securityContext`);
-  items<J>(spec.imagePullSecrets).forEach((s, i) => {
+  const pullSecrets = items<J>(spec.imagePullSecrets);
+  for (let i = 0; i < pullSecrets.length; i++) {
+    const s = pullSecrets[i] as J;
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
-  });
+  }
   if (isObject(spec.affinity)) validateAffinity(errs, spec.affinity, `${path}.affinity`);
   if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') pushAll(errs, dnsConfig(spec, `${path}.dnsConfig`));
   const readinessGates = items<J>(spec.readinessGates);
@@ -169,12 +181,7 @@ function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined)
   }
   const tolerations = items<J>(spec.tolerations);
   if (tolerations.length > 0) validateTolerations(errs, tolerations, `${path}.tolerations`);
-  items<J>(spec.hostAliases).forEach((a, i) => {
-    pushAll(errs, validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
-    items<string>(a.hostnames).forEach((h, j) => {
-      pushAll(errs, each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
-    });
-  });
+  if (items(spec.hostAliases).length > 0) hostAliases(errs, items<J>(spec.hostAliases), path);
   for (const key of CLASS_FIELDS) {
     const v = str(spec[key]);
     if (v === '' && !(key === 'runtimeClassName' && typeof spec[key] === 'string')) continue;
@@ -385,15 +392,16 @@ export function validatePod(o: Obj, old?: Obj): Errs {
     for (let i = 0; i < volumes.length; i++) {
       const projected = obj((volumes[i] as J).projected);
       if (!projected) continue;
-      items<J>(projected.sources).forEach((s, j) => {
-        if (obj(s.serviceAccountToken))
+      const sources = items<J>(projected.sources);
+      for (let j = 0; j < sources.length; j++) {
+        if (obj((sources[j] as J).serviceAccountToken))
           errs.push(
             forbiddenField(
               `spec.volumes[${i}].projected.sources[${j}].serviceAccountToken`,
               'must not be specified when serviceAccountName is not set',
             ),
           );
-      });
+      }
     }
   }
   if (old) return errs;

@@ -206,6 +206,18 @@ function repeatedLater(constraints: readonly J[], i: number, key: string, when: 
   return false;
 }
 
+/** A spread constraint's matchLabelKeys (at `${p}.matchLabelKeys`): label names, not in its selector. */
+function spreadMatchLabelKeys(errs: Errs, c: J, p: string): void {
+  const keys = items<string>(c.matchLabelKeys).map(str);
+  const sel = obj(c.labelSelector);
+  if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
+  const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...items<J>(sel?.matchExpressions).map((e) => str(e.key))]);
+  keys.forEach((k, j) => {
+    pushAll(errs, labelName(k, `${p}.matchLabelKeys[${j}]`));
+    if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));
+  });
+}
+
 /** validateTopologySpreadConstraints, into `errs`. */
 export function validateTopologySpread(errs: Errs, constraints: readonly J[], path: string): void {
   for (let i = 0; i < constraints.length; i++) {
@@ -227,16 +239,7 @@ export function validateTopologySpread(errs: Errs, constraints: readonly J[], pa
       if (typeof c[f] === 'string' && !NODE_INCLUSION_POLICIES.includes(str(c[f])))
         errs.push(notSupported(`${p}.${f}`, str(c[f]), NODE_INCLUSION_POLICIES));
     }
-    if (items(c.matchLabelKeys).length > 0) {
-      const keys = items<string>(c.matchLabelKeys).map(str);
-      const sel = obj(c.labelSelector);
-      if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
-      const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...items<J>(sel?.matchExpressions).map((e) => str(e.key))]);
-      keys.forEach((k, j) => {
-        pushAll(errs, labelName(k, `${p}.matchLabelKeys[${j}]`));
-        if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));
-      });
-    }
+    if (items(c.matchLabelKeys).length > 0) spreadMatchLabelKeys(errs, c, p);
     if (obj(c.labelSelector)) pushAll(errs, validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
   }
 }

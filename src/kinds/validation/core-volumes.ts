@@ -310,18 +310,16 @@ function emptyDirSource(s: J, path: string): Errs {
 function secretSource(s: J, path: string): Errs {
   const errs: Errs = str(s.secretName) === '' ? [required(`${path}.secretName`)] : [];
   fileMode(errs, s.defaultMode, path, 'defaultMode');
-  items<J>(s.items).forEach((kp, i) => {
-    pushAll(errs, keyToPath(kp, `${path}.items[${i}]`));
-  });
+  const keys = items<J>(s.items);
+  for (let i = 0; i < keys.length; i++) pushAll(errs, keyToPath(keys[i] as J, `${path}.items[${i}]`));
   return errs;
 }
 
 function configMapSource(s: J, path: string): Errs {
   const errs: Errs = str(s.name) === '' ? [required(`${path}.name`)] : [];
   fileMode(errs, s.defaultMode, path, 'defaultMode');
-  items<J>(s.items).forEach((kp, i) => {
-    pushAll(errs, keyToPath(kp, `${path}.items[${i}]`));
-  });
+  const keys = items<J>(s.items);
+  for (let i = 0; i < keys.length; i++) pushAll(errs, keyToPath(keys[i] as J, `${path}.items[${i}]`));
   return errs;
 }
 
