@@ -73,23 +73,38 @@ const QUALIFIED_MSG =
 const LABEL_VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
+/** What the checks below return for a valid value: one shared empty list (most values are valid). */
+const VALID: readonly string[] = Object.freeze([]);
+
 /** Problems with a DNS-1123 label (empty array: valid). */
-export function dns1123Label(v: string): string[] {
+export function dns1123Label(v: string): readonly string[] {
+  if (v.length <= 63 && DNS1123_LABEL.test(v)) return VALID;
   const out: string[] = [];
   if (v.length > 63) out.push('must be no more than 63 characters');
   if (!DNS1123_LABEL.test(v)) out.push(LABEL_MSG);
   return out;
 }
 
-export function dns1123Subdomain(v: string): string[] {
+export function dns1123Subdomain(v: string): readonly string[] {
+  if (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) return VALID;
   const out: string[] = [];
   if (v.length > 253) out.push('must be no more than 253 characters');
   if (!DNS1123_SUBDOMAIN.test(v)) out.push(SUBDOMAIN_MSG);
   return out;
 }
 
+/** The valid qualified names, without building the messages (most keys are valid). */
+function isValidQualifiedName(v: string): boolean {
+  const slash = v.indexOf('/');
+  if (slash < 0) return v.length <= 63 && QUALIFIED_NAME_PART.test(v);
+  const name = v.slice(slash + 1);
+  const prefix = v.slice(0, slash);
+  return name.length <= 63 && QUALIFIED_NAME_PART.test(name) && prefix.length > 0 && prefix.length <= 253 && DNS1123_SUBDOMAIN.test(prefix);
+}
+
 /** A qualified name: `[prefix/]name`, prefix a DNS subdomain, name at most 63 characters. */
-export function qualifiedName(v: string): string[] {
+export function qualifiedName(v: string): readonly string[] {
+  if (isValidQualifiedName(v)) return VALID;
   const parts = v.split('/');
   let name = v;
   const out: string[] = [];
@@ -108,7 +123,8 @@ export function qualifiedName(v: string): string[] {
   return out;
 }
 
-export function labelValue(v: string): string[] {
+export function labelValue(v: string): readonly string[] {
+  if (v.length <= 63 && LABEL_VALUE.test(v)) return VALID;
   const out: string[] = [];
   if (v.length > 63) out.push('must be no more than 63 characters');
   if (!LABEL_VALUE.test(v)) out.push(LABEL_VALUE_MSG);
@@ -122,7 +138,7 @@ export function pathSegmentName(v: string): string[] {
   return out;
 }
 
-export function validateName(rule: NameRule, name: string): string[] {
+export function validateName(rule: NameRule, name: string): readonly string[] {
   switch (rule) {
     case 'label':
       return dns1123Label(name);

@@ -18,10 +18,30 @@ export type Errs = FieldError[];
 export const obj = (v: unknown): J | undefined => (isObject(v) ? v : undefined);
 /** The list at `v`, or an empty list (Go: a nil slice). */
 export const list = <T = unknown>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
+const NO_ITEMS: readonly never[] = Object.freeze([]);
+/** `list` for the rules that only read the list: absent, it is one shared (frozen) empty list. */
+export const items = <T = unknown>(v: unknown): readonly T[] => (Array.isArray(v) ? (v as T[]) : NO_ITEMS);
 /** The map at `v`, or an empty map. */
 export const map = <T = unknown>(v: unknown): Record<string, T> => (isObject(v) ? (v as Record<string, T>) : {});
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-export const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort();
+/** A map's keys in order (the reference ranges over sorted keys). */
+export function sortedKeys(m: Record<string, unknown>): string[] {
+  const keys = Object.keys(m);
+  // The maps of objects are small: an insertion sort (code unit order, as sort()'s) spares the builtin's setup.
+  if (keys.length > 8) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    // Keys already in order are not written (Object.keys' list may be copied on its first write).
+    if ((keys[i - 1] as string) <= k) continue;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
 
 // ---- bad values as the reference prints them -------------------------------------------
 
@@ -109,7 +129,11 @@ export function isValidPortNum(port: number): string[] {
   return port >= 1 && port <= 65535 ? [] : ['must be between 1 and 65535, inclusive'];
 }
 
+/** The valid port names: at most 15 of a-z, 0-9 and single inner hyphens, with a letter. */
+const VALID_PORT_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
 export function isValidPortName(port: string): string[] {
+  if (port.length <= 15 && VALID_PORT_NAME.test(port) && /[a-z]/.test(port)) return [];
   const errs: string[] = [];
   if (port.length > 15) errs.push(maxLenError(15));
   if (!/^[-a-z0-9]+$/.test(port)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
@@ -169,8 +193,21 @@ export function nonNegative(v: number, path: string): Errs {
 }
 
 /** ValidateDNS1123Label / ValidateQualifiedName style: one Invalid per message. */
-export function each(path: string, value: unknown, msgs: string[]): Errs {
+export function each(path: string, value: unknown, msgs: readonly string[]): Errs {
   return msgs.map((m) => invalidValue(path, value, m));
+}
+
+/** Append `more` to `errs` (a loop: cheaper than a spread push for the usual empty list). */
+export function pushAll(errs: Errs, more: readonly FieldError[]): void {
+  for (let i = 0; i < more.length; i++) errs.push(more[i] as FieldError);
+}
+
+/**
+ * `each` into `errs`. The hot paths (the pod rules) test the messages first and build the field
+ * path only when there is one, as most values are valid.
+ */
+export function pushEach(errs: Errs, path: string, value: unknown, msgs: readonly string[]): void {
+  for (const m of msgs) errs.push(invalidValue(path, value, m));
 }
 
 /** apps ValidatePositiveIntOrPercent: a non-negative int or a `N%` string. */
@@ -209,10 +246,11 @@ export function immutable(next: unknown, old: unknown, path: string, bad: unknow
 /** ValidateLabels: keys are qualified names, values label values; errors on the map's own path. */
 export function validateLabels(labels: unknown, path: string): Errs {
   const errs: Errs = [];
-  const m = map<string>(labels);
-  for (const k of sortedKeys(m)) {
-    errs.push(...each(path, k, qualifiedName(k)));
-    errs.push(...each(path, m[k], labelValue(String(m[k]))));
+  if (!isObject(labels)) return errs;
+  for (const k of sortedKeys(labels)) {
+    pushEach(errs, path, k, qualifiedName(k));
+    const v = labels[k];
+    pushEach(errs, path, v, labelValue(String(v)));
   }
   return errs;
 }
@@ -221,8 +259,10 @@ export function validateLabels(labels: unknown, path: string): Errs {
 export function validateLabelSelector(sel: unknown, path: string): Errs {
   const s = obj(sel);
   if (!s) return [];
-  const errs = validateLabels(s.matchLabels, `${path}.matchLabels`);
-  list<J>(s.matchExpressions).forEach((r, i) => {
+  const errs = isObject(s.matchLabels) ? validateLabels(s.matchLabels, `${path}.matchLabels`) : [];
+  const exprs = list<J>(s.matchExpressions);
+  for (let i = 0; i < exprs.length; i++) {
+    const r = exprs[i] as J;
     const p = `${path}.matchExpressions[${i}]`;
     const values = list<string>(r.values);
     switch (r.operator) {
@@ -238,11 +278,15 @@ export function validateLabelSelector(sel: unknown, path: string): Errs {
       default:
         errs.push(invalidValue(`${p}.operator`, str(r.operator), 'not a valid selector operator'));
     }
-    errs.push(...each(`${p}.key`, str(r.key), qualifiedName(str(r.key))));
-    values.forEach((v, j) => {
-      errs.push(...each(`${p}.values[${j}]`, v, labelValue(v)));
-    });
-  });
+    const key = str(r.key);
+    const keyMsgs = qualifiedName(key);
+    if (keyMsgs.length > 0) pushEach(errs, `${p}.key`, key, keyMsgs);
+    for (let j = 0; j < values.length; j++) {
+      const v = values[j] as string;
+      const msgs = labelValue(v);
+      if (msgs.length > 0) pushEach(errs, `${p}.values[${j}]`, v, msgs);
+    }
+  }
   return errs;
 }
 
@@ -251,6 +295,15 @@ export function validateLabelSelector(sel: unknown, path: string): Errs {
  * carries the stored resourceVersion; an object being created has none.
  */
 export const isUpdate = (o: Obj): boolean => !!o.metadata.resourceVersion;
+
+/** Lists up to this long find repeats by scanning (sparing a Set per list); longer ones use a Set. */
+export const SCAN_MAX = 16;
+
+/** Whether an item before the i-th has the string `value` at `key` (a short list's duplicate check). */
+export function seenBefore(list: readonly J[], i: number, key: string, value: string): boolean {
+  for (let j = 0; j < i; j++) if (str((list[j] as J)[key]) === value) return true;
+  return false;
+}
 
 /** A list contains `*` (the reference's hasWildcard). */
 export const hasWildcard = (v: unknown[]): boolean => v.includes('*');

@@ -4,7 +4,7 @@
  * context), the probes and lifecycle handlers of regular and restartable init containers, and the
  * lists of regular, init and ephemeral containers.
  */
-import { cmpQuantity, formatQuantity, parseQuantity } from '../../api/quantity';
+import { cmpQuantity, formatQuantity, isNegative, parseQuantity, type Quantity } from '../../api/quantity';
 import {
   dns1123Label,
   dns1123Subdomain,
@@ -18,27 +18,41 @@ import {
 import {
   configMapKey,
   type Errs,
-  each,
   isValidPortName,
   isValidPortNum,
+  items,
   type J,
-  list,
   map,
   obj,
+  pushAll,
+  pushEach,
+  SCAN_MAX,
+  seenBefore,
   semanticEqual,
   sortedKeys,
   str,
 } from './common';
-import { isHugePages, isOvercommitAllowed, validateContainerResourceName, validateQuantityValue } from './core-quota';
+import {
+  isHugePages,
+  isOvercommitAllowed,
+  quantityValueValid,
+  STANDARD_CONTAINER_RESOURCES,
+  validateContainerResourceName,
+  validateQuantityValue,
+} from './core-quota';
 import { validateSecurityContext } from './core-security';
-import { objectFieldSelector, resourceFieldSelector, type Volumes, validateVolumeDevices, validateVolumeMounts } from './core-volumes';
+import { localDescendingPath, objectFieldSelector, resourceFieldSelector, type Volumes } from './core-volumes';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+const ENV_FROM_SOURCES = ['configMapRef', 'secretRef'];
+const LIFECYCLE_HOOKS = ['postStart', 'preStop'];
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
 const SCHEMES = ['HTTP', 'HTTPS'];
 const RESIZE_RESOURCES = ['cpu', 'memory'];
 const RESIZE_POLICIES = ['NotRequired', 'RestartContainer'];
+const PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'];
+const RECURSIVE_READ_ONLY = ['Disabled', 'Enabled', 'IfPossible'];
 const ENV_FIELD_PATHS = [
   'metadata.name',
   'metadata.namespace',
@@ -74,142 +88,165 @@ export interface PodContext {
 
 // ---- ports ----------------------------------------------------------------------------------
 
-function validateContainerPorts(ports: J[], path: string): Errs {
-  const errs: Errs = [];
-  const names = new Set<string>();
-  ports.forEach((p, i) => {
-    const ip = `${path}[${i}]`;
+/*
+ * The rules below run for every pod write, and almost every value they see is valid: they push
+ * into the caller's `errs` and build a field path only when they report an error under it.
+ */
+
+/** validateContainerPorts of the container at `path` (its list is `${path}.ports`). */
+function validateContainerPorts(errs: Errs, ports: readonly J[], path: string): void {
+  // A list of one cannot hold a duplicate name.
+  const names = ports.length > 1 ? new Set<string>() : undefined;
+  for (let i = 0; i < ports.length; i++) {
+    const p = ports[i] as J;
     const name = str(p.name);
     if (name.length > 0) {
       const msgs = isValidPortName(name);
-      if (msgs.length > 0) errs.push(...each(`${ip}.name`, name, msgs));
-      else if (names.has(name)) errs.push(duplicate(`${ip}.name`, name));
-      else names.add(name);
+      if (msgs.length > 0) pushEach(errs, `${path}.ports[${i}].name`, name, msgs);
+      else if (names?.has(name)) errs.push(duplicate(`${path}.ports[${i}].name`, name));
+      else names?.add(name);
     }
     const containerPort = typeof p.containerPort === 'number' ? p.containerPort : 0;
-    if (containerPort === 0) errs.push(required(`${ip}.containerPort`));
-    else errs.push(...each(`${ip}.containerPort`, containerPort, isValidPortNum(containerPort)));
-    if (typeof p.hostPort === 'number' && p.hostPort !== 0) errs.push(...each(`${ip}.hostPort`, p.hostPort, isValidPortNum(p.hostPort)));
+    if (containerPort === 0) errs.push(required(`${path}.ports[${i}].containerPort`));
+    else if (!validPortNum(containerPort))
+      pushEach(errs, `${path}.ports[${i}].containerPort`, containerPort, isValidPortNum(containerPort));
+    if (typeof p.hostPort === 'number' && p.hostPort !== 0 && !validPortNum(p.hostPort))
+      pushEach(errs, `${path}.ports[${i}].hostPort`, p.hostPort, isValidPortNum(p.hostPort));
     const protocol = str(p.protocol);
-    if (protocol === '') errs.push(required(`${ip}.protocol`));
-    else if (!PROTOCOLS.includes(protocol)) errs.push(notSupported(`${ip}.protocol`, protocol, PROTOCOLS));
-  });
-  return errs;
+    if (protocol === '') errs.push(required(`${path}.ports[${i}].protocol`));
+    else if (!PROTOCOLS.includes(protocol)) errs.push(notSupported(`${path}.ports[${i}].protocol`, protocol, PROTOCOLS));
+  }
 }
 
+const validPortNum = (port: number): boolean => port >= 1 && port <= 65535;
+
 /** AccumulateUniqueHostPorts over `containers` (a list path): protocol/hostIP/port unique. */
-export function hostPortConflicts(containers: J[], path: string, seen = new Set<string>()): Errs {
-  const errs: Errs = [];
-  containers.forEach((c, ci) => {
-    list<J>(c.ports).forEach((p, pi) => {
-      if (typeof p.hostPort !== 'number' || p.hostPort === 0) return;
+export function hostPortConflicts(errs: Errs, containers: readonly J[], path: string): void {
+  // Made for the first host port (most pods have none).
+  let seen: Set<string> | undefined;
+  for (let ci = 0; ci < containers.length; ci++) {
+    const ports = items<J>((containers[ci] as J).ports);
+    for (let pi = 0; pi < ports.length; pi++) {
+      const p = ports[pi] as J;
+      if (typeof p.hostPort !== 'number' || p.hostPort === 0) continue;
       const key = `${str(p.protocol)}/${str(p.hostIP)}/${p.hostPort}`;
+      seen ??= new Set();
       if (seen.has(key)) errs.push(duplicate(`${path}[${ci}].ports[${pi}].hostPort`, key));
       else seen.add(key);
-    });
-  });
-  return errs;
+    }
+  }
 }
 
 // ---- environment ----------------------------------------------------------------------------
 
+/** Printable ASCII other than '=' (a lone surrogate or any code point outside it fails, as in the reference). */
+const RELAXED_ENV_NAME = /^[ -<>-~]+$/;
+
 /** IsRelaxedEnvVarName (RelaxedEnvironmentVariableValidation is on in 1.33). */
 export function envVarName(name: string): string[] {
   if (name === '') return ['environment variable name must be non-empty'];
-  for (const ch of name) {
-    const c = ch.codePointAt(0) ?? 0;
-    if (c < 0x20 || c > 0x7e || ch === '=')
-      return ["a valid environment variable name must consist only of printable ASCII characters other than '='"];
-  }
+  if (!RELAXED_ENV_NAME.test(name))
+    return ["a valid environment variable name must consist only of printable ASCII characters other than '='"];
   return [];
 }
 
-function keySelector(s: J, path: string): Errs {
+function keySelector(errs: Errs, s: J, path: string): void {
   const name = str(s.name);
-  const errs = each(`${path}.name`, name, dns1123Subdomain(name));
+  const msgs = dns1123Subdomain(name);
+  if (msgs.length > 0) pushEach(errs, `${path}.name`, name, msgs);
   const key = str(s.key);
   if (key === '') errs.push(required(`${path}.key`));
-  else errs.push(...each(`${path}.key`, key, configMapKey(key)));
-  return errs;
+  else {
+    const keyMsgs = configMapKey(key);
+    if (keyMsgs.length > 0) pushEach(errs, `${path}.key`, key, keyMsgs);
+  }
 }
 
-function envValueFrom(ev: J, path: string): Errs {
-  const from = obj(ev.valueFrom);
-  if (!from) return [];
-  const errs: Errs = [];
+/** The env var's valueFrom (at `path`, built only for a var that has one). */
+function envValueFrom(errs: Errs, ev: J, from: J, path: string): void {
   let n = 0;
-  if (obj(from.fieldRef)) {
+  const fieldRef = obj(from.fieldRef);
+  if (fieldRef) {
     n++;
-    errs.push(...objectFieldSelector(obj(from.fieldRef) ?? {}, ENV_FIELD_PATHS, `${path}.fieldRef`));
+    objectFieldSelector(errs, fieldRef, ENV_FIELD_PATHS, `${path}.fieldRef`);
   }
-  if (obj(from.resourceFieldRef)) {
+  const resourceRef = obj(from.resourceFieldRef);
+  if (resourceRef) {
     n++;
-    errs.push(...resourceFieldSelector(obj(from.resourceFieldRef) ?? {}, `${path}.resourceFieldRef`, false));
+    resourceFieldSelector(errs, resourceRef, `${path}.resourceFieldRef`, false);
   }
-  for (const key of ['configMapKeyRef', 'secretKeyRef']) {
-    const ref = obj(from[key]);
-    if (!ref) continue;
+  const configMapRef = obj(from.configMapKeyRef);
+  if (configMapRef) {
     n++;
-    errs.push(...keySelector(ref, `${path}.${key}`));
+    keySelector(errs, configMapRef, `${path}.configMapKeyRef`);
+  }
+  const secretRef = obj(from.secretKeyRef);
+  if (secretRef) {
+    n++;
+    keySelector(errs, secretRef, `${path}.secretKeyRef`);
   }
   if (n === 0)
     errs.push(invalidValue(path, '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'));
   else if (str(ev.value) !== '') errs.push(invalidValue(path, '', 'may not be specified when `value` is not empty'));
   else if (n > 1) errs.push(invalidValue(path, '', 'may not have more than one field specified at a time'));
-  return errs;
 }
 
-/** ValidateEnv. */
-export function validateEnv(env: J[], path: string): Errs {
-  const errs: Errs = [];
-  env.forEach((ev, i) => {
-    const p = `${path}[${i}]`;
+/** ValidateEnv of the list at `path`. */
+export function validateEnv(errs: Errs, env: readonly J[], path: string): void {
+  for (let i = 0; i < env.length; i++) {
+    const ev = env[i] as J;
     const name = str(ev.name);
-    if (name === '') errs.push(required(`${p}.name`));
-    else errs.push(...each(`${p}.name`, name, envVarName(name)));
-    errs.push(...envValueFrom(ev, `${p}.valueFrom`));
-  });
-  return errs;
+    if (name === '') errs.push(required(`${path}[${i}].name`));
+    else if (!RELAXED_ENV_NAME.test(name)) pushEach(errs, `${path}[${i}].name`, name, envVarName(name));
+    const from = obj(ev.valueFrom);
+    if (from) envValueFrom(errs, ev, from, `${path}[${i}].valueFrom`);
+  }
 }
 
 /** ValidateEnvFrom (the count errors are reported on the list's path, as the reference). */
-export function validateEnvFrom(envFrom: J[], path: string): Errs {
-  const errs: Errs = [];
-  envFrom.forEach((ev, i) => {
-    const p = `${path}[${i}]`;
+export function validateEnvFrom(errs: Errs, envFrom: readonly J[], path: string): void {
+  for (let i = 0; i < envFrom.length; i++) {
+    const ev = envFrom[i] as J;
     const prefix = str(ev.prefix);
-    if (prefix !== '') errs.push(...each(`${p}.prefix`, prefix, envVarName(prefix)));
+    if (prefix !== '' && !RELAXED_ENV_NAME.test(prefix)) pushEach(errs, `${path}[${i}].prefix`, prefix, envVarName(prefix));
     let n = 0;
-    for (const key of ['configMapRef', 'secretRef']) {
+    for (const key of ENV_FROM_SOURCES) {
       const ref = obj(ev[key]);
       if (!ref) continue;
       n++;
       const name = str(ref.name);
-      if (name === '') errs.push(required(`${p}.${key}.name`));
-      else errs.push(...each(`${p}.${key}.name`, name, dns1123Subdomain(name.replace(/-$/, 'a'))));
+      if (name === '') errs.push(required(`${path}[${i}].${key}.name`));
+      else {
+        const msgs = dns1123Subdomain(name.replace(/-$/, 'a'));
+        if (msgs.length > 0) pushEach(errs, `${path}[${i}].${key}.name`, name, msgs);
+      }
     }
     if (n === 0) errs.push(invalidValue(path, '', 'must specify one of: `configMapRef` or `secretRef`'));
     else if (n > 1) errs.push(invalidValue(path, '', 'may not have more than one field specified at a time'));
-  });
-  return errs;
+  }
 }
 
 // ---- probes and lifecycle handlers ----------------------------------------------------------
 
 /** ValidatePortNumOrName. */
-export function portNumOrName(port: unknown, path: string): Errs {
-  if (typeof port === 'number') return each(path, port, isValidPortNum(port));
-  if (typeof port === 'string') return each(path, port, isValidPortName(port));
-  return [];
+export function portNumOrName(errs: Errs, port: unknown, path: string): void {
+  if (typeof port === 'number') {
+    if (!validPortNum(port)) pushEach(errs, path, port, isValidPortNum(port));
+  } else if (typeof port === 'string') {
+    const msgs = isValidPortName(port);
+    if (msgs.length > 0) pushEach(errs, path, port, msgs);
+  }
 }
 
-function httpGet(h: J, path: string): Errs {
-  const errs: Errs = str(h.path) === '' ? [required(`${path}.path`)] : [];
-  errs.push(...portNumOrName(h.port, `${path}.port`));
+const HEADER_NAME = /^[-A-Za-z0-9]+$/;
+
+function httpGet(errs: Errs, h: J, path: string): void {
+  if (str(h.path) === '') errs.push(required(`${path}.path`));
+  portNumOrName(errs, h.port, `${path}.port`);
   if (!SCHEMES.includes(str(h.scheme))) errs.push(notSupported(`${path}.scheme`, str(h.scheme), SCHEMES));
-  for (const header of list<J>(h.httpHeaders)) {
+  for (const header of items<J>(h.httpHeaders)) {
     const name = str(header.name);
-    if (!/^[-A-Za-z0-9]+$/.test(name))
+    if (!HEADER_NAME.test(name))
       errs.push(
         invalidValue(
           `${path}.httpHeaders`,
@@ -218,12 +255,10 @@ function httpGet(h: J, path: string): Errs {
         ),
       );
   }
-  return errs;
 }
 
 /** validateHandler: exactly one handler (probes: no sleep; lifecycle hooks: no grpc). */
-function handler(h: J, keys: string[], gracePeriod: number | undefined, path: string): Errs {
-  const errs: Errs = [];
+function handler(errs: Errs, h: J, keys: string[], gracePeriod: number | undefined, path: string): void {
   let n = 0;
   for (const key of keys) {
     const a = obj(h[key]);
@@ -233,28 +268,33 @@ function handler(h: J, keys: string[], gracePeriod: number | undefined, path: st
       continue;
     }
     n++;
-    const p = `${path}.${key}`;
-    if (key === 'exec' && list(a.command).length === 0) errs.push(required(`${p}.command`));
-    if (key === 'httpGet') errs.push(...httpGet(a, p));
-    if (key === 'tcpSocket' || key === 'grpc') errs.push(...portNumOrName(a.port, `${p}.port`));
+    if (key === 'exec' && items(a.command).length === 0) errs.push(required(`${path}.${key}.command`));
+    if (key === 'httpGet') httpGet(errs, a, `${path}.${key}`);
+    if (key === 'tcpSocket' || key === 'grpc') portNumOrName(errs, a.port, `${path}.${key}.port`);
     if (key === 'sleep') {
       const s = typeof a.seconds === 'number' ? a.seconds : 0;
       if (gracePeriod !== undefined && (s < 0 || s > gracePeriod))
-        errs.push(invalidValue(p, s, `must be non-negative and less than terminationGracePeriodSeconds (${gracePeriod})`));
+        errs.push(invalidValue(`${path}.${key}`, s, `must be non-negative and less than terminationGracePeriodSeconds (${gracePeriod})`));
     }
   }
   if (n === 0) errs.push(required(path, 'must specify a handler type'));
-  return errs;
 }
 
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
 const LIFECYCLE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'sleep'];
+const PROBE_COUNTS = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold'];
 
 /** validateProbe and the rules of its kind (liveness, readiness, startup). */
-function probe(p: J | undefined, kind: 'liveness' | 'readiness' | 'startup', gracePeriod: number | undefined, path: string): Errs {
-  if (!p) return [];
-  const errs = handler(p, PROBE_HANDLERS, gracePeriod, path);
-  for (const f of ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) {
+function probe(
+  errs: Errs,
+  p: J | undefined,
+  kind: 'liveness' | 'readiness' | 'startup',
+  gracePeriod: number | undefined,
+  path: string,
+): void {
+  if (!p) return;
+  handler(errs, p, PROBE_HANDLERS, gracePeriod, path);
+  for (const f of PROBE_COUNTS) {
     const v = p[f];
     if (typeof v === 'number' && v < 0) errs.push(invalidValue(`${path}.${f}`, v, 'must be greater than or equal to 0'));
   }
@@ -265,65 +305,70 @@ function probe(p: J | undefined, kind: 'liveness' | 'readiness' | 'startup', gra
     errs.push(invalidValue(`${path}.successThreshold`, p.successThreshold, 'must be 1'));
   if (kind === 'readiness' && typeof grace === 'number')
     errs.push(invalidValue(`${path}.terminationGracePeriodSeconds`, grace, 'must not be set for readinessProbes'));
-  return errs;
 }
 
-function probesAndLifecycle(c: J, gracePeriod: number | undefined, path: string): Errs {
-  const errs: Errs = [];
+function probesAndLifecycle(errs: Errs, c: J, gracePeriod: number | undefined, path: string): void {
   const lc = obj(c.lifecycle);
   if (lc) {
-    for (const hook of ['postStart', 'preStop']) {
+    for (const hook of LIFECYCLE_HOOKS) {
       const h = obj(lc[hook]);
-      if (h) errs.push(...handler(h, LIFECYCLE_HANDLERS, gracePeriod, `${path}.lifecycle.${hook}`));
+      if (h) handler(errs, h, LIFECYCLE_HANDLERS, gracePeriod, `${path}.lifecycle.${hook}`);
     }
   }
-  errs.push(...probe(obj(c.livenessProbe), 'liveness', gracePeriod, `${path}.livenessProbe`));
-  errs.push(...probe(obj(c.readinessProbe), 'readiness', gracePeriod, `${path}.readinessProbe`));
-  errs.push(...probe(obj(c.startupProbe), 'startup', gracePeriod, `${path}.startupProbe`));
-  return errs;
+  const liveness = obj(c.livenessProbe);
+  if (liveness) probe(errs, liveness, 'liveness', gracePeriod, `${path}.livenessProbe`);
+  const readiness = obj(c.readinessProbe);
+  if (readiness) probe(errs, readiness, 'readiness', gracePeriod, `${path}.readinessProbe`);
+  const startup = obj(c.startupProbe);
+  if (startup) probe(errs, startup, 'startup', gracePeriod, `${path}.startupProbe`);
 }
 
 // ---- resources ------------------------------------------------------------------------------
 
+/** The name and value rules of one resource of the `field` list (`${path}.${field}[${k}]`). */
+function resourceEntry(errs: Errs, k: string, q: Quantity | undefined, path: string, field: string): void {
+  if (STANDARD_CONTAINER_RESOURCES.includes(k)) {
+    // The common case: a valid name, and not a counted resource, so only a negative value is wrong.
+    if (q && isNegative(q)) pushAll(errs, validateQuantityValue(k, q, `${path}.${field}[${k}]`));
+    return;
+  }
+  pushAll(errs, validateContainerResourceName(k, `${path}.${field}[${k}]`));
+  if (q && !quantityValueValid(k, q)) pushAll(errs, validateQuantityValue(k, q, `${path}.${field}[${k}]`));
+}
+
 /** ValidateContainerResourceRequirements: names, quantities, requests not above limits. */
-export function validateResources(r: J | undefined, path: string): Errs {
-  const errs: Errs = [];
+export function validateResources(errs: Errs, r: J | undefined, path: string): void {
   const limits = map(r?.limits);
   const requests = map(r?.requests);
-  const limPath = `${path}.limits`;
-  const reqPath = `${path}.requests`;
   let cpuOrMemory = false;
   let hugePages = false;
   for (const k of sortedKeys(limits)) {
-    errs.push(...validateContainerResourceName(k, `${limPath}[${k}]`));
-    const q = parseQuantity(limits[k]);
-    if (q) errs.push(...validateQuantityValue(k, q, `${limPath}[${k}]`));
+    resourceEntry(errs, k, parseQuantity(limits[k]), path, 'limits');
     if (isHugePages(k)) hugePages = true;
     if (RESIZE_RESOURCES.includes(k)) cpuOrMemory = true;
   }
   for (const k of sortedKeys(requests)) {
-    errs.push(...validateContainerResourceName(k, `${reqPath}[${k}]`));
     const q = parseQuantity(requests[k]);
-    if (q) errs.push(...validateQuantityValue(k, q, `${reqPath}[${k}]`));
+    resourceEntry(errs, k, q, path, 'requests');
     const lim = limits[k] === undefined ? undefined : parseQuantity(limits[k]);
     if (q && lim) {
       const c = cmpQuantity(q, lim);
       if (c !== 0 && !isOvercommitAllowed(k))
-        errs.push(invalidValue(reqPath, formatQuantity(q), `must be equal to ${k} limit of ${formatQuantity(lim)}`));
+        errs.push(invalidValue(`${path}.requests`, formatQuantity(q), `must be equal to ${k} limit of ${formatQuantity(lim)}`));
       else if (c > 0)
-        errs.push(invalidValue(reqPath, formatQuantity(q), `must be less than or equal to ${k} limit of ${formatQuantity(lim)}`));
+        errs.push(
+          invalidValue(`${path}.requests`, formatQuantity(q), `must be less than or equal to ${k} limit of ${formatQuantity(lim)}`),
+        );
     } else if (limits[k] === undefined && !isOvercommitAllowed(k))
-      errs.push(required(limPath, 'Limit must be set for non overcommitable resources'));
+      errs.push(required(`${path}.limits`, 'Limit must be set for non overcommitable resources'));
     if (isHugePages(k)) hugePages = true;
     if (RESIZE_RESOURCES.includes(k)) cpuOrMemory = true;
   }
   if (!cpuOrMemory && hugePages) errs.push(forbiddenField(path, 'HugePages require cpu or memory'));
-  return errs;
 }
 
 /** validateResizePolicy (errors on the list's path, as the reference). */
-function resizePolicy(policies: J[], restartPolicy: string, path: string): Errs {
-  const errs: Errs = [];
+function resizePolicy(errs: Errs, policies: readonly J[], restartPolicy: string, path: string): void {
   const seen = new Set<string>();
   policies.forEach((p, i) => {
     const name = str(p.resourceName);
@@ -337,61 +382,161 @@ function resizePolicy(policies: J[], restartPolicy: string, path: string): Errs 
     if (restartPolicy === 'Never' && policy !== 'NotRequired')
       errs.push(invalidValue(path, policy, "must be 'NotRequired' when `restartPolicy` is 'Never'"));
   });
-  return errs;
+}
+
+// ---- mounts and devices ---------------------------------------------------------------------
+
+/**
+ * ValidateVolumeMounts of the container at `path` (its list is `${path}.volumeMounts`); a
+ * privileged container's securityContext allows Bidirectional propagation.
+ */
+function validateVolumeMounts(errs: Errs, c: J, vols: Volumes, path: string): void {
+  const mounts = items<J>(c.volumeMounts);
+  if (mounts.length === 0) return;
+  const listPath = `${path}.volumeMounts`;
+  const deviceList = items<J>(c.volumeDevices);
+  // By name, the last device of a name winning (its path alone counts), as the reference's map.
+  const devices = deviceList.length > 0 ? new Map(deviceList.map((d) => [str(d.name), str(d.devicePath)])) : undefined;
+  const devicePaths = devices ? new Set(devices.values()) : undefined;
+  const privileged = obj(c.securityContext)?.privileged === true;
+  const points = mounts.length > SCAN_MAX ? new Set<string>() : undefined;
+  for (let i = 0; i < mounts.length; i++) {
+    const m = mounts[i] as J;
+    const name = str(m.name);
+    const mountPath = str(m.mountPath);
+    if (name === '') errs.push(required(`${listPath}[${i}].name`));
+    const vol = vols.get(name);
+    if (!vol) errs.push(notFound(`${listPath}[${i}].name`, name));
+    if (mountPath === '') errs.push(required(`${listPath}[${i}].mountPath`));
+    if (points ? points.has(mountPath) : seenBefore(mounts, i, 'mountPath', mountPath))
+      errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must be unique'));
+    points?.add(mountPath);
+    if (devices?.has(name)) errs.push(invalidValue(`${listPath}[${i}].name`, name, 'must not already exist in volumeDevices'));
+    if (devicePaths?.has(mountPath))
+      errs.push(invalidValue(`${listPath}[${i}].mountPath`, mountPath, 'must not already exist as a path in volumeDevices'));
+    const subPath = str(m.subPath);
+    const subPathExpr = str(m.subPathExpr);
+    if (obj(vol?.image)) {
+      if (subPath !== '') errs.push(invalidValue(`${listPath}[${i}].subPath`, subPath, 'not allowed in image volume sources'));
+      if (subPathExpr !== '') errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'not allowed in image volume sources'));
+    }
+    // The reference reports these two under the list's path, not the mount's.
+    if (subPath !== '') pushAll(errs, localDescendingPath(subPath, `${listPath}.subPath`));
+    if (subPathExpr !== '') {
+      if (subPath !== '')
+        errs.push(invalidValue(`${listPath}[${i}].subPathExpr`, subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
+      pushAll(errs, localDescendingPath(subPathExpr, `${listPath}.subPathExpr`));
+    }
+    const propagation = m.mountPropagation;
+    if (typeof propagation === 'string') {
+      if (!PROPAGATIONS.includes(propagation)) errs.push(notSupported(`${listPath}.mountPropagation`, propagation, PROPAGATIONS));
+      if (propagation === 'Bidirectional' && !privileged)
+        errs.push(
+          forbiddenField(`${listPath}.mountPropagation`, 'Bidirectional mount propagation is available only to privileged containers'),
+        );
+    }
+    const rro = m.recursiveReadOnly;
+    if (typeof rro === 'string' && rro !== 'Disabled') {
+      const rp = `${listPath}.recursiveReadOnly`;
+      if (rro === 'Enabled' || rro === 'IfPossible') {
+        if (m.readOnly !== true) errs.push(forbiddenField(rp, 'may only be specified when readOnly is true'));
+        if (typeof propagation === 'string' && propagation !== 'None')
+          errs.push(forbiddenField(rp, 'may only be specified when mountPropagation is None or not specified'));
+      } else errs.push(notSupported(rp, rro, RECURSIVE_READ_ONLY));
+    }
+  }
+}
+
+/** ValidateVolumeDevices of the container at `path` (`${path}.volumeDevices`): block devices come from claims. */
+function validateVolumeDevices(errs: Errs, c: J, vols: Volumes, path: string): void {
+  const devices = items<J>(c.volumeDevices);
+  if (devices.length === 0) return;
+  const mounts = new Map(items<J>(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]));
+  const mountPaths = new Set(mounts.values());
+  const paths = new Set<string>();
+  const names = new Set<string>();
+  devices.forEach((d, i) => {
+    const p = `${path}.volumeDevices[${i}]`;
+    const name = str(d.name);
+    const devicePath = str(d.devicePath);
+    const v = vols.get(name);
+    if (name === '') errs.push(required(`${p}.name`));
+    if (names.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must be unique'));
+    if (v && !obj(v.persistentVolumeClaim) && !obj(v.ephemeral))
+      errs.push(invalidValue(`${p}.name`, name, 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'));
+    if (!v) errs.push(notFound(`${p}.name`, name));
+    if (devicePath === '') errs.push(required(`${p}.devicePath`));
+    if (paths.has(devicePath)) errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must be unique'));
+    if (devicePath !== '' && devicePath.split('/').includes('..'))
+      errs.push(invalidValue(`${p}.devicePath`, devicePath, "can not contain backsteps ('..')"));
+    else paths.add(devicePath);
+    if (mounts.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must not already exist in volumeMounts'));
+    if (mountPaths.has(devicePath))
+      errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must not already exist as a path in volumeMounts'));
+    if (name !== '') names.add(name);
+  });
 }
 
 // ---- containers -----------------------------------------------------------------------------
 
 /** validateContainerCommon: the rules of every container, regular, init or ephemeral. */
-export function validateContainerCommon(c: J, ctx: PodContext, path: string): Errs {
-  const errs: Errs = [];
+export function validateContainerCommon(errs: Errs, c: J, ctx: PodContext, path: string): void {
   const name = str(c.name);
   if (name === '') errs.push(required(`${path}.name`));
-  else errs.push(...each(`${path}.name`, name, dns1123Label(name)));
+  else {
+    const msgs = dns1123Label(name);
+    if (msgs.length > 0) pushEach(errs, `${path}.name`, name, msgs);
+  }
   if (str(c.image) === '') errs.push(required(`${path}.image`));
   const tmp = str(c.terminationMessagePolicy);
   if (tmp === '') errs.push(required(`${path}.terminationMessagePolicy`));
   else if (!TERMINATION_MESSAGE_POLICIES.includes(tmp))
     errs.push(notSupported(`${path}.terminationMessagePolicy`, tmp, TERMINATION_MESSAGE_POLICIES));
-  errs.push(...validateContainerPorts(list<J>(c.ports), `${path}.ports`));
-  errs.push(...validateEnv(list<J>(c.env), `${path}.env`));
-  errs.push(...validateEnvFrom(list<J>(c.envFrom), `${path}.envFrom`));
-  errs.push(...validateVolumeMounts(c, ctx.vols, `${path}.volumeMounts`));
-  errs.push(...validateVolumeDevices(c, ctx.vols, `${path}.volumeDevices`));
+  const ports = items<J>(c.ports);
+  if (ports.length > 0) validateContainerPorts(errs, ports, path);
+  const env = items<J>(c.env);
+  if (env.length > 0) validateEnv(errs, env, `${path}.env`);
+  const envFrom = items<J>(c.envFrom);
+  if (envFrom.length > 0) validateEnvFrom(errs, envFrom, `${path}.envFrom`);
+  validateVolumeMounts(errs, c, ctx.vols, path);
+  validateVolumeDevices(errs, c, ctx.vols, path);
   const pull = str(c.imagePullPolicy);
   if (pull === '') errs.push(required(`${path}.imagePullPolicy`));
   else if (!PULL_POLICIES.includes(pull)) errs.push(notSupported(`${path}.imagePullPolicy`, pull, PULL_POLICIES));
-  errs.push(...validateResources(obj(c.resources), `${path}.resources`));
-  errs.push(...resizePolicy(list<J>(c.resizePolicy), ctx.restartPolicy, `${path}.resizePolicy`));
-  errs.push(...validateSecurityContext(obj(c.securityContext), `${path}.securityContext`, ctx.hostUsers));
-  return errs;
+  validateResources(errs, obj(c.resources), `${path}.resources`);
+  const resize = items<J>(c.resizePolicy);
+  if (resize.length > 0) resizePolicy(errs, resize, ctx.restartPolicy, `${path}.resizePolicy`);
+  const sc = obj(c.securityContext);
+  if (sc) validateSecurityContext(errs, sc, `${path}.securityContext`, ctx.hostUsers);
 }
 
 /** validateContainers: at least one, unique names, probes and hooks, no restartPolicy. */
-export function validateContainers(containers: J[], ctx: PodContext, path: string): Errs {
-  if (containers.length === 0) return [required(path)];
-  const errs: Errs = [];
-  const names = new Set<string>();
-  containers.forEach((c, i) => {
+export function validateContainers(errs: Errs, containers: readonly J[], ctx: PodContext, path: string): void {
+  if (containers.length === 0) {
+    errs.push(required(path));
+    return;
+  }
+  const names = containers.length > SCAN_MAX ? new Set<string>() : undefined;
+  for (let i = 0; i < containers.length; i++) {
+    const c = containers[i] as J;
     const p = `${path}[${i}]`;
-    errs.push(...validateContainerCommon(c, ctx, p));
+    validateContainerCommon(errs, c, ctx, p);
     const name = str(c.name);
-    if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
-    else names.add(name);
-    errs.push(...probesAndLifecycle(c, ctx.gracePeriod, p));
+    if (names ? names.has(name) : seenBefore(containers, i, 'name', name)) errs.push(duplicate(`${p}.name`, name));
+    else names?.add(name);
+    probesAndLifecycle(errs, c, ctx.gracePeriod, p);
     if (c.restartPolicy !== undefined) errs.push(forbiddenField(`${p}.restartPolicy`, 'may not be set for non-init containers'));
-  });
-  errs.push(...hostPortConflicts(containers, path));
-  return errs;
+  }
+  hostPortConflicts(errs, containers, path);
 }
 
 /** validateInitContainers: names unique across regular and init containers; sidecars may have probes. */
-export function validateInitContainers(inits: J[], regular: J[], ctx: PodContext, path: string): Errs {
-  const errs: Errs = [];
+export function validateInitContainers(errs: Errs, inits: readonly J[], regular: readonly J[], ctx: PodContext, path: string): void {
+  if (inits.length === 0) return;
   const names = new Set(regular.map((c) => str(c.name)));
   inits.forEach((c, i) => {
     const p = `${path}[${i}]`;
-    errs.push(...validateContainerCommon(c, ctx, p));
+    validateContainerCommon(errs, c, ctx, p);
     let always = false;
     if (c.restartPolicy !== undefined) {
       if (c.restartPolicy !== 'Always') errs.push(notSupported(`${p}.restartPolicy`, str(c.restartPolicy), ['Always']));
@@ -400,24 +545,30 @@ export function validateInitContainers(inits: J[], regular: J[], ctx: PodContext
     const name = str(c.name);
     if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
     else if (name !== '') names.add(name);
-    errs.push(...hostPortConflicts([c], path));
-    if (always) errs.push(...probesAndLifecycle(c, ctx.gracePeriod, p));
+    hostPortConflicts(errs, [c], path);
+    if (always) probesAndLifecycle(errs, c, ctx.gracePeriod, p);
     else {
       for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe'])
         if (c[f] !== undefined && c[f] !== null) errs.push(forbiddenField(`${p}.${f}`, INIT_ONLY_ALWAYS));
     }
   });
-  return errs;
 }
 
 /** validateEphemeralContainers: the common rules, unique names, an existing target, allowed fields only. */
-export function validateEphemeralContainers(ecs: J[], regular: J[], inits: J[], ctx: PodContext, path: string): Errs {
-  const errs: Errs = [];
+export function validateEphemeralContainers(
+  errs: Errs,
+  ecs: readonly J[],
+  regular: readonly J[],
+  inits: readonly J[],
+  ctx: PodContext,
+  path: string,
+): void {
+  if (ecs.length === 0) return;
   const others = new Set([...regular, ...inits].map((c) => str(c.name)));
   const all = new Set(others);
   ecs.forEach((c, i) => {
     const p = `${path}[${i}]`;
-    errs.push(...validateContainerCommon(c, ctx, p));
+    validateContainerCommon(errs, c, ctx, p);
     const image = str(c.image);
     if (image.trim().length !== image.length) errs.push(invalidValue(`${p}.image`, image, 'must not have leading or trailing whitespace'));
     const name = str(c.name);
@@ -426,10 +577,9 @@ export function validateEphemeralContainers(ecs: J[], regular: J[], inits: J[], 
     const target = str(c.targetContainerName);
     if (target !== '' && !others.has(target)) errs.push(notFound(`${p}.targetContainerName`, target));
     for (const f of EPHEMERAL_DISALLOWED) if (!semanticEqual(c[f], undefined)) errs.push(forbiddenField(`${p}.${f}`, EPHEMERAL_FORBIDDEN));
-    list<J>(c.volumeMounts).forEach((m, j) => {
+    items<J>(c.volumeMounts).forEach((m, j) => {
       if (str(m.subPath) !== '') errs.push(forbiddenField(`${p}.volumeMounts[${j}].subPath`, EPHEMERAL_FORBIDDEN));
       if (str(m.subPathExpr) !== '') errs.push(forbiddenField(`${p}.volumeMounts[${j}].subPathExpr`, EPHEMERAL_FORBIDDEN));
     });
   });
-  return errs;
 }

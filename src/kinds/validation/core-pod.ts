@@ -17,7 +17,7 @@ import {
   validateAnnotations,
 } from '../../api/validation';
 import type { Strategy } from '../../registry/kind';
-import { type Errs, each, type J, list, map, obj, semanticEqual, str, validateLabels } from './common';
+import { type Errs, each, items, type J, map, obj, pushAll, pushEach, semanticEqual, str, validateLabels } from './common';
 import {
   type PodContext,
   validateContainers,
@@ -34,6 +34,10 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
 const PREEMPTION_POLICIES = ['PreemptLowerPriority', 'Never'];
 const OS_NAMES = ['linux', 'windows'];
 const MAX_INT32 = 2147483647;
+const SUBDOMAIN_FIELDS = ['serviceAccountName', 'nodeName'];
+const LABEL_FIELDS = ['hostname', 'subdomain'];
+const CLASS_FIELDS = ['priorityClassName', 'runtimeClassName'];
+const CONTAINER_LISTS = ['containers', 'initContainers'];
 const IP_MSG = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 
 /** IsValidIP. */
@@ -44,17 +48,17 @@ function dnsConfig(spec: J, path: string): Errs {
   const cfg = obj(spec.dnsConfig);
   if (spec.dnsPolicy === 'None') {
     if (!cfg) return [required(path, 'must provide `dnsConfig` when `dnsPolicy` is None')];
-    if (list(cfg.nameservers).length === 0)
+    if (items(cfg.nameservers).length === 0)
       return [required(`${path}.nameservers`, 'must provide at least one DNS nameserver when `dnsPolicy` is None')];
   }
   if (!cfg) return [];
   const errs: Errs = [];
-  const servers = list<string>(cfg.nameservers).map(str);
+  const servers = items<string>(cfg.nameservers).map(str);
   if (servers.length > 3) errs.push(invalidValue(`${path}.nameservers`, servers, 'must not have more than 3 nameservers'));
   servers.forEach((ns, i) => {
-    errs.push(...validIP(ns, `${path}.nameservers[${i}]`));
+    pushAll(errs, validIP(ns, `${path}.nameservers[${i}]`));
   });
-  const searches = list<string>(cfg.searches).map(str);
+  const searches = items<string>(cfg.searches).map(str);
   if (searches.length > 32) errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 32 search paths'));
   if (searches.join(' ').length > 2048)
     errs.push(invalidValue(`${path}.searches`, searches, 'must not have more than 2048 characters (including spaces) in the search list'));
@@ -62,9 +66,9 @@ function dnsConfig(spec: J, path: string): Errs {
     if (s === '.') return;
     const v = s.replace(/\.$/, '');
     const msgs = dns1123Subdomain(v.replaceAll('_', 'a'));
-    errs.push(...each(`${path}.searches[${i}]`, v, msgs));
+    pushAll(errs, each(`${path}.searches[${i}]`, v, msgs));
   });
-  list<J>(cfg.options).forEach((o, i) => {
+  items<J>(cfg.options).forEach((o, i) => {
     if (str(o.name) === '') errs.push(required(`${path}.options[${i}]`, 'must not be empty'));
   });
   return errs;
@@ -74,8 +78,8 @@ function dnsConfig(spec: J, path: string): Errs {
 function hostNetworkPorts(spec: J, path: string, isPod: boolean): Errs {
   if (spec.hostNetwork !== true) return [];
   const errs: Errs = [];
-  list<J>(spec.containers).forEach((c, i) => {
-    list<J>(c.ports).forEach((p, j) => {
+  items<J>(spec.containers).forEach((c, i) => {
+    items<J>(c.ports).forEach((p, j) => {
       const hp = typeof p.hostPort === 'number' ? p.hostPort : 0;
       const cp = typeof p.containerPort === 'number' ? p.containerPort : 0;
       if ((isPod || hp !== 0) && hp !== cp)
@@ -87,17 +91,27 @@ function hostNetworkPorts(spec: J, path: string, isPod: boolean): Errs {
   return errs;
 }
 
-function qualifiedNames(items: J[], key: string, path: string, child: string, unique: boolean): Errs {
+function qualifiedNames(items: readonly J[], key: string, path: string, child: string, unique: boolean): Errs {
   const errs: Errs = [];
   const seen = new Set<string>();
   items.forEach((g, i) => {
     const name = str(g[key]);
     const p = child === '' ? `${path}[${i}]` : `${path}[${i}].${child}`;
-    errs.push(...each(p, name, qualifiedName(name)));
+    pushAll(errs, each(p, name, qualifiedName(name)));
     if (unique && seen.has(name)) errs.push({ type: 'FieldValueDuplicate', field: p, detail: '', badValue: name });
     seen.add(name);
   });
   return errs;
+}
+
+/** The host aliases' IPs and hostnames. */
+function hostAliases(errs: Errs, aliases: readonly J[], path: string): void {
+  aliases.forEach((a, i) => {
+    pushAll(errs, validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
+    items<string>(a.hostnames).forEach((h, j) => {
+      pushAll(errs, each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
+    });
+  });
 }
 
 /**
@@ -106,10 +120,15 @@ function qualifiedNames(items: J[], key: string, path: string, child: string, un
  */
 export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
   const errs: Errs = [];
+  podSpec(errs, spec, path, podName);
+  return errs;
+}
+
+/** validatePodSpec into `errs`. */
+function podSpec(errs: Errs, spec: J, path: string, podName: string | undefined): void {
   const grace = spec.terminationGracePeriodSeconds;
   if (typeof grace !== 'number') errs.push(required(`${path}.terminationGracePeriodSeconds`));
-  const { vols, errs: volErrs } = validateVolumes(list<J>(spec.volumes), `${path}.volumes`, podName);
-  errs.push(...volErrs);
+  const vols = validateVolumes(errs, items<J>(spec.volumes), `${path}.volumes`, podName);
   const restart = str(spec.restartPolicy);
   const ctx: PodContext = {
     vols,
@@ -117,49 +136,57 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
     gracePeriod: typeof grace === 'number' ? grace : undefined,
     hostUsers: spec.hostUsers !== false,
   };
-  const containers = list<J>(spec.containers);
-  const inits = list<J>(spec.initContainers);
-  errs.push(...validateContainers(containers, ctx, `${path}.containers`));
-  errs.push(...validateInitContainers(inits, containers, ctx, `${path}.initContainers`));
-  errs.push(...validateEphemeralContainers(list<J>(spec.ephemeralContainers), containers, inits, ctx, `${path}.ephemeralContainers`));
-  errs.push(...hostNetworkPorts(spec, path, podName !== undefined));
+  const containers = items<J>(spec.containers);
+  const inits = items<J>(spec.initContainers);
+  validateContainers(errs, containers, ctx, `${path}.containers`);
+  if (inits.length > 0) validateInitContainers(errs, inits, containers, ctx, `${path}.initContainers`);
+  const ephemeral = items<J>(spec.ephemeralContainers);
+  if (ephemeral.length > 0) validateEphemeralContainers(errs, ephemeral, containers, inits, ctx, `${path}.ephemeralContainers`);
+  if (spec.hostNetwork === true) pushAll(errs, hostNetworkPorts(spec, path, podName !== undefined));
   if (restart === '') errs.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart)) errs.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
   const dns = str(spec.dnsPolicy);
   if (dns === '') errs.push(required(`${path}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(dns)) errs.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
-  errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
-  errs.push(...validatePodSecurityContext(spec, `${path}.securityContext`));
-  list<J>(spec.imagePullSecrets).forEach((s, i) => {
+  if (isObject(spec.nodeSelector)) pushAll(errs, validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  if (isObject(spec.securityContext)) validatePodSecurityContext(errs, spec, `${path}.securityContext`);
+  const pullSecrets = items<J>(spec.imagePullSecrets);
+  for (let i = 0; i < pullSecrets.length; i++) {
+    const s = pullSecrets[i] as J;
     if (Object.keys(s).some((k) => k !== 'name')) errs.push(invalidValue(`${path}.imagePullSecrets[${i}]`, s, 'only name may be set'));
-  });
-  errs.push(...validateAffinity(spec.affinity, `${path}.affinity`));
-  errs.push(...dnsConfig(spec, `${path}.dnsConfig`));
-  errs.push(...qualifiedNames(list<J>(spec.readinessGates), 'conditionType', `${path}.readinessGates`, 'conditionType', false));
-  errs.push(...qualifiedNames(list<J>(spec.schedulingGates), 'name', `${path}.schedulingGates`, '', true));
-  errs.push(...validateTopologySpread(list<J>(spec.topologySpreadConstraints), `${path}.topologySpreadConstraints`));
-  errs.push(...validateHostUsers(spec, path));
-  for (const key of ['serviceAccountName', 'nodeName']) {
+  }
+  if (isObject(spec.affinity)) validateAffinity(errs, spec.affinity, `${path}.affinity`);
+  if (spec.dnsConfig !== undefined || spec.dnsPolicy === 'None') pushAll(errs, dnsConfig(spec, `${path}.dnsConfig`));
+  const readinessGates = items<J>(spec.readinessGates);
+  if (readinessGates.length > 0)
+    pushAll(errs, qualifiedNames(readinessGates, 'conditionType', `${path}.readinessGates`, 'conditionType', false));
+  const schedulingGates = items<J>(spec.schedulingGates);
+  if (schedulingGates.length > 0) pushAll(errs, qualifiedNames(schedulingGates, 'name', `${path}.schedulingGates`, '', true));
+  const spread = items<J>(spec.topologySpreadConstraints);
+  if (spread.length > 0) validateTopologySpread(errs, spread, `${path}.topologySpreadConstraints`);
+  if (spec.hostUsers === false) pushAll(errs, validateHostUsers(spec, path));
+  for (const key of SUBDOMAIN_FIELDS) {
     const v = str(spec[key]);
-    if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
+    if (v === '') continue;
+    const msgs = dns1123Subdomain(v);
+    if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
   if (typeof spec.activeDeadlineSeconds === 'number' && (spec.activeDeadlineSeconds < 1 || spec.activeDeadlineSeconds > MAX_INT32))
     errs.push(invalidValue(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, `must be between 1 and ${MAX_INT32}, inclusive`));
-  for (const key of ['hostname', 'subdomain']) {
+  for (const key of LABEL_FIELDS) {
     const v = str(spec[key]);
-    if (v !== '') errs.push(...each(`${path}.${key}`, v, dns1123Label(v)));
+    if (v === '') continue;
+    const msgs = dns1123Label(v);
+    if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
-  errs.push(...validateTolerations(list<J>(spec.tolerations), `${path}.tolerations`));
-  list<J>(spec.hostAliases).forEach((a, i) => {
-    errs.push(...validIP(str(a.ip), `${path}.hostAliases[${i}].ip`));
-    list<string>(a.hostnames).forEach((h, j) => {
-      errs.push(...each(`${path}.hostAliases[${i}].hostnames[${j}]`, h, dns1123Subdomain(str(h))));
-    });
-  });
-  for (const key of ['priorityClassName', 'runtimeClassName']) {
+  const tolerations = items<J>(spec.tolerations);
+  if (tolerations.length > 0) validateTolerations(errs, tolerations, `${path}.tolerations`);
+  if (items(spec.hostAliases).length > 0) hostAliases(errs, items<J>(spec.hostAliases), path);
+  for (const key of CLASS_FIELDS) {
     const v = str(spec[key]);
-    if (v !== '' || (key === 'runtimeClassName' && typeof spec[key] === 'string'))
-      errs.push(...each(`${path}.${key}`, v, dns1123Subdomain(v)));
+    if (v === '' && !(key === 'runtimeClassName' && typeof spec[key] === 'string')) continue;
+    const msgs = dns1123Subdomain(v);
+    if (msgs.length > 0) pushEach(errs, `${path}.${key}`, v, msgs);
   }
   if (typeof spec.preemptionPolicy === 'string' && !PREEMPTION_POLICIES.includes(spec.preemptionPolicy))
     errs.push(
@@ -167,14 +194,13 @@ export function validatePodSpec(spec: J, path: string, podName?: string): Errs {
         ? required(`${path}.preemptionPolicy`)
         : notSupported(`${path}.preemptionPolicy`, spec.preemptionPolicy, PREEMPTION_POLICIES),
     );
-  if (isObject(spec.overhead)) errs.push(...validateResources({ limits: spec.overhead }, `${path}.overhead`));
+  if (isObject(spec.overhead)) validateResources(errs, { limits: spec.overhead }, `${path}.overhead`);
   const os = obj(spec.os);
   if (os) {
     if (str(os.name) === '') errs.push(required(`${path}.os.name`, 'cannot be empty'));
     else if (!OS_NAMES.includes(str(os.name))) errs.push(notSupported(`${path}.os`, str(os.name), OS_NAMES));
-    else errs.push(...validateOSSecurity(spec, path));
+    else pushAll(errs, validateOSSecurity(spec, path));
   }
-  return errs;
 }
 
 /** ValidatePodTemplateSpec: template labels, the pod spec, no ephemeral containers. */
@@ -186,7 +212,7 @@ export function validatePodTemplateSpec(template: J, path: string): Errs {
     ...validateAnnotations(map<string>(meta.annotations), `${path}.annotations`),
     ...validatePodSpec(spec, `${path}.spec`),
   ];
-  if (list(spec.ephemeralContainers).length > 0)
+  if (items(spec.ephemeralContainers).length > 0)
     errs.push(forbiddenField(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
   return errs;
 }
@@ -205,7 +231,7 @@ export const POD_UPDATE_FORBIDDEN = `pod updates may not change fields other tha
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** ValidateContainerUpdates: same number of containers; `stop` when that fails. */
-function containerUpdates(next: J[], prev: J[], path: string): { errs: Errs; stop: boolean } {
+function containerUpdates(next: readonly J[], prev: readonly J[], path: string): { errs: Errs; stop: boolean } {
   if (next.length !== prev.length) return { errs: [forbiddenField(path, 'pod updates may not add or remove containers')], stop: true };
   const errs: Errs = [];
   next.forEach((c, i) => {
@@ -229,7 +255,7 @@ function activeDeadlineUpdate(next: unknown, prev: unknown): Errs {
 }
 
 /** validateOnlyAddedTolerations: every existing toleration stays, up to its tolerationSeconds. */
-function onlyAddedTolerations(next: J[], prev: J[]): Errs {
+function onlyAddedTolerations(next: readonly J[], prev: readonly J[]): Errs {
   const strip = (t: J): J => {
     const { tolerationSeconds: _, ...rest } = t;
     return rest;
@@ -243,7 +269,7 @@ function onlyAddedTolerations(next: J[], prev: J[]): Errs {
 }
 
 /** validateOnlyDeletedSchedulingGates: gates may be removed, never added. */
-function onlyDeletedSchedulingGates(next: J[], prev: J[]): Errs {
+function onlyDeletedSchedulingGates(next: readonly J[], prev: readonly J[]): Errs {
   const had = new Set(prev.map((g) => str(g.name)));
   const errs: Errs = [];
   const seen = new Set<string>();
@@ -287,21 +313,21 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
   const prev = obj(old.spec) ?? {};
   const errs = mirrorAnnotationUpdate(o, old);
   for (const key of ['containers', 'initContainers']) {
-    const r = containerUpdates(list<J>(spec[key]), list<J>(prev[key]), `spec.${key}`);
-    errs.push(...r.errs);
+    const r = containerUpdates(items<J>(spec[key]), items<J>(prev[key]), `spec.${key}`);
+    pushAll(errs, r.errs);
     if (r.stop) return errs;
   }
   const deadline = activeDeadlineUpdate(spec.activeDeadlineSeconds, prev.activeDeadlineSeconds);
-  errs.push(...deadline);
+  pushAll(errs, deadline);
   if (deadline.length > 0 && typeof spec.activeDeadlineSeconds === 'number') return errs;
-  errs.push(...onlyAddedTolerations(list<J>(spec.tolerations), list<J>(prev.tolerations)));
-  errs.push(...onlyDeletedSchedulingGates(list<J>(spec.schedulingGates), list<J>(prev.schedulingGates)));
+  pushAll(errs, onlyAddedTolerations(items<J>(spec.tolerations), items<J>(prev.tolerations)));
+  pushAll(errs, onlyDeletedSchedulingGates(items<J>(spec.schedulingGates), items<J>(prev.schedulingGates)));
   if (semanticEqual(spec, prev)) return errs;
   // The updatable fields take their old values; whatever still differs is forbidden.
   const munged: J = { ...spec };
   for (const key of ['containers', 'initContainers']) {
-    const olds = list<J>(prev[key]);
-    if (Array.isArray(spec[key])) munged[key] = list<J>(spec[key]).map((c, i) => ({ ...c, image: olds[i]?.image }));
+    const olds = items<J>(prev[key]);
+    if (Array.isArray(spec[key])) munged[key] = items<J>(spec[key]).map((c, i) => ({ ...c, image: olds[i]?.image }));
   }
   for (const key of ['activeDeadlineSeconds', 'schedulingGates', 'tolerations']) {
     if (prev[key] === undefined) delete munged[key];
@@ -315,15 +341,15 @@ export function validatePodUpdate(o: Obj, old: Obj): Errs {
 }
 
 /** validateContainersOnlyForPod: a pod's images (not a template's) carry no surrounding spaces. */
-function imagesTrimmed(spec: J): Errs {
-  return ['containers', 'initContainers'].flatMap((key) =>
-    list<J>(spec[key]).flatMap((c, i) => {
-      const image = str(c.image);
-      return image.trim().length === image.length
-        ? []
-        : [invalidValue(`spec.${key}[${i}].image`, image, 'must not have leading or trailing whitespace')];
-    }),
-  );
+function imagesTrimmed(errs: Errs, spec: J): void {
+  for (const key of CONTAINER_LISTS) {
+    const containers = items<J>(spec[key]);
+    for (let i = 0; i < containers.length; i++) {
+      const image = str((containers[i] as J).image);
+      if (image.trim().length !== image.length)
+        errs.push(invalidValue(`spec.${key}[${i}].image`, image, 'must not have leading or trailing whitespace'));
+    }
+  }
 }
 
 const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
@@ -337,8 +363,9 @@ function validDeletionCost(v: string): boolean {
 
 /** ValidatePodSpecificAnnotations: the mirror annotation needs a node; a deletion cost is an int32. */
 function podAnnotations(o: Obj, old: Obj | undefined, spec: J): Errs {
-  const a = o.metadata.annotations ?? {};
   const errs: Errs = [];
+  const a = o.metadata.annotations;
+  if (!a) return errs;
   const mirror = a[MIRROR_ANNOTATION];
   if (mirror !== undefined && str(spec.nodeName) === '')
     errs.push(invalidValue(`metadata.annotations[${MIRROR_ANNOTATION}]`, mirror, 'must set spec.nodeName if mirror pod annotation is set'));
@@ -358,23 +385,28 @@ export function validatePod(o: Obj, old?: Obj): Errs {
   // reference's status and binding paths do not, and a pod stored before a rule existed keeps
   // taking status updates.
   if (old && semanticEqual(o.spec, old.spec)) return errs;
-  errs.push(...validatePodSpec(spec, 'spec', o.metadata.name ?? ''), ...imagesTrimmed(spec));
+  podSpec(errs, spec, 'spec', o.metadata.name ?? '');
+  imagesTrimmed(errs, spec);
   if (str(spec.serviceAccountName) === '') {
-    list<J>(spec.volumes).forEach((v, i) => {
-      list<J>(obj(v.projected)?.sources).forEach((s, j) => {
-        if (obj(s.serviceAccountToken))
+    const volumes = items<J>(spec.volumes);
+    for (let i = 0; i < volumes.length; i++) {
+      const projected = obj((volumes[i] as J).projected);
+      if (!projected) continue;
+      const sources = items<J>(projected.sources);
+      for (let j = 0; j < sources.length; j++) {
+        if (obj((sources[j] as J).serviceAccountToken))
           errs.push(
             forbiddenField(
               `spec.volumes[${i}].projected.sources[${j}].serviceAccountToken`,
               'must not be specified when serviceAccountName is not set',
             ),
           );
-      });
-    });
+      }
+    }
   }
   if (old) return errs;
-  if (list(spec.ephemeralContainers).length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));
-  if (str(spec.nodeName) !== '' && list(spec.schedulingGates).length > 0)
+  if (items(spec.ephemeralContainers).length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));
+  if (str(spec.nodeName) !== '' && items(spec.schedulingGates).length > 0)
     errs.push(forbiddenField('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
   return errs;
 }

@@ -12,7 +12,7 @@ import { type Errs, each, GoValue, goQuote, goStrings, IS_NEGATIVE, type J, list
 
 const HUGEPAGES = 'hugepages-';
 const REQUESTS_HUGEPAGES = 'requests.hugepages-';
-const STANDARD_CONTAINER_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'];
+export const STANDARD_CONTAINER_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'];
 const STANDARD_RESOURCES = [
   'cpu',
   'memory',
@@ -117,6 +117,11 @@ export function validateQuantityValue(resource: string, q: Quantity, path: strin
   if (isIntegerResource(resource) && quantityMilliValue(q) % 1000n !== 0n)
     errs.push(invalidValue(path, formatQuantity(q), 'must be an integer'));
   return errs;
+}
+
+/** Whether validateQuantityValue has nothing to report (checked before building its path). */
+export function quantityValueValid(resource: string, q: Quantity): boolean {
+  return !isNegative(q) && !(isIntegerResource(resource) && quantityMilliValue(q) % 1000n !== 0n);
 }
 
 /** The quantities of a resource map (the schema already rejected unparsable ones). */

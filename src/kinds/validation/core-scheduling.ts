@@ -14,24 +14,30 @@ import {
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, obj, str, validateLabelSelector } from './common';
+import { type Errs, each, items, type J, obj, pushAll, pushEach, str, validateLabelSelector } from './common';
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 const TOLERATION_OPERATORS = ['Equal', 'Exists'];
 const WHEN_UNSATISFIABLE = ['DoNotSchedule', 'ScheduleAnyway'];
 const NODE_INCLUSION_POLICIES = ['Honor', 'Ignore'];
+const INCLUSION_POLICY_FIELDS = ['nodeAffinityPolicy', 'nodeTaintsPolicy'];
 const NOT_POSITIVE = 'must be greater than zero';
 const WEIGHT = 'must be in the range 1-100';
 
 /** ValidateLabelName: a qualified name, errors on `path`. */
 const labelName = (key: string, path: string): Errs => each(path, key, qualifiedName(key));
 
+/** labelName into `errs`, the path built only for a bad key. */
+function pushLabelName(errs: Errs, key: string, path: string, field: string): void {
+  const msgs = qualifiedName(key);
+  if (msgs.length > 0) pushEach(errs, `${path}${field}`, key, msgs);
+}
+
 // ---- node selectors -------------------------------------------------------------------------
 
 /** ValidateNodeSelectorRequirement. */
-function nodeSelectorRequirement(r: J, checkValues: boolean, path: string): Errs {
-  const errs: Errs = [];
-  const values = list<string>(r.values);
+function nodeSelectorRequirement(errs: Errs, r: J, checkValues: boolean, path: string): void {
+  const values = items<string>(r.values);
   switch (r.operator) {
     case 'In':
     case 'NotIn':
@@ -49,42 +55,39 @@ function nodeSelectorRequirement(r: J, checkValues: boolean, path: string): Errs
     default:
       errs.push(invalidValue(`${path}.operator`, str(r.operator), 'not a valid selector operator'));
   }
-  errs.push(...labelName(str(r.key), `${path}.key`));
+  pushLabelName(errs, str(r.key), path, '.key');
   if (checkValues)
-    values.forEach((v, i) => {
-      errs.push(...each(`${path}.values[${i}]`, v, labelValue(str(v))));
-    });
-  return errs;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      const msgs = labelValue(str(v));
+      if (msgs.length > 0) pushEach(errs, `${path}.values[${i}]`, v, msgs);
+    }
 }
 
 /** ValidateNodeFieldSelectorRequirement: only metadata.name, In or NotIn one value. */
-function nodeFieldRequirement(r: J, path: string): Errs {
-  const errs: Errs = [];
-  const values = list<string>(r.values);
+function nodeFieldRequirement(errs: Errs, r: J, path: string): void {
+  const values = items<string>(r.values);
   if (r.operator === 'In' || r.operator === 'NotIn') {
     if (values.length !== 1)
       errs.push(required(`${path}.values`, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
   } else errs.push(invalidValue(`${path}.operator`, str(r.operator), 'not a valid selector operator'));
   if (r.key !== 'metadata.name') errs.push(invalidValue(`${path}.key`, str(r.key), 'not a valid field selector key'));
-  return errs;
 }
 
-function nodeSelectorTerm(term: J, checkValues: boolean, path: string): Errs {
-  const errs: Errs = [];
-  list<J>(term.matchExpressions).forEach((r, j) => {
-    errs.push(...nodeSelectorRequirement(r, checkValues, `${path}.matchExpressions[${j}]`));
-  });
-  list<J>(term.matchFields).forEach((r, j) => {
-    errs.push(...nodeFieldRequirement(r, `${path}.matchFields[${j}]`));
-  });
-  return errs;
+function nodeSelectorTerm(errs: Errs, term: J, checkValues: boolean, path: string): void {
+  const exprs = items<J>(term.matchExpressions);
+  for (let j = 0; j < exprs.length; j++) nodeSelectorRequirement(errs, exprs[j] as J, checkValues, `${path}.matchExpressions[${j}]`);
+  const fields = items<J>(term.matchFields);
+  for (let j = 0; j < fields.length; j++) nodeFieldRequirement(errs, fields[j] as J, `${path}.matchFields[${j}]`);
 }
 
 /** ValidateNodeSelector: at least one term. */
 export function validateNodeSelector(sel: J, path: string): Errs {
-  const terms = list<J>(sel.nodeSelectorTerms);
+  const terms = items<J>(sel.nodeSelectorTerms);
   if (terms.length === 0) return [required(`${path}.nodeSelectorTerms`, 'must have at least one node selector term')];
-  return terms.flatMap((t, i) => nodeSelectorTerm(t, true, `${path}.nodeSelectorTerms[${i}]`));
+  const errs: Errs = [];
+  for (let i = 0; i < terms.length; i++) nodeSelectorTerm(errs, terms[i] as J, true, `${path}.nodeSelectorTerms[${i}]`);
+  return errs;
 }
 
 // ---- affinity -------------------------------------------------------------------------------
@@ -100,32 +103,32 @@ function podAffinityTerm(t: J, path: string): Errs {
     ...validateLabelSelector(t.labelSelector, `${path}.labelSelector`),
     ...validateLabelSelector(t.namespaceSelector, `${path}.namespaceSelector`),
   ];
-  for (const ns of list<string>(t.namespaces)) errs.push(...each(`${path}.namespace`, ns, dns1123Label(str(ns))));
-  const match = list<string>(t.matchLabelKeys).map(str);
-  const mismatch = list<string>(t.mismatchLabelKeys).map(str);
-  errs.push(...labelKeys(match, t.labelSelector, `${path}.matchLabelKeys`));
-  errs.push(...labelKeys(mismatch, t.labelSelector, `${path}.mismatchLabelKeys`));
+  for (const ns of items<string>(t.namespaces)) pushAll(errs, each(`${path}.namespace`, ns, dns1123Label(str(ns))));
+  const match = items<string>(t.matchLabelKeys).map(str);
+  const mismatch = items<string>(t.mismatchLabelKeys).map(str);
+  pushAll(errs, labelKeys(match, t.labelSelector, `${path}.matchLabelKeys`));
+  pushAll(errs, labelKeys(mismatch, t.labelSelector, `${path}.mismatchLabelKeys`));
   match.forEach((k, i) => {
     if (mismatch.includes(k))
       errs.push(invalidValue(`${path}.matchLabelKeys[${i}]`, k, 'exists in both matchLabelKeys and mismatchLabelKeys'));
   });
   const key = str(t.topologyKey);
   if (key === '') errs.push(required(`${path}.topologyKey`, 'can not be empty'));
-  errs.push(...labelName(key, `${path}.topologyKey`));
+  pushAll(errs, labelName(key, `${path}.topologyKey`));
   return errs;
 }
 
 function podAffinity(a: J, path: string): Errs {
   const errs: Errs = [];
   const req = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
-  list<J>(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
-    errs.push(...podAffinityTerm(t, `${req}[${i}]`));
+  items<J>(a.requiredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
+    pushAll(errs, podAffinityTerm(t, `${req}[${i}]`));
   });
   const pref = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
-  list<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((w, i) => {
+  items<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((w, i) => {
     const weight = typeof w.weight === 'number' ? w.weight : 0;
     if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
-    errs.push(...podAffinityTerm(obj(w.podAffinityTerm) ?? {}, `${pref}[${i}].podAffinityTerm`));
+    pushAll(errs, podAffinityTerm(obj(w.podAffinityTerm) ?? {}, `${pref}[${i}].podAffinityTerm`));
   });
   return errs;
 }
@@ -133,66 +136,92 @@ function podAffinity(a: J, path: string): Errs {
 function nodeAffinity(a: J, path: string): Errs {
   const errs: Errs = [];
   const req = obj(a.requiredDuringSchedulingIgnoredDuringExecution);
-  if (req) errs.push(...validateNodeSelector(req, `${path}.requiredDuringSchedulingIgnoredDuringExecution`));
-  const pref = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
-  list<J>(a.preferredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
+  if (req) pushAll(errs, validateNodeSelector(req, `${path}.requiredDuringSchedulingIgnoredDuringExecution`));
+  const preferred = items<J>(a.preferredDuringSchedulingIgnoredDuringExecution);
+  for (let i = 0; i < preferred.length; i++) {
+    const t = preferred[i] as J;
+    const p = `${path}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
     const weight = typeof t.weight === 'number' ? t.weight : 0;
-    if (weight <= 0 || weight > 100) errs.push(invalidValue(`${pref}[${i}].weight`, weight, WEIGHT));
+    if (weight <= 0 || weight > 100) errs.push(invalidValue(`${p}.weight`, weight, WEIGHT));
     // Preferred terms may carry invalid label values (they can match on a single node).
-    errs.push(...nodeSelectorTerm(obj(t.preference) ?? {}, false, `${pref}[${i}].preference`));
-  });
+    nodeSelectorTerm(errs, obj(t.preference) ?? {}, false, `${p}.preference`);
+  }
   return errs;
 }
 
-/** validateAffinity. */
-export function validateAffinity(affinity: unknown, path: string): Errs {
+/** validateAffinity, into `errs`. */
+export function validateAffinity(errs: Errs, affinity: unknown, path: string): void {
   const a = obj(affinity);
-  if (!a) return [];
-  const errs: Errs = [];
+  if (!a) return;
   const na = obj(a.nodeAffinity);
-  if (na) errs.push(...nodeAffinity(na, `${path}.nodeAffinity`));
+  if (na) pushAll(errs, nodeAffinity(na, `${path}.nodeAffinity`));
   const pa = obj(a.podAffinity);
-  if (pa) errs.push(...podAffinity(pa, `${path}.podAffinity`));
+  if (pa) pushAll(errs, podAffinity(pa, `${path}.podAffinity`));
   const anti = obj(a.podAntiAffinity);
-  if (anti) errs.push(...podAffinity(anti, `${path}.podAntiAffinity`));
-  return errs;
+  if (anti) pushAll(errs, podAffinity(anti, `${path}.podAntiAffinity`));
 }
 
 // ---- tolerations ----------------------------------------------------------------------------
 
-/** ValidateTolerations. */
-export function validateTolerations(tolerations: J[], path: string): Errs {
-  const errs: Errs = [];
-  tolerations.forEach((t, i) => {
-    const p = `${path}[${i}]`;
+/** ValidateTolerations, into `errs`. */
+export function validateTolerations(errs: Errs, tolerations: readonly J[], path: string): void {
+  for (let i = 0; i < tolerations.length; i++) {
+    const t = tolerations[i] as J;
     const key = str(t.key);
     const operator = str(t.operator);
     const effect = str(t.effect);
     const value = str(t.value);
-    if (key !== '') errs.push(...labelName(key, `${p}.key`));
+    if (key !== '') {
+      const msgs = qualifiedName(key);
+      if (msgs.length > 0) pushEach(errs, `${path}[${i}].key`, key, msgs);
+    }
     if (key === '' && operator !== 'Exists')
       errs.push(
-        invalidValue(`${p}.operator`, operator, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'),
+        invalidValue(
+          `${path}[${i}].operator`,
+          operator,
+          'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+        ),
       );
     if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null && effect !== 'NoExecute')
-      errs.push(invalidValue(`${p}.effect`, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+      errs.push(invalidValue(`${path}[${i}].effect`, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
     if (operator === 'Equal' || operator === '') {
       const msgs = labelValue(value);
-      if (msgs.length > 0) errs.push(invalidValue(`${p}.operator`, value, msgs.join(';')));
+      if (msgs.length > 0) errs.push(invalidValue(`${path}[${i}].operator`, value, msgs.join(';')));
     } else if (operator === 'Exists') {
-      if (value !== '') errs.push(invalidValue(`${p}.operator`, value, "value must be empty when `operator` is 'Exists'"));
-    } else errs.push(notSupported(`${p}.operator`, operator, TOLERATION_OPERATORS));
-    if (effect !== '' && !TAINT_EFFECTS.includes(effect)) errs.push(notSupported(`${p}.effect`, effect, TAINT_EFFECTS));
-  });
-  return errs;
+      if (value !== '') errs.push(invalidValue(`${path}[${i}].operator`, value, "value must be empty when `operator` is 'Exists'"));
+    } else errs.push(notSupported(`${path}[${i}].operator`, operator, TOLERATION_OPERATORS));
+    if (effect !== '' && !TAINT_EFFECTS.includes(effect)) errs.push(notSupported(`${path}[${i}].effect`, effect, TAINT_EFFECTS));
+  }
 }
 
 // ---- topology spread ------------------------------------------------------------------------
 
-/** validateTopologySpreadConstraints. */
-export function validateTopologySpread(constraints: J[], path: string): Errs {
-  const errs: Errs = [];
-  constraints.forEach((c, i) => {
+/** Whether a constraint after the i-th has its topologyKey and whenUnsatisfiable. */
+function repeatedLater(constraints: readonly J[], i: number, key: string, when: string): boolean {
+  for (let j = i + 1; j < constraints.length; j++) {
+    const r = constraints[j] as J;
+    if (str(r.topologyKey) === key && str(r.whenUnsatisfiable) === when) return true;
+  }
+  return false;
+}
+
+/** A spread constraint's matchLabelKeys (at `${p}.matchLabelKeys`): label names, not in its selector. */
+function spreadMatchLabelKeys(errs: Errs, c: J, p: string): void {
+  const keys = items<string>(c.matchLabelKeys).map(str);
+  const sel = obj(c.labelSelector);
+  if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
+  const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...items<J>(sel?.matchExpressions).map((e) => str(e.key))]);
+  keys.forEach((k, j) => {
+    pushAll(errs, labelName(k, `${p}.matchLabelKeys[${j}]`));
+    if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));
+  });
+}
+
+/** validateTopologySpreadConstraints, into `errs`. */
+export function validateTopologySpread(errs: Errs, constraints: readonly J[], path: string): void {
+  for (let i = 0; i < constraints.length; i++) {
+    const c = constraints[i] as J;
     const p = `${path}[${i}]`;
     const skew = typeof c.maxSkew === 'number' ? c.maxSkew : 0;
     if (skew <= 0) errs.push(invalidValue(`${p}.maxSkew`, skew, NOT_POSITIVE));
@@ -200,28 +229,17 @@ export function validateTopologySpread(constraints: J[], path: string): Errs {
     if (key === '') errs.push(required(`${p}.topologyKey`, 'can not be empty'));
     const when = str(c.whenUnsatisfiable);
     if (!WHEN_UNSATISFIABLE.includes(when)) errs.push(notSupported(`${p}.whenUnsatisfiable`, when, WHEN_UNSATISFIABLE));
-    if (constraints.slice(i + 1).some((r) => str(r.topologyKey) === key && str(r.whenUnsatisfiable) === when))
-      errs.push(duplicate(`${p}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
+    if (repeatedLater(constraints, i, key, when)) errs.push(duplicate(`${p}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
     if (typeof c.minDomains === 'number') {
       if (c.minDomains <= 0) errs.push(invalidValue(`${p}.minDomains`, c.minDomains, NOT_POSITIVE));
       if (when !== 'DoNotSchedule')
         errs.push(invalidValue(`${p}.minDomains`, c.minDomains, `can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ${when}`));
     }
-    for (const f of ['nodeAffinityPolicy', 'nodeTaintsPolicy']) {
+    for (const f of INCLUSION_POLICY_FIELDS) {
       if (typeof c[f] === 'string' && !NODE_INCLUSION_POLICIES.includes(str(c[f])))
         errs.push(notSupported(`${p}.${f}`, str(c[f]), NODE_INCLUSION_POLICIES));
     }
-    const keys = list<string>(c.matchLabelKeys).map(str);
-    if (keys.length > 0) {
-      const sel = obj(c.labelSelector);
-      if (!sel) errs.push(forbiddenField(`${p}.matchLabelKeys`, 'must not be specified when labelSelector is not set'));
-      const selKeys = new Set([...Object.keys(obj(sel?.matchLabels) ?? {}), ...list<J>(sel?.matchExpressions).map((e) => str(e.key))]);
-      keys.forEach((k, j) => {
-        errs.push(...labelName(k, `${p}.matchLabelKeys[${j}]`));
-        if (selKeys.has(k)) errs.push(invalidValue(`${p}.matchLabelKeys[${j}]`, k, 'exists in both matchLabelKeys and labelSelector'));
-      });
-    }
-    errs.push(...validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
-  });
-  return errs;
+    if (items(c.matchLabelKeys).length > 0) spreadMatchLabelKeys(errs, c, p);
+    if (obj(c.labelSelector)) pushAll(errs, validateLabelSelector(c.labelSelector, `${p}.labelSelector`));
+  }
 }

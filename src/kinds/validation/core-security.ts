@@ -5,7 +5,7 @@
  * --allow-privileged=true, as kubeadm configures it).
  */
 import { forbiddenField, invalidValue, notSupported, required } from '../../api/validation';
-import { type Errs, type J, list, obj, str } from './common';
+import { type Errs, items, type J, obj, pushAll, str } from './common';
 import { localDescendingPath } from './core-volumes';
 
 const SECCOMP_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
@@ -19,9 +19,6 @@ const ID_RANGE = `must be between 0 and ${MAX_ID}, inclusive`;
 const SYSCTL = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
 const SYSCTL_MSG = `must have at most 253 characters and match regex ${SYSCTL.source}`;
 
-/** IsValidUserID / IsValidGroupID. */
-const id = (v: unknown, path: string): Errs => (typeof v === 'number' && (v < 0 || v > MAX_ID) ? [invalidValue(path, v, ID_RANGE)] : []);
-
 /** validateSeccompProfileField. */
 function seccomp(sp: J | undefined, path: string): Errs {
   if (!sp) return [];
@@ -32,7 +29,7 @@ function seccomp(sp: J | undefined, path: string): Errs {
   if (type === 'Localhost') {
     if (typeof sp.localhostProfile !== 'string')
       errs.push(required(`${path}.localhostProfile`, 'must be set when seccomp type is Localhost'));
-    else errs.push(...localDescendingPath(sp.localhostProfile, `${path}.localhostProfile`));
+    else pushAll(errs, localDescendingPath(sp.localhostProfile, `${path}.localhostProfile`));
   } else if (sp.localhostProfile !== undefined)
     errs.push(invalidValue(`${path}.localhostProfile`, sp, 'can only be set when seccomp type is Localhost'));
   return errs;
@@ -65,24 +62,30 @@ function appArmor(p: J | undefined, path: string): Errs {
   }
 }
 
-/** ValidateSecurityContext (a container's). */
-export function validateSecurityContext(sc: J | undefined, path: string, hostUsers: boolean): Errs {
-  if (!sc) return [];
-  const errs: Errs = [...id(sc.runAsUser, `${path}.runAsUser`), ...id(sc.runAsGroup, `${path}.runAsGroup`)];
+/** IsValidUserID / IsValidGroupID into `errs`, the path built only for a bad ID. */
+function pushId(errs: Errs, v: unknown, path: string, field: string): void {
+  if (typeof v === 'number' && (v < 0 || v > MAX_ID)) errs.push(invalidValue(`${path}.${field}`, v, ID_RANGE));
+}
+
+/** ValidateSecurityContext (a container's), into `errs`. */
+export function validateSecurityContext(errs: Errs, sc: J, path: string, hostUsers: boolean): void {
+  pushId(errs, sc.runAsUser, path, 'runAsUser');
+  pushId(errs, sc.runAsGroup, path, 'runAsGroup');
   if (typeof sc.procMount === 'string') {
     if (!PROC_MOUNTS.includes(sc.procMount)) errs.push(notSupported(`${path}.procMount`, sc.procMount, PROC_MOUNTS));
     if (hostUsers && sc.procMount === 'Unmasked')
       errs.push(invalidValue(`${path}.procMount`, sc.procMount, '`hostUsers` must be false to use `Unmasked`'));
   }
-  errs.push(...seccomp(obj(sc.seccompProfile), `${path}.seccompProfile`));
+  const sp = obj(sc.seccompProfile);
+  if (sp) pushAll(errs, seccomp(sp, `${path}.seccompProfile`));
   if (sc.allowPrivilegeEscalation === false) {
     if (sc.privileged === true)
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true'));
-    if (list<string>(obj(sc.capabilities)?.add).includes('CAP_SYS_ADMIN'))
+    if (items<string>(obj(sc.capabilities)?.add).includes('CAP_SYS_ADMIN'))
       errs.push(invalidValue(path, sc, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN'));
   }
-  errs.push(...appArmor(obj(sc.appArmorProfile), `${path}.appArmorProfile`));
-  return errs;
+  const aa = obj(sc.appArmorProfile);
+  if (aa) pushAll(errs, appArmor(aa, `${path}.appArmorProfile`));
 }
 
 /** The namespace a sysctl belongs to (utilsysctl.GetNamespace): net, ipc or none. */
@@ -93,10 +96,10 @@ function sysctlNamespace(name: string): 'net' | 'ipc' | '' {
   return '';
 }
 
-function sysctls(items: J[], spec: J, path: string): Errs {
+function sysctls(list: readonly J[], spec: J, path: string): Errs {
   const errs: Errs = [];
   const names = new Set<string>();
-  items.forEach((s, i) => {
+  list.forEach((s, i) => {
     const p = `${path}[${i}].name`;
     const name = str(s.name);
     if (name === '') errs.push(required(p));
@@ -114,29 +117,28 @@ function sysctls(items: J[], spec: J, path: string): Errs {
  * validatePodSpecSecurityContext at `path` (`spec.securityContext`); the reference's internal
  * form keeps shareProcessNamespace and the host namespaces there, so their errors name it too.
  */
-export function validatePodSecurityContext(spec: J, path: string): Errs {
+export function validatePodSecurityContext(errs: Errs, spec: J, path: string): void {
   const sc = obj(spec.securityContext);
-  if (!sc) return [];
-  const errs: Errs = [
-    ...id(sc.fsGroup, `${path}.fsGroup`),
-    ...id(sc.runAsUser, `${path}.runAsUser`),
-    ...id(sc.runAsGroup, `${path}.runAsGroup`),
-  ];
-  list(sc.supplementalGroups).forEach((g, i) => {
-    errs.push(...id(g, `${path}.supplementalGroups[${i}]`));
-  });
+  if (!sc) return;
+  pushId(errs, sc.fsGroup, path, 'fsGroup');
+  pushId(errs, sc.runAsUser, path, 'runAsUser');
+  pushId(errs, sc.runAsGroup, path, 'runAsGroup');
+  const groups = items(sc.supplementalGroups);
+  for (let i = 0; i < groups.length; i++) pushId(errs, groups[i], path, `supplementalGroups[${i}]`);
   if (spec.shareProcessNamespace === true && spec.hostPID === true)
     errs.push(invalidValue(`${path}.shareProcessNamespace`, true, 'ShareProcessNamespace and HostPID cannot both be enabled'));
-  errs.push(...sysctls(list<J>(sc.sysctls), spec, `${path}.sysctls`));
+  const sysctlList = items<J>(sc.sysctls);
+  if (sysctlList.length > 0) pushAll(errs, sysctls(sysctlList, spec, `${path}.sysctls`));
   if (typeof sc.fsGroupChangePolicy === 'string' && !FS_GROUP_POLICIES.includes(sc.fsGroupChangePolicy))
     errs.push(notSupported(`${path}.fsGroupChangePolicy`, sc.fsGroupChangePolicy, FS_GROUP_POLICIES));
-  errs.push(...seccomp(obj(sc.seccompProfile), `${path}.seccompProfile`));
-  errs.push(...appArmor(obj(sc.appArmorProfile), `${path}.appArmorProfile`));
+  const sp = obj(sc.seccompProfile);
+  if (sp) pushAll(errs, seccomp(sp, `${path}.seccompProfile`));
+  const aa = obj(sc.appArmorProfile);
+  if (aa) pushAll(errs, appArmor(aa, `${path}.appArmorProfile`));
   if (typeof sc.supplementalGroupsPolicy === 'string' && !SUPPLEMENTAL_GROUPS_POLICIES.includes(sc.supplementalGroupsPolicy))
     errs.push(notSupported(`${path}.supplementalGroupsPolicy`, sc.supplementalGroupsPolicy, SUPPLEMENTAL_GROUPS_POLICIES));
   if (typeof sc.seLinuxChangePolicy === 'string' && !SELINUX_CHANGE_POLICIES.includes(sc.seLinuxChangePolicy))
     errs.push(notSupported(`${path}.seLinuxChangePolicy`, sc.seLinuxChangePolicy, SELINUX_CHANGE_POLICIES));
-  return errs;
 }
 
 /** validateHostUsers: a pod in its own user namespace shares no other namespace with the host. */
@@ -168,7 +170,7 @@ const CONTAINER_SC_NOT_ON_WINDOWS = [
 /** podshelper.VisitContainersWithPath's order: init, regular, ephemeral containers. */
 function containersWithPath(spec: J, path: string): [J, string][] {
   return ['initContainers', 'containers', 'ephemeralContainers'].flatMap((key) =>
-    list<J>(spec[key]).map((c, i): [J, string] => [c, `${path}.${key}[${i}]`]),
+    items<J>(spec[key]).map((c, i): [J, string] => [c, `${path}.${key}[${i}]`]),
   );
 }
 
@@ -196,7 +198,7 @@ export function validateOSSecurity(spec: J, path: string): Errs {
     [sc?.seccompProfile !== undefined, `${path}.securityContext.seccompProfile`],
     [sc?.fsGroup !== undefined, `${path}.securityContext.fsGroup`],
     [sc?.fsGroupChangePolicy !== undefined, `${path}.securityContext.fsGroupChangePolicy`],
-    [list(sc?.sysctls).length > 0, `${path}.securityContext.sysctls`],
+    [items(sc?.sysctls).length > 0, `${path}.securityContext.sysctls`],
     [spec.shareProcessNamespace !== undefined, `${path}.shareProcessNamespace`],
   ];
   for (const f of POD_SC_NOT_ON_WINDOWS) checks.push([sc?.[f] !== undefined, `${path}.securityContext.${f}`]);

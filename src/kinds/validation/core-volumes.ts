@@ -1,8 +1,8 @@
 /**
- * core/v1 volumes: the pod's volume sources (exactly one per volume, each source's own fields),
- * the containers' volume mounts and devices, and the PersistentVolumeClaim spec (which generic
- * ephemeral volumes embed), as the reference's ValidateVolumes, ValidateVolumeMounts and
- * ValidatePersistentVolumeClaimSpec.
+ * core/v1 volumes: the pod's volume sources (exactly one per volume, each source's own fields)
+ * and the PersistentVolumeClaim spec (which generic ephemeral volumes embed), as the reference's
+ * ValidateVolumes and ValidatePersistentVolumeClaimSpec. The containers' volume mounts and
+ * devices are in core-containers.ts.
  */
 import { formatQuantity, isNegative, parseQuantity } from '../../api/quantity';
 import {
@@ -11,20 +11,17 @@ import {
   duplicate,
   forbiddenField,
   invalidValue,
-  notFound,
   notSupported,
   qualifiedName,
   required,
 } from '../../api/validation';
-import { type Errs, each, type J, list, map, obj, str, validateLabelSelector } from './common';
+import { type Errs, each, items, type J, map, obj, pushAll, pushEach, str, validateLabelSelector } from './common';
 
 export const FILE_MODE = 'must be a number between 0 and 0777 (octal), both inclusive';
 const MORE_THAN_ONE = 'may not specify more than 1 volume type';
 export const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'];
 export const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 export const VOLUME_MODES = ['Block', 'Filesystem'];
-const PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'];
-const RECURSIVE_READ_ONLY = ['Disabled', 'Enabled', 'IfPossible'];
 
 /** The volumes of a pod by name (those that validated), as ValidateVolumes returns them. */
 export type Volumes = Map<string, J>;
@@ -49,16 +46,17 @@ export function localNonReservedPath(p: string, path: string): Errs {
   return errs;
 }
 
-function fileMode(v: unknown, path: string): Errs {
-  return typeof v === 'number' && (v > 0o777 || v < 0) ? [invalidValue(path, v, FILE_MODE)] : [];
+/** A file mode in 0..0777, into `errs` (at `${path}.${field}`). */
+function fileMode(errs: Errs, v: unknown, path: string, field: string): void {
+  if (typeof v === 'number' && (v > 0o777 || v < 0)) errs.push(invalidValue(`${path}.${field}`, v, FILE_MODE));
 }
 
 function keyToPath(kp: J, path: string): Errs {
   const errs: Errs = [];
   if (str(kp.key) === '') errs.push(required(`${path}.key`));
   if (str(kp.path) === '') errs.push(required(`${path}.path`));
-  errs.push(...localNonReservedPath(str(kp.path), `${path}.path`));
-  errs.push(...fileMode(kp.mode, `${path}.mode`));
+  pushAll(errs, localNonReservedPath(str(kp.path), `${path}.path`));
+  fileMode(errs, kp.mode, path, 'mode');
   return errs;
 }
 
@@ -85,7 +83,7 @@ export function csiDriverName(name: string, path: string): Errs {
   const errs: Errs = [];
   if (name === '') errs.push(required(path));
   if (name.length > 63) errs.push({ type: 'FieldValueTooLong', field: path, detail: 'may not be more than 63 bytes' });
-  errs.push(...each(path, name, dns1123Subdomain(name.toLowerCase())));
+  pushAll(errs, each(path, name, dns1123Subdomain(name.toLowerCase())));
   return errs;
 }
 
@@ -134,21 +132,21 @@ export const SIMPLE_SOURCES = {
     return errs;
   },
   rbd: (s, p) => [
-    ...(list(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
+    ...(items(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
     ...(str(s.image) === '' ? [required(`${p}.image`)] : []),
   ],
   cinder: (s, p) => (str(s.volumeID) === '' ? [required(`${p}.volumeID`)] : []),
-  cephfs: (s, p) => (list(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
+  cephfs: (s, p) => (items(s.monitors).length === 0 ? [required(`${p}.monitors`)] : []),
   quobyte: (s, p) => [
     ...(str(s.registry) === '' ? [required(`${p}.registry`, 'must be a host:port pair or multiple pairs separated by commas')] : []),
     ...(str(s.volume) === '' ? [required(`${p}.volume`)] : []),
   ],
   fc: (s, p) => {
-    const wwns = list(s.targetWWNs);
+    const wwns = items(s.targetWWNs);
     const errs: Errs = [];
-    if (wwns.length === 0 && list(s.wwids).length === 0)
+    if (wwns.length === 0 && items(s.wwids).length === 0)
       errs.push(required(`${p}.targetWWNs`, 'must specify either targetWWNs or wwids, but not both'));
-    if (wwns.length > 0 && list(s.wwids).length > 0)
+    if (wwns.length > 0 && items(s.wwids).length > 0)
       errs.push(invalidValue(`${p}.targetWWNs`, wwns, 'targetWWNs and wwids can not be specified simultaneously'));
     if (wwns.length > 0 && typeof s.lun !== 'number') errs.push(required(`${p}.lun`, 'lun is required if targetWWNs is specified'));
     return errs;
@@ -190,22 +188,34 @@ const CONVERTIBLE_FIELDS = [
   'status.podIPs',
 ];
 
-/** validateObjectFieldSelector (the volume's set of field paths, or the env's). */
-export function objectFieldSelector(fs: J, allowed: readonly string[], path: string): Errs {
-  if (str(fs.apiVersion) === '') return [required(`${path}.apiVersion`)];
+/** validateObjectFieldSelector (the volume's set of field paths, or the env's), into `errs`. */
+export function objectFieldSelector(errs: Errs, fs: J, allowed: readonly string[], path: string): void {
+  const apiVersion = str(fs.apiVersion);
   const fp = str(fs.fieldPath);
-  if (fp === '') return [required(`${path}.fieldPath`)];
+  // The common case: every allowed path is one ConvertDownwardAPIFieldLabel knows.
+  if (apiVersion === 'v1' && allowed.includes(fp)) return;
+  if (apiVersion === '') {
+    errs.push(required(`${path}.apiVersion`));
+    return;
+  }
+  if (fp === '') {
+    errs.push(required(`${path}.fieldPath`));
+    return;
+  }
   // ConvertDownwardAPIFieldLabel first: v1 and the pod fields it knows.
-  const convertError = str(fs.apiVersion) !== 'v1' ? `unsupported pod version: ${str(fs.apiVersion)}` : undefined;
+  const convertError = apiVersion !== 'v1' ? `unsupported pod version: ${apiVersion}` : undefined;
   const known = /^metadata\.(annotations|labels)(\[.*\])?$/.test(fp) || CONVERTIBLE_FIELDS.includes(fp);
-  if (convertError || !known)
-    return [invalidValue(`${path}.fieldPath`, fp, `error converting fieldPath: ${convertError ?? `field label not supported: ${fp}`}`)];
+  if (convertError || !known) {
+    errs.push(invalidValue(`${path}.fieldPath`, fp, `error converting fieldPath: ${convertError ?? `field label not supported: ${fp}`}`));
+    return;
+  }
   const sub = /^(metadata\.(?:annotations|labels))\['(.*)'\]$/.exec(fp);
   if (sub) {
     const key = sub[1] === 'metadata.annotations' ? (sub[2] ?? '').toLowerCase() : (sub[2] ?? '');
-    return each(path, key, qualifiedName(key));
+    pushEach(errs, path, key, qualifiedName(key));
+    return;
   }
-  return allowed.includes(fp) ? [] : [notSupported(`${path}.fieldPath`, fp, [...allowed].sort())];
+  if (!allowed.includes(fp)) errs.push(notSupported(`${path}.fieldPath`, fp, [...allowed].sort()));
 }
 
 const RESOURCE_FIELDS = [
@@ -217,39 +227,39 @@ const RESOURCE_FIELDS = [
   'requests.memory',
 ];
 
-/** validateContainerResourceFieldSelector. */
-export function resourceFieldSelector(fs: J, path: string, volume: boolean): Errs {
+/** validateContainerResourceFieldSelector, into `errs`. */
+export function resourceFieldSelector(errs: Errs, fs: J, path: string, volume: boolean): void {
   const resource = str(fs.resource);
-  if (volume && str(fs.containerName) === '') return [required(`${path}.containerName`)];
-  if (resource === '') return [required(`${path}.resource`)];
-  if (!RESOURCE_FIELDS.includes(resource) && !/^(requests|limits)\.hugepages-/.test(resource))
-    return [notSupported(`${path}.resource`, resource, RESOURCE_FIELDS)];
-  return [];
+  if (volume && str(fs.containerName) === '') errs.push(required(`${path}.containerName`));
+  else if (resource === '') errs.push(required(`${path}.resource`));
+  else if (!RESOURCE_FIELDS.includes(resource) && !/^(requests|limits)\.hugepages-/.test(resource))
+    errs.push(notSupported(`${path}.resource`, resource, RESOURCE_FIELDS));
 }
 
 function downwardAPIFile(file: J, path: string): Errs {
   const errs: Errs = [];
   if (str(file.path) === '') errs.push(required(`${path}.path`));
-  errs.push(...localNonReservedPath(str(file.path), `${path}.path`));
+  pushAll(errs, localNonReservedPath(str(file.path), `${path}.path`));
   const fieldRef = obj(file.fieldRef);
   const resourceRef = obj(file.resourceFieldRef);
   if (fieldRef) {
-    errs.push(...objectFieldSelector(fieldRef, VOLUME_FIELD_PATHS, `${path}.fieldRef`));
+    objectFieldSelector(errs, fieldRef, VOLUME_FIELD_PATHS, `${path}.fieldRef`);
     if (resourceRef) errs.push(invalidValue(path, 'resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'));
-  } else if (resourceRef) errs.push(...resourceFieldSelector(resourceRef, `${path}.resourceFieldRef`, true));
+  } else if (resourceRef) resourceFieldSelector(errs, resourceRef, `${path}.resourceFieldRef`, true);
   else errs.push(required(path, 'one of fieldRef and resourceFieldRef is required'));
-  errs.push(...fileMode(file.mode, `${path}.mode`));
+  fileMode(errs, file.mode, path, 'mode');
   return errs;
 }
 
 function projectedSource(s: J, path: string): Errs {
-  const errs = fileMode(s.defaultMode, `${path}.defaultMode`);
+  const errs: Errs = [];
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
   const paths = new Set<string>();
   const claim = (p: string, bad: unknown) => {
     if (paths.has(p)) errs.push(invalidValue(path, bad, 'conflicting duplicate paths'));
     paths.add(p);
   };
-  list<J>(s.sources).forEach((src, i) => {
+  items<J>(s.sources).forEach((src, i) => {
     const sp = `${path}.sources[${i}]`;
     let n = 0;
     for (const key of ['secret', 'configMap'] as const) {
@@ -257,16 +267,16 @@ function projectedSource(s: J, path: string): Errs {
       if (!ref) continue;
       n++;
       if (str(ref.name) === '') errs.push(required(`${sp}.${key}.name`));
-      list<J>(ref.items).forEach((kp, j) => {
-        errs.push(...keyToPath(kp, `${sp}.${key}.items[${j}]`));
+      items<J>(ref.items).forEach((kp, j) => {
+        pushAll(errs, keyToPath(kp, `${sp}.${key}.items[${j}]`));
         if (str(kp.path) !== '') claim(str(kp.path), str(ref.name));
       });
     }
     const dapi = obj(src.downwardAPI);
     if (dapi) {
       n++;
-      for (const file of list<J>(dapi.items)) {
-        errs.push(...downwardAPIFile(file, `${sp}.downwardAPI`));
+      for (const file of items<J>(dapi.items)) {
+        pushAll(errs, downwardAPIFile(file, `${sp}.downwardAPI`));
         if (str(file.path) !== '') claim(str(file.path), str(file.path));
       }
     }
@@ -279,7 +289,7 @@ function projectedSource(s: J, path: string): Errs {
       if (exp > 2 ** 32)
         errs.push(invalidValue(`${sp}.serviceAccountToken.expirationSeconds`, exp, 'may not specify a duration larger than 2^32 seconds'));
       if (str(token.path) === '') errs.push(required(`${path}.path`));
-      else errs.push(...localNonReservedPath(str(token.path), `${path}.path`));
+      else pushAll(errs, localNonReservedPath(str(token.path), `${path}.path`));
     }
     const bundle = obj(src.clusterTrustBundle);
     if (bundle) {
@@ -299,25 +309,24 @@ function emptyDirSource(s: J, path: string): Errs {
 
 function secretSource(s: J, path: string): Errs {
   const errs: Errs = str(s.secretName) === '' ? [required(`${path}.secretName`)] : [];
-  errs.push(...fileMode(s.defaultMode, `${path}.defaultMode`));
-  list<J>(s.items).forEach((kp, i) => {
-    errs.push(...keyToPath(kp, `${path}.items[${i}]`));
-  });
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
+  const keys = items<J>(s.items);
+  for (let i = 0; i < keys.length; i++) pushAll(errs, keyToPath(keys[i] as J, `${path}.items[${i}]`));
   return errs;
 }
 
 function configMapSource(s: J, path: string): Errs {
   const errs: Errs = str(s.name) === '' ? [required(`${path}.name`)] : [];
-  errs.push(...fileMode(s.defaultMode, `${path}.defaultMode`));
-  list<J>(s.items).forEach((kp, i) => {
-    errs.push(...keyToPath(kp, `${path}.items[${i}]`));
-  });
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
+  const keys = items<J>(s.items);
+  for (let i = 0; i < keys.length; i++) pushAll(errs, keyToPath(keys[i] as J, `${path}.items[${i}]`));
   return errs;
 }
 
 function downwardAPISource(s: J, path: string): Errs {
-  const errs = fileMode(s.defaultMode, `${path}.defaultMode`);
-  for (const file of list<J>(s.items)) errs.push(...downwardAPIFile(file, path));
+  const errs: Errs = [];
+  fileMode(errs, s.defaultMode, path, 'defaultMode');
+  for (const file of items<J>(s.items)) pushAll(errs, downwardAPIFile(file, path));
   return errs;
 }
 
@@ -327,7 +336,7 @@ function csiSource(s: J, path: string): Errs {
   if (ref) {
     const name = str(ref.name);
     if (name === '') errs.push(required(`${path}.nodePublishSecretRef.name`));
-    else errs.push(...each(`${path}.name`, name, dns1123Subdomain(name)));
+    else pushAll(errs, each(`${path}.name`, name, dns1123Subdomain(name)));
   }
   return errs;
 }
@@ -392,8 +401,21 @@ const POD_SOURCES: { key: string; name?: string; rules: (s: J, path: string, vol
   },
 ];
 
+/** The index of each pod volume source in POD_SOURCES, by JSON key. */
+const POD_SOURCE_INDEX = new Map(POD_SOURCES.map((src, i) => [src.key, i]));
+
 /** validateVolumeSource: exactly one source, and that source's rules. */
 function volumeSource(v: J, path: string, podName: string | undefined): Errs {
+  // The common case, a volume with one source: its rules alone, without looking up every other source.
+  let only: (typeof POD_SOURCES)[number] | undefined;
+  let found = 0;
+  for (const key in v) {
+    const i = POD_SOURCE_INDEX.get(key);
+    if (i === undefined || !obj(v[key])) continue;
+    found++;
+    only = POD_SOURCES[i];
+  }
+  if (found === 1 && only) return only.rules(obj(v[only.key]) ?? {}, `${path}.${only.key}`, str(v.name), podName);
   const errs: Errs = [];
   let n = 0;
   const name = str(v.name);
@@ -405,115 +427,45 @@ function volumeSource(v: J, path: string, podName: string | undefined): Errs {
       continue;
     }
     n++;
-    errs.push(...src.rules(s, `${path}.${src.key}`, name, podName));
+    pushAll(errs, src.rules(s, `${path}.${src.key}`, name, podName));
   }
   if (n === 0) errs.push(required(path, 'must specify a volume type'));
   return errs;
 }
 
 /** ValidateVolumes: names unique DNS labels, one source each; returns the valid ones by name. */
-export function validateVolumes(volumes: J[], path: string, podName?: string): { vols: Volumes; errs: Errs } {
-  const errs: Errs = [];
+export function validateVolumes(errs: Errs, volumes: readonly J[], path: string, podName?: string): Volumes {
   const vols: Volumes = new Map();
-  const ephemeralClaims = new Set(podName ? volumes.filter((v) => obj(v.ephemeral)).map((v) => `${podName}-${str(v.name)}`) : []);
-  volumes.forEach((v, i) => {
+  // The claims the pod's generic ephemeral volumes create (none in most pods: no set then).
+  let ephemeralClaims: Set<string> | undefined;
+  for (const v of podName ? volumes : []) {
+    if (!obj(v.ephemeral)) continue;
+    ephemeralClaims ??= new Set();
+    ephemeralClaims.add(`${podName}-${str(v.name)}`);
+  }
+  for (let i = 0; i < volumes.length; i++) {
+    const v = volumes[i] as J;
     const p = `${path}[${i}]`;
     const name = str(v.name);
-    const el = volumeSource(v, p, podName);
-    if (name === '') el.push(required(`${p}.name`));
-    else el.push(...each(`${p}.name`, name, dns1123Label(name)));
-    if (vols.has(name)) el.push(duplicate(`${p}.name`, name));
-    if (el.length === 0) vols.set(name, v);
-    else errs.push(...el);
-    const claim = str(obj(v.persistentVolumeClaim)?.claimName);
-    if (claim !== '' && ephemeralClaims.has(claim))
-      errs.push(
-        invalidValue(`${p}.persistentVolumeClaim.claimName`, claim, 'must not reference a PVC that gets created for an ephemeral volume'),
-      );
-  });
-  return { vols, errs };
-}
-
-// ---- mounts and devices ---------------------------------------------------------------------
-
-/** ValidateVolumeMounts of one container (`privileged`: its securityContext allows Bidirectional). */
-export function validateVolumeMounts(c: J, vols: Volumes, path: string): Errs {
-  const errs: Errs = [];
-  const devices = new Map(list<J>(c.volumeDevices).map((d) => [str(d.name), str(d.devicePath)]));
-  const devicePaths = new Set(devices.values());
-  const privileged = obj(c.securityContext)?.privileged === true;
-  const points = new Set<string>();
-  list<J>(c.volumeMounts).forEach((m, i) => {
-    const p = `${path}[${i}]`;
-    const name = str(m.name);
-    const mountPath = str(m.mountPath);
+    // The volume is valid (and mountable) when it adds no error.
+    const before = errs.length;
+    pushAll(errs, volumeSource(v, p, podName));
     if (name === '') errs.push(required(`${p}.name`));
-    if (!vols.has(name)) errs.push(notFound(`${p}.name`, name));
-    if (mountPath === '') errs.push(required(`${p}.mountPath`));
-    if (points.has(mountPath)) errs.push(invalidValue(`${p}.mountPath`, mountPath, 'must be unique'));
-    points.add(mountPath);
-    if (devices.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must not already exist in volumeDevices'));
-    if (devicePaths.has(mountPath))
-      errs.push(invalidValue(`${p}.mountPath`, mountPath, 'must not already exist as a path in volumeDevices'));
-    const subPath = str(m.subPath);
-    const subPathExpr = str(m.subPathExpr);
-    if (obj(vols.get(name)?.image)) {
-      if (subPath !== '') errs.push(invalidValue(`${p}.subPath`, subPath, 'not allowed in image volume sources'));
-      if (subPathExpr !== '') errs.push(invalidValue(`${p}.subPathExpr`, subPathExpr, 'not allowed in image volume sources'));
+    else {
+      const msgs = dns1123Label(name);
+      if (msgs.length > 0) pushEach(errs, `${p}.name`, name, msgs);
     }
-    // The reference reports these two under the list's path, not the mount's.
-    if (subPath !== '') errs.push(...localDescendingPath(subPath, `${path}.subPath`));
-    if (subPathExpr !== '') {
-      if (subPath !== '') errs.push(invalidValue(`${p}.subPathExpr`, subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
-      errs.push(...localDescendingPath(subPathExpr, `${path}.subPathExpr`));
+    if (vols.has(name)) errs.push(duplicate(`${p}.name`, name));
+    if (errs.length === before) vols.set(name, v);
+    if (ephemeralClaims) {
+      const claim = str(obj(v.persistentVolumeClaim)?.claimName);
+      if (claim !== '' && ephemeralClaims.has(claim))
+        errs.push(
+          invalidValue(`${p}.persistentVolumeClaim.claimName`, claim, 'must not reference a PVC that gets created for an ephemeral volume'),
+        );
     }
-    const propagation = m.mountPropagation;
-    if (typeof propagation === 'string') {
-      if (!PROPAGATIONS.includes(propagation)) errs.push(notSupported(`${path}.mountPropagation`, propagation, PROPAGATIONS));
-      if (propagation === 'Bidirectional' && !privileged)
-        errs.push(forbiddenField(`${path}.mountPropagation`, 'Bidirectional mount propagation is available only to privileged containers'));
-    }
-    const rro = m.recursiveReadOnly;
-    if (typeof rro === 'string' && rro !== 'Disabled') {
-      const rp = `${path}.recursiveReadOnly`;
-      if (rro === 'Enabled' || rro === 'IfPossible') {
-        if (m.readOnly !== true) errs.push(forbiddenField(rp, 'may only be specified when readOnly is true'));
-        if (typeof propagation === 'string' && propagation !== 'None')
-          errs.push(forbiddenField(rp, 'may only be specified when mountPropagation is None or not specified'));
-      } else errs.push(notSupported(rp, rro, RECURSIVE_READ_ONLY));
-    }
-  });
-  return errs;
-}
-
-/** ValidateVolumeDevices of one container: block devices come from claims. */
-export function validateVolumeDevices(c: J, vols: Volumes, path: string): Errs {
-  const errs: Errs = [];
-  const mounts = new Map(list<J>(c.volumeMounts).map((m) => [str(m.name), str(m.mountPath)]));
-  const mountPaths = new Set(mounts.values());
-  const paths = new Set<string>();
-  const names = new Set<string>();
-  list<J>(c.volumeDevices).forEach((d, i) => {
-    const p = `${path}[${i}]`;
-    const name = str(d.name);
-    const devicePath = str(d.devicePath);
-    const v = vols.get(name);
-    if (name === '') errs.push(required(`${p}.name`));
-    if (names.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must be unique'));
-    if (v && !obj(v.persistentVolumeClaim) && !obj(v.ephemeral))
-      errs.push(invalidValue(`${p}.name`, name, 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'));
-    if (!v) errs.push(notFound(`${p}.name`, name));
-    if (devicePath === '') errs.push(required(`${p}.devicePath`));
-    if (paths.has(devicePath)) errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must be unique'));
-    if (devicePath !== '' && devicePath.split('/').includes('..'))
-      errs.push(invalidValue(`${p}.devicePath`, devicePath, "can not contain backsteps ('..')"));
-    else paths.add(devicePath);
-    if (mounts.has(name)) errs.push(invalidValue(`${p}.name`, name, 'must not already exist in volumeMounts'));
-    if (mountPaths.has(devicePath))
-      errs.push(invalidValue(`${p}.devicePath`, devicePath, 'must not already exist as a path in volumeMounts'));
-    if (name !== '') names.add(name);
-  });
-  return errs;
+  }
+  return vols;
 }
 
 // ---- PersistentVolumeClaim spec -------------------------------------------------------------
@@ -540,19 +492,19 @@ function dataSource(ds: J, path: string, withNamespace: boolean): Errs {
   const group = str(ds.apiGroup);
   if (group === '' && kind !== 'PersistentVolumeClaim')
     errs.push(invalidValue(path, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"));
-  if (group !== '') errs.push(...each(`${path}.apiGroup`, group, dns1123Subdomain(group)));
+  if (group !== '') pushAll(errs, each(`${path}.apiGroup`, group, dns1123Subdomain(group)));
   const ns = str(ds.namespace);
-  if (withNamespace && ns !== '') errs.push(...each(`${path}.namespace`, ns, dns1123Label(ns)));
+  if (withNamespace && ns !== '') pushAll(errs, each(`${path}.namespace`, ns, dns1123Label(ns)));
   return errs;
 }
 
 /** ValidatePersistentVolumeClaimSpec. */
 export function persistentVolumeClaimSpec(spec: J, path: string): Errs {
   const errs: Errs = [];
-  const modes = list<string>(spec.accessModes).map(str);
+  const modes = items<string>(spec.accessModes).map(str);
   if (modes.length === 0) errs.push(required(`${path}.accessModes`, 'at least 1 access mode is required'));
-  if (spec.selector !== undefined) errs.push(...validateLabelSelector(spec.selector, `${path}.selector`));
-  errs.push(...accessModes(modes, `${path}.accessModes`));
+  if (spec.selector !== undefined) pushAll(errs, validateLabelSelector(spec.selector, `${path}.selector`));
+  pushAll(errs, accessModes(modes, `${path}.accessModes`));
   const requests = map(obj(spec.resources)?.requests);
   const storagePath = `${path}.resources[storage]`;
   if (requests.storage === undefined) errs.push(required(storagePath));
@@ -561,13 +513,13 @@ export function persistentVolumeClaimSpec(spec: J, path: string): Errs {
     if (q && (isNegative(q) || q.mant === 0n)) errs.push(invalidValue(storagePath, formatQuantity(q), 'must be greater than zero'));
   }
   const sc = str(spec.storageClassName);
-  if (sc !== '') errs.push(...each(`${path}.storageClassName`, sc, dns1123Subdomain(sc)));
+  if (sc !== '') pushAll(errs, each(`${path}.storageClassName`, sc, dns1123Subdomain(sc)));
   if (spec.volumeMode !== undefined && !VOLUME_MODES.includes(str(spec.volumeMode)))
     errs.push(notSupported(`${path}.volumeMode`, str(spec.volumeMode), VOLUME_MODES));
   const ds = obj(spec.dataSource);
   const ref = obj(spec.dataSourceRef);
-  if (ds) errs.push(...dataSource(ds, `${path}.dataSource`, false));
-  if (ref) errs.push(...dataSource(ref, `${path}.dataSourceRef`, true));
+  if (ds) pushAll(errs, dataSource(ds, `${path}.dataSource`, false));
+  if (ref) pushAll(errs, dataSource(ref, `${path}.dataSourceRef`, true));
   if (ref && str(ref.namespace) !== '') {
     if (ds) errs.push(invalidValue(path, `${path}.dataSource`, 'may not be specified when dataSourceRef.namespace is specified'));
   } else if (ds && ref) {

@@ -59,7 +59,7 @@ export function wildcardSubdomain(v: string): string[] {
 }
 
 /** A host of a rule or TLS entry: a wildcard or plain DNS subdomain. */
-const hostErrors = (host: string): string[] => (host.includes('*') ? wildcardSubdomain(host) : dns1123Subdomain(host));
+const hostErrors = (host: string): readonly string[] => (host.includes('*') ? wildcardSubdomain(host) : dns1123Subdomain(host));
 
 /** validateIngressTypedLocalObjectReference (a resource backend). */
 function validateTypedRef(ref: J, path: string): Errs {
