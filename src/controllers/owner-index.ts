@@ -100,8 +100,8 @@ export class OwnerIndex {
     this.filed.set(key, owner);
     const map = owner === '' ? this.orphans : this.byOwner;
     const at = owner === '' ? `${this.prefix}${o.metadata.namespace ?? ''}/` : owner;
-    let set = map.get(at);
-    if (!set) map.set(at, (set = new Set()));
+    const set = map.get(at) ?? new Set<string>();
+    map.set(at, set);
     set.add(key);
   }
 
