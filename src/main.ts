@@ -14,6 +14,7 @@ import { type Config, featureGateWarnings, helpText, parseFlags } from './config
 import { Controllers } from './controllers/builder';
 import { createFrontEnd } from './http/builder';
 import { Metrics } from './http/metrics';
+import { WebhookMetrics } from './http/webhook-metrics';
 import { builtinTypes, systemObjects } from './kinds/builder';
 import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
@@ -59,6 +60,8 @@ async function main(argv: string[]): Promise<void> {
     () => backend.figures(),
     audit && (() => ({ events: audit.log.written + audit.log.queued, errors: audit.log.dropped })),
   );
+  const webhookMetrics = new WebhookMetrics();
+  metrics.sources.push((out) => webhookMetrics.write(out));
   // CEL evaluations with a large worst case run in worker threads with a deadline.
   const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
   const admission = new Admission({
@@ -66,6 +69,7 @@ async function main(argv: string[]): Promise<void> {
     schemas,
     celPool,
     onPolicyCheck: (c) => metrics.observePolicyCheck(c),
+    onWebhookCall: (c) => webhookMetrics.observe(c),
     defaultTolerationSeconds: { notReady: cfg.defaultNotReadyTolerationSeconds, unreachable: cfg.defaultUnreachableTolerationSeconds },
     log,
   });

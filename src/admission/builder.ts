@@ -31,6 +31,9 @@ import { QuotaAdmission } from './quota';
 import { RbacEscalation } from './rbac-escalation';
 import { ServiceAccountAdmission } from './service-account';
 import { DefaultStorageClass, StorageObjectInUseProtection } from './storage';
+import type { HookType } from './webhook/hooks';
+import { WebhookAdmission, type WebhookCall } from './webhook/plugin';
+import { endpointResolver } from './webhook/resolver';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 const RBAC_KINDS = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);
@@ -42,6 +45,8 @@ export interface AdmissionDeps {
   /** CEL evaluations with a large worst case run here (absent: inline). */
   celPool?: CelPool;
   onPolicyCheck?: (c: PolicyCheck) => void;
+  /** Each admission webhook call (the apiserver_admission_webhook_* metrics). */
+  onWebhookCall?: (c: WebhookCall) => void;
   /** DefaultTolerationSeconds: the seconds of the not-ready and unreachable tolerations it adds. */
   defaultTolerationSeconds?: { notReady: number; unreachable: number };
   log: (msg: string) => void;
@@ -55,6 +60,7 @@ interface Entry {
 
 export class Admission {
   private policy: PolicyAdmission | undefined;
+  private webhooks: WebhookAdmission | undefined;
   private policyStatus: PolicyStatusController | undefined;
   private resources: Resources | undefined;
 
@@ -108,6 +114,32 @@ export class Admission {
       decider: (user) => this.d.authorizer.decider(user),
       pool: this.d.celPool,
       onCheck: this.d.onPolicyCheck,
+      log: this.d.log,
+    });
+    const cached = (group: string, plural: string) => {
+      const s = store(group, plural);
+      return s && { cache: s.watchCache(), store: s };
+    };
+    const services = () => cached('', 'services');
+    const slices = () => cached('discovery.svc.io', 'endpointslices');
+    this.webhooks = new WebhookAdmission({
+      configurations: (type: HookType) => served(type === 'admit' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'),
+      namespace: async (name) => {
+        const namespaces = store('', 'namespaces');
+        return namespaces && (await fromCache(namespaces, namespaces.key('', name))).find((o) => o.metadata.name === name);
+      },
+      resolve: endpointResolver({
+        service: (namespace, name) => {
+          const s = services();
+          return s?.cache.list(s.store.key(namespace, name)).find((c) => c.obj.metadata.name === name)?.obj;
+        },
+        slices: (namespace) => {
+          const s = slices();
+          return s ? s.cache.list(`${s.store.prefix}${namespace}/`).map((c) => c.obj) : [];
+        },
+      }),
+      decider: (user) => this.d.authorizer.decider(user),
+      observe: this.d.onWebhookCall,
       log: this.d.log,
     });
     let quotasLoaded = false;
@@ -191,6 +223,10 @@ export class Admission {
       },
       { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
       { plugin: this.policy, kinds: () => true },
+      // The reference's order: MutatingAdmissionWebhook after the built-in mutating plugins,
+      // ValidatingAdmissionWebhook after ValidatingAdmissionPolicy, both before ResourceQuota.
+      { plugin: this.webhooks.mutating, kinds: () => true },
+      { plugin: this.webhooks.validating, kinds: () => true },
       { plugin: quota, kinds: (def) => def.namespaced },
     ];
     return (def) => {
@@ -219,11 +255,15 @@ export class Admission {
       this.d.schemas,
       this.d.log,
     );
-    await Promise.all([policy.start(), this.policyStatus.start()]);
+    const caches = [resources.lookup('', 'v1', 'services'), resources.lookup('discovery.svc.io', 'v1', 'endpointslices')].map((s) =>
+      s?.watchCache().start(),
+    );
+    await Promise.all([policy.start(), this.policyStatus.start(), this.webhooks?.start(), ...caches]);
   }
 
   stop(): void {
     this.policy?.stop();
     this.policyStatus?.stop();
+    this.webhooks?.stop();
   }
 }

@@ -48,7 +48,7 @@ function esc(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-function labelText(pairs: [string, string][]): string {
+export function labelText(pairs: [string, string][]): string {
   return pairs.map(([k, v]) => `${k}="${esc(v)}"`).join(',');
 }
 
@@ -67,7 +67,7 @@ function seriesLabels(l: RequestLabels): [string, string][] {
 }
 
 /** The text lines of one histogram series: cumulative buckets, +Inf, sum and count. */
-function histogramLines(out: string[], name: string, h: HistSeries, buckets: readonly number[]): void {
+export function histogramLines(out: string[], name: string, h: HistSeries, buckets: readonly number[]): void {
   let cum = 0;
   for (let i = 0; i < buckets.length; i++) {
     cum += h.buckets[i] as number;

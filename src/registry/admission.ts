@@ -37,6 +37,11 @@ export interface Attributes {
   warnings?: string[];
   /** Audit annotations of the request (written with its audit event). */
   annotations?: Record<string, string>;
+  /**
+   * Decodes an object a plugin rewrote whole (a webhook's patch) as a request body of the kind is
+   * decoded, in place: pruned and defaulted; throws a StatusError when it is not of the kind.
+   */
+  decode?: (o: Obj) => void;
 }
 
 export interface Plugin {
@@ -55,6 +60,12 @@ export class AdmissionChain {
   /** Whether any plugin takes part (else the registry skips the chain, and its awaits). */
   wants(group: string, resource: string, subresource: string, op: Operation): boolean {
     for (const p of this.plugins) if (p.handles(group, resource, subresource, op)) return true;
+    return false;
+  }
+
+  /** Whether a mutating plugin takes part (the update and delete paths await admission only then). */
+  wantsAdmit(group: string, resource: string, subresource: string, op: Operation): boolean {
+    for (const p of this.plugins) if (p.admit && p.handles(group, resource, subresource, op)) return true;
     return false;
   }
 

@@ -506,6 +506,13 @@ export class ResourceStore {
       options,
       warnings: w.warnings,
       annotations: w.auditAnnotations,
+      decode: (o) => {
+        this.def.strategy.decode?.(o);
+        const r = this.schemas.normalize(this.def.schema, o, { prune: true, defaults: true });
+        const t = r.typeErrors[0] as { field: string; expected: string; got: string } | undefined;
+        if (t && !this.def.custom)
+          throw badRequest(`json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`);
+      },
     };
   }
 
@@ -725,6 +732,13 @@ export class ResourceStore {
         // storage's GuaranteedUpdate, not the field manager (and the slow path of recordUpdate was
         // ~40% of a scheduled pod's server CPU in bench/scheduler.ts).
         if (!managed && subresource !== 'binding') this.recordManaged(cur, next, w, subresource);
+        // Mutating admission of updates (webhooks, policies): awaited only when a mutating plugin
+        // looks at the request; what it changes is not owned by the writer, as on create.
+        if (this.admission?.wantsAdmit(this.def.group, this.def.plural, subresource, 'UPDATE')) {
+          await this.admission.admit(
+            this.attributes('UPDATE', subresource, namespace, name, next, cur, w, w.patch ? 'PatchOptions' : 'UpdateOptions'),
+          );
+        }
         const errs: FieldError[] = validateObjectMeta(next.metadata, this.def.namespaced, this.def.nameRule);
         errs.push(...validateObjectMetaUpdate(next.metadata, cur.metadata));
         const like = statusLikeOf(this.def, subresource);
@@ -875,7 +889,9 @@ export class ResourceStore {
       const cur = decodeStored(curKv);
       checkPreconditions(this.target, name, cur, o.preconditions);
       if (this.admission?.wants(this.def.group, this.def.plural, '', 'DELETE')) {
-        await this.admission.validate(this.attributes('DELETE', '', namespace, name, cur, cur, o, 'DeleteOptions'));
+        const attrs = this.attributes('DELETE', '', namespace, name, cur, cur, o, 'DeleteOptions');
+        if (this.admission.wantsAdmit(this.def.group, this.def.plural, '', 'DELETE')) await this.admission.admit(attrs);
+        await this.admission.validate(attrs);
       }
       const { next, remove } = planDelete(this.def.strategy, cur, o, this.clock);
       if (remove) {

@@ -25,10 +25,11 @@ import { selectorMatcher } from '../../api/selectors';
 import { StatusError, type StatusReason } from '../../api/status';
 import type { UserInfo } from '../../api/user';
 import { toCel } from '../../cel/index';
-import { authorizerFor, type Decider } from '../../cel/lib/authz';
+import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import type { WatchCache } from '../../watch/cache';
 import { DeadlineError } from '../../workers/pool';
+import { requestActivation } from './activation';
 import type { CelPool } from './cel-pool';
 import { type CompiledBinding, type CompiledPolicy, compileBinding, compilePolicy } from './compile';
 import { type Activation, type Decision, evaluatePolicy, type Result } from './evaluate';
@@ -55,11 +56,6 @@ function longestCollection(v: unknown): number {
   }
   return Math.max(n, m);
 }
-
-const DENY_ALL: Decider = {
-  decide: () => ({ allowed: false, reason: 'no user' }),
-  serviceAccount: () => DENY_ALL,
-};
 
 /** namespaceObject: the request's namespace without its managedFields, in CEL form. */
 function namespaceObject(ns: Obj | undefined): unknown {
@@ -221,7 +217,7 @@ export class PolicyAdmission implements Plugin {
     let act: Activation | undefined;
     let nsRead = false;
     const activation = async (policy: CompiledPolicy): Promise<Activation> => {
-      act ??= this.activation(a, q);
+      act ??= requestActivation(a, q, this.sources.decider);
       if (policy.needsNamespace && !nsRead) {
         nsRead = true;
         act.namespaceObject = namespaceObject(await namespace());
@@ -361,44 +357,6 @@ export class PolicyAdmission implements Plugin {
       if (policy.failurePolicy === 'Ignore') return { decisions: [], annotations: [] };
       return { decisions: [{ deny: true, error: true, message, reason: '', index: 0, always: true }], annotations: [] };
     }
-  }
-
-  /** The variables of a request in CEL form (built once per request, for the first matching policy). */
-  private activation(a: Attributes, q: RuleRequest): Activation {
-    const gvk = { group: a.group, version: a.version, kind: a.kind };
-    const gvr = { group: a.group, version: a.version, resource: a.resource };
-    const user = a.user ? { username: a.user.name, uid: a.user.uid, groups: a.user.groups } : { username: '', groups: [] };
-    // Already CEL data (strings, booleans, lists and maps: no integers to convert); the uid is
-    // made only if an expression reads it.
-    const request: Record<string, unknown> = {
-      kind: gvk,
-      resource: gvr,
-      subResource: a.subresource,
-      requestKind: gvk,
-      requestResource: gvr,
-      requestSubResource: a.subresource,
-      name: a.name,
-      namespace: a.namespace,
-      operation: a.operation,
-      userInfo: user,
-      dryRun: a.dryRun,
-      options: a.options ?? null,
-    };
-    let uid: string | undefined;
-    Object.defineProperty(request, 'uid', { enumerable: true, get: () => (uid ??= crypto.randomUUID()) });
-    return {
-      object: q.object ? toCel(q.object) : null,
-      oldObject: q.oldObject ? toCel(q.oldObject) : null,
-      request,
-      namespaceObject: null,
-      authorizer: authorizerFor(a.user && this.sources.decider ? this.sources.decider(a.user) : DENY_ALL, {
-        group: a.group,
-        resource: a.resource,
-        subresource: a.subresource,
-        namespace: a.namespace,
-        name: a.name,
-      }),
-    };
   }
 
   /**
