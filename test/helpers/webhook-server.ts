@@ -56,7 +56,7 @@ export async function startWebhookServer(dnsName = 'localhost'): Promise<Webhook
       const h = handlers.get(p);
       if (!h) return new Response('no handler', { status: 404 });
       const a = await h(review);
-      if ('raw' in a) return a.raw;
+      if ('raw' in a) return (a as { raw: Response }).raw;
       return Response.json({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, ...a } });
     },
   });
