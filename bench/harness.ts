@@ -115,9 +115,9 @@ end
 }
 
 export async function load(spec: Record<string, unknown>): Promise<LoadResult> {
-  // wrk's script does not wait out a 429's Retry-After: clients that must (the APF floods) use
-  // bench/load.ts whatever is installed.
-  if (WRK && !spec.retryAfter) return loadWrk(spec);
+  // wrk's script does not wait out a 429's Retry-After and has no fixed rate: clients that need
+  // either (the APF floods, latency at a given rate) use bench/load.ts whatever is installed.
+  if (WRK && !spec.retryAfter && !spec.rate) return loadWrk(spec);
   const p = Bun.spawn(
     [
       process.execPath,

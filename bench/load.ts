@@ -4,7 +4,9 @@
  *
  * spec: { url, method, headers, body?, bodyTemplate? ("{{i}}" replaced by a counter),
  *         concurrency, durationMs, ca, retryAfter? (wait out a 429's Retry-After, as client-go),
- *         discard? (read bodies as a stream and drop them, not decompressed: long lists) }
+ *         discard? (read bodies as a stream and drop them, not decompressed: long lists),
+ *         rate? (requests/s on a fixed schedule: request i is due at start + i/rate, its latency
+ *         counted from when it was due, so a stall is not hidden by the client waiting) }
  */
 interface Spec {
   url: string;
@@ -19,6 +21,7 @@ interface Spec {
   start?: number;
   retryAfter?: boolean;
   discard?: boolean;
+  rate?: number;
 }
 
 const spec = JSON.parse(process.argv[2] as string) as Spec;
@@ -29,12 +32,22 @@ const codes: Record<string, number> = {};
 const latencies: number[] = [];
 const deadline = performance.now() + spec.durationMs;
 
+const first = counter;
+const scheduleStart = performance.now();
+
 async function worker(): Promise<void> {
   while (performance.now() < deadline) {
     const i = counter++;
+    let t = performance.now();
+    if (spec.rate) {
+      const due = scheduleStart + ((i - first) * 1000) / spec.rate;
+      if (due >= deadline) break;
+      if (due > t) await Bun.sleep(due - t);
+      // From when it was due; from when it was sent if the timer woke early.
+      t = Math.min(due, performance.now());
+    }
     const body = spec.bodyTemplate ? spec.bodyTemplate.replaceAll('{{i}}', String(i)) : spec.body;
     const url = spec.urlTemplate ? spec.urlTemplate.replaceAll('{{i}}', String(i)) : spec.url;
-    const t = performance.now();
     try {
       const r = await fetch(url, {
         method: spec.method,
