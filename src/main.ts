@@ -118,6 +118,7 @@ async function main(argv: string[]): Promise<void> {
     schemas,
     rbacFollowed,
     rootCa: front.ca,
+    conversions: admission.conversions,
     leading: (on) => {
       if (apf) apf.controller.leading = on;
     },

@@ -31,6 +31,8 @@ import { QuotaAdmission } from './quota';
 import { RbacEscalation } from './rbac-escalation';
 import { ServiceAccountAdmission } from './service-account';
 import { DefaultStorageClass, StorageObjectInUseProtection } from './storage';
+import type { ServiceResolver } from './webhook/client';
+import { ConversionWebhooks } from './webhook/conversion';
 import type { HookType } from './webhook/hooks';
 import { WebhookAdmission, type WebhookCall } from './webhook/plugin';
 import { endpointResolver } from './webhook/resolver';
@@ -61,10 +63,18 @@ interface Entry {
 export class Admission {
   private policy: PolicyAdmission | undefined;
   private webhooks: WebhookAdmission | undefined;
+  /** Services to endpoints, for webhooks referenced by Service (set when the registry is built). */
+  private resolver: ServiceResolver = (_ns, name) => {
+    throw new Error(`service "${name}" not found`);
+  };
+  /** CRD conversion webhooks, reaching their Services as admission webhooks do. */
+  readonly conversions: ConversionWebhooks;
   private policyStatus: PolicyStatusController | undefined;
   private resources: Resources | undefined;
 
-  constructor(private readonly d: AdmissionDeps) {}
+  constructor(private readonly d: AdmissionDeps) {
+    this.conversions = new ConversionWebhooks((ns, name, port) => this.resolver(ns, name, port), d.log);
+  }
 
   /**
    * For the registry: builds the plugins with it and answers each kind's chain. Called once, in
@@ -128,19 +138,20 @@ export class Admission {
         const namespaces = store('', 'namespaces');
         return namespaces && (await fromCache(namespaces, namespaces.key('', name))).find((o) => o.metadata.name === name);
       },
-      resolve: endpointResolver({
-        service: (namespace, name) => {
-          const s = services();
-          return s?.cache.list(s.store.key(namespace, name)).find((c) => c.obj.metadata.name === name)?.obj;
-        },
-        slices: (namespace) => {
-          const s = slices();
-          return s ? s.cache.list(`${s.store.prefix}${namespace}/`).map((c) => c.obj) : [];
-        },
-      }),
+      resolve: (ns, name, port) => this.resolver(ns, name, port),
       decider: (user) => this.d.authorizer.decider(user),
       observe: this.d.onWebhookCall,
       log: this.d.log,
+    });
+    this.resolver = endpointResolver({
+      service: (namespace, name) => {
+        const s = services();
+        return s?.cache.list(s.store.key(namespace, name)).find((c) => c.obj.metadata.name === name)?.obj;
+      },
+      slices: (namespace) => {
+        const s = slices();
+        return s ? s.cache.list(`${s.store.prefix}${namespace}/`).map((c) => c.obj) : [];
+      },
     });
     let quotasLoaded = false;
     const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {

@@ -10,6 +10,8 @@
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
  */
+
+import type { ConversionWebhooks } from '../admission/webhook/conversion';
 import { type Config, controllerEnabled } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
 import { EventRecorder } from '../registry/event-recorder';
@@ -53,6 +55,8 @@ export interface ControllerDeps {
   rootCa?: string;
   /** Told when this replica starts and stops leading (the APF configuration controller). */
   leading?: (on: boolean) => void;
+  /** CRD conversion webhooks (versions of a CRD with `conversion.strategy: Webhook`). */
+  conversions?: ConversionWebhooks;
   log: (msg: string) => void;
 }
 
@@ -77,9 +81,24 @@ export class Controllers {
           crdStore,
           crdStore.watchCache(),
           {
-            install: ({ def, schema, list }) => {
-              schemas.define(def.schema, schema);
-              schemas.define(`${def.schema}List`, list);
+            install: ({ def: served, schema, list, storage, webhook }) => {
+              schemas.define(served.schema, schema);
+              schemas.define(`${served.schema}List`, list);
+              // A version converted by the CRD's webhook reads and writes the shared keys through it.
+              const def =
+                webhook && !storage && served.storageVersion && d.conversions
+                  ? {
+                      ...served,
+                      storageVersion: undefined,
+                      convertedBy: d.conversions.mapping({
+                        group: served.group,
+                        kind: served.kind,
+                        version: served.version,
+                        storageVersion: served.storageVersion,
+                        webhook,
+                      }),
+                    }
+                  : served;
               const s = api.add(def);
               // Owner references on custom resources are followed like any others.
               if (this.leader) void this.leader.gc.watchStore(s);

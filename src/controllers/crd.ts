@@ -194,7 +194,9 @@ export class CrdController {
     const name = crd.metadata.name as string;
     if (!(crd.metadata.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return;
     const cur = this.served.get(name);
-    const store = cur?.stores.values().next().value as ResourceStore | undefined;
+    // A version served through its stored form (not through a conversion webhook that may be gone).
+    const stores = cur ? [...cur.stores.values()] : [];
+    const store = stores.find((s) => !s.def.convertedBy) ?? stores[0];
     if (store) {
       // Every object, in every namespace; those with finalizers of their own stay Terminating
       // until their finalizers are gone (the CRD waits, as the reference's does).

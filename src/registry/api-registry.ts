@@ -96,7 +96,7 @@ export class ApiRegistry {
         prefix,
         resource: `${k.group}/${k.plural}`,
         selectableFields: selectorFieldsOf(k),
-        values: k.storedAs && conversionValues(k.storedAs),
+        values: k.storedAs ? conversionValues(k.storedAs) : k.convertedBy,
       }),
       schemas: this.d.schemas,
       namespaceCheck: this.ns,

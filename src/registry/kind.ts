@@ -3,11 +3,13 @@
  * encodings) reads this description; a kind adds a KindDef and, where it has rules the schema
  * cannot say, a Strategy.
  */
+
 import type { Obj } from '../api/meta';
 import type { UserInfo } from '../api/user';
 import type { FieldError, NameRule } from '../api/validation';
 import type { Column } from '../codec/table';
 import type { DefName } from '../schema/types';
+import type { AsyncValueMapping } from '../store/mapped-async';
 
 /**
  * A subresource that writes part of the object (PUT, PATCH and GET of
@@ -150,6 +152,12 @@ export interface KindDef {
    * apiVersion included.
    */
   storedAs?: StoredAs;
+  /**
+   * A custom kind's version converted by its CRD's conversion webhook: the version's resource reads
+   * and writes the shared keys through this mapping (stored objects → this version, in batches;
+   * this version → the storage version). Set instead of `storageVersion`.
+   */
+  convertedBy?: AsyncValueMapping;
 }
 
 export interface StoredAs {

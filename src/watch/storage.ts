@@ -6,6 +6,7 @@
  */
 import type { Obj } from '../api/meta';
 import { mappedKV, type ValueMapping } from '../store/mapped';
+import { type AsyncValueMapping, asyncMappedKV } from '../store/mapped-async';
 import type { KV } from '../store/types';
 import { WatchCache } from './cache';
 
@@ -23,7 +24,13 @@ export interface StorageTarget {
   /** The kind's selectable fields of an object (field selector name → value), for selector views. */
   selectableFields: (o: Obj) => Record<string, string> | undefined;
   /** The resource reads and writes its keys' values through this mapping (a kind stored in another form). */
-  values?: ValueMapping;
+  values?: ValueMapping | AsyncValueMapping;
+}
+
+/** The store as a resource with `values` sees it. */
+function viewOf(kv: KV, values: ValueMapping | AsyncValueMapping | undefined): KV {
+  if (!values) return kv;
+  return 'readMany' in values ? asyncMappedKV(kv, values) : mappedKV(kv, values);
 }
 
 export interface CachedStorageOptions {
@@ -38,7 +45,7 @@ export interface CachedStorageOptions {
 /** Storage with a watch cache per resource, over one store; a cache starts on first use. */
 export function cachedStorage(kv: KV, o: CachedStorageOptions): (t: StorageTarget) => ResourceStorage {
   return (t) => {
-    const view = t.values ? mappedKV(kv, t.values) : kv;
+    const view = viewOf(kv, t.values);
     return {
       kv: view,
       cache: new WatchCache(view, t.prefix, {
@@ -55,5 +62,5 @@ export function cachedStorage(kv: KV, o: CachedStorageOptions): (t: StorageTarge
 
 /** The store alone (no watch cache): for tools and tests that only read and write. */
 export function plainStorage(kv: KV): (t: StorageTarget) => ResourceStorage {
-  return (t) => ({ kv: t.values ? mappedKV(kv, t.values) : kv, cache: undefined });
+  return (t) => ({ kv: viewOf(kv, t.values), cache: undefined });
 }

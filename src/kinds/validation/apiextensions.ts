@@ -26,6 +26,7 @@ import { compileRules, type RuleError } from '../../registry/crd/rules';
 import type { Strategy } from '../../registry/kind';
 import { dns1035Label, type Errs, GoValue, goQuote, list, obj, str } from './common';
 import { schemaRules, validateVersionSchema } from './crd-schema';
+import { validateClientConfig } from './webhooks';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const IDENTIFIER = /^[A-Za-z][A-Za-z0-9]*$/;
@@ -203,11 +204,21 @@ function validateCRD(o: Obj, old?: Obj): Errs {
     );
   }
   const strategy = str(obj(spec.conversion)?.strategy) || 'None';
+  const webhook = obj(obj(spec.conversion)?.webhook);
   if (strategy === 'Webhook') {
-    errs.push(
-      forbiddenField('spec.conversion.strategy', 'Webhook conversion is not supported by this server: it calls no webhooks; use None'),
-    );
+    // The reference's validateCustomResourceConversion.
+    if (!webhook) errs.push(required('spec.conversion.webhook', 'required when strategy is set to Webhook'));
+    else {
+      if (webhook.clientConfig === undefined)
+        errs.push(required('spec.conversion.webhook.clientConfig', 'required when strategy is set to Webhook'));
+      else errs.push(...validateClientConfig(webhook.clientConfig, 'spec.conversion.webhook.clientConfig'));
+      const versions = list<unknown>(webhook.conversionReviewVersions);
+      if (versions.length === 0) errs.push(required('spec.conversion.webhook.conversionReviewVersions', 'must specify one of v1, v1beta1'));
+      else if (!versions.some((v) => v === 'v1' || v === 'v1beta1'))
+        errs.push(invalidValue('spec.conversion.webhook.conversionReviewVersions', versions, 'must include at least one of v1, v1beta1'));
+    }
   } else if (strategy !== 'None') errs.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
+  else if (webhook) errs.push(forbiddenField('spec.conversion.webhook', 'should not be set when strategy is not set to Webhook'));
   return errs;
 }
 

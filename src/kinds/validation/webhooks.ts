@@ -127,14 +127,18 @@ function validateWebhook(h: J, path: string, mutating: boolean): Errs {
   if (mutating && h.reinvocationPolicy !== undefined && !REINVOCATION.includes(str(h.reinvocationPolicy))) {
     errs.push(notSupported(`${path}.reinvocationPolicy`, h.reinvocationPolicy, REINVOCATION));
   }
-  const cc = obj(h.clientConfig) ?? {};
-  const service = obj(cc.service);
-  if ((cc.url === undefined) === (service === undefined)) {
-    errs.push(required(`${path}.clientConfig`, 'exactly one of url or service is required'));
-  } else if (cc.url !== undefined) errs.push(...validateURL(`${path}.clientConfig.url`, str(cc.url)));
-  else if (service) errs.push(...validateService(`${path}.clientConfig.service`, service));
+  errs.push(...validateClientConfig(h.clientConfig, `${path}.clientConfig`));
   errs.push(...validateMatchConditions(list<J>(h.matchConditions), `${path}.matchConditions`));
   return errs;
+}
+
+/** A webhook's clientConfig (admission and CRD conversion webhooks): a URL or a Service. */
+export function validateClientConfig(v: unknown, path: string): Errs {
+  const cc = obj(v) ?? {};
+  const service = obj(cc.service);
+  if ((cc.url === undefined) === (service === undefined)) return [required(path, 'exactly one of url or service is required')];
+  if (cc.url !== undefined) return validateURL(`${path}.url`, str(cc.url));
+  return service ? validateService(`${path}.service`, service) : [];
 }
 
 /** The rules of both configurations: each webhook, names unique. */

@@ -21,6 +21,8 @@ export interface CustomKind {
   list: Schema;
   /** Whether this version is the storage version. */
   storage: boolean;
+  /** The CRD's conversion webhook (`spec.conversion.webhook`) when its strategy is Webhook. */
+  webhook?: JsonObject;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -150,7 +152,9 @@ export function customKinds(crd: Obj): CustomKind[] {
       deprecation: v.deprecated === true ? str(v.deprecationWarning) || `${group}/${version} ${kind} is deprecated` : undefined,
     };
     const gvk = { group, version, kind };
-    out.push({ def, schema: structuralSchema(raw, gvk), list: listSchema(def.schema, gvk), storage: v.storage === true });
+    const conversion = isObject(spec.conversion) ? spec.conversion : {};
+    const webhook = conversion.strategy === 'Webhook' && isObject(conversion.webhook) ? conversion.webhook : undefined;
+    out.push({ def, schema: structuralSchema(raw, gvk), list: listSchema(def.schema, gvk), storage: v.storage === true, webhook });
   }
   return out;
 }
