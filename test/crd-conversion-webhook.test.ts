@@ -176,24 +176,63 @@ describe('a CRD converted by a webhook', () => {
     await watching;
   });
 
-  test('a converter that fails: 500 with its message; an unreachable one: the call error; v1 still readable', async () => {
+  test('the storage version moves to v2: objects stored as v1 are converted when read and stored as v2 when written', async () => {
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/hosts.${G}`;
+    const crd = await srv.json('GET', path);
+    crd.body.spec.versions[0].storage = false;
+    crd.body.spec.versions[1].storage = true;
+    const u = await srv.json('PUT', path, crd.body);
+    expect(u.status).toBe(200);
+    const status = await until(
+      () => srv.json('GET', path),
+      (r) => (r.body.status?.storedVersions ?? []).includes('v2'),
+      3000,
+    );
+    expect(status.body.status.storedVersions).toEqual(['v1', 'v2']);
+    // "a" is still stored as v1: read through v1 as it is, through v2 converted.
+    await until(
+      () => srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/a`),
+      (r) => r.status === 200 && r.body.spec?.hostname === 'b.example.com',
+      3000,
+    );
+    const before = hooks.received('/convert').length;
+    const p = await srv.json(
+      'PATCH',
+      `/apis/${G}/v1/namespaces/default/hosts/a`,
+      { spec: { replicas: 2 } },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    expect(p.status).toBe(200);
+    expect(p.body.apiVersion).toBe(`${G}/v1`);
+    expect(p.body.spec).toEqual({ host: 'b.example.com', replicas: 2 });
+    // Written through v1 and stored as v2: a review asked for v2.
+    const asked = hooks
+      .received('/convert')
+      .slice(before)
+      .map((r) => r.request.desiredAPIVersion);
+    expect(asked).toContain(`${G}/v2`);
+    const v2 = await srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/a`);
+    expect(v2.body.spec).toEqual({ hostname: 'b.example.com', replicas: 2 });
+  });
+
+  test('a converter that fails: 500 with its message; an unreachable one: the call error; the storage version still readable', async () => {
     failing = 'cannot convert today';
     try {
-      const g = await srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/a`);
+      const g = await srv.json('GET', `/apis/${G}/v1/namespaces/default/hosts/a`);
       expect(g.status).toBe(500);
       expect(g.body.reason).toBe('InternalError');
-      expect(g.body.message).toBe(`Internal error occurred: conversion webhook for ${G}/v1, Kind=Host failed: cannot convert today`);
-      const c = await srv.json('POST', `/apis/${G}/v2/namespaces/default/hosts`, {
-        apiVersion: `${G}/v2`,
+      expect(g.body.message).toBe(`Internal error occurred: conversion webhook for ${G}/v2, Kind=Host failed: cannot convert today`);
+      const c = await srv.json('POST', `/apis/${G}/v1/namespaces/default/hosts`, {
+        apiVersion: `${G}/v1`,
         kind: 'Host',
         metadata: { name: 'x' },
-        spec: { hostname: 'x' },
+        spec: { host: 'x' },
       });
       expect(c.status).toBe(500);
-      expect(c.body.message).toBe(`Internal error occurred: conversion webhook for ${G}/v2, Kind=Host failed: cannot convert today`);
+      expect(c.body.message).toBe(`Internal error occurred: conversion webhook for ${G}/v1, Kind=Host failed: cannot convert today`);
       // Nothing was stored; an absent object needs no conversion.
-      expect((await srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/x`)).status).toBe(404);
       expect((await srv.json('GET', `/apis/${G}/v1/namespaces/default/hosts/x`)).status).toBe(404);
+      expect((await srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/x`)).status).toBe(404);
     } finally {
       failing = undefined;
     }
@@ -204,14 +243,14 @@ describe('a CRD converted by a webhook', () => {
     crd.body.spec.conversion.webhook.clientConfig = { url: `https://127.0.0.1:${port}/convert` };
     expect((await srv.json('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/hosts.${G}`, crd.body)).status).toBe(200);
     const g = await until(
-      () => srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/a`),
+      () => srv.json('GET', `/apis/${G}/v1/namespaces/default/hosts/a`),
       (r) => r.status === 500,
       5000,
     );
     expect(g.body.message).toBe(
-      `Internal error occurred: conversion webhook for ${G}/v1, Kind=Host failed: Post "https://127.0.0.1:${port}/convert?timeout=30s": dial tcp 127.0.0.1:${port}: connect: connection refused`,
+      `Internal error occurred: conversion webhook for ${G}/v2, Kind=Host failed: Post "https://127.0.0.1:${port}/convert?timeout=30s": dial tcp 127.0.0.1:${port}: connect: connection refused`,
     );
-    const v1 = await srv.json('GET', `/apis/${G}/v1/namespaces/default/hosts/a`);
-    expect(v1.status).toBe(200);
+    const v2 = await srv.json('GET', `/apis/${G}/v2/namespaces/default/hosts/a`);
+    expect(v2.status).toBe(200);
   });
 });

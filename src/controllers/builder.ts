@@ -81,12 +81,14 @@ export class Controllers {
           crdStore,
           crdStore.watchCache(),
           {
-            install: ({ def: served, schema, list, storage, webhook }) => {
+            install: ({ def: served, schema, list, webhook }) => {
               schemas.define(served.schema, schema);
               schemas.define(`${served.schema}List`, list);
-              // A version converted by the CRD's webhook reads and writes the shared keys through it.
+              // Every version of a CRD converted by its webhook reads and writes the shared keys
+              // through it (the storage version too: objects stored before it became the storage
+              // version are converted when read).
               const def =
-                webhook && !storage && served.storageVersion && d.conversions
+                webhook && served.storageVersion && d.conversions
                   ? {
                       ...served,
                       storageVersion: undefined,

@@ -53,6 +53,16 @@ function clientConfigOf(w: JsonObject): ClientConfig {
   return { url: typeof c.url === 'string' ? c.url : '', caBundle };
 }
 
+/**
+ * The apiVersion of a stored value from its first bytes (the registry writes kind, apiVersion,
+ * metadata first); undefined when it is not there.
+ */
+function headApiVersion(v: Uint8Array): string | undefined {
+  const head = dec.decode(v.subarray(0, 256));
+  const m = /^\{"kind":"(?:[^"\\]|\\.)*","apiVersion":"([^"\\]*)"/.exec(head);
+  return m?.[1];
+}
+
 const failure = (message: string) =>
   new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 
@@ -147,9 +157,29 @@ export class ConversionWebhooks {
       return valueSlabs.encode(stringifyStored(kind, apiVersion, metadata as Record<string, unknown>, rest));
     };
     const decode = (v: Uint8Array): Obj => JSON.parse(dec.decode(v)) as Obj;
+    // Values already in the wanted version (most of them: those stored since the storage version
+    // last changed) pass through unparsed.
+    const readMany = async (values: Uint8Array[]): Promise<Uint8Array[]> => {
+      const out = [...values];
+      const at: number[] = [];
+      values.forEach((v, i) => {
+        if (headApiVersion(v) !== view) at.push(i);
+      });
+      if (at.length === 0) return out;
+      const converted = await this.convert(
+        t,
+        view,
+        at.map((i) => decode(values[i] as Uint8Array)),
+      );
+      at.forEach((i, j) => {
+        out[i] = encode(converted[j] as Obj);
+      });
+      return out;
+    };
     return {
-      readMany: async (values) => (await this.convert(t, view, values.map(decode))).map(encode),
-      write: async (value) => encode(((await this.convert(t, storage, [decode(value)])) as Obj[])[0] as Obj),
+      readMany,
+      write: async (value) =>
+        headApiVersion(value) === storage ? value : encode(((await this.convert(t, storage, [decode(value)])) as Obj[])[0] as Obj),
       log: this.log,
     };
   }
