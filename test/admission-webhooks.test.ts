@@ -355,6 +355,42 @@ describe('matching', () => {
     expect(rv.request.object.apiVersion).toBe('rbac.authorization.k8s.io/v1');
   });
 
+  test('matchPolicy: Exact matches the listed versions only (either group spelling), Equivalent any version', async () => {
+    const s = await namespace();
+    hooks.handle(`/mp-${s.id}`, (rv) => ({ allowed: false, status: { message: `matched ${rv.request.name}` } }));
+    const rule = (versions: string[]) => [
+      { apiGroups: ['rbac.authorization.k8s.io'], apiVersions: versions, operations: ['CREATE'], resources: ['roles'] },
+    ];
+    await configure('validating', `mp-${s.id}`, [
+      webhook(s, 'exact-v1.example.com', `/mp-${s.id}`, {
+        matchPolicy: 'Exact',
+        rules: rule(['v1']),
+        objectSelector: { matchLabels: { t: 'exact-v1' } },
+      }),
+      webhook(s, 'exact-beta.example.com', `/mp-${s.id}`, {
+        matchPolicy: 'Exact',
+        rules: rule(['v1beta1']),
+        objectSelector: { matchLabels: { t: 'exact-beta' } },
+      }),
+      webhook(s, 'equivalent-beta.example.com', `/mp-${s.id}`, {
+        rules: rule(['v1beta1']),
+        objectSelector: { matchLabels: { t: 'equivalent-beta' } },
+      }),
+    ]);
+    const role = (t: string, group = 'rbac.authorization.svc.io') =>
+      srv.json('POST', `/apis/${group}/v1/namespaces/${s.ns}/roles`, { metadata: { name: `r-${t}-${++cmN}`, labels: { t } }, rules: [] });
+    await until(
+      () => role('exact-v1'),
+      (r) => r.status === 403,
+      3000,
+    );
+    expect((await role('exact-v1', 'rbac.authorization.k8s.io')).status).toBe(403);
+    expect((await role('exact-beta')).status).toBe(201);
+    const eq = await role('equivalent-beta');
+    expect(eq.status).toBe(403);
+    expect(eq.body.message).toContain('admission webhook "equivalent-beta.example.com" denied the request');
+  });
+
   test('dry run: sent with dryRun to sideEffects None and NoneOnDryRun; v1beta1 when that is all a webhook takes', async () => {
     const s = await namespace();
     hooks.handle(`/dry-${s.id}`, () => ({ allowed: true }));

@@ -9,8 +9,12 @@
  *   namespaceSelector and objectSelector {} (everything) · admissionReviewVersions as given
  *
  * A webhook's rules name groups in either spelling (`apps`, `networking.k8s.io`,
- * `networking.svc.io`): the two spellings of a group are one group here, as the policies match
- * them. The brand the webhook is sent (`sendUpstream`) is the one its rules use.
+ * `networking.svc.io`): the two spellings of a group are one group here, under either
+ * matchPolicy. The brand the webhook is sent (`sendUpstream`) is the one its rules use.
+ *
+ * matchPolicy: Exact matches the rules' versions only; Equivalent (the default) also matches a
+ * request for the resource in another version, which is sent in the version requested (the
+ * reference converts it to the rule's version first: not done here).
  */
 import { svcGroup, upstreamGroup } from '../../api/brand';
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
@@ -90,6 +94,9 @@ export function compileHooks(config: Obj, type: HookType): Hook[] {
   const configuration = str(config.metadata.name);
   return list.map((w, i) => {
     const rules = objects(w.rules);
+    // The two spellings of a group are one group whatever the matchPolicy: requests reach
+    // admission in the svc spelling.
+    const matchRules = rules.map((r) => ({ ...r, apiGroups: strings(r.apiGroups).map(svcGroup) }));
     const timeout = typeof w.timeoutSeconds === 'number' ? w.timeoutSeconds : 10;
     return {
       uid: `${configuration}/${str(w.name)}/${i}/${config.metadata.resourceVersion ?? ''}`,
@@ -98,7 +105,7 @@ export function compileHooks(config: Obj, type: HookType): Hook[] {
       type,
       match: compileMatch(
         {
-          resourceRules: rules,
+          resourceRules: matchRules,
           matchPolicy: w.matchPolicy ?? 'Equivalent',
           namespaceSelector: w.namespaceSelector,
           objectSelector: w.objectSelector,
