@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type Server, startServer } from './helpers/server';
+import { jsonPatch, startWebhookServer } from './helpers/webhook-server';
 import { until } from './helpers/until';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON of the audit events under test
@@ -193,6 +194,58 @@ test('admission policies add their Audit failures and audit annotations to the e
   expect(JSON.parse(e.annotations['validation.policy.admission.svc.io/validation_failure'])).toEqual([
     { message: 'flagged', policy: 'audited-policy', binding: 'audited-binding', expressionIndex: 0, validationActions: ['Audit'] },
   ]);
+});
+
+test('admission webhooks add their audit annotations, the mutation and the patch to the event', async () => {
+  const hooks = await startWebhookServer();
+  try {
+    hooks.handle('/audit', () => ({
+      allowed: true,
+      auditAnnotations: { team: 'storage' },
+      ...jsonPatch([{ op: 'add', path: '/metadata/annotations', value: { patched: 'yes' } }]),
+    }));
+    const r = await srv.json('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+      metadata: { name: 'audit-hook' },
+      webhooks: [
+        {
+          name: 'audit-hook.example.com',
+          clientConfig: { url: hooks.url('/audit'), caBundle: hooks.caBundle },
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['secrets'] }],
+          objectSelector: { matchLabels: { audited: 'webhook' } },
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    expect(r.status).toBe(201);
+    let n = 0;
+    const e = await until(
+      async () => {
+        const name = `hooked-${n++}`;
+        const c = await srv.json('POST', '/api/v1/namespaces/default/secrets', { metadata: { name, labels: { audited: 'webhook' } } });
+        expect(c.status).toBe(201);
+        await Bun.sleep(50);
+        return events().find((x) => x.requestObject?.metadata?.name === name && x.annotations?.['audit-hook.example.com/team']);
+      },
+      (x) => x !== undefined,
+      3000,
+    );
+    expect(e.annotations['audit-hook.example.com/team']).toBe('storage');
+    expect(JSON.parse(e.annotations['mutation.webhook.admission.k8s.io/round_0_index_0'])).toEqual({
+      configuration: 'audit-hook',
+      webhook: 'audit-hook.example.com',
+      mutated: true,
+    });
+    expect(JSON.parse(e.annotations['patch.webhook.admission.k8s.io/round_0_index_0'])).toEqual({
+      configuration: 'audit-hook',
+      webhook: 'audit-hook.example.com',
+      patch: [{ op: 'add', path: '/metadata/annotations', value: { patched: 'yes' } }],
+      patchType: 'JSONPatch',
+    });
+  } finally {
+    hooks.stop();
+    await srv.json('DELETE', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/audit-hook');
+  }
 });
 
 test('the audit metrics count the events', async () => {
