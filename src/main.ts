@@ -12,6 +12,7 @@ import { createAudit, createAuthentication, createAuthorization, followRbac } fr
 import { writeKubeconfig } from './auth/tokens';
 import { type Config, featureGateWarnings, helpText, parseFlags } from './config/flags';
 import { Controllers } from './controllers/builder';
+import { createFaults } from './faults';
 import { createFrontEnd } from './http/builder';
 import { Metrics } from './http/metrics';
 import { builtinTypes, systemObjects } from './kinds/builder';
@@ -52,7 +53,7 @@ async function main(argv: string[]): Promise<void> {
   // Storage, types, authorization, admission, the registry.
   const backend: StoreBackend = await openStore(cfg, dataDir, log).catch((e) => fail('cannot open the store: ', e));
   const kv = backend.kv;
-  const { schemas, kinds } = builtinTypes(cfg.runtimeConfig);
+  const { schemas, kinds } = builtinTypes(cfg.runtimeConfig, cfg.featureGates);
   const authz = createAuthorization(cfg);
   const audit = createAudit(cfg, log);
   const metrics = new Metrics(
@@ -84,6 +85,8 @@ async function main(argv: string[]): Promise<void> {
         log,
       })
     : undefined;
+  // Fault injection: only where the gate FaultInjection serves its kind.
+  const faults = createFaults({ api, metrics, revisions: () => backend.figures(), log });
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
   const front = await createFrontEnd({
     cfg,
@@ -94,6 +97,7 @@ async function main(argv: string[]): Promise<void> {
     authn,
     audit: audit?.auditor,
     apf,
+    faults,
     metrics,
     started,
     log,
@@ -119,7 +123,7 @@ async function main(argv: string[]): Promise<void> {
     },
     log,
   });
-  void Promise.all([rbacFollowed, admission.start(), apf?.controller.start(), controllers.start()]).then(
+  void Promise.all([rbacFollowed, admission.start(), apf?.controller.start(), faults?.start(), controllers.start()]).then(
     () => (state.controllersStarted = true),
     (e) => log(`starting the controllers failed: ${errorText(e)}`),
   );
@@ -134,6 +138,7 @@ async function main(argv: string[]): Promise<void> {
     await Bun.sleep(cfg.shutdownDelayMs);
     await controllers.stop();
     apf?.controller.stop();
+    faults?.stop();
     admission.stop();
     celPool?.close();
     compactor.stop();
