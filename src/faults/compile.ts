@@ -37,6 +37,19 @@ export interface WatchAction {
   withholdBookmarks: boolean;
 }
 
+/** A fault's counts: kept by uid across recompilations (a spec change keeps them). */
+export interface Counts {
+  matched: number;
+  injected: number;
+  byAction: Record<ActionKind, number>;
+}
+
+export const newCounts = (matched = 0, injected = 0): Counts => ({
+  matched,
+  injected,
+  byAction: { error: 0, delay: 0, watch: 0, stale: 0 },
+});
+
 export interface CompiledFault {
   name: string;
   uid: string;
@@ -55,6 +68,8 @@ export interface CompiledFault {
   stale: number | undefined;
   /** The action names, for annotations, warnings and metrics ("delay,error"). */
   actions: ActionKind[];
+  /** Its counts (FaultSet.configure hands over those of the fault it replaces). */
+  counts: Counts;
 }
 
 type J = Record<string, unknown>;
@@ -84,6 +99,7 @@ export function compileFault(o: Obj): CompiledFault {
     watch: undefined,
     stale: undefined,
     actions: [],
+    counts: newCounts(),
   };
   for (const a of Array.isArray(spec.actions) ? spec.actions.map(obj) : []) {
     if (a.error !== undefined) {

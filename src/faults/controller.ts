@@ -17,8 +17,8 @@ import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
-import { type CompiledFault, compileFault } from './compile';
-import { type Counts, type FaultSet, newCounts } from './engine';
+import { type CompiledFault, type Counts, compileFault, newCounts } from './compile';
+import type { FaultSet } from './engine';
 
 export const FAULTS_MANAGER = 'fault-injection-controller';
 /** How often counts are written back: often enough to watch a test run, rare enough to cost nothing. */

@@ -15,10 +15,10 @@
  * With no FaultInjection `active` is false and the request path takes one branch.
  */
 import { flowSchemaMatches } from '../apf/classify';
-import type { RequestInfo } from '../api/request-info';
+import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { StatusError, tooManyRequests } from '../api/status';
 import type { UserInfo } from '../api/user';
-import type { ActionKind, CompiledFault, WatchAction } from './compile';
+import { type ActionKind, type CompiledFault, type Counts, newCounts, type WatchAction } from './compile';
 
 const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
@@ -34,19 +34,6 @@ export interface Injection {
   /** Some fired fault asks for a Warning header. */
   warn: boolean;
 }
-
-/** A fault's counts: kept by uid across recompilations (a spec change keeps them). */
-export interface Counts {
-  matched: number;
-  injected: number;
-  byAction: Record<ActionKind, number>;
-}
-
-export const newCounts = (matched = 0, injected = 0): Counts => ({
-  matched,
-  injected,
-  byAction: { error: 0, delay: 0, watch: 0, stale: 0 },
-});
 
 /** The error a fault answers with, in the reference's Status shape for its code. */
 export function faultError(f: CompiledFault, info: RequestInfo): StatusError {
@@ -88,16 +75,34 @@ export function faultError(f: CompiledFault, info: RequestInfo): StatusError {
 }
 
 /** The actions of `f` that apply to this request. */
-function applicable(f: CompiledFault, info: RequestInfo, hasContinue: boolean): ActionKind[] {
+function applicable(f: CompiledFault, info: RequestInfo, url: RequestUrl): ActionKind[] {
   const out: ActionKind[] = [];
   for (const a of f.actions) {
     if (a === 'error' && f.error?.code === 409 && !(info.isResourceRequest && WRITES.has(info.verb))) continue;
     if (a === 'watch' && !(info.isResourceRequest && info.verb === 'watch')) continue;
-    if (a === 'stale' && !(info.isResourceRequest && info.verb === 'list' && !hasContinue)) continue;
+    if (a === 'stale' && !(info.isResourceRequest && info.verb === 'list' && !url.searchParams.has('continue'))) continue;
     out.push(a);
   }
   return out;
 }
+
+/**
+ * The namespaces a fault can match requests in, when its every rule names them (no '*', no
+ * cluster scope, no non-resource rule): it is looked at only for requests in those namespaces.
+ */
+function onlyNamespaces(f: CompiledFault): string[] | undefined {
+  const out = new Set<string>();
+  for (const r of f.match.rules) {
+    if (r.nonResourceRules.length > 0) return undefined;
+    for (const rr of r.resourceRules) {
+      if (rr.anyNamespace || rr.clusterScope) return undefined;
+      for (const ns of rr.namespaces) out.add(ns);
+    }
+  }
+  return [...out];
+}
+
+const byName = (a: CompiledFault, b: CompiledFault) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export class FaultSet {
   /** In name order. */
@@ -105,45 +110,80 @@ export class FaultSet {
   readonly counts = new Map<string, Counts>();
   /** Whether any fault is configured (the request path's one branch). */
   active = false;
+  /**
+   * Where decide() looks: faults that name their namespaces under each of them, the others in
+   * `general`; so faults scoped to other namespaces cost a request one map lookup in all.
+   */
+  private general: CompiledFault[] = [];
+  private byNamespace = new Map<string, CompiledFault[]>();
 
   /** Replace the faults (counts of faults that stay are kept; `initial` seeds new ones). */
   configure(faults: CompiledFault[], initial: (f: CompiledFault) => Counts = () => newCounts()): void {
-    faults.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    faults.sort(byName);
     const uids = new Set(faults.map((f) => f.uid));
     for (const uid of this.counts.keys()) if (!uids.has(uid)) this.counts.delete(uid);
-    for (const f of faults) if (!this.counts.has(f.uid)) this.counts.set(f.uid, initial(f));
+    const general: CompiledFault[] = [];
+    const byNamespace = new Map<string, CompiledFault[]>();
+    for (const f of faults) {
+      let c = this.counts.get(f.uid);
+      if (!c) {
+        c = initial(f);
+        this.counts.set(f.uid, c);
+      }
+      f.counts = c;
+      const nss = onlyNamespaces(f);
+      if (!nss) general.push(f);
+      else
+        for (const ns of nss) {
+          const l = byNamespace.get(ns);
+          if (l) l.push(f);
+          else byNamespace.set(ns, [f]);
+        }
+    }
     this.faults = faults;
+    this.general = general;
+    this.byNamespace = byNamespace;
     this.active = faults.length > 0;
   }
 
   /** The injection for a request, or undefined when no fault fires. */
-  decide(user: UserInfo, info: RequestInfo, hasContinue: boolean, now: number): Injection | undefined {
+  decide(user: UserInfo, info: RequestInfo, url: RequestUrl, now: () => number = Date.now): Injection | undefined {
+    const scoped = info.isResourceRequest && info.namespace !== '' ? this.byNamespace.get(info.namespace) : undefined;
+    if (this.general.length === 0 && scoped === undefined) return undefined;
     let inj: Injection | undefined;
-    for (const f of this.faults) {
-      if (now < f.startAt || now >= f.endAt) continue;
-      const c = this.counts.get(f.uid) as Counts;
-      if (c.injected >= f.limit) continue;
-      if (!flowSchemaMatches(f.match, user, info)) continue;
-      const actions = applicable(f, info, hasContinue);
-      if (actions.length === 0) continue;
-      c.matched++;
-      if (!(f.rng.next() < f.probability)) continue;
-      c.injected++;
-      if (!inj) {
-        inj = { fired: [], delayBeforeMs: 0, delayAfterMs: 0, error: undefined, watch: undefined, stale: undefined, warn: false };
+    let at = 0;
+    for (const list of scoped ? [this.general, scoped] : [this.general]) {
+      for (const f of list) {
+        if (!flowSchemaMatches(f.match, user, info)) continue;
+        if (at === 0) at = now();
+        if (at < f.startAt || at >= f.endAt) continue;
+        const c = f.counts;
+        if (c.injected >= f.limit) continue;
+        const actions = applicable(f, info, url);
+        if (actions.length === 0) continue;
+        c.matched++;
+        if (!(f.rng.next() < f.probability)) continue;
+        c.injected++;
+        inj ??= { fired: [], delayBeforeMs: 0, delayAfterMs: 0, error: undefined, watch: undefined, stale: undefined, warn: false };
+        inj.fired.push({ fault: f, actions });
+        inj.warn ||= f.warn;
+        for (const a of actions) {
+          c.byAction[a]++;
+          if (a === 'delay' && f.delay) {
+            const ms = f.delay.fixedMs + (f.delay.jitterMs > 0 ? Math.floor(f.rng.next() * (f.delay.jitterMs + 1)) : 0);
+            if (f.delay.after) inj.delayAfterMs += ms;
+            else inj.delayBeforeMs += ms;
+          }
+        }
       }
-      inj.fired.push({ fault: f, actions });
-      inj.warn ||= f.warn;
-      for (const a of actions) {
-        c.byAction[a]++;
-        if (a === 'delay' && f.delay) {
-          const ms = f.delay.fixedMs + (f.delay.jitterMs > 0 ? Math.floor(f.rng.next() * (f.delay.jitterMs + 1)) : 0);
-          if (f.delay.after) inj.delayAfterMs += ms;
-          else inj.delayBeforeMs += ms;
-        } else if (a === 'error') inj.error ??= faultError(f, info);
-        else if (a === 'watch') inj.watch ??= f.watch;
-        else if (a === 'stale') inj.stale ??= f.stale;
-      }
+    }
+    if (!inj) return undefined;
+    // The first fault by name that has each of the other actions supplies it.
+    inj.fired.sort((a, b) => byName(a.fault, b.fault));
+    for (const { fault: f, actions } of inj.fired) {
+      if (actions.includes('error')) inj.error ??= faultError(f, info);
+      if (actions.includes('watch')) inj.watch ??= f.watch;
+      if (actions.includes('stale')) inj.stale ??= f.stale;
     }
     return inj;
   }

@@ -62,11 +62,13 @@ export class Faults {
    * Serve a request with the faults that fire for it: `next` serves it as usual. An error answer
    * is thrown as the StatusError it is (the chain renders it, Warning header included).
    */
-  async serve(info: RequestInfo, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
+  serve(info: RequestInfo, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
     const user = requestUser(req);
-    if (!user) return next();
-    const inj = this.set.decide(user, info, url.searchParams.has('continue'), Date.now());
-    if (!inj) return next();
+    const inj = user && this.set.decide(user, info, url);
+    return inj ? this.inject(inj, req, url, next) : next();
+  }
+
+  private async inject(inj: Injection, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
     const text = describe(inj);
     requestAnnotations(req)[INJECTED_ANNOTATION] = text;
     const warning = inj.warn ? `299 - ${JSON.stringify(`fault injected: ${text}`)}` : undefined;
