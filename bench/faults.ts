@@ -28,6 +28,12 @@ const PARTS = new Set((process.env.FAULTS_PARTS ?? '1,2').split(','));
 const ROUNDS = Number(process.env.FAULTS_ROUNDS ?? 5);
 const PHASE_MS = Number(process.env.FAULTS_PHASE_MS ?? 5000);
 const COUNTS = [0, 1, 20] as const;
+/** Append `v` to the list under `k`. */
+const push = (m: Record<string, number[]>, k: string, v: number): void => {
+  const l = m[k];
+  if (l) l.push(v);
+  else m[k] = [v];
+};
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /**
@@ -85,7 +91,7 @@ if (PARTS.has('1')) {
   };
   for (const [, f] of variants) for (let i = 0; i < 20; i++) await round(f); // warm up
   const ns: Record<string, number[]> = {};
-  for (let r = 0; r < ROUNDS * 20; r++) for (const [name, f] of variants) (ns[name] ??= []).push(await round(f));
+  for (let r = 0; r < ROUNDS * 20; r++) for (const [name, f] of variants) push(ns, name, await round(f));
   const base = med(ns['gate off'] as number[]);
   console.log(`1. the chain's fault step, in process (GET of a ConfigMap, ${ROUNDS * 20} rounds of ${BATCH}, median)`);
   console.log(`   gate off (baseline): ${base.toFixed(0)} ns/request (the handler's resolved answer, awaited)`);
@@ -135,8 +141,8 @@ if (PARTS.has('2')) {
     const cpu: Record<string, number[]> = {};
     const ops: Record<string, number[]> = {};
     const record = (name: string, x: { cpu: number; ops: number }) => {
-      (cpu[name] ??= []).push(x.cpu);
-      (ops[name] ??= []).push(x.ops);
+      push(cpu, name, x.cpu);
+      push(ops, name, x.ops);
     };
     // The counts only grow (a phase per count, each after the gate-off baseline of its round).
     for (const n of COUNTS) {
