@@ -86,7 +86,7 @@ async function main(argv: string[]): Promise<void> {
       })
     : undefined;
   // Fault injection: only where the gate FaultInjection serves its kind.
-  const faults = createFaults({ api, metrics, revisions: () => backend.figures(), log });
+  const faults = createFaults({ api, metrics, revisions: () => backend.figures(), compact: () => kv.compact(kv.currentRevision()), log });
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
   const front = await createFrontEnd({
     cfg,

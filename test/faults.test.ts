@@ -375,3 +375,33 @@ test('with the gate off the kind is not served', async () => {
   const on = (await srv.json('GET', '/apis')).body.groups.map((g: Json) => g.name);
   expect(on).toContain('testing.svc.io');
 }, 20_000);
+
+test('store faults: a write fails as an unpersisted write does; compact now expires old continue tokens', async () => {
+  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'f-store' } });
+  for (const n of ['s-1', 's-2']) await srv.json('POST', cms('f-store'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n } });
+  expect((await create(fault('cm-store', 'f-store', [{ store: { failWrites: true } }], {}, ['create']))).status).toBe(201);
+  const k = await until(
+    async () => srv.kubectl(['create', 'configmap', 's-3', '-n', 'f-store']),
+    (x) => x.code !== 0,
+  );
+  expect(k.stderr).toContain('Internal error occurred: wal: fdatasync: input/output error (fault injected)');
+  // Reads are not writes: untouched.
+  expect((await srv.json('GET', cms('f-store'))).status).toBe(200);
+  await remove('cm-store');
+
+  const page = (await srv.json('GET', `${cms('f-store')}?limit=1`)).body;
+  expect(page.metadata.continue).toBeTruthy();
+  await srv.json('POST', cms('f-store'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 's-4' } });
+  const cont = `${cms('f-store')}?limit=1&continue=${encodeURIComponent(page.metadata.continue)}`;
+  expect((await srv.json('GET', cont)).status).toBe(200);
+  expect((await create(fault('cm-compact', 'f-store', [{ store: { compact: true } }], { limit: 1 }, ['get']))).status).toBe(201);
+  await until(
+    () => statusOf('cm-compact'),
+    (s) => s.conditions !== undefined,
+  );
+  expect((await srv.json('GET', `${cms('f-store')}/s-1`)).status).toBe(200);
+  const next = await srv.json('GET', cont);
+  expect(next.status).toBe(410);
+  expect(next.body.reason).toBe('Expired');
+  await remove('cm-compact');
+});

@@ -8,7 +8,7 @@ import { type CompiledFlowSchema, compileFlowSchema } from '../apf/classify';
 import type { Obj } from '../api/meta';
 import { mulberry32, type Rng } from './rng';
 
-export type ActionKind = 'error' | 'delay' | 'watch' | 'stale';
+export type ActionKind = 'error' | 'delay' | 'watch' | 'stale' | 'store';
 
 export interface ErrorAction {
   code: number;
@@ -47,8 +47,20 @@ export interface Counts {
 export const newCounts = (matched = 0, injected = 0): Counts => ({
   matched,
   injected,
-  byAction: { error: 0, delay: 0, watch: 0, stale: 0 },
+  byAction: { error: 0, delay: 0, watch: 0, stale: 0, store: 0 },
 });
+
+/**
+ * Store faults, as a client sees them: a write fails with the error the registry answers when
+ * the store cannot persist (500), or answers slowFsyncMs late as if its fsync were that slow (a
+ * delay of the matched write, not of the store's other writes); `compact` compacts the store at
+ * its newest revision when the fault fires (watches and continue tokens from before get 410).
+ */
+export interface StoreAction {
+  failWrites: boolean;
+  slowFsyncMs: number;
+  compact: boolean;
+}
 
 export interface CompiledFault {
   name: string;
@@ -66,6 +78,7 @@ export interface CompiledFault {
   delay: DelayAction | undefined;
   watch: WatchAction | undefined;
   stale: number | undefined;
+  store: StoreAction | undefined;
   /** The action names, for annotations, warnings and metrics ("delay,error"). */
   actions: ActionKind[];
   /** Its counts (FaultSet.configure hands over those of the fault it replaces). */
@@ -98,6 +111,7 @@ export function compileFault(o: Obj): CompiledFault {
     delay: undefined,
     watch: undefined,
     stale: undefined,
+    store: undefined,
     actions: [],
     counts: newCounts(),
   };
@@ -129,6 +143,10 @@ export function compileFault(o: Obj): CompiledFault {
     } else if (a.stale !== undefined) {
       f.stale = num(obj(a.stale).revisions) ?? 1;
       f.actions.push('stale');
+    } else if (a.store !== undefined) {
+      const s = obj(a.store);
+      f.store = { failWrites: s.failWrites === true, slowFsyncMs: num(s.slowFsyncMs) ?? 0, compact: s.compact === true };
+      f.actions.push('store');
     }
   }
   return f;

@@ -10,7 +10,8 @@
  * apply.
  *
  * Which action applies to which request: error to any (409 Conflict only to writes), delay to
- * any, watch to watches, stale to lists (not to their continuations).
+ * any, watch to watches, stale to lists (not to their continuations), store to writes (its
+ * `compact` to any).
  *
  * With no FaultInjection `active` is false and the request path takes one branch.
  */
@@ -31,6 +32,10 @@ export interface Injection {
   error: StatusError | undefined;
   watch: WatchAction | undefined;
   stale: number | undefined;
+  /** A store fault failing the write (the first by name). */
+  failWrite: boolean;
+  /** A store fault compacting the store now. */
+  compact: boolean;
   /** Some fired fault asks for a Warning header. */
   warn: boolean;
 }
@@ -81,6 +86,7 @@ function applicable(f: CompiledFault, info: RequestInfo, url: RequestUrl): Actio
     if (a === 'error' && f.error?.code === 409 && !(info.isResourceRequest && WRITES.has(info.verb))) continue;
     if (a === 'watch' && !(info.isResourceRequest && info.verb === 'watch')) continue;
     if (a === 'stale' && !(info.isResourceRequest && info.verb === 'list' && !url.searchParams.has('continue'))) continue;
+    if (a === 'store' && !f.store?.compact && !(info.isResourceRequest && WRITES.has(info.verb))) continue;
     out.push(a);
   }
   return out;
@@ -164,7 +170,17 @@ export class FaultSet {
         c.matched++;
         if (!(f.rng.next() < f.probability)) continue;
         c.injected++;
-        inj ??= { fired: [], delayBeforeMs: 0, delayAfterMs: 0, error: undefined, watch: undefined, stale: undefined, warn: false };
+        inj ??= {
+          fired: [],
+          delayBeforeMs: 0,
+          delayAfterMs: 0,
+          error: undefined,
+          watch: undefined,
+          stale: undefined,
+          failWrite: false,
+          compact: false,
+          warn: false,
+        };
         inj.fired.push({ fault: f, actions });
         inj.warn ||= f.warn;
         for (const a of actions) {
@@ -173,6 +189,11 @@ export class FaultSet {
             const ms = f.delay.fixedMs + (f.delay.jitterMs > 0 ? Math.floor(f.rng.next() * (f.delay.jitterMs + 1)) : 0);
             if (f.delay.after) inj.delayAfterMs += ms;
             else inj.delayBeforeMs += ms;
+          } else if (a === 'store' && f.store) {
+            const write = info.isResourceRequest && WRITES.has(info.verb);
+            if (write) inj.delayAfterMs += f.store.slowFsyncMs;
+            inj.failWrite ||= write && f.store.failWrites;
+            inj.compact ||= f.store.compact;
           }
         }
       }

@@ -7,8 +7,9 @@
  *   engine.ts      which faults fire for a request (FaultSet.decide), their Status errors
  *   controller.ts  follows the kind's watch cache; writes matched/injected and conditions back
  *   watch.ts       a watch's action, handed to the watch handler (close, 410, delays, bookmarks)
- *   index.ts       the front end's filter: delay, answer with the error, stale lists, the
- *                  audit annotation `faults.svc.io/injected`, the Warning header, the metrics
+ *   index.ts       the front end's filter: delay, answer with the error, stale lists, store
+ *                  faults (a failed or slow write, a compaction now), the audit annotation
+ *                  `faults.svc.io/injected`, the Warning header, the metrics
  *
  * Faults apply to requests that arrive over HTTP, in the front end, after authentication,
  * authorization and priority and fairness (a delay holds its seat, as a slow server would). The
@@ -17,9 +18,11 @@
  * business (src/admission/fault-injection.ts); the kind's rules are in src/kinds.
  */
 import type { RequestInfo, RequestUrl } from '../api/request-info';
+import { StatusError } from '../api/status';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import { TESTING_GROUP } from '../kinds/specs/testing';
 import type { ApiRegistry } from '../registry/api-registry';
+import { StoreError } from '../store/types';
 import { FaultController } from './controller';
 import { describe, FaultSet, type Injection } from './engine';
 import { setWatchFault } from './watch';
@@ -32,6 +35,8 @@ export interface FaultsDeps {
   metrics: { readonly sources: ((out: string[]) => void)[] };
   /** The store's newest and compacted revisions (stale lists read below the newest, above the compacted). */
   revisions: () => { revision: number; compacted: number };
+  /** Compact the store at its newest revision (a store fault's `compact`). */
+  compact?: () => Promise<void>;
   log: (msg: string) => void;
 }
 
@@ -65,14 +70,16 @@ export class Faults {
   serve(info: RequestInfo, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
     const user = requestUser(req);
     const inj = user && this.set.decide(user, info, url);
-    return inj ? this.inject(inj, req, url, next) : next();
+    return inj ? this.inject(inj, info, req, url, next) : next();
   }
 
-  private async inject(inj: Injection, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
+  private async inject(inj: Injection, info: RequestInfo, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
     const text = describe(inj);
     requestAnnotations(req)[INJECTED_ANNOTATION] = text;
     const warning = inj.warn ? `299 - ${JSON.stringify(`fault injected: ${text}`)}` : undefined;
     if (inj.delayBeforeMs > 0) await Bun.sleep(inj.delayBeforeMs);
+    if (inj.compact) await this.d.compact?.().catch((e) => this.d.log(`fault compaction: ${e instanceof Error ? e.message : String(e)}`));
+    if (!inj.error && inj.failWrite) inj.error = this.writeFailure(info);
     if (inj.error) {
       if (inj.delayAfterMs > 0) await Bun.sleep(inj.delayAfterMs);
       if (warning) inj.error.headers = { ...inj.error.headers, Warning: warning };
@@ -84,6 +91,16 @@ export class Faults {
     if (inj.delayAfterMs > 0) await Bun.sleep(inj.delayAfterMs);
     if (warning) res.headers.append('Warning', warning);
     return res;
+  }
+
+  /** A write the store could not persist, answered as the registry answers one (500 InternalError). */
+  private writeFailure(info: RequestInfo): StatusError {
+    const e = new StoreError('unavailable', 'wal: fdatasync: input/output error (fault injected)');
+    const store = info.isResourceRequest ? this.d.api.lookup(info.group, info.version, info.resource) : undefined;
+    const t = store ? store.translate(e, info.isResourceRequest ? info.name : '') : e;
+    return t instanceof StatusError
+      ? t
+      : new StatusError(500, 'InternalError', `Internal error occurred: ${e.message}`, { causes: [{ message: e.message }] });
   }
 
   /**

@@ -68,7 +68,12 @@ export const TESTING_DEFINITIONS: Definitions = {
       delay: ref(`${PKG}.DelayFault`),
       watch: ref(`${PKG}.WatchFault`),
       stale: ref(`${PKG}.StaleFault`),
+      store: ref(`${PKG}.StoreFault`),
     },
+  },
+  [`${PKG}.StoreFault`]: {
+    type: 'object',
+    properties: { failWrites: { type: 'boolean' }, slowFsyncMs: int(), compact: { type: 'boolean' } },
   },
   [`${PKG}.ErrorFault`]: {
     type: 'object',

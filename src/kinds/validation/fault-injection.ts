@@ -14,6 +14,7 @@
  *     watch             closeAfterEvents, closeAfterSeconds, eventDelayMs (≤ 60000) ≥ 0; at least one
  *                       of them, expire or withholdBookmarks (expire alone: a 410 at once)
  *     stale             revisions ≥ 1
+ *     store             at least one of failWrites, slowFsyncMs (1..60000), compact
  */
 import type { Obj } from '../../api/meta';
 import { duplicate, invalidValue, notSupported, required } from '../../api/validation';
@@ -30,7 +31,7 @@ export const FAULT_ERROR_REASONS: Readonly<Record<number, string>> = {
   504: 'Timeout',
 };
 const CODES = Object.keys(FAULT_ERROR_REASONS);
-const ACTIONS = ['error', 'delay', 'watch', 'stale'] as const;
+const ACTIONS = ['error', 'delay', 'watch', 'stale', 'store'] as const;
 /** A delay or an event delay longer than this would outlast the request timeout (60 s). */
 const MAX_DELAY_MS = 60_000;
 const MAX_MESSAGE = 1024;
@@ -85,6 +86,14 @@ function validateWatch(w: J, path: string): Errs {
   return errs;
 }
 
+function validateStore(s: J, path: string): Errs {
+  const errs: Errs = [];
+  atLeast(errs, `${path}.slowFsyncMs`, s.slowFsyncMs, 1, MAX_DELAY_MS);
+  if (s.failWrites !== true && s.compact !== true && s.slowFsyncMs === undefined)
+    errs.push(required(path, 'one of failWrites, slowFsyncMs or compact must be set'));
+  return errs;
+}
+
 function validateSpec(spec: J): Errs {
   const errs: Errs = [];
   const match = list<J>(spec.match);
@@ -120,7 +129,8 @@ function validateSpec(spec: J): Errs {
     if (kind === 'error') errs.push(...validateError(body, `${path}.error`));
     else if (kind === 'delay') errs.push(...validateDelay(body, `${path}.delay`));
     else if (kind === 'watch') errs.push(...validateWatch(body, `${path}.watch`));
-    else atLeast(errs, `${path}.stale.revisions`, body.revisions, 1);
+    else if (kind === 'stale') atLeast(errs, `${path}.stale.revisions`, body.revisions, 1);
+    else errs.push(...validateStore(body, `${path}.store`));
   });
   return errs;
 }
