@@ -405,3 +405,25 @@ test('store faults: a write fails as an unpersisted write does; compact now expi
   expect(next.body.reason).toBe('Expired');
   await remove('cm-compact');
 });
+
+test('409 Conflict on a write: kubectl apply retries its patch as it does on a real conflict', async () => {
+  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'f-409' } });
+  const manifest = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: f-409\ndata:\n  v: "${v}"\n`;
+  expect(srv.kubectl(['apply', '-f', '-'], manifest('1')).code).toBe(0);
+  expect((await create(fault('cm-409', 'f-409', [{ error: { code: 409 } }], { limit: 1 }, ['patch']))).status).toBe(201);
+  await until(
+    () => statusOf('cm-409'),
+    (s) => s.conditions !== undefined,
+  );
+  const k = srv.kubectl(['apply', '-f', '-'], manifest('2'));
+  expect(k.stderr).toBe('');
+  expect(k.code).toBe(0);
+  expect((await srv.json('GET', `${cms('f-409')}/applied`)).body.data).toEqual({ v: '2' });
+  const st = await until(
+    () => statusOf('cm-409'),
+    (s) => s.injected === 1,
+    3000,
+  );
+  expect(st.injected).toBe(1);
+  await remove('cm-409');
+});
