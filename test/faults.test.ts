@@ -204,7 +204,7 @@ test('429 with Retry-After: kubectl retries and succeeds once the limit is spent
   await remove('cm-429');
 });
 
-test('a delay holds the answer, before or after serving it, with a Warning', async () => {
+test('a delay holds the answer, with a Warning', async () => {
   expect((await create(fault('cm-delay', 'f-delay', [{ delay: { fixedMs: 300, jitterMs: 100 } }], { warn: true }))).status).toBe(201);
   await until(
     () => srv.fetch(cms('f-delay')).then((x) => x.headers.get('warning') ?? ''),
@@ -345,6 +345,54 @@ test('a watch fault: the raw stream ends with the 410 ERROR event after N events
     },
   });
   await remove('cm-watch-raw');
+});
+
+test('a watch fault: events held, bookmarks withheld, the stream closed after T seconds', async () => {
+  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'f-hold' } });
+  const watchOf = async (timeoutSeconds: number) => {
+    const rv = (await srv.json('GET', cms('f-hold'))).body.metadata.resourceVersion;
+    const t0 = performance.now();
+    const res = await srv.fetch(`${cms('f-hold')}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=${timeoutSeconds}`);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const created = (async () => {
+      await Bun.sleep(50);
+      await srv.json('POST', cms('f-hold'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'h-' } });
+      return performance.now();
+    })();
+    const lines: { type: string; at: number }[] = [];
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n')) {
+        const l = text.slice(0, nl).trim();
+        text = text.slice(nl + 1);
+        if (l) lines.push({ type: JSON.parse(l).type, at: performance.now() });
+      }
+    }
+    return { lines, createdAt: await created, ended: performance.now() - t0 };
+  };
+  // Without a fault: the event at once, a last bookmark at the 1 s timeout.
+  const plain = await watchOf(1);
+  expect(plain.lines.map((l) => l.type)).toEqual(['ADDED', 'BOOKMARK']);
+  expect(
+    (
+      await create(
+        fault('cm-hold', 'f-hold', [{ watch: { eventDelayMs: 400, withholdBookmarks: true, closeAfterSeconds: 1 } }], {}, ['watch']),
+      )
+    ).status,
+  ).toBe(201);
+  await until(
+    () => statusOf('cm-hold'),
+    (s) => s.conditions !== undefined,
+  );
+  // The fault closes it after 1 s, long before its own 5 s timeout.
+  const held = await watchOf(5);
+  expect(held.lines.map((l) => l.type)).toEqual(['ADDED']);
+  expect(held.ended).toBeLessThan(2500);
+  expect((held.lines[0]?.at ?? 0) - held.createdAt).toBeGreaterThanOrEqual(350);
+  await remove('cm-hold');
 });
 
 test('a stale list reads the revision N below the newest', async () => {

@@ -281,7 +281,13 @@ export class WatchHandler {
                   holdUntil = now + fault.eventDelayMs;
                   setTimeout(safePump, fault.eventDelayMs);
                 }
-                if (now < holdUntil) return;
+                if (now < holdUntil) {
+                  if (unflushed) {
+                    unflushed = false;
+                    took(controller.flush() as number | Promise<number>);
+                  }
+                  return;
+                }
                 holdUntil = 0;
               }
               if (!closing) {
