@@ -410,6 +410,27 @@ test('a stale list reads the revision N below the newest', async () => {
   await remove('cm-stale');
 });
 
+test('a fault on every resource leaves the faults themselves alone', async () => {
+  const all = fault('everything', 'x', [{ error: { code: 500 } }]);
+  all.spec.match = [
+    {
+      subjects: [{ kind: 'User', user: { name: 'ops' } }],
+      resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }],
+      nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+    },
+  ];
+  expect((await create(all, 'ops-token')).status).toBe(201);
+  const ops = (p: string, method = 'GET') => srv.fetch(p, { method, token: 'ops-token' }).then((r) => r.status);
+  expect(
+    await until(
+      () => ops('/apis'),
+      (s) => s === 500,
+    ),
+  ).toBe(500);
+  expect(await ops(FI)).toBe(200);
+  expect(await ops(`${FI}/everything`, 'DELETE')).toBe(200);
+});
+
 test('with the gate off the kind is not served', async () => {
   const off = await startServer({});
   try {

@@ -14,7 +14,8 @@
  * Faults apply to requests that arrive over HTTP, in the front end, after authentication,
  * authorization and priority and fairness (a delay holds its seat, as a slow server would). The
  * server's own controllers write in-process through the registry, not over HTTP, so no fault
- * ever matches them. Who may create faults is the FaultInjectionAuthorization admission plugin's
+ * ever matches them. Requests on faultinjections themselves are never faulted (so a fault on
+ * every resource can still be deleted). Who may create faults is the FaultInjectionAuthorization admission plugin's
  * business (src/admission/fault-injection.ts); the kind's rules are in src/kinds.
  */
 import type { RequestInfo, RequestUrl } from '../api/request-info';
@@ -68,6 +69,8 @@ export class Faults {
    * is thrown as the StatusError it is (the chain renders it, Warning header included).
    */
   serve(info: RequestInfo, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
+    // The faults themselves are never faulted: a fault on every resource can still be deleted.
+    if (info.isResourceRequest && info.resource === 'faultinjections' && info.group === TESTING_GROUP) return next();
     const user = requestUser(req);
     const inj = user && this.set.decide(user, info, url);
     return inj ? this.inject(inj, info, req, url, next) : next();
