@@ -15,8 +15,9 @@
  * authorization and priority and fairness (a delay holds its seat, as a slow server would). The
  * server's own controllers write in-process through the registry, not over HTTP, so no fault
  * ever matches them. Requests on faultinjections themselves are never faulted (so a fault on
- * every resource can still be deleted). Who may create faults is the FaultInjectionAuthorization admission plugin's
- * business (src/admission/fault-injection.ts); the kind's rules are in src/kinds.
+ * every resource can still be deleted). Who may create faults is the business of the
+ * FaultInjectionAuthorization admission plugin (src/admission/fault-injection.ts); the kind's
+ * schema and rules are in src/kinds (specs/testing.ts, validation/fault-injection.ts).
  */
 import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { StatusError } from '../api/status';

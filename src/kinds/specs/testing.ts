@@ -46,29 +46,52 @@ export const TESTING_DEFINITIONS: Definitions = {
   },
   [`${PKG}.FaultInjectionSpec`]: {
     type: 'object',
+    description: 'FaultInjectionSpec says which requests get which faults, how often and when.',
     properties: {
-      match: { type: 'array', items: ref('io.svc.api.flowcontrol.v1.PolicyRulesWithSubjects'), listType: 'atomic' },
-      probability: { type: 'number', format: 'double', default: 1 },
-      seed: int('int64'),
-      schedule: ref(`${PKG}.FaultSchedule`),
-      limit: int('int64'),
-      warn: { type: 'boolean' },
-      actions: { type: 'array', items: ref(`${PKG}.FaultAction`), listType: 'atomic' },
+      match: {
+        type: 'array',
+        items: ref('io.svc.api.flowcontrol.v1.PolicyRulesWithSubjects'),
+        listType: 'atomic',
+        description: 'The requests the fault applies to, as a FlowSchema matches them: any rule matching matches.',
+      },
+      probability: {
+        type: 'number',
+        format: 'double',
+        default: 1,
+        description: 'The chance (0 to 1) that a matched request gets the fault. Default 1.',
+      },
+      seed: {
+        ...int('int64'),
+        description: 'Seed of the generator deciding injections: the same seed and requests give the same injections.',
+      },
+      schedule: { ...ref(`${PKG}.FaultSchedule`), description: 'When the fault is active, relative to its creation.' },
+      limit: { ...int('int64'), description: 'At most this many injections (absent: no limit).' },
+      warn: { type: 'boolean', description: 'Answers a fault was injected into carry a Warning header naming it.' },
+      actions: {
+        type: 'array',
+        items: ref(`${PKG}.FaultAction`),
+        listType: 'atomic',
+        description: 'What an injection does; each action applies to the requests it can (see FaultAction).',
+      },
     },
     required: ['match', 'actions'],
   },
   [`${PKG}.FaultSchedule`]: {
     type: 'object',
-    properties: { startAfterSeconds: int(), activeForSeconds: int() },
+    properties: {
+      startAfterSeconds: { ...int(), description: 'Active from this many seconds after creation.' },
+      activeForSeconds: { ...int(), description: 'Active for this many seconds (absent or 0: until deleted).' },
+    },
   },
   [`${PKG}.FaultAction`]: {
     type: 'object',
+    description: 'Exactly one of error, delay, watch, stale or store.',
     properties: {
-      error: ref(`${PKG}.ErrorFault`),
-      delay: ref(`${PKG}.DelayFault`),
-      watch: ref(`${PKG}.WatchFault`),
-      stale: ref(`${PKG}.StaleFault`),
-      store: ref(`${PKG}.StoreFault`),
+      error: { ...ref(`${PKG}.ErrorFault`), description: 'Answer with a Status error instead of serving (409 only on writes).' },
+      delay: { ...ref(`${PKG}.DelayFault`), description: 'Wait before or after serving.' },
+      watch: { ...ref(`${PKG}.WatchFault`), description: 'Misbehave on watches: close, expire, hold events, withhold bookmarks.' },
+      stale: { ...ref(`${PKG}.StaleFault`), description: 'Serve lists from an older revision, as a lagging cache would.' },
+      store: { ...ref(`${PKG}.StoreFault`), description: 'Fail or slow writes as the store would; compact the store now.' },
     },
   },
   [`${PKG}.StoreFault`]: {
@@ -101,9 +124,10 @@ export const TESTING_DEFINITIONS: Definitions = {
   },
   [`${PKG}.FaultInjectionStatus`]: {
     type: 'object',
+    description: "This server's counts, written back about once a second, and the conditions Accepted and Active.",
     properties: {
-      matched: int('int64'),
-      injected: int('int64'),
+      matched: { ...int('int64'), description: 'Requests matched while the fault was active and under its limit.' },
+      injected: { ...int('int64'), description: 'Requests the fault was injected into.' },
       conditions: {
         type: 'array',
         items: ref(`${META}.Condition`),
