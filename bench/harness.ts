@@ -114,7 +114,37 @@ end
   }
 }
 
+/**
+ * A load phase. `spec.faults` (issue 40) declares faults for the phase: FaultInjection objects
+ * (testing.svc.io/v1alpha1; the server runs with --feature-gates=FaultInjection=true) created
+ * before the load starts and deleted after it, with the phase's own headers (its user needs the
+ * verb `inject` on faultinjections, as system:masters has).
+ */
 export async function load(spec: Record<string, unknown>): Promise<LoadResult> {
+  const faults = spec.faults as Record<string, unknown>[] | undefined;
+  if (!faults?.length) return loadPhase(spec);
+  const base = `${new URL((spec.urlTemplate as string | undefined) ?? (spec.url as string)).origin}/apis/testing.svc.io/v1alpha1/faultinjections`;
+  const call = async (method: string, p: string, body?: unknown) => {
+    const r = await fetch(`${base}${p}`, {
+      method,
+      headers: { ...(spec.headers as Record<string, string> | undefined), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      tls: { ca: spec.ca as string | undefined },
+    } as RequestInit);
+    if (r.status >= 300) throw new Error(`${method} faultinjections${p}: ${r.status} ${await r.text()}`);
+    return (await r.json()) as { metadata: { name: string } };
+  };
+  const names: string[] = [];
+  try {
+    for (const f of faults) names.push((await call('POST', '', f)).metadata.name);
+    await Bun.sleep(300); // a fault acts once the server's watch cache has it (milliseconds)
+    return await loadPhase({ ...spec, faults: undefined });
+  } finally {
+    for (const n of names) await call('DELETE', `/${n}`).catch(() => {});
+  }
+}
+
+async function loadPhase(spec: Record<string, unknown>): Promise<LoadResult> {
   // wrk's script does not wait out a 429's Retry-After and has no fixed rate: clients that need
   // either (the APF floods, latency at a given rate) use bench/load.ts whatever is installed.
   if (WRK && !spec.retryAfter && !spec.rate) return loadWrk(spec);

@@ -12,6 +12,7 @@ import { createAudit, createAuthentication, createAuthorization, followRbac } fr
 import { writeKubeconfig } from './auth/tokens';
 import { type Config, featureGateWarnings, helpText, parseFlags } from './config/flags';
 import { Controllers } from './controllers/builder';
+import { createFaults } from './faults';
 import { createFrontEnd } from './http/builder';
 import { Metrics } from './http/metrics';
 import { WebhookMetrics } from './http/webhook-metrics';
@@ -53,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
   // Storage, types, authorization, admission, the registry.
   const backend: StoreBackend = await openStore(cfg, dataDir, log).catch((e) => fail('cannot open the store: ', e));
   const kv = backend.kv;
-  const { schemas, kinds } = builtinTypes(cfg.runtimeConfig);
+  const { schemas, kinds } = builtinTypes(cfg.runtimeConfig, cfg.featureGates);
   const authz = createAuthorization(cfg);
   const audit = createAudit(cfg, log);
   const metrics = new Metrics(
@@ -88,6 +89,8 @@ async function main(argv: string[]): Promise<void> {
         log,
       })
     : undefined;
+  // Fault injection: only where the gate FaultInjection serves its kind.
+  const faults = createFaults({ api, metrics, revisions: () => backend.figures(), compact: () => kv.compact(kv.currentRevision()), log });
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
   const front = await createFrontEnd({
     cfg,
@@ -98,6 +101,7 @@ async function main(argv: string[]): Promise<void> {
     authn,
     audit: audit?.auditor,
     apf,
+    faults,
     metrics,
     started,
     log,
@@ -124,7 +128,7 @@ async function main(argv: string[]): Promise<void> {
     },
     log,
   });
-  void Promise.all([rbacFollowed, admission.start(), apf?.controller.start(), controllers.start()]).then(
+  void Promise.all([rbacFollowed, admission.start(), apf?.controller.start(), faults?.start(), controllers.start()]).then(
     () => (state.controllersStarted = true),
     (e) => log(`starting the controllers failed: ${errorText(e)}`),
   );
@@ -139,6 +143,7 @@ async function main(argv: string[]): Promise<void> {
     await Bun.sleep(cfg.shutdownDelayMs);
     await controllers.stop();
     apf?.controller.stop();
+    faults?.stop();
     admission.stop();
     celPool?.close();
     compactor.stop();

@@ -34,6 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['workers'],
   // Admission plugins (quota, limits, policies, RBAC escalation); priority and fairness; the scheduler; simulated nodes and kubelets.
   ['admission', 'apf', 'scheduler', 'simulation'],
+  // Fault injection (matches requests as priority and fairness does; the front end applies it).
+  ['faults'],
   // Controllers; the HTTP front (request chain, negotiation, handlers).
   ['controllers', 'http'],
   // The composition root: nothing imports it.

@@ -22,6 +22,7 @@ import type { SchemaSet } from '../schema/engine';
 import { CertificateAdmission } from './certificates';
 import { DefaultIngressClass } from './default-ingress-class';
 import { DefaultTolerationSeconds } from './default-toleration-seconds';
+import { FaultInjectionAuthorization } from './fault-injection';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
@@ -233,6 +234,7 @@ export class Admission {
         kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
       },
       { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
+      { plugin: new FaultInjectionAuthorization(this.d.authorizer), kinds: (def) => def.plural === 'faultinjections' },
       { plugin: this.policy, kinds: () => true },
       // The reference's order: MutatingAdmissionWebhook after the built-in mutating plugins,
       // ValidatingAdmissionWebhook after ValidatingAdmissionPolicy, both before ResourceQuota.

@@ -150,6 +150,8 @@ export const FEATURE_GATES: Record<string, boolean> = {
   ListFromCacheSnapshot: false,
   DeclarativeValidation: true,
   DeclarativeValidationTakeover: false,
+  /** testing.svc.io FaultInjection and the engine that applies it (issue 40, src/faults). */
+  FaultInjection: false,
 };
 
 /**

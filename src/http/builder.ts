@@ -12,6 +12,7 @@ import { review, tokenReview } from '../auth/reviews';
 import { CborCodec } from '../codec/cbor';
 import { ProtobufCodec } from '../codec/protobuf';
 import type { Config } from '../config/flags';
+import type { Faults } from '../faults';
 import type { ApiRegistry } from '../registry/api-registry';
 import { ALL_OBJECTS, listedObjects } from '../registry/list';
 import { loadDescriptions } from '../schema/descriptions';
@@ -48,6 +49,8 @@ export interface FrontEndBuildDeps {
   authn: Authentication;
   audit?: Auditor;
   apf?: Apf;
+  /** Fault injection (gate FaultInjection). */
+  faults?: Faults;
   metrics: Metrics;
   state: ServerState;
   started: number;
@@ -128,6 +131,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     maxInflight: cfg.maxRequestsInflight,
     maxMutatingInflight: cfg.maxMutatingRequestsInflight,
     requestTimeoutMs: cfg.requestTimeoutMs,
+    faults: d.faults,
     log: d.log,
   });
   const app = frontEnd({

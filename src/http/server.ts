@@ -3,7 +3,7 @@
  *
  *   request info → health (unauthenticated) → authentication → authorization
  *     → priority and fairness (src/apf/; or the two in-flight limits when it is off)
- *     → handler (resource / discovery / openapi / metrics)
+ *     → faults (src/faults/, while any FaultInjection exists) → handler (resource / discovery / openapi / metrics)
  *
  * plus metrics and the one error renderer around it all. This is the only file that knows how
  * a request arrives; handlers receive parsed RequestInfo.
@@ -18,6 +18,7 @@ import type { Authorizer } from '../auth/authz';
 import { impersonated } from '../auth/impersonation';
 import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
+import type { Faults } from '../faults';
 import { isStorageFailure, undecodableStatus } from '../registry/storage-errors';
 import type { Discovery } from './discovery';
 import type { Metrics } from './metrics';
@@ -42,6 +43,8 @@ export interface ChainDeps {
   maxMutatingInflight: number;
   /** --request-timeout in ms for non-long-running requests. */
   requestTimeoutMs: number;
+  /** Fault injection (gate FaultInjection); absent: off. */
+  faults?: Faults;
   log: (msg: string) => void;
 }
 
@@ -194,7 +197,9 @@ export function buildHandler(d: ChainDeps): Chain {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       record = await admit(req, info, auditID, url);
       const i = info;
-      res = await withSlot(i, req, url, () => route(i, req, url));
+      const serve = () => route(i, req, url);
+      const faults = d.faults;
+      res = await withSlot(i, req, url, faults?.active ? () => faults.serve(i, req, url, serve) : serve);
     } catch (e) {
       // Anything but an API error or a known store condition is a failure of the server itself:
       // audited as the reference audits a recovered panic.

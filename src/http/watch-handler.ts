@@ -13,12 +13,16 @@
  * allowWatchBookmarks adds BOOKMARKs periodically and before the server ends a stream. A watcher
  * that cannot keep up (its queue overflows, or its socket does not drain) is ended with a final
  * BOOKMARK when one is valid; its client resumes from the last resourceVersion it saw.
+ *
+ * A watch fault (src/faults) may end the stream after N events or T seconds (with a 410 Expired
+ * ERROR event when it says `expire`), hold each batch of events, or withhold the bookmarks.
  */
 import { includeObject, queryBool, queryInt } from '../api/query';
 import type { ResourceRequest } from '../api/request-info';
 import { badRequest, resourceExpired, StatusError } from '../api/status';
 import type { BrandView } from '../codec/brand-view';
 import type { EncodeContext, MediaCodec, StoredObject, WatchEventType } from '../codec/media';
+import { watchFaultOf } from '../faults/watch';
 import type { ResourceStore } from '../registry/generic';
 import type { WatchEvent, WatchStart, WatchStream } from '../registry/watch';
 import { listOptions } from './list-options';
@@ -101,6 +105,9 @@ export class WatchHandler {
       throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
     }
     const bookmarks = queryBool(q, 'allowWatchBookmarks') === true;
+    const fault = watchFaultOf(req);
+    // Periodic and last bookmarks (a fault may withhold them; never the initial-events-end one).
+    const periodic = bookmarks && fault?.withholdBookmarks !== true;
     const timeoutParam = queryInt(q, 'timeoutSeconds');
     // Unset (or 0, as the reference): a random time between the minimum request timeout and twice it.
     const timeoutSec = timeoutParam ? timeoutParam : this.opts.minRequestTimeoutSec * (1 + Math.random());
@@ -184,11 +191,16 @@ export class WatchHandler {
             // A binary stream has no ignorable byte: a bookmark when the client takes them,
             // else the headers wait for the first event.
             if (events.idle !== undefined) afterInitial.push(events.idle);
-            else if (bookmarks) afterInitial.push(bookmark(revision, false));
+            else if (periodic) afterInitial.push(bookmark(revision, false));
           }
           // Resource version of the last event actually written: what a bookmark may claim.
           let sentRv = from === 'now' ? revision : from;
-          const deadline = Date.now() + timeoutSec * 1000;
+          const faultDeadline = fault?.closeAfterMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + fault.closeAfterMs;
+          const deadline = Math.min(Date.now() + timeoutSec * 1000, faultDeadline);
+          // Events a fault's closeAfterEvents still lets through; set when the fault ends the stream.
+          let eventsLeft = fault?.closeAfterEvents ?? Number.POSITIVE_INFINITY;
+          let faultClosed = false;
+          let holdUntil = 0;
           let nextBookmark = Date.now() + bookmarkEvery;
           /**
            * One pump writes the whole stream: the head, then live events (the cache's fan-out
@@ -255,35 +267,70 @@ export class WatchHandler {
               }
               while (afterAt < afterInitial.length) if (!send(afterInitial[afterAt++] as string | Uint8Array)) return;
               const now = Date.now();
-              if (!closing && (w.ended === 'reset' || now >= deadline)) closing = true;
+              if (!closing && (w.ended === 'reset' || now >= deadline)) {
+                closing = true;
+                faultClosed = now >= faultDeadline;
+              }
+              if (!closing && eventsLeft <= 0) {
+                closing = true;
+                faultClosed = true;
+              }
+              if (!closing && fault && fault.eventDelayMs > 0 && w.pending > 0) {
+                // Hold the batch: it goes out eventDelayMs after the first event of it arrived.
+                if (holdUntil === 0) {
+                  holdUntil = now + fault.eventDelayMs;
+                  setTimeout(safePump, fault.eventDelayMs);
+                }
+                if (now < holdUntil) {
+                  if (unflushed) {
+                    unflushed = false;
+                    took(controller.flush() as number | Promise<number>);
+                  }
+                  return;
+                }
+                holdUntil = 0;
+              }
               if (!closing) {
-                const evs = w.take();
+                let evs = w.take();
+                if (evs.length >= eventsLeft) {
+                  evs = evs.slice(0, eventsLeft);
+                  closing = true;
+                  faultClosed = true;
+                }
+                eventsLeft -= evs.length;
                 if (evs.length > 0) {
                   const last = evs.length - 1;
                   for (let i = 0; i < last; i++) controller.write(line(evs[i] as WatchEvent));
                   sentRv = (evs[last] as WatchEvent).event.rv;
                   if (!send(line(evs[last] as WatchEvent))) return;
                 }
-                if (bookmarks && now >= nextBookmark && w.pending === 0) {
+                if (periodic && now >= nextBookmark && w.pending === 0) {
                   sentRv = Math.max(sentRv, newest());
                   nextBookmark = now + bookmarkEvery;
                   if (!send(bookmark(sentRv, false))) return;
                 }
                 if (w.ended) closing = true;
-                else {
+                else if (!closing) {
                   if (unflushed) {
                     unflushed = false;
                     if (!took(controller.flush() as number | Promise<number>)) return;
                   }
-                  w.wakeAt(bookmarks ? Math.min(deadline, nextBookmark) : deadline);
+                  w.wakeAt(periodic ? Math.min(deadline, nextBookmark) : deadline);
                   return;
                 }
               }
               // The server ends the stream: a last bookmark tells the client where to resume
               // (never past an event it did not get); stop once it is flushed.
-              if (bookmarks && !lastBookmarkSent) {
+              if (faultClosed && fault?.expire && !lastBookmarkSent) {
+                // The fault's end: a 410, after which the client must list again.
                 lastBookmarkSent = true;
-                if (!send(bookmark(w.pending === 0 ? Math.max(sentRv, newest()) : sentRv, false))) return;
+                if (!send(events.error((view.error(resourceExpired('too old resource version')) as StatusError).body(), ctx))) return;
+              }
+              if (periodic && !lastBookmarkSent) {
+                lastBookmarkSent = true;
+                // After a fault dropped events, only what was sent.
+                const at = w.pending === 0 && !faultClosed ? Math.max(sentRv, newest()) : sentRv;
+                if (!send(bookmark(at, false))) return;
               }
               if (unflushed) {
                 unflushed = false;

@@ -12,6 +12,7 @@ import type { Definitions } from '../schema/types';
 import { builtinKinds } from './builtin';
 import { METRICS_DEFINITIONS } from './specs/metrics';
 import { SYSTEM_PRIORITY_CLASSES } from './specs/scheduling';
+import { TESTING_DEFINITIONS } from './specs/testing';
 
 /** Whether --runtime-config leaves a kind enabled (the most specific key wins). */
 function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
@@ -21,13 +22,20 @@ function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
   return true;
 }
 
-export function builtinTypes(runtimeConfig: Record<string, boolean>): { schemas: SchemaSet; kinds: KindDef[] } {
-  const schemas = new SchemaSet({ ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS }, overlays, defaulters);
+export function builtinTypes(
+  runtimeConfig: Record<string, boolean>,
+  featureGates: Record<string, boolean> = {},
+): { schemas: SchemaSet; kinds: KindDef[] } {
+  const schemas = new SchemaSet(
+    { ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS, ...TESTING_DEFINITIONS },
+    overlays,
+    defaulters,
+  );
   const hasSpec = (name: string) => {
     const s = schemas.get(name);
     return s?.type === 'object' && s.properties?.spec !== undefined;
   };
-  return { schemas, kinds: builtinKinds(hasSpec).filter((k) => enabled(k, runtimeConfig)) };
+  return { schemas, kinds: builtinKinds(hasSpec, featureGates).filter((k) => enabled(k, runtimeConfig)) };
 }
 
 /** The objects of built-in kinds every cluster has, created at start (the system PriorityClasses). */

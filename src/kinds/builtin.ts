@@ -21,6 +21,7 @@ import { NETWORKING } from './specs/networking';
 import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
 import { STORAGE } from './specs/storage';
+import { TESTING } from './specs/testing';
 import { mergeStrategy, strategyFor } from './strategies';
 
 const SPECS: Spec[] = [
@@ -37,6 +38,7 @@ const SPECS: Spec[] = [
   ...ADMISSIONREGISTRATION,
   ...APIREGISTRATION,
   ...METRICS,
+  ...TESTING,
 ];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
@@ -73,9 +75,12 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   };
 }
 
-/** All built-in kinds; `hasSpec` tells whether a schema has a `spec` field (drives generation). */
-export function builtinKinds(hasSpec: (schema: string) => boolean): KindDef[] {
-  return SPECS.map((s) => build(s, hasSpec));
+/**
+ * All built-in kinds; `hasSpec` tells whether a schema has a `spec` field (drives generation).
+ * A kind behind a feature gate is left out unless `gates` turns its gate on.
+ */
+export function builtinKinds(hasSpec: (schema: string) => boolean, gates: Record<string, boolean> = {}): KindDef[] {
+  return SPECS.filter((s) => s.gate === undefined || gates[s.gate] === true).map((s) => build(s, hasSpec));
 }
 
 const TABLES = new Map<string, Column[]>();

@@ -50,6 +50,8 @@ export interface Spec {
   computed?: boolean;
   /** The Warning every response carries (a deprecated kind). */
   deprecation?: string;
+  /** The feature gate the kind is served under (absent: always, as --runtime-config allows). */
+  gate?: string;
   /** Served in this form, stored as another kind (KindDef.storedAs). */
   storedAs?: StoredAs;
 }

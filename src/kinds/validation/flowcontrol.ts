@@ -115,7 +115,8 @@ function validateNonResourceRule(r: J, path: string): Errs {
   return errs;
 }
 
-function validatePolicyRule(rule: J, path: string): Errs {
+/** One PolicyRulesWithSubjects (also the match rules of a FaultInjection). */
+export function validatePolicyRule(rule: J, path: string): Errs {
   const errs: Errs = [];
   const subjects = list<J>(rule.subjects);
   if (subjects.length === 0) errs.push(required(`${path}.subjects`, 'subjects must contain at least one value'));
