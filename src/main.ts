@@ -13,12 +13,14 @@ import { writeKubeconfig } from './auth/tokens';
 import { type Config, featureGateWarnings, helpText, parseFlags } from './config/flags';
 import { Controllers } from './controllers/builder';
 import { createFrontEnd } from './http/builder';
+import { VERSION_INFO } from './http/discovery';
 import { Metrics } from './http/metrics';
 import { builtinTypes, systemObjects } from './kinds/builder';
 import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
 import { openStore, type StoreBackend } from './store/backend';
 import { startCompactor } from './store/compactor';
+import { createUi } from './ui/builder';
 
 function log(msg: string): void {
   process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
@@ -85,6 +87,21 @@ async function main(argv: string[]): Promise<void> {
       })
     : undefined;
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
+  const ui = cfg.enableUi
+    ? createUi({
+        api,
+        metrics,
+        apf,
+        authn: authn.authenticator,
+        authz: authz.authorizer,
+        store: {
+          backend: cfg.etcdServers.length > 0 ? 'etcd' : 'embedded',
+          figures: () => backend.figures(),
+          stats: () => backend.stats(),
+        },
+        version: VERSION_INFO,
+      })
+    : undefined;
   const front = await createFrontEnd({
     cfg,
     dataDir,
@@ -96,6 +113,7 @@ async function main(argv: string[]): Promise<void> {
     apf,
     metrics,
     started,
+    ui,
     log,
     state: {
       store: () => backend.check(),

@@ -18,7 +18,7 @@ import { loadDescriptions } from '../schema/descriptions';
 import type { SchemaSet } from '../schema/engine';
 import { nodeMetrics, podMetrics } from '../simulation/metrics';
 import { CodecPool } from '../workers/codec-pool';
-import { frontEnd, listen } from './app';
+import { frontEnd, listen, type UiMount } from './app';
 import { Discovery } from './discovery';
 import { HealthEndpoints } from './health';
 import type { Metrics } from './metrics';
@@ -51,6 +51,8 @@ export interface FrontEndBuildDeps {
   metrics: Metrics;
   state: ServerState;
   started: number;
+  /** The dashboard under /ui (src/ui/, built by main with --enable-ui). */
+  ui?: UiMount;
   log: (msg: string) => void;
 }
 
@@ -140,6 +142,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       jwks: () => replyText(JSON.stringify(saTokens.jwks()), 200, 'application/jwk-set+json'),
     },
     debug: { runtime: () => reply(state.runtime()), ...d.apf?.debug },
+    ui: d.ui,
   });
   const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
   return {
