@@ -90,10 +90,10 @@ export function createUi(d: UiDeps): Ui {
   }
 
   /** A request the guard let through: `authed` carries the user. */
-  async function serve(path: string, url: URL, authed: Request): Promise<Response> {
+  async function serve(path: string, url: URL, authed: Request, req: Request): Promise<Response> {
     if (path === '/ui/') return html(SHELL);
-    if (path === '/ui/app.js') return asset((await bundle.get()).js, authed);
-    if (path === '/ui/app.css') return asset((await bundle.get()).css, authed);
+    if (path === '/ui/app.js') return asset((await bundle.get()).js, req);
+    if (path === '/ui/app.css') return asset((await bundle.get()).css, req);
     if (!path.startsWith('/ui/api/')) return json({ message: 'not found' }, 404);
     const name = path.slice('/ui/api/'.length);
     const user = requestUser(authed);
@@ -134,7 +134,7 @@ export function createUi(d: UiDeps): Ui {
       const token = cookieToken(req);
       if (!token) return isApi ? json({ message: 'Unauthorized: log in at /ui/login' }, 401) : redirect('/ui/login');
       const authed = asBearer(req, token);
-      const res = await guarded(authed, () => serve(path, url, authed));
+      const res = await guarded(authed, () => serve(path, url, authed, req));
       if (isApi || res.status < 400) return res;
       // A page, refused: an expired or unknown token goes back to the form; a forbidden user is told.
       if (res.status === 401) return redirect('/ui/login', { 'set-cookie': CLEAR_COOKIE });

@@ -6,12 +6,16 @@
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Scripts and styles from this server only; no framing (clickjacking); no referrer leaves. */
+/**
+ * Scripts and styles from this server only; no framing (clickjacking); no referrer leaves the
+ * server. (`same-origin`, not `no-referrer`: under no-referrer Chromium sends `Origin: null` with
+ * the login form's POST, which the Origin check must refuse.)
+ */
 export const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 
@@ -19,6 +23,7 @@ export function loginPage(message = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>svc-apiserver · log in</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <style>
 body{font:14px system-ui,sans-serif;background:#f4f5f7;color:#222;display:flex;justify-content:center;padding-top:12vh;margin:0}
 form{background:#fff;border:1px solid #ddd;border-radius:6px;padding:24px 28px;width:360px}
@@ -39,6 +44,7 @@ ${message ? `<div class="err" id="error">${esc(message)}</div>` : ''}
 export const SHELL = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>svc-apiserver dashboard</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/app.css">
 </head><body>
 <header><span class="brand">svc-apiserver</span><nav id="nav"></nav>
