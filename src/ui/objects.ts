@@ -52,9 +52,11 @@ function authorize(authz: Authorizer, user: UserInfo, verb: string, t: Target, n
 export async function listObjects(api: ApiRegistry, authz: Authorizer, user: UserInfo, q: URLSearchParams) {
   const t = target(api, q);
   authorize(authz, user, 'list', t);
-  // resourceVersion "0": from the watch cache, as any client may ask.
-  const r = await t.store.list(t.namespace, { ...ALL_OBJECTS, resourceVersion: '0' });
-  const items = r.items.slice(0, MAX_LISTED).map((i) => {
+  // One page of MAX_LISTED, as a client paging the list would read it: the watch's change
+  // notices make the browser read it again, so a namespace of 50,000 objects must not cost a
+  // full list each time.
+  const r = await t.store.list(t.namespace, { ...ALL_OBJECTS, limit: MAX_LISTED });
+  const items = r.items.map((i) => {
     const m = i.obj.metadata;
     return {
       namespace: (m.namespace as string | undefined) ?? '',
@@ -63,7 +65,7 @@ export async function listObjects(api: ApiRegistry, authz: Authorizer, user: Use
       resourceVersion: String(i.rv),
     };
   });
-  return { revision: r.revision, total: r.items.length, items };
+  return { revision: r.revision, total: r.items.length + (r.remainingItemCount ?? 0), items };
 }
 
 export async function getObject(api: ApiRegistry, authz: Authorizer, user: UserInfo, q: URLSearchParams) {

@@ -39,7 +39,7 @@ export interface Overview {
     recordsPerFsync: number;
     snapshots: number | null;
   };
-  process: { rssBytes: number; heapUsedBytes: number; cpuUserMicros: number; cpuSystemMicros: number };
+  process: { rssBytes: number; cpuUserMicros: number; cpuSystemMicros: number };
   kinds: { resource: string; kind: string; objects: number | null }[];
 }
 

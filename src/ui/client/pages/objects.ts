@@ -8,8 +8,13 @@ import { fill, h, table } from '../dom';
 import { observe, queryClient } from '../query';
 import { type Page, status } from './common';
 
-/** Changes arriving within this many ms are one refetch. */
+/**
+ * Changes arriving within COALESCE_MS are one refetch, and refetches are at least MIN_GAP_MS
+ * apart: under a burst of writes (a load run creating thousands of objects a second) the page
+ * reads the list once a second, not once per change.
+ */
 const COALESCE_MS = 150;
+const MIN_GAP_MS = 1000;
 
 const link = (p: Record<string, string>) => `#/objects?${new URLSearchParams(p)}`;
 
@@ -117,6 +122,7 @@ export const objectsPage: Page = (root, params) => {
   const es = new EventSource(`/ui/api/objects/watch?${new URLSearchParams(q)}`);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let changed = new Set<string>();
+  let lastRefetch = 0;
   es.onopen = () => {
     live.textContent = 'live';
   };
@@ -126,15 +132,19 @@ export const objectsPage: Page = (root, params) => {
   es.onmessage = (m) => {
     const e = JSON.parse(m.data) as { name: string };
     changed.add(e.name);
-    timer ??= setTimeout(() => {
-      timer = undefined;
-      const names = changed;
-      changed = new Set();
-      void queryClient.invalidateQueries({ queryKey: listKey });
-      if (name && names.has(name)) {
-        void queryClient.invalidateQueries({ queryKey: ['object', sel.group, sel.version, sel.resource, sel.namespace, name] });
-      }
-    }, COALESCE_MS);
+    timer ??= setTimeout(
+      () => {
+        timer = undefined;
+        lastRefetch = Date.now();
+        const names = changed;
+        changed = new Set();
+        void queryClient.invalidateQueries({ queryKey: listKey });
+        if (name && names.has(name)) {
+          void queryClient.invalidateQueries({ queryKey: ['object', sel.group, sel.version, sel.resource, sel.namespace, name] });
+        }
+      },
+      Math.max(COALESCE_MS, lastRefetch + MIN_GAP_MS - Date.now()),
+    );
   };
   cleanups.push(() => {
     es.close();

@@ -14,7 +14,7 @@ export const overviewPage: Page = (root) => {
   const rssEl = h('div', { class: 'chart' });
   charts.append(cpuEl, rssEl);
   const cpu = new LiveChart(cpuEl, 'CPU (% of one core)', ['cpu'], 300, '%');
-  const rss = new LiveChart(rssEl, 'Memory (MiB)', ['rss', 'heap']);
+  const rss = new LiveChart(rssEl, 'Resident memory (MiB)', ['rss']);
   let prev: Overview | undefined;
   let cpuPct = Number.NaN;
   const off = observeApi<Overview>('overview', (r) => {
@@ -25,7 +25,7 @@ export const overviewPage: Page = (root) => {
       cpuPct = (used / 1000 / (o.now - prev.now)) * 100;
       cpu.push(o.now, [cpuPct]);
     }
-    if (prev?.now !== o.now) rss.push(o.now, [o.process.rssBytes / 2 ** 20, o.process.heapUsedBytes / 2 ** 20]);
+    if (prev?.now !== o.now) rss.push(o.now, [o.process.rssBytes / 2 ** 20]);
     prev = o;
     fill(
       cards,
