@@ -23,7 +23,7 @@ const NS = 'ui-test';
 let srv: Server;
 
 beforeAll(async () => {
-  srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
+  srv = await startServer({ args: [`--token-auth-file=${tokenFile}`, '--simulated-nodes=2'] });
   const ok = (r: { status: number; body: unknown }) => expect([200, 201]).toContain(r.status);
   ok(await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
   // The bootstrap policy grants /ui to no role but cluster-admin: a role of its own for the viewers,
@@ -208,7 +208,13 @@ describe('data', () => {
     const w = await uiJson('/ui/api/watches');
     const cms = w.resources.find((r: any) => r.resource === 'configmaps');
     expect(cms.events).toBeGreaterThan(0);
-    expect((await uiJson('/ui/api/nodes')).nodes).toEqual([]);
+    const nodes = await until(
+      () => uiJson('/ui/api/nodes'),
+      (n) => n.nodes.length === 2 && n.nodes.every((x: { ready: string }) => x.ready === 'True'),
+      5000,
+    );
+    expect(nodes.nodes.map((x: { name: string }) => x.name).sort()).toEqual(['sim-node-0', 'sim-node-1']);
+    expect(nodes.nodes[0]).toMatchObject({ ready: 'True', simulated: true, heartbeat: 'on', pods: 0 });
     expect(await uiJson('/ui/api/loadruns')).toEqual({ running: null, past: [] });
   });
 
@@ -295,7 +301,7 @@ needs('chromium').describe('in the browser', () => {
       await visit('#/requests', '#requests', 'configmaps', 'requests');
       await visit('#/apf', '#levels', 'workload-low', 'apf');
       await visit('#/watches', '#watches', 'configmaps', 'watches');
-      await visit('#/nodes', '#page', 'No nodes', 'nodes');
+      await visit('#/nodes', '#nodes', 'sim-node-1', 'nodes');
       await visit('#/loadruns', '#no-runs', 'No load runs', 'loadruns');
 
       // Objects: the test's ConfigMaps; a new one appears without a reload.
@@ -323,4 +329,23 @@ needs('chromium').describe('in the browser', () => {
     }
     expect(errors).toEqual([]);
   }, 60_000);
+});
+
+describe('shutdown', () => {
+  test('an open change stream does not hold the server open', async () => {
+    const other = await startServer();
+    const r = await other.fetch('/ui/api/objects/watch?version=v1&resource=configmaps', {
+      token: null,
+      headers: { cookie: cookieOf(other.token) },
+    });
+    expect(r.status).toBe(200);
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const t0 = Date.now();
+    expect(await other.stop()).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    // The stream ended with the server.
+    const end = await Promise.race([reader.read().then((c) => c.done), Bun.sleep(2000).then(() => 'open')]);
+    expect(end).not.toBe('open');
+  });
 });

@@ -41,6 +41,8 @@ export interface FrontEndDeps {
  */
 export interface UiMount {
   handle(req: Request, guarded: Chain['guarded']): Promise<Response>;
+  /** End the dashboard's open streams (shutdown: they must not hold the server open). */
+  close(): void;
 }
 
 export interface ListenOptions {

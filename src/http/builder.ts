@@ -151,6 +151,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     /** Stop accepting; end the watches; let in-flight requests finish within the request timeout. */
     async stop(): Promise<void> {
       for (const w of watches.open) w.end('closed');
+      d.ui?.close();
       codecPool?.close();
       // A client that never reads its response must not keep the process alive.
       const bound = Math.max(cfg.requestTimeoutMs, 1000);

@@ -47,6 +47,8 @@ export interface UiDeps {
 
 export interface Ui {
   handle(req: Request, guarded: Guarded): Promise<Response>;
+  /** End the open change streams (the server is stopping). */
+  close(): void;
   /** The client bundle (its build time, for the start-time measurement). */
   readonly bundle: ClientBundle;
 }
@@ -71,6 +73,8 @@ export function createUi(d: UiDeps): Ui {
   bundle.get().catch(() => {});
   const src: SourceDeps = { api: d.api, metrics: d.metrics, apf: d.apf, store: d.store, version: d.version };
   const runs = d.loadRuns ?? NO_LOAD_RUNS;
+  /** The objects pages' change streams now open (ended at shutdown). */
+  const streams = new Set<{ end(reason: 'closed'): void }>();
   const sources: Record<string, () => unknown> = {
     overview: () => overview(src),
     requests: () => requests(src),
@@ -104,7 +108,7 @@ export function createUi(d: UiDeps): Ui {
       if (name === 'objects') return json(await listObjects(d.api, d.authz, user, url.searchParams));
       if (name === 'object') return json(await getObject(d.api, d.authz, user, url.searchParams));
       if (name === 'objects/watch') {
-        const body = await watchObjects(d.api, d.authz, user, url.searchParams, authed.signal);
+        const body = await watchObjects(d.api, d.authz, user, url.searchParams, authed.signal, streams);
         return new Response(body, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
       }
     } catch (e) {
@@ -116,6 +120,9 @@ export function createUi(d: UiDeps): Ui {
 
   return {
     bundle,
+    close() {
+      for (const s of [...streams]) s.end('closed');
+    },
     async handle(req, guarded) {
       const url = new URL(req.url);
       const path = url.pathname;

@@ -83,7 +83,14 @@ export async function getObject(api: ApiRegistry, authz: Authorizer, user: UserI
  * Server-sent events, one `data:` line per change ({type, namespace, name, resourceVersion}),
  * a comment every 30 s so proxies keep the stream, until the browser goes away.
  */
-export async function watchObjects(api: ApiRegistry, authz: Authorizer, user: UserInfo, q: URLSearchParams, signal: AbortSignal) {
+export async function watchObjects(
+  api: ApiRegistry,
+  authz: Authorizer,
+  user: UserInfo,
+  q: URLSearchParams,
+  signal: AbortSignal,
+  open: Set<{ end(reason: 'closed'): void }>,
+) {
   const t = target(api, q);
   authorize(authz, user, 'watch', t);
   const w = await t.store.watch({
@@ -96,12 +103,14 @@ export async function watchObjects(api: ApiRegistry, authz: Authorizer, user: Us
     freshnessTimeoutMs: 3000,
   });
   const stream = w.stream;
+  open.add(stream);
   const enc = new TextEncoder();
   const KEEPALIVE_MS = 30_000;
   let keepaliveAt = Date.now() + KEEPALIVE_MS;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       const close = () => {
+        open.delete(stream);
         stream.end('closed');
         try {
           controller.close();
@@ -129,6 +138,7 @@ export async function watchObjects(api: ApiRegistry, authz: Authorizer, user: Us
       stream.wakeAt(keepaliveAt);
     },
     cancel() {
+      open.delete(stream);
       stream.end('closed');
     },
   });

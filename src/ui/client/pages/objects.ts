@@ -123,8 +123,13 @@ export const objectsPage: Page = (root, params) => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let changed = new Set<string>();
   let lastRefetch = 0;
+  let opened = false;
   es.onopen = () => {
     live.textContent = 'live';
+    // A reconnect (the server ended the stream, or the network dropped): changes in between
+    // were not seen, so read the list again.
+    if (opened) void queryClient.invalidateQueries({ queryKey: listKey });
+    opened = true;
   };
   es.onerror = () => {
     live.textContent = 'reconnecting…';
