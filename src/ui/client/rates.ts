@@ -2,7 +2,7 @@
  * Rates and latency percentiles over a window, from two cumulative reads of the request series
  * (the server keeps only its /metrics counters; the browser takes the differences).
  */
-import type { RequestSeries, Requests } from './api';
+import type { RequestSeries, Requests } from './types';
 
 export interface Row {
   verb: string;
