@@ -68,8 +68,8 @@ function asset(a: Asset, req: Request): Response {
 
 export function createUi(d: UiDeps): Ui {
   const bundle = new ClientBundle();
-  // Built at start, off the request path (Bun.build works on its own threads): ~25-35 ms, with no
-  // measurable change of the start time (see bundle.ts). A failed build is retried on request.
+  // Built at start, not awaited: no measurable change of the start time (see bundle.ts). A
+  // failed build is retried on request.
   bundle.get().catch(() => {});
   const src: SourceDeps = { api: d.api, metrics: d.metrics, apf: d.apf, store: d.store, version: d.version };
   const runs = d.loadRuns ?? NO_LOAD_RUNS;
