@@ -349,3 +349,16 @@ describe('shutdown', () => {
     expect(end).not.toBe('open');
   });
 });
+
+describe('--enable-ui=false', () => {
+  test('/ui is an unknown path like any other', async () => {
+    const off = await startServer({ args: ['--enable-ui=false'] });
+    try {
+      expect((await off.fetch('/ui/', { redirect: 'manual' })).status).toBe(404);
+      expect((await off.fetch('/ui/login', { redirect: 'manual' })).status).toBe(404);
+      expect((await off.fetch('/ui/api/overview', { token: null, headers: { cookie: cookieOf(off.token) } })).status).toBe(401);
+    } finally {
+      await off.stop();
+    }
+  });
+});

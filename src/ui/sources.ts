@@ -27,12 +27,15 @@ export interface SourceDeps {
   version: Record<string, string>;
 }
 
-/** One store per served resource (its versions and group spellings share one storage key prefix). */
+/**
+ * One store per stored resource (its versions and group spellings share one storage key prefix);
+ * not the virtual ones (reviews, bindings: create only) nor the computed ones (metrics).
+ */
 function resources(api: ApiRegistry): ResourceStore[] {
   const seen = new Set<string>();
   const out: ResourceStore[] = [];
   for (const s of api.stores) {
-    if (seen.has(s.prefix)) continue;
+    if (s.def.virtual || s.def.computed || seen.has(s.prefix)) continue;
     seen.add(s.prefix);
     out.push(s);
   }
