@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { Apf, Nodes, Objects, Overview, Requests, Watches } from '../src/ui/client/types';
 import { CHROMIUM, needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 import { until } from './helpers/until';
@@ -64,10 +65,11 @@ function ui(p: string, token: string | undefined, init: RequestInit = {}): Promi
   return srv.fetch(p, { ...init, headers, token: null, redirect: 'manual' });
 }
 
-async function uiJson(p: string, token = srv.token): Promise<any> {
+/** A dashboard endpoint's answer (its types: src/ui/client/types.ts). */
+async function uiJson<T>(p: string, token = srv.token): Promise<T> {
   const r = await ui(p, token);
   expect(r.status).toBe(200);
-  return r.json();
+  return (await r.json()) as T;
 }
 
 /** The login form's POST; `origin` null: without an Origin header. */
@@ -173,16 +175,16 @@ describe('access', () => {
 
 describe('data', () => {
   test('overview: the version, the store, objects per kind move when a ConfigMap is created', async () => {
-    const before = await uiJson('/ui/api/overview');
+    const before = await uiJson<Overview>('/ui/api/overview');
     expect(before.version.gitVersion).toBe('v1.33.0+svc');
     expect(before.store.backend).toBe(process.env.SVC_TEST_STORE === 'etcd' ? 'etcd' : 'embedded');
     expect(before.process.rssBytes).toBeGreaterThan(0);
-    const count = (o: any) => o.kinds.find((k: any) => k.resource === 'configmaps')?.objects as number;
-    const n = count(before);
-    expect(typeof n).toBe('number');
+    const count = (o: Overview) => o.kinds.find((k) => k.resource === 'configmaps')?.objects;
+    const n = count(before) ?? Number.NaN;
+    expect(Number.isInteger(n)).toBe(true);
     await createConfigMap('overview-cm');
     const after = await until(
-      () => uiJson('/ui/api/overview'),
+      () => uiJson<Overview>('/ui/api/overview'),
       (o) => count(o) === n + 1,
     );
     expect(count(after)).toBe(n + 1);
@@ -190,39 +192,39 @@ describe('data', () => {
   });
 
   test('requests: the counters of POST configmaps move', async () => {
-    const posts = (r: any) =>
-      r.series.filter((s: any) => s.verb === 'POST' && s.resource === 'configmaps').reduce((a: number, s: any) => a + s.total, 0);
-    const before = posts(await uiJson('/ui/api/requests'));
+    const ofPosts = (r: Requests) => r.series.filter((s) => s.verb === 'POST' && s.resource === 'configmaps');
+    const posts = (r: Requests) => ofPosts(r).reduce((a, s) => a + s.total, 0);
+    const before = posts(await uiJson<Requests>('/ui/api/requests'));
     await createConfigMap('requests-cm');
-    const after = await uiJson('/ui/api/requests');
+    const after = await uiJson<Requests>('/ui/api/requests');
     expect(posts(after)).toBe(before + 1);
-    const s = after.series.find((x: any) => x.verb === 'POST' && x.resource === 'configmaps');
-    expect(s.codes['201']).toBeGreaterThanOrEqual(1);
-    expect(s.buckets.length).toBe(after.bounds.length);
+    const s = ofPosts(after)[0];
+    expect(s?.codes['201']).toBeGreaterThanOrEqual(1);
+    expect(s?.buckets.length).toBe(after.bounds.length);
   });
 
   test('priority and fairness, watches, nodes, load runs', async () => {
-    const apf = await uiJson('/ui/api/apf');
+    const apf = await uiJson<Apf>('/ui/api/apf');
     expect(apf.enabled).toBe(true);
-    expect(apf.levels.map((l: any) => l.name)).toEqual(expect.arrayContaining(['exempt', 'catch-all', 'workload-low']));
-    const w = await uiJson('/ui/api/watches');
-    const cms = w.resources.find((r: any) => r.resource === 'configmaps');
-    expect(cms.events).toBeGreaterThan(0);
+    expect(apf.levels.map((l) => l.name)).toEqual(expect.arrayContaining(['exempt', 'catch-all', 'workload-low']));
+    const w = await uiJson<Watches>('/ui/api/watches');
+    const cms = w.resources.find((r) => r.resource === 'configmaps');
+    expect(cms?.events).toBeGreaterThan(0);
     const nodes = await until(
-      () => uiJson('/ui/api/nodes'),
-      (n) => n.nodes.length === 2 && n.nodes.every((x: { ready: string }) => x.ready === 'True'),
+      () => uiJson<Nodes>('/ui/api/nodes'),
+      (n) => n.nodes.length === 2 && n.nodes.every((x) => x.ready === 'True'),
       5000,
     );
-    expect(nodes.nodes.map((x: { name: string }) => x.name).sort()).toEqual(['sim-node-0', 'sim-node-1']);
+    expect(nodes.nodes.map((x) => x.name).sort()).toEqual(['sim-node-0', 'sim-node-1']);
     expect(nodes.nodes[0]).toMatchObject({ ready: 'True', simulated: true, heartbeat: 'on', pods: 0 });
     expect(await uiJson('/ui/api/loadruns')).toEqual({ running: null, past: [] });
   });
 
   test('objects: list, YAML, and a change notice for a new ConfigMap on the watch stream', async () => {
     await createConfigMap('listed-cm');
-    const list = await uiJson(`/ui/api/objects?version=v1&resource=configmaps&namespace=${NS}`);
-    expect(list.items.map((i: any) => i.name)).toContain('listed-cm');
-    const one = await uiJson(`/ui/api/object?version=v1&resource=configmaps&namespace=${NS}&name=listed-cm`);
+    const list = await uiJson<Objects>(`/ui/api/objects?version=v1&resource=configmaps&namespace=${NS}`);
+    expect(list.items.map((i) => i.name)).toContain('listed-cm');
+    const one = await uiJson<{ yaml: string }>(`/ui/api/object?version=v1&resource=configmaps&namespace=${NS}&name=listed-cm`);
     expect(one.yaml).toContain('name: listed-cm');
     expect(one.yaml).toContain('k: v');
     const controller = new AbortController();
@@ -273,7 +275,7 @@ needs('chromium').describe('in the browser', () => {
       });
       page.on('pageerror', (e) => errors.push(String(e)));
       const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-      const text = (sel: string) => page.$eval(sel, (e) => (e as unknown as { innerText: string }).innerText);
+      const text = (sel: string) => page.$eval(sel, (e) => e.textContent ?? '');
       // Page-side code goes as text: this file is type-checked without the DOM library.
       const js = (expr: string, timeout = 5000) => page.waitForFunction(expr, { timeout });
       const q = JSON.stringify;
