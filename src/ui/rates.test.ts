@@ -68,3 +68,10 @@ test('windowRows without an earlier read: totals since start, no rate', () => {
   expect(rows[0]?.perSecond).toBeNaN();
   expect(rows[0]?.p99).toBeCloseTo(0.005 * 0.99, 9);
 });
+
+test('the client type-checks under its own tsconfig (DOM types; the root tsconfig leaves it out)', () => {
+  const root = `${import.meta.dir}/../..`;
+  const r = Bun.spawnSync([`${root}/node_modules/.bin/tsc`, '--noEmit', '-p', `${import.meta.dir}/client`], { cwd: root, stdout: 'pipe' });
+  expect(r.stdout.toString()).toBe('');
+  expect(r.exitCode).toBe(0);
+}, 30_000);
