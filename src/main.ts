@@ -14,6 +14,7 @@ import { type Config, featureGateWarnings, helpText, parseFlags } from './config
 import { Controllers } from './controllers/builder';
 import { createFaults } from './faults';
 import { createFrontEnd } from './http/builder';
+import { VERSION_INFO } from './http/discovery';
 import { Metrics } from './http/metrics';
 import { WebhookMetrics } from './http/webhook-metrics';
 import { builtinTypes, systemObjects } from './kinds/builder';
@@ -21,6 +22,7 @@ import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
 import { openStore, type StoreBackend } from './store/backend';
 import { startCompactor } from './store/compactor';
+import { createUi } from './ui/builder';
 
 function log(msg: string): void {
   process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
@@ -92,6 +94,21 @@ async function main(argv: string[]): Promise<void> {
   // Fault injection: only where the gate FaultInjection serves its kind.
   const faults = createFaults({ api, metrics, revisions: () => backend.figures(), compact: () => kv.compact(kv.currentRevision()), log });
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
+  const ui = cfg.enableUi
+    ? createUi({
+        api,
+        metrics,
+        apf,
+        authn: authn.authenticator,
+        authz: authz.authorizer,
+        store: {
+          backend: cfg.etcdServers.length > 0 ? 'etcd' : 'embedded',
+          figures: () => backend.figures(),
+          stats: () => backend.stats(),
+        },
+        version: VERSION_INFO,
+      })
+    : undefined;
   const front = await createFrontEnd({
     cfg,
     dataDir,
@@ -104,6 +121,7 @@ async function main(argv: string[]): Promise<void> {
     faults,
     metrics,
     started,
+    ui,
     log,
     state: {
       store: () => backend.check(),

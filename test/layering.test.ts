@@ -38,6 +38,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['faults'],
   // Controllers; the HTTP front (request chain, negotiation, handlers).
   ['controllers', 'http'],
+  // The dashboard (/ui): reads the front end's metrics and the lower layers' counters; main mounts it.
+  ['ui'],
   // The composition root: nothing imports it.
   ['main.ts'],
 ];

@@ -20,6 +20,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** --enable-priority-and-fairness: APF instead of the two in-flight limits. */
   enablePriorityAndFairness: boolean;
+  /** --enable-ui: the live dashboard under /ui (src/ui/). */
+  enableUi: boolean;
   /** --discovery-group-order: which spelling of a branded group discovery lists first (kubectl maps plain names to it). */
   discoveryGroupOrder: 'upstream-first' | 'svc-first';
   minRequestTimeoutSec: number;
@@ -323,6 +325,14 @@ const FLAGS: FlagDef[] = [
     help: 'API Priority and Fairness: classify requests by FlowSchema and share --max-requests-inflight + --max-mutating-requests-inflight seats among priority levels with fair queuing. false: the two in-flight limits alone.',
     apply: (c, v) => {
       c.enablePriorityAndFairness = parseBool(v, 'enable-priority-and-fairness');
+    },
+  },
+  {
+    name: 'enable-ui',
+    default: 'true',
+    help: 'Serve the live dashboard under /ui (read-only; log in with a bearer token; authorized by RBAC as the non-resource URL /ui/*, which only cluster-admin holds by default). Costs nothing while no one has it open.',
+    apply: (c, v) => {
+      c.enableUi = parseBool(v, 'enable-ui');
     },
   },
   {
@@ -846,6 +856,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     maxMutatingRequestsInflight: 0,
     requestTimeoutMs: 0,
     enablePriorityAndFairness: true,
+    enableUi: true,
     discoveryGroupOrder: 'upstream-first',
     etcdServers: [],
     etcdPrefix: '',

@@ -8,6 +8,8 @@
  *   /version                            build facts          ┐ authenticated and authorized
  *   /metrics                            Prometheus text      │ through the chain's guard
  *   /debug/<name>                       debug endpoints      ┘
+ *   /ui, /ui/*                          the dashboard (src/ui/), which guards its own routes
+ *                                        with the chain's guard (cookie → bearer token)
  *   everything else                     chain(request)
  *
  * This folder (src/http/) is the only place that knows Elysia. Routes only destructure
@@ -29,6 +31,18 @@ export interface FrontEndDeps {
   debug: Record<string, (req: Request) => Response | Promise<Response>>;
   /** Service account issuer discovery: /.well-known/openid-configuration and /openid/v1/jwks. */
   issuer?: { configuration: () => Response; jwks: () => Response };
+  /** The dashboard (--enable-ui); absent: /ui is an unknown path like any other. */
+  ui?: UiMount;
+}
+
+/**
+ * A front of its own mounted under /ui (the dashboard, src/ui/). It is handed the chain's guard
+ * to authenticate and authorize its requests as the API's own endpoints are.
+ */
+export interface UiMount {
+  handle(req: Request, guarded: Chain['guarded']): Promise<Response>;
+  /** End the dashboard's open streams (shutdown: they must not hold the server open). */
+  close(): void;
 }
 
 export interface ListenOptions {
@@ -68,6 +82,8 @@ export function frontEnd(d: FrontEndDeps) {
       const f = d.debug[`api_priority_and_fairness/${params.name}`];
       return f ? chain.guarded(request, () => f(request)) : chain(request);
     })
+    .all('/ui', ({ request }) => (d.ui ? d.ui.handle(request, chain.guarded) : chain(request)))
+    .all('/ui/*', ({ request }) => (d.ui ? d.ui.handle(request, chain.guarded) : chain(request)))
     .all('/', ({ request }) => chain(request))
     .all('/*', ({ request }) => chain(request));
   return app;

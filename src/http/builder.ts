@@ -19,7 +19,7 @@ import { loadDescriptions } from '../schema/descriptions';
 import type { SchemaSet } from '../schema/engine';
 import { nodeMetrics, podMetrics } from '../simulation/metrics';
 import { CodecPool } from '../workers/codec-pool';
-import { frontEnd, listen } from './app';
+import { frontEnd, listen, type UiMount } from './app';
 import { Discovery } from './discovery';
 import { HealthEndpoints } from './health';
 import type { Metrics } from './metrics';
@@ -54,6 +54,8 @@ export interface FrontEndBuildDeps {
   metrics: Metrics;
   state: ServerState;
   started: number;
+  /** The dashboard under /ui (src/ui/, built by main with --enable-ui). */
+  ui?: UiMount;
   log: (msg: string) => void;
 }
 
@@ -144,6 +146,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       jwks: () => replyText(JSON.stringify(saTokens.jwks()), 200, 'application/jwk-set+json'),
     },
     debug: { runtime: () => reply(state.runtime()), ...d.apf?.debug },
+    ui: d.ui,
   });
   const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
   return {
@@ -152,6 +155,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     /** Stop accepting; end the watches; let in-flight requests finish within the request timeout. */
     async stop(): Promise<void> {
       for (const w of watches.open) w.end('closed');
+      d.ui?.close();
       codecPool?.close();
       // A client that never reads its response must not keep the process alive.
       const bound = Math.max(cfg.requestTimeoutMs, 1000);

@@ -30,6 +30,8 @@ interface Series {
 
 interface HistSeries {
   labels: string;
+  /** The request series' own labels, for readers other than the text (the dashboard). */
+  of?: { verb: string; group: string; resource: string; subresource: string };
   buckets: number[];
   sum: number;
   count: number;
@@ -78,6 +80,21 @@ export function histogramLines(out: string[], name: string, h: HistSeries, bucke
     `${name}_sum{${h.labels}} ${h.sum}`,
     `${name}_count{${h.labels}} ${h.count}`,
   );
+}
+
+/** One request series as Metrics.requestSeries reads it. */
+export interface RequestSeries {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource: string;
+  /** Requests answered, by HTTP code, and their sum. */
+  codes: Record<string, number>;
+  total: number;
+  /** The latency histogram (watches are not in it): count, sum in seconds, per-bucket counts. */
+  count: number;
+  sum: number;
+  buckets: number[];
 }
 
 export class Metrics {
@@ -137,7 +154,14 @@ export class Metrics {
     const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
     let h = this.series.get(key);
     if (!h) {
-      h = { labels: labelText(seriesLabels(l)), buckets: new Array(BUCKETS.length).fill(0), sum: 0, count: 0, codes: new Map() };
+      h = {
+        labels: labelText(seriesLabels(l)),
+        of: { verb: l.verb, group: l.group, resource: l.resource, subresource: l.subresource },
+        buckets: new Array(BUCKETS.length).fill(0),
+        sum: 0,
+        count: 0,
+        codes: new Map(),
+      };
       this.series.set(key, h);
     }
     let t = h.codes.get(l.code);
@@ -154,6 +178,26 @@ export class Metrics {
     if (i < BUCKETS.length) h.buckets[i] = (h.buckets[i] as number) + 1;
     h.sum += seconds;
     h.count++;
+  }
+
+  /**
+   * The request series as they stand, cumulative since start (the histogram's buckets are not
+   * cumulated: bucket i counts requests in (BUCKETS[i-1], BUCKETS[i]]). The dashboard takes
+   * differences between two reads for rates and percentiles: nothing is kept for it here.
+   */
+  requestSeries(): { bounds: readonly number[]; series: RequestSeries[] } {
+    const series: RequestSeries[] = [];
+    for (const h of this.series.values()) {
+      const codes: Record<string, number> = {};
+      let total = 0;
+      for (const [code, c] of h.codes) {
+        codes[code] = c.count;
+        total += c.count;
+      }
+      const of = h.of ?? { verb: '', group: '', resource: '', subresource: '' };
+      series.push({ ...of, total, codes, count: h.count, sum: h.sum, buckets: [...h.buckets] });
+    }
+    return { bounds: BUCKETS, series };
   }
 
   text(): string {

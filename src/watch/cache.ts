@@ -101,6 +101,8 @@ export class WatchCache {
   /** Events before this revision are not in the history (cache start or eviction). */
   private oldest: Revision = 0;
   private rev: Revision = 0;
+  /** Events applied since start (the dashboard's events per second; one increment per event). */
+  private applied = 0;
   private stream: ChangeStream | undefined;
   private readonly watchers = new Set<Watcher>();
   /**
@@ -354,6 +356,7 @@ export class WatchCache {
       );
     }
     this.rev = rv;
+    this.applied++;
     this.history.push(e);
     this.historyBytes += eventBytes(e);
     if (this.watchers.size === 0) return;
@@ -419,6 +422,34 @@ export class WatchCache {
 
   get watcherCount(): number {
     return this.watchers.size;
+  }
+
+  /** Whether something has started the cache (it loads on first use). */
+  get started(): boolean {
+    return this.ready !== undefined;
+  }
+
+  /** Events applied since the cache started. */
+  get eventsApplied(): number {
+    return this.applied;
+  }
+
+  /**
+   * The watcher furthest behind, computed when asked (nothing is kept for it): the most events
+   * queued for one watcher, and the most revisions between the cache and a watcher's last
+   * delivered event among watchers with events queued.
+   */
+  backlog(): { maxQueued: number; maxLagRevisions: number } {
+    let maxQueued = 0;
+    let maxLag = 0;
+    const rev = this.revision;
+    for (const w of this.watchers) {
+      const q = w.pending;
+      if (q === 0) continue;
+      if (q > maxQueued) maxQueued = q;
+      if (rev - w.delivered > maxLag) maxLag = rev - w.delivered;
+    }
+    return { maxQueued, maxLagRevisions: maxLag };
   }
 
   /** Wait until the cache reflects at least `rv` (false on timeout). */

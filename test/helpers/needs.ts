@@ -31,6 +31,9 @@ export const PYTHON = '/usr/bin/python3';
 const python = (module: string) =>
   fs.existsSync(PYTHON) && Bun.spawnSync([PYTHON, '-c', `import ${module}`], { stderr: 'pipe' }).exitCode === 0;
 
+/** Debian's headless-capable Chromium, which the dashboard's browser tests drive (puppeteer-core). */
+export const CHROMIUM = '/usr/bin/chromium';
+
 /** kubectl: Debian's /usr/bin/kubectl, else one on PATH; undefined when there is none. */
 export function kubectlPath(): string | undefined {
   return fs.existsSync('/usr/bin/kubectl') ? '/usr/bin/kubectl' : (Bun.which('kubectl') ?? undefined);
@@ -49,6 +52,10 @@ const DEPENDENCIES = {
   kubectl: {
     present: () => kubectlPath() !== undefined,
     missing: 'kubectl is not installed (apt-get install kubectl, or kubernetes-client)',
+  },
+  chromium: {
+    present: () => fs.existsSync(CHROMIUM),
+    missing: `${CHROMIUM} is not installed (apt-get install chromium): the dashboard's browser tests drive it`,
   },
   openssl: { present: () => fs.existsSync('/usr/bin/openssl'), missing: '/usr/bin/openssl is not installed (apt-get install openssl)' },
   reference: {
