@@ -248,7 +248,8 @@ export class Controllers {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
       all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
     }
-    // The pods by controller, shared by the controllers of pods (ReplicaSets, RCs, Deployments, Jobs).
+    // The pods by controller, shared by the controllers of pods (ReplicaSets, RCs, Deployments, Jobs,
+    // StatefulSets, DaemonSets).
     const podIndex = pods && new OwnerIndex(pods.watchCache(), pods.prefix);
     const replicaSets = api.lookup('apps', 'v1', 'replicasets');
     if (replicaSets && pods && controllerEnabled(cfg, 'replicaset-controller')) {
@@ -288,12 +289,12 @@ export class Controllers {
     const revisions = api.lookup('apps', 'v1', 'controllerrevisions');
     if (statefulSets && revisions && pods && claims && controllerEnabled(cfg, 'statefulset-controller')) {
       const recorder = new EventRecorder(api, { component: 'statefulset-controller' }, log);
-      all.push(new StatefulSetController({ sets: statefulSets, pods, revisions, claims }, recorder, { log }));
+      all.push(new StatefulSetController({ sets: statefulSets, pods, revisions, claims }, recorder, { log, index: podIndex }));
     }
     const daemonSets = api.lookup('apps', 'v1', 'daemonsets');
     if (daemonSets && revisions && pods && nodes && controllerEnabled(cfg, 'daemonset-controller')) {
       const recorder = new EventRecorder(api, { component: 'daemonset-controller' }, log);
-      all.push(new DaemonSetController({ sets: daemonSets, pods, revisions, nodes }, recorder, { log }));
+      all.push(new DaemonSetController({ sets: daemonSets, pods, revisions, nodes }, recorder, { log, index: podIndex }));
     }
     const jobs = api.lookup('batch', 'v1', 'jobs');
     if (jobs && pods && controllerEnabled(cfg, 'job-controller')) {

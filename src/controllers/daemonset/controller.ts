@@ -11,6 +11,7 @@
  * It follows the watch caches of DaemonSets, pods, nodes and ControllerRevisions and writes
  * through the registry.
  */
+
 import { clone, type Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
 import { decodeStored } from '../../codec/stored';
@@ -28,6 +29,7 @@ import {
   slowStartBatch,
   writeOptions,
 } from '../controller-utils';
+import { OwnerIndex } from '../owner-index';
 import { Expectations } from '../replicaset';
 import {
   createRevision,
@@ -66,14 +68,17 @@ export class DaemonSetController {
   private readonly podCache: WatchCache;
   private readonly nodeCache: WatchCache;
   private readonly revs: RevisionStore;
+  /** The pods by controller uid (shared with the other pod controllers): a sync reads its own pods and the orphans. */
+  private readonly index: OwnerIndex;
   /** Each node's labels and taints as last seen: only a change to them (or a node coming or going) syncs every DaemonSet. */
   private readonly nodeSignatures = new Map<string, string>();
 
   constructor(
     private readonly s: DaemonSetStores,
     private readonly recorder: EventRecorder,
-    private readonly opts: { log?: (msg: string) => void } = {},
+    private readonly opts: { log?: (msg: string) => void; index?: OwnerIndex } = {},
   ) {
+    this.index = opts.index ?? new OwnerIndex(s.pods.watchCache(), s.pods.prefix);
     this.setCache = s.sets.watchCache();
     this.podCache = s.pods.watchCache();
     this.nodeCache = s.nodes.watchCache();
@@ -85,7 +90,7 @@ export class DaemonSetController {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.setCache.start(), this.podCache.start(), this.nodeCache.start(), this.revs.cache.start()]);
+    await Promise.all([this.index.start(), this.setCache.start(), this.podCache.start(), this.nodeCache.start(), this.revs.cache.start()]);
     let podWatched = false;
     this.follows.push(
       follow(
@@ -129,6 +134,7 @@ export class DaemonSetController {
   }
 
   stop(): void {
+    this.index.stop();
     for (const f of this.follows) f.stop();
     this.queue.stop();
   }
@@ -189,7 +195,7 @@ export class DaemonSetController {
       this.opts.log?.(`daemonset controller: ${key}: invalid selector`);
       return;
     }
-    const candidates = this.podCache.list(`${this.s.pods.prefix}${ns}/`).map((c) => c.obj);
+    const candidates = this.index.candidates(ns, ds.metadata.uid as string);
     const pods = await claim(ds, 'apps/v1', 'DaemonSet', sel, candidates, this.s.pods, W(), this.fresh(ns, name));
     const revisions = await ownedRevisions(this.revs, ds, 'DaemonSet', this.fresh(ns, name));
     const { cur, hash, collisionCount } = await this.constructHistory(ds, revisions);

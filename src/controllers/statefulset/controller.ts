@@ -11,6 +11,7 @@
  * It follows the watch caches of StatefulSets, pods, ControllerRevisions and claims and writes
  * through the registry.
  */
+
 import { clone, type Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
 import { decodeStored } from '../../codec/stored';
@@ -18,6 +19,7 @@ import type { EventRecorder } from '../../registry/event-recorder';
 import type { ResourceStore } from '../../registry/generic';
 import type { WatchCache } from '../../watch/cache';
 import { availableAt, claim, computeHash, controllerOf, intOr, labelsOf, selectorOf, writeOptions } from '../controller-utils';
+import { OwnerIndex } from '../owner-index';
 import {
   createRevision,
   equalRevision,
@@ -52,12 +54,15 @@ export class StatefulSetController implements SetOps {
   private readonly podCache: WatchCache;
   private readonly claimCache: WatchCache;
   private readonly revs: RevisionStore;
+  /** The pods by controller uid (shared with the other pod controllers): a sync reads its own pods and the orphans. */
+  private readonly index: OwnerIndex;
 
   constructor(
     private readonly s: StatefulSetStores,
     private readonly recorder: EventRecorder,
-    private readonly opts: { log?: (msg: string) => void } = {},
+    private readonly opts: { log?: (msg: string) => void; index?: OwnerIndex } = {},
   ) {
+    this.index = opts.index ?? new OwnerIndex(s.pods.watchCache(), s.pods.prefix);
     this.setCache = s.sets.watchCache();
     this.podCache = s.pods.watchCache();
     this.claimCache = s.claims.watchCache();
@@ -69,7 +74,7 @@ export class StatefulSetController implements SetOps {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.setCache.start(), this.podCache.start(), this.claimCache.start(), this.revs.cache.start()]);
+    await Promise.all([this.index.start(), this.setCache.start(), this.podCache.start(), this.claimCache.start(), this.revs.cache.start()]);
     this.follows.push(
       follow(
         this.setCache,
@@ -87,6 +92,7 @@ export class StatefulSetController implements SetOps {
   }
 
   stop(): void {
+    this.index.stop();
     for (const f of this.follows) f.stop();
     this.queue.stop();
   }
@@ -134,10 +140,7 @@ export class StatefulSetController implements SetOps {
       this.opts.log?.(`statefulset controller: ${key}: invalid selector`);
       return;
     }
-    const candidates = this.podCache
-      .list(`${this.s.pods.prefix}${ns}/`)
-      .map((c) => c.obj)
-      .filter((p) => ordinalOf(set, p) >= 0);
+    const candidates = this.index.candidates(ns, set.metadata.uid as string).filter((p) => ordinalOf(set, p) >= 0);
     const pods = await claim(set, 'apps/v1', 'StatefulSet', sel, candidates, this.s.pods, W(), this.fresh(ns, name));
     const revisions = await ownedRevisions(this.revs, set, 'StatefulSet', this.fresh(ns, name));
     const { current, update, collisionCount } = await this.setRevisions(set, revisions);
