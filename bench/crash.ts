@@ -157,7 +157,9 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashTotals> {
       srv = await startServer({ dataDir, args: ['--controllers=*', '--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
       const after = await storedState(srv);
       const problems = checkState(writers, after, allKeys);
-      watchers.forEach((w, i) => problems.push(...checkWatch(`watcher ${i}`, w.events, writers, start, w.reached())));
+      watchers.forEach((w, i) => {
+        problems.push(...checkWatch(`watcher ${i}`, w.events, writers, start, w.reached()));
+      });
       // The restarted server replays the cycle from its start.
       const maxAck = Math.max(start, ...writers.flatMap((w) => w.acks.filter((a) => a.op !== 'delete').map((a) => a.rv)));
       const replay = watcher(srv, start);
