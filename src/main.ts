@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<void> {
   // Storage, types, authorization, admission, the registry.
   const backend: StoreBackend = await openStore(cfg, dataDir, log).catch((e) => fail('cannot open the store: ', e));
   const kv = backend.kv;
-  const { schemas, kinds } = builtinTypes(cfg.runtimeConfig);
+  const { schemas, kinds } = builtinTypes(cfg.runtimeConfig, cfg.featureGates);
   const authz = createAuthorization(cfg);
   const audit = createAudit(cfg, log);
   const metrics = new Metrics(

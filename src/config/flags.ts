@@ -150,6 +150,8 @@ export const FEATURE_GATES: Record<string, boolean> = {
   ListFromCacheSnapshot: false,
   DeclarativeValidation: true,
   DeclarativeValidationTakeover: false,
+  /** Beta in the reference's 1.34, off by default: serves MutatingAdmissionPolicy(Binding) v1beta1 and v1alpha1. */
+  MutatingAdmissionPolicy: false,
 };
 
 /**

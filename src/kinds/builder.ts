@@ -11,6 +11,7 @@ import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
 import { builtinKinds } from './builtin';
 import { METRICS_DEFINITIONS } from './specs/metrics';
+import { MUTATING_POLICY_DEFINITIONS, MUTATING_POLICY_OVERLAYS } from './specs/mutating-policy';
 import { SYSTEM_PRIORITY_CLASSES } from './specs/scheduling';
 
 /** Whether --runtime-config leaves a kind enabled (the most specific key wins). */
@@ -21,13 +22,21 @@ function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
   return true;
 }
 
-export function builtinTypes(runtimeConfig: Record<string, boolean>): { schemas: SchemaSet; kinds: KindDef[] } {
-  const schemas = new SchemaSet({ ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS }, overlays, defaulters);
+/** `featureGates`: the gates that are on (a gated kind is served only with its gate on). */
+export function builtinTypes(
+  runtimeConfig: Record<string, boolean>,
+  featureGates: Record<string, boolean> = {},
+): { schemas: SchemaSet; kinds: KindDef[] } {
+  const schemas = new SchemaSet(
+    { ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS, ...MUTATING_POLICY_DEFINITIONS },
+    [...overlays, ...MUTATING_POLICY_OVERLAYS],
+    defaulters,
+  );
   const hasSpec = (name: string) => {
     const s = schemas.get(name);
     return s?.type === 'object' && s.properties?.spec !== undefined;
   };
-  return { schemas, kinds: builtinKinds(hasSpec).filter((k) => enabled(k, runtimeConfig)) };
+  return { schemas, kinds: builtinKinds(hasSpec, (gate) => featureGates[gate] === true).filter((k) => enabled(k, runtimeConfig)) };
 }
 
 /** The objects of built-in kinds every cluster has, created at start (the system PriorityClasses). */

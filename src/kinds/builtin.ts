@@ -17,6 +17,7 @@ import { CERTIFICATES } from './specs/certificates';
 import { CORE } from './specs/core';
 import { EVENTS } from './specs/events';
 import { METRICS } from './specs/metrics';
+import { MUTATING_POLICY } from './specs/mutating-policy';
 import { NETWORKING } from './specs/networking';
 import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
@@ -37,6 +38,7 @@ const SPECS: Spec[] = [
   ...ADMISSIONREGISTRATION,
   ...APIREGISTRATION,
   ...METRICS,
+  ...MUTATING_POLICY,
 ];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
@@ -73,9 +75,12 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
   };
 }
 
-/** All built-in kinds; `hasSpec` tells whether a schema has a `spec` field (drives generation). */
-export function builtinKinds(hasSpec: (schema: string) => boolean): KindDef[] {
-  return SPECS.map((s) => build(s, hasSpec));
+/**
+ * All built-in kinds; `hasSpec` tells whether a schema has a `spec` field (drives generation),
+ * `gateOn` whether a feature gate is on (a gated kind is served only then).
+ */
+export function builtinKinds(hasSpec: (schema: string) => boolean, gateOn: (gate: string) => boolean = () => true): KindDef[] {
+  return SPECS.filter((s) => s.gate === undefined || gateOn(s.gate)).map((s) => build(s, hasSpec));
 }
 
 const TABLES = new Map<string, Column[]>();

@@ -50,6 +50,8 @@ export interface Spec {
   computed?: boolean;
   /** The Warning every response carries (a deprecated kind). */
   deprecation?: string;
+  /** The feature gate that must be on for the kind to be served (absent: always served). */
+  gate?: string;
   /** Served in this form, stored as another kind (KindDef.storedAs). */
   storedAs?: StoredAs;
 }

@@ -1,0 +1,231 @@
+/**
+ * Object initializers of mutating admission policies (the reference's mutation library:
+ * `Object{...}`, `Object.spec{...}`, `JSONPatch{...}`). The engine has no message creation, so
+ * an expression is desugared before it is compiled: each initializer becomes a call of
+ * OBJECT_FUNCTION with the type name and a map of its fields, each field's value as `dyn` (the
+ * fields of one object have different types):
+ *
+ *   Object{spec: Object.spec{replicas: 2}}
+ *     → __object("Object", {"spec": dyn(__object("Object.spec", {"replicas": dyn(2)}))})
+ *
+ * The call returns the map tagged with its type name (typeNameOf), so the result can be checked
+ * as the reference does: an initializer's type name must be the path of field names from the root
+ * `Object` (`Object.spec.containers` for an item of spec.containers), a JSONPatch has only op,
+ * path, from and value. Only a qualified name directly followed by `{` is an initializer (a map
+ * literal never follows a name in CEL); strings and comments are copied untouched.
+ *
+ * What differs from the reference: the fields of an Object initializer are not checked against
+ * the target kind's schema when the policy is written (its kinds are known only from the
+ * request), and optional field initializers (`?field: value`) are refused.
+ */
+
+export const OBJECT_FUNCTION = '__object';
+export const JSONPATCH_TYPE = 'JSONPatch';
+const JSONPATCH_FIELDS = new Set(['op', 'path', 'from', 'value']);
+const TYPE_NAME = Symbol('celObjectType');
+
+export type Desugared = { ok: true; expr: string } | { ok: false; error: string };
+
+interface Frame {
+  kind: '(' | '[' | 'map' | 'msg';
+  type?: string;
+  /** A message frame waiting for its next field name. */
+  expectField?: boolean;
+  /** A message frame inside a field's value (`dyn(` to close). */
+  valueOpen?: boolean;
+}
+
+const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
+const isIdentPart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_]/.test(c);
+const isSpace = (c: string | undefined): boolean => c !== undefined && /\s/.test(c);
+
+/** The end of the string literal starting at `i` (its quote), `raw` without escapes. */
+function stringEnd(src: string, i: number, raw: boolean): number {
+  const q = src[i] as string;
+  const triple = src.startsWith(q.repeat(3), i);
+  const close = triple ? q.repeat(3) : q;
+  let j = i + close.length;
+  while (j < src.length) {
+    if (!raw && src[j] === '\\') {
+      j += 2;
+      continue;
+    }
+    if (src.startsWith(close, j)) return j + close.length;
+    if (!triple && src[j] === '\n') return j;
+    j++;
+  }
+  return src.length;
+}
+
+function skipSpace(src: string, i: number): number {
+  while (isSpace(src[i])) i++;
+  return i;
+}
+
+function identEnd(src: string, i: number): number {
+  while (isIdentPart(src[i])) i++;
+  return i;
+}
+
+/** Whether a type name may be initialized: `Object`, `Object.<field>...`, `JSONPatch`. */
+function knownType(name: string): boolean {
+  return name === 'Object' || name.startsWith('Object.') || name === JSONPATCH_TYPE;
+}
+
+/** `src` with its object initializers as calls (see the file comment), or the first error. */
+export function desugarObjectInitializers(src: string): Desugared {
+  let out = '';
+  let i = 0;
+  let prevDot = false;
+  const stack: Frame[] = [];
+  const n = src.length;
+  while (i < n) {
+    const c = src[i] as string;
+    const top = stack[stack.length - 1];
+    if (c === '/' && src[i + 1] === '/') {
+      const nl = src.indexOf('\n', i);
+      const end = nl < 0 ? n : nl;
+      out += src.slice(i, end);
+      i = end;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      const end = stringEnd(src, i, false);
+      out += src.slice(i, end);
+      i = end;
+      prevDot = false;
+      continue;
+    }
+    if (isSpace(c)) {
+      out += c;
+      i++;
+      continue;
+    }
+    if (top?.kind === 'msg' && top.expectField) {
+      if (c === '}') {
+        stack.pop();
+        out += '})';
+        i++;
+        prevDot = false;
+        continue;
+      }
+      if (c === '?') return { ok: false, error: `optional field initializers are not supported (in ${top.type} initializer)` };
+      if (!isIdentStart(c)) return { ok: false, error: `Syntax error: expected a field name in ${top.type} initializer, got '${c}'` };
+      const end = identEnd(src, i);
+      const field = src.slice(i, end);
+      const colon = skipSpace(src, end);
+      if (src[colon] !== ':') return { ok: false, error: `Syntax error: expected ':' after field '${field}' in ${top.type} initializer` };
+      if (top.type === JSONPATCH_TYPE && !JSONPATCH_FIELDS.has(field)) {
+        return { ok: false, error: `undefined field '${field}' in ${JSONPATCH_TYPE} (fields: op, path, from, value)` };
+      }
+      out += `${JSON.stringify(field)}: dyn(`;
+      i = colon + 1;
+      top.expectField = false;
+      top.valueOpen = true;
+      prevDot = false;
+      continue;
+    }
+    if (isIdentStart(c)) {
+      let end = identEnd(src, i);
+      const word = src.slice(i, end);
+      if (/^[rRbB]{1,2}$/.test(word) && (src[end] === '"' || src[end] === "'")) {
+        const close = stringEnd(src, end, /[rR]/.test(word));
+        out += src.slice(i, close);
+        i = close;
+        prevDot = false;
+        continue;
+      }
+      if (!prevDot) {
+        // A qualified name: does a `{` follow it?
+        let name = word;
+        let k = end;
+        for (;;) {
+          const dot = skipSpace(src, k);
+          if (src[dot] !== '.') break;
+          const next = skipSpace(src, dot + 1);
+          if (!isIdentStart(src[next])) break;
+          k = identEnd(src, next);
+          name += `.${src.slice(next, k)}`;
+        }
+        const brace = skipSpace(src, k);
+        if (src[brace] === '{') {
+          if (!knownType(name)) return { ok: false, error: `undeclared reference to '${name}' (in container '')` };
+          out += `${OBJECT_FUNCTION}(${JSON.stringify(name)}, {`;
+          stack.push({ kind: 'msg', type: name, expectField: true });
+          i = brace + 1;
+          prevDot = false;
+          continue;
+        }
+        end = identEnd(src, i);
+      }
+      out += word;
+      i = end;
+      prevDot = false;
+      continue;
+    }
+    if (c === '{') stack.push({ kind: 'map' });
+    else if (c === '(') stack.push({ kind: '(' });
+    else if (c === '[') stack.push({ kind: '[' });
+    else if (c === ')' || c === ']') stack.pop();
+    else if (c === '}') {
+      if (top?.kind === 'msg') {
+        stack.pop();
+        out += top.valueOpen ? ')})' : '})';
+        i++;
+        prevDot = false;
+        continue;
+      }
+      stack.pop();
+    } else if (c === ',' && top?.kind === 'msg') {
+      out += top.valueOpen ? '),' : ',';
+      top.valueOpen = false;
+      top.expectField = true;
+      i++;
+      prevDot = false;
+      continue;
+    }
+    out += c;
+    prevDot = c === '.';
+    i++;
+  }
+  return { ok: true, expr: out };
+}
+
+/** The function behind OBJECT_FUNCTION: the fields' map, tagged with its type name. */
+export function makeObject(typeName: string, fields: unknown): unknown {
+  if (fields !== null && typeof fields === 'object') Object.defineProperty(fields, TYPE_NAME, { value: typeName, enumerable: false });
+  return fields;
+}
+
+/** The type name of a value made by an initializer (undefined for any other value). */
+export function typeNameOf(v: unknown): string | undefined {
+  return v !== null && typeof v === 'object' ? ((v as Record<symbol, unknown>)[TYPE_NAME] as string | undefined) : undefined;
+}
+
+/** jsonpatch.escapeKey: `~` as `~0` and `/` as `~1` (RFC 6901). */
+export function escapeJsonPatchKey(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/**
+ * The reference's check of an ApplyConfiguration's type names: each initializer below the root
+ * must be named by the path of field names that leads to it. Returns the first mismatch.
+ */
+export function typeNameMismatch(v: unknown, path = 'Object'): string | undefined {
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const m = typeNameMismatch(x, path);
+      if (m) return m;
+    }
+    return undefined;
+  }
+  if (v === null || typeof v !== 'object') return undefined;
+  const name = typeNameOf(v);
+  if (name === undefined) return undefined;
+  if (name !== path) return `unexpected type name "${name}", expected "${path}", which matches field name path from root Object type`;
+  for (const [k, x] of Object.entries(v)) {
+    const m = typeNameMismatch(x, `${path}.${k}`);
+    if (m) return m;
+  }
+  return undefined;
+}

@@ -1,0 +1,121 @@
+/**
+ * admissionregistration.svc.io MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding, served
+ * as v1beta1 (stored) and v1alpha1 (the same shape under another apiVersion), behind the
+ * reference's feature gate `MutatingAdmissionPolicy` (beta and off by default in 1.34). Their
+ * schemas are written here: the generated definitions hold the v1 kinds of the reference's 1.28
+ * OpenAPI, which has no MutatingAdmissionPolicy. The parts shared with ValidatingAdmissionPolicy
+ * (MatchResources, ParamKind, ParamRef, MatchCondition, Variable) are the v1 definitions, as the
+ * reference's beta types have the same fields. The admission plugin: src/admission/policy/mutating-plugin.ts.
+ */
+import type { Obj } from '../../api/meta';
+import type { Definitions, Schema } from '../../schema/types';
+import { mutatingAdmissionPolicy, mutatingAdmissionPolicyBinding } from '../validation/mutating-admission-policy';
+import type { Spec } from './spec';
+
+export const MUTATING_POLICY_GATE = 'MutatingAdmissionPolicy';
+const GROUP = 'admissionregistration.svc.io';
+const V1 = 'io.svc.api.admissionregistration.v1';
+const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
+
+const ref = (name: string, protoTag?: number): Schema => ({ type: 'ref', ref: name, ...(protoTag && { protoTag }) });
+const str = (protoTag: number): Schema => ({ type: 'string', protoTag });
+
+/** The definitions of one served version (`v1beta1`, `v1alpha1`). */
+function definitions(version: string): Definitions {
+  const pkg = `io.svc.api.admissionregistration.${version}`;
+  const gvk = (kind: string) => [{ group: GROUP, version, kind }];
+  const kindOf = (kind: string, spec: string): Schema => ({
+    type: 'object',
+    properties: { kind: { type: 'string' }, apiVersion: { type: 'string' }, metadata: ref(`${META}.ObjectMeta`, 1), spec: ref(`${pkg}.${spec}`, 2) },
+    gvk: gvk(kind),
+  });
+  const listOf = (kind: string): Schema => ({
+    type: 'object',
+    properties: {
+      kind: { type: 'string' },
+      apiVersion: { type: 'string' },
+      metadata: ref(`${META}.ListMeta`, 1),
+      items: { type: 'array', items: ref(`${pkg}.${kind}`), protoTag: 2 },
+    },
+    required: ['items'],
+    gvk: gvk(`${kind}List`),
+  });
+  return {
+    [`${pkg}.MutatingAdmissionPolicy`]: kindOf('MutatingAdmissionPolicy', 'MutatingAdmissionPolicySpec'),
+    [`${pkg}.MutatingAdmissionPolicyList`]: listOf('MutatingAdmissionPolicy'),
+    [`${pkg}.MutatingAdmissionPolicySpec`]: {
+      type: 'object',
+      properties: {
+        paramKind: ref(`${V1}.ParamKind`, 1),
+        matchConstraints: ref(`${V1}.MatchResources`, 2),
+        variables: { type: 'array', items: ref(`${V1}.Variable`), listType: 'atomic', protoTag: 3 },
+        mutations: { type: 'array', items: ref(`${pkg}.Mutation`), listType: 'atomic', protoTag: 4 },
+        failurePolicy: str(5),
+        matchConditions: {
+          type: 'array',
+          items: ref(`${V1}.MatchCondition`),
+          listType: 'map',
+          listMapKeys: ['name'],
+          patchStrategy: 'merge',
+          patchMergeKey: 'name',
+          protoTag: 6,
+        },
+        reinvocationPolicy: str(7),
+      },
+    },
+    [`${pkg}.Mutation`]: {
+      type: 'object',
+      properties: {
+        patchType: str(2),
+        applyConfiguration: ref(`${pkg}.ApplyConfiguration`, 3),
+        jsonPatch: ref(`${pkg}.JSONPatch`, 4),
+      },
+      required: ['patchType'],
+    },
+    [`${pkg}.ApplyConfiguration`]: { type: 'object', properties: { expression: str(1) } },
+    [`${pkg}.JSONPatch`]: { type: 'object', properties: { expression: str(1) } },
+    [`${pkg}.MutatingAdmissionPolicyBinding`]: kindOf('MutatingAdmissionPolicyBinding', 'MutatingAdmissionPolicyBindingSpec'),
+    [`${pkg}.MutatingAdmissionPolicyBindingList`]: listOf('MutatingAdmissionPolicyBinding'),
+    [`${pkg}.MutatingAdmissionPolicyBindingSpec`]: {
+      type: 'object',
+      properties: {
+        policyName: str(1),
+        paramRef: ref(`${V1}.ParamRef`, 2),
+        matchResources: ref(`${V1}.MatchResources`, 3),
+      },
+    },
+  };
+}
+
+export const MUTATING_POLICY_DEFINITIONS: Definitions = { ...definitions('v1beta1'), ...definitions('v1alpha1') };
+
+/** The failurePolicy default (SetDefaults_MutatingAdmissionPolicySpec), for src/schema/overlays.ts. */
+export const MUTATING_POLICY_OVERLAYS = ['v1beta1', 'v1alpha1'].map((v) => ({
+  def: `io.svc.api.admissionregistration.${v}.MutatingAdmissionPolicySpec`,
+  field: 'failurePolicy',
+  default: 'Fail',
+}));
+
+/** A v1alpha1 object read from (or written as) its stored v1beta1 form: the same fields. */
+const retag =
+  (to: string) =>
+  (o: Obj): Obj => ({ ...o, apiVersion: `${GROUP}/${to}` });
+
+const kinds = (version: string, storedAs: boolean): Spec[] =>
+  (['MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding'] as const).map((kind) => {
+    const plural = kind === 'MutatingAdmissionPolicy' ? 'mutatingadmissionpolicies' : 'mutatingadmissionpolicybindings';
+    return {
+      group: GROUP,
+      version,
+      kind,
+      plural,
+      categories: ['api-extensions'],
+      namespaced: false,
+      pkg: 'admissionregistration',
+      gate: MUTATING_POLICY_GATE,
+      rules: kind === 'MutatingAdmissionPolicy' ? mutatingAdmissionPolicy : mutatingAdmissionPolicyBinding,
+      ...(storedAs && { storedAs: { group: GROUP, plural, read: retag(version), write: retag('v1beta1') } }),
+    };
+  });
+
+export const MUTATING_POLICY: Spec[] = [...kinds('v1beta1', false), ...kinds('v1alpha1', true)];
