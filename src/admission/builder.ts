@@ -24,6 +24,8 @@ import { DefaultIngressClass } from './default-ingress-class';
 import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
+import { mutatingPolicyPlugin, mutatingPolicyServed } from './policy/mutating-builder';
+import type { MutatingPolicyAdmission } from './policy/mutating-plugin';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
 import { PolicyStatusController } from './policy/status';
 import { PriorityAdmission } from './priority';
@@ -55,6 +57,8 @@ interface Entry {
 
 export class Admission {
   private policy: PolicyAdmission | undefined;
+  /** MutatingAdmissionPolicy: only where its kinds are served (the MutatingAdmissionPolicy gate). */
+  private mutatingPolicy: MutatingPolicyAdmission | undefined;
   private policyStatus: PolicyStatusController | undefined;
   private resources: Resources | undefined;
 
@@ -110,6 +114,7 @@ export class Admission {
       onCheck: this.d.onPolicyCheck,
       log: this.d.log,
     });
+    this.mutatingPolicy = mutatingPolicyPlugin(resources, this.d.schemas, this.policy.sources);
     let quotasLoaded = false;
     const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
       const quotas = store('', 'resourcequotas');
@@ -190,6 +195,8 @@ export class Admission {
         kinds: (def) => def.group === RBAC_GROUP && RBAC_KINDS.has(def.plural),
       },
       { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
+      // MutatingAdmissionPolicy (the reference's order: ..., MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ...).
+      { plugin: this.mutatingPolicy, kinds: () => true },
       { plugin: this.policy, kinds: () => true },
       { plugin: quota, kinds: (def) => def.namespaced },
     ];
@@ -206,6 +213,8 @@ export class Admission {
     const vapStore = resources?.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
     const served =
       resources?.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings') && resources.lookup('', 'v1', 'namespaces');
+    // MutatingAdmissionPolicy: started only where its kinds are served.
+    if (resources && this.mutatingPolicy && mutatingPolicyServed(resources)) await this.mutatingPolicy.start();
     if (!resources || !policy || !vapStore || !served) return;
     const kindOf = (st: ResourceStore | undefined) =>
       st && { group: st.def.group, version: st.def.version, kind: st.def.kind, schema: st.def.schema };
@@ -224,6 +233,7 @@ export class Admission {
 
   stop(): void {
     this.policy?.stop();
+    this.mutatingPolicy?.stop();
     this.policyStatus?.stop();
   }
 }

@@ -26,7 +26,12 @@ function definitions(version: string): Definitions {
   const gvk = (kind: string) => [{ group: GROUP, version, kind }];
   const kindOf = (kind: string, spec: string): Schema => ({
     type: 'object',
-    properties: { kind: { type: 'string' }, apiVersion: { type: 'string' }, metadata: ref(`${META}.ObjectMeta`, 1), spec: ref(`${pkg}.${spec}`, 2) },
+    properties: {
+      kind: { type: 'string' },
+      apiVersion: { type: 'string' },
+      metadata: ref(`${META}.ObjectMeta`, 1),
+      spec: ref(`${pkg}.${spec}`, 2),
+    },
     gvk: gvk(kind),
   });
   const listOf = (kind: string): Schema => ({

@@ -30,7 +30,8 @@ const MUTATING_OPERATIONS = ['*', 'CREATE', 'UPDATE'];
 function validateOperations(rules: J[], path: string): Errs {
   const errs: Errs = [];
   for (const r of rules)
-    for (const op of list<string>(r.operations)) if (!MUTATING_OPERATIONS.includes(op)) errs.push(notSupported(path, op, MUTATING_OPERATIONS));
+    for (const op of list<string>(r.operations))
+      if (!MUTATING_OPERATIONS.includes(op)) errs.push(notSupported(path, op, MUTATING_OPERATIONS));
   return errs;
 }
 
@@ -107,7 +108,8 @@ export function validateMutatingAdmissionPolicy(o: Obj, old?: Obj): Errs {
   });
   const reinvocation = str(spec.reinvocationPolicy);
   if (reinvocation === '') errs.push(required('spec.reinvocationPolicy'));
-  else if (!REINVOCATION_POLICIES.includes(reinvocation)) errs.push(notSupported('spec.reinvocationPolicy', reinvocation, REINVOCATION_POLICIES));
+  else if (!REINVOCATION_POLICIES.includes(reinvocation))
+    errs.push(notSupported('spec.reinvocationPolicy', reinvocation, REINVOCATION_POLICIES));
   errs.push(...validateExpressions(spec, old && (obj(old.spec) ?? {})));
   return errs;
 }
