@@ -89,13 +89,6 @@ export function desugarObjectInitializers(src: string): Desugared {
       i = end;
       continue;
     }
-    if (c === '"' || c === "'") {
-      const end = stringEnd(src, i, false);
-      out += src.slice(i, end);
-      i = end;
-      prevDot = false;
-      continue;
-    }
     if (isSpace(c)) {
       out += c;
       i++;
@@ -122,6 +115,13 @@ export function desugarObjectInitializers(src: string): Desugared {
       i = colon + 1;
       top.expectField = false;
       top.valueOpen = true;
+      prevDot = false;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      const end = stringEnd(src, i, false);
+      out += src.slice(i, end);
+      i = end;
       prevDot = false;
       continue;
     }

@@ -77,9 +77,9 @@ function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {
 
 /**
  * All built-in kinds; `hasSpec` tells whether a schema has a `spec` field (drives generation),
- * `gateOn` whether a feature gate is on (a gated kind is served only then).
+ * `gateOn` whether a feature gate is on (a gated kind is served only then; by default none is).
  */
-export function builtinKinds(hasSpec: (schema: string) => boolean, gateOn: (gate: string) => boolean = () => true): KindDef[] {
+export function builtinKinds(hasSpec: (schema: string) => boolean, gateOn: (gate: string) => boolean = () => false): KindDef[] {
   return SPECS.filter((s) => s.gate === undefined || gateOn(s.gate)).map((s) => build(s, hasSpec));
 }
 

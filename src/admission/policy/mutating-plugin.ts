@@ -21,7 +21,7 @@
  * With no binding the plugin takes part in no request (the registry skips the chain).
  */
 import { svcApiVersion } from '../../api/brand';
-import type { Obj } from '../../api/meta';
+import { deepEqual, type Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
 import { OUT_OF_BUDGET_MESSAGE } from '../../cel/budget';
 import { toCel } from '../../cel/index';
@@ -235,7 +235,7 @@ export class MutatingPolicyAdmission implements Plugin {
     const report = (message: string) => {
       if (fail) errors.push({ policy: policy.name, binding: binding.name, message });
     };
-    let celObject = toCel(a.object);
+    let celObject: unknown = toCel(a.object);
     const current: Activation = { ...act, object: celObject };
     const mc = evaluateMatchConditions(policy, current, param);
     if (mc.error !== undefined || mc.outOfBudget) {
@@ -250,18 +250,19 @@ export class MutatingPolicyAdmission implements Plugin {
       authorizer: act.authorizer,
     };
     if (policy.paramKind) ctx.params = param;
-    const before = JSON.stringify(a.object);
     let object = a.object;
     for (const m of policy.mutations) {
       try {
+        // The CEL form of the object as the previous mutation left it, made only when needed.
+        if (celObject === undefined) celObject = toCel(object);
         object = applyMutation(m, policy.variables, ctx, object, celObject, target);
-        celObject = toCel(object);
+        celObject = undefined;
       } catch (e) {
         report((e as Error).message);
       }
     }
-    if (object === a.object) return false;
+    if (object === a.object || deepEqual(object, a.object)) return false;
     replaceInPlace(a.object, object);
-    return JSON.stringify(a.object) !== before;
+    return true;
   }
 }
