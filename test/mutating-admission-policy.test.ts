@@ -349,6 +349,31 @@ describe('MutatingAdmissionPolicy', () => {
       field: 'spec.reinvocationPolicy',
     });
   });
+
+  test('v1alpha1 serves the same objects: written through it, read through v1beta1', async () => {
+    const body = {
+      apiVersion: 'admissionregistration.k8s.io/v1alpha1',
+      kind: 'MutatingAdmissionPolicy',
+      metadata: { name: 'alpha-written' },
+      spec: {
+        matchConstraints: { resourceRules: rules(['secrets']) },
+        failurePolicy: 'Ignore',
+        reinvocationPolicy: 'IfNeeded',
+        mutations: [jsonPatch('[JSONPatch{op: "add", path: "/metadata/labels", value: {"a": "b"}}]')],
+      },
+    };
+    const w = await srv.json('POST', '/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies', body);
+    expect(w.status).toBe(201);
+    expect(w.body.apiVersion).toBe('admissionregistration.k8s.io/v1alpha1');
+    const r = await srv.json('GET', `${ADM}/mutatingadmissionpolicies/alpha-written`);
+    expect(r.status).toBe(200);
+    expect(r.body.apiVersion).toBe('admissionregistration.svc.io/v1beta1');
+    expect(r.body.spec).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded' });
+    expect(r.body.spec.matchConstraints).toMatchObject({ matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {} });
+    const explain = srv.kubectl(['explain', 'mutatingadmissionpolicy.spec.reinvocationPolicy']);
+    expect(explain.code).toBe(0);
+    expect(explain.stdout).toContain('IfNeeded');
+  });
 });
 
 test('with the MutatingAdmissionPolicy gate off the kinds are not served', async () => {

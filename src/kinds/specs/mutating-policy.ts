@@ -18,14 +18,15 @@ const V1 = 'io.svc.api.admissionregistration.v1';
 const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
 
 const ref = (name: string, protoTag?: number): Schema => ({ type: 'ref', ref: name, ...(protoTag && { protoTag }) });
-const str = (protoTag: number): Schema => ({ type: 'string', protoTag });
+const str = (protoTag: number, description?: string): Schema => ({ type: 'string', protoTag, ...(description && { description }) });
 
 /** The definitions of one served version (`v1beta1`, `v1alpha1`). */
 function definitions(version: string): Definitions {
   const pkg = `io.svc.api.admissionregistration.${version}`;
   const gvk = (kind: string) => [{ group: GROUP, version, kind }];
-  const kindOf = (kind: string, spec: string): Schema => ({
+  const kindOf = (kind: string, spec: string, description: string): Schema => ({
     type: 'object',
+    description,
     properties: {
       kind: { type: 'string' },
       apiVersion: { type: 'string' },
@@ -46,7 +47,11 @@ function definitions(version: string): Definitions {
     gvk: gvk(`${kind}List`),
   });
   return {
-    [`${pkg}.MutatingAdmissionPolicy`]: kindOf('MutatingAdmissionPolicy', 'MutatingAdmissionPolicySpec'),
+    [`${pkg}.MutatingAdmissionPolicy`]: kindOf(
+      'MutatingAdmissionPolicy',
+      'MutatingAdmissionPolicySpec',
+      'MutatingAdmissionPolicy changes the objects of the requests it matches, with mutations written in CEL.',
+    ),
     [`${pkg}.MutatingAdmissionPolicyList`]: listOf('MutatingAdmissionPolicy'),
     [`${pkg}.MutatingAdmissionPolicySpec`]: {
       type: 'object',
@@ -55,7 +60,7 @@ function definitions(version: string): Definitions {
         matchConstraints: ref(`${V1}.MatchResources`, 2),
         variables: { type: 'array', items: ref(`${V1}.Variable`), listType: 'atomic', protoTag: 3 },
         mutations: { type: 'array', items: ref(`${pkg}.Mutation`), listType: 'atomic', protoTag: 4 },
-        failurePolicy: str(5),
+        failurePolicy: str(5, 'What an error of the policy does to the request: Fail refuses it (the default), Ignore skips the policy.'),
         matchConditions: {
           type: 'array',
           items: ref(`${V1}.MatchCondition`),
@@ -65,26 +70,44 @@ function definitions(version: string): Definitions {
           patchMergeKey: 'name',
           protoTag: 6,
         },
-        reinvocationPolicy: str(7),
+        reinvocationPolicy: str(
+          7,
+          'Never: the policy runs once per request. IfNeeded: it runs once more when a later mutation changed the object after it ran.',
+        ),
       },
     },
     [`${pkg}.Mutation`]: {
       type: 'object',
       properties: {
-        patchType: str(2),
+        patchType: str(
+          2,
+          'ApplyConfiguration (a CEL Object merged as server-side apply merges) or JSONPatch (a CEL list of JSONPatch operations).',
+        ),
         applyConfiguration: ref(`${pkg}.ApplyConfiguration`, 3),
         jsonPatch: ref(`${pkg}.JSONPatch`, 4),
       },
       required: ['patchType'],
     },
-    [`${pkg}.ApplyConfiguration`]: { type: 'object', properties: { expression: str(1) } },
-    [`${pkg}.JSONPatch`]: { type: 'object', properties: { expression: str(1) } },
-    [`${pkg}.MutatingAdmissionPolicyBinding`]: kindOf('MutatingAdmissionPolicyBinding', 'MutatingAdmissionPolicyBindingSpec'),
+    [`${pkg}.ApplyConfiguration`]: {
+      type: 'object',
+      properties: { expression: str(1, 'A CEL expression giving an Object{...}: the fields to set, merged into the object.') },
+    },
+    [`${pkg}.JSONPatch`]: {
+      type: 'object',
+      properties: {
+        expression: str(1, 'A CEL expression giving a list of JSONPatch{op, path, from, value} applied to the object in order.'),
+      },
+    },
+    [`${pkg}.MutatingAdmissionPolicyBinding`]: kindOf(
+      'MutatingAdmissionPolicyBinding',
+      'MutatingAdmissionPolicyBindingSpec',
+      'MutatingAdmissionPolicyBinding puts a MutatingAdmissionPolicy in force, for the requests its matchResources take and with the parameters its paramRef names.',
+    ),
     [`${pkg}.MutatingAdmissionPolicyBindingList`]: listOf('MutatingAdmissionPolicyBinding'),
     [`${pkg}.MutatingAdmissionPolicyBindingSpec`]: {
       type: 'object',
       properties: {
-        policyName: str(1),
+        policyName: str(1, 'The name of the MutatingAdmissionPolicy this binding puts in force.'),
         paramRef: ref(`${V1}.ParamRef`, 2),
         matchResources: ref(`${V1}.MatchResources`, 3),
       },
