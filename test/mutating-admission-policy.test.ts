@@ -370,6 +370,19 @@ describe('MutatingAdmissionPolicy', () => {
     expect(r.body.apiVersion).toBe('admissionregistration.svc.io/v1beta1');
     expect(r.body.spec).toMatchObject({ failurePolicy: 'Ignore', reinvocationPolicy: 'IfNeeded' });
     expect(r.body.spec.matchConstraints).toMatchObject({ matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {} });
+    // Protobuf, as client-go's typed clients speak it: read, then written back as an update.
+    const PB = 'application/vnd.kubernetes.protobuf';
+    const url = '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies/alpha-written';
+    const pb = await srv.fetch(url, { headers: { accept: PB } });
+    expect(pb.status).toBe(200);
+    expect(pb.headers.get('content-type')).toBe(PB);
+    const put = await srv.fetch(url, {
+      method: 'PUT',
+      headers: { accept: 'application/json', 'content-type': PB },
+      body: await pb.arrayBuffer(),
+    });
+    expect(put.status).toBe(200);
+    expect(((await put.json()) as Json).spec.mutations[0].jsonPatch.expression).toContain('JSONPatch{');
     const explain = srv.kubectl(['explain', 'mutatingadmissionpolicy.spec.reinvocationPolicy']);
     expect(explain.code).toBe(0);
     expect(explain.stdout).toContain('IfNeeded');

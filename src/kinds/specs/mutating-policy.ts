@@ -8,7 +8,7 @@
  * reference's beta types have the same fields. The admission plugin: src/admission/policy/mutating-plugin.ts.
  */
 import type { Obj } from '../../api/meta';
-import type { Definitions, Schema } from '../../schema/types';
+import type { ArraySchema, Definitions, Schema } from '../../schema/types';
 import { mutatingAdmissionPolicy, mutatingAdmissionPolicyBinding } from '../validation/mutating-admission-policy';
 import type { Spec } from './spec';
 
@@ -17,8 +17,27 @@ const GROUP = 'admissionregistration.svc.io';
 const V1 = 'io.svc.api.admissionregistration.v1';
 const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
 
-const ref = (name: string, protoTag?: number): Schema => ({ type: 'ref', ref: name, ...(protoTag && { protoTag }) });
-const str = (protoTag: number, description?: string): Schema => ({ type: 'string', protoTag, ...(description && { description }) });
+/** A field of a message type (`protoTag` absent: a list's items). */
+const ref = (name: string, protoTag?: number): Schema => ({
+  type: 'ref',
+  ref: name,
+  ...(protoTag && { protoTag, protoType: 'message', protoMessage: name }),
+});
+/** A repeated message field. */
+const list = (item: string, protoTag: number, more: Partial<ArraySchema> = {}): Schema => ({
+  type: 'array',
+  items: ref(item),
+  protoTag,
+  protoType: 'message',
+  protoMessage: item,
+  ...more,
+});
+const str = (protoTag: number, description?: string): Schema => ({
+  type: 'string',
+  protoTag,
+  protoType: 'string',
+  ...(description && { description }),
+});
 
 /** The definitions of one served version (`v1beta1`, `v1alpha1`). */
 function definitions(version: string): Definitions {
@@ -41,12 +60,12 @@ function definitions(version: string): Definitions {
       kind: { type: 'string' },
       apiVersion: { type: 'string' },
       metadata: ref(`${META}.ListMeta`, 1),
-      items: { type: 'array', items: ref(`${pkg}.${kind}`), protoTag: 2 },
+      items: list(`${pkg}.${kind}`, 2),
     },
     required: ['items'],
     gvk: gvk(`${kind}List`),
   });
-  return {
+  const defs: Definitions = {
     [`${pkg}.MutatingAdmissionPolicy`]: kindOf(
       'MutatingAdmissionPolicy',
       'MutatingAdmissionPolicySpec',
@@ -58,18 +77,15 @@ function definitions(version: string): Definitions {
       properties: {
         paramKind: ref(`${V1}.ParamKind`, 1),
         matchConstraints: ref(`${V1}.MatchResources`, 2),
-        variables: { type: 'array', items: ref(`${V1}.Variable`), listType: 'atomic', protoTag: 3 },
-        mutations: { type: 'array', items: ref(`${pkg}.Mutation`), listType: 'atomic', protoTag: 4 },
+        variables: list(`${V1}.Variable`, 3, { listType: 'atomic' }),
+        mutations: list(`${pkg}.Mutation`, 4, { listType: 'atomic' }),
         failurePolicy: str(5, 'What an error of the policy does to the request: Fail refuses it (the default), Ignore skips the policy.'),
-        matchConditions: {
-          type: 'array',
-          items: ref(`${V1}.MatchCondition`),
+        matchConditions: list(`${V1}.MatchCondition`, 6, {
           listType: 'map',
           listMapKeys: ['name'],
           patchStrategy: 'merge',
           patchMergeKey: 'name',
-          protoTag: 6,
-        },
+        }),
         reinvocationPolicy: str(
           7,
           'Never: the policy runs once per request. IfNeeded: it runs once more when a later mutation changed the object after it ran.',
@@ -113,6 +129,9 @@ function definitions(version: string): Definitions {
       },
     },
   };
+  // Each definition is the protobuf message of its name (the wire names kinds by apiVersion and kind).
+  for (const [name, d] of Object.entries(defs)) if (d.type === 'object') d.protoMessage = name;
+  return defs;
 }
 
 export const MUTATING_POLICY_DEFINITIONS: Definitions = { ...definitions('v1beta1'), ...definitions('v1alpha1') };
