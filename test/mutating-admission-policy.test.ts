@@ -269,6 +269,43 @@ describe('MutatingAdmissionPolicy', () => {
     expect(no.body.metadata.annotations).toBeUndefined();
   });
 
+  test('variables, namespaceObject and request in expressions; updates and server-side apply are mutated too', async () => {
+    const s = await namespace();
+    expect(
+      (
+        await srv.json(
+          'PATCH',
+          `/api/v1/namespaces/${s.ns}`,
+          { metadata: { labels: { team: 'blue' } } },
+          { 'content-type': 'application/merge-patch+json' },
+        )
+      ).status,
+    ).toBe(200);
+    await policy(s, `vars-${s.id}`, {
+      matchConstraints: { resourceRules: rules(['configmaps']) },
+      variables: [{ name: 'team', expression: 'namespaceObject.metadata.labels.team' }],
+      mutations: [
+        apply('Object{metadata: Object.metadata{labels: {"team": string(variables.team), "op": request.operation.lowerAscii()}}}'),
+      ],
+    });
+    const c = await createUntil(
+      s,
+      { metadata: { name: 'v1' }, data: { a: '1' } },
+      (x) => x.status === 201 && x.body.metadata?.labels?.team === 'blue',
+    );
+    expect(c.body.metadata.labels).toEqual({ team: 'blue', op: 'create' });
+    const u = await srv.json('PUT', `/api/v1/namespaces/${s.ns}/configmaps/v1`, { ...c.body, data: { a: '2' } });
+    expect(u.status).toBe(200);
+    expect(u.body.metadata.labels).toEqual({ team: 'blue', op: 'update' });
+    const ssa = srv.kubectl(
+      ['apply', '--server-side', '-n', s.ns, '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa' }, data: { b: '1' } }),
+    );
+    expect(ssa.code).toBe(0);
+    const got = await srv.json('GET', `/api/v1/namespaces/${s.ns}/configmaps/ssa`);
+    expect(got.body.metadata.labels).toEqual({ team: 'blue', op: 'create' });
+  });
+
   test('reinvocationPolicy IfNeeded runs a policy again after a later one changed the object; Never does not', async () => {
     for (const reinvocationPolicy of ['IfNeeded', 'Never']) {
       const s = await namespace();

@@ -58,6 +58,12 @@ export class AdmissionChain {
     return false;
   }
 
+  /** Whether a mutating plugin takes part (updates skip the mutating phase, and its await, otherwise). */
+  wantsAdmit(group: string, resource: string, subresource: string, op: Operation): boolean {
+    for (const p of this.plugins) if (p.admit && p.handles(group, resource, subresource, op)) return true;
+    return false;
+  }
+
   async admit(a: Attributes): Promise<void> {
     for (const p of this.plugins) if (p.admit && p.handles(a.group, a.resource, a.subresource, a.operation)) await p.admit(a);
   }
