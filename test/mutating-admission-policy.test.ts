@@ -211,10 +211,15 @@ describe('MutatingAdmissionPolicy', () => {
     expect(r.status).toBe(201);
     expect(r.body.data).toEqual({ color: 'Green', other: 'x' });
     expect(r.body.metadata.labels).toEqual({ a: 'b', 'example.com/environment': 'test' });
-    // A failing test op is the mutation's error under failurePolicy Fail.
-    const bad = await createCm(s, { metadata: { labels: { a: 'b' } }, data: { color: 'Blue' } });
+    // A failing test op: the patch is not applied, and that is no error (as the reference).
+    const skipped = await createCm(s, { metadata: { labels: { a: 'b' } }, data: { color: 'Blue' } });
+    expect(skipped.status).toBe(201);
+    expect(skipped.body.data).toEqual({ color: 'Blue' });
+    expect(skipped.body.metadata.labels).toEqual({ a: 'b' });
+    // A path that does not exist is the mutation's error under failurePolicy Fail.
+    const bad = await createCm(s, { data: { color: 'Red' } });
     expect(bad.status).toBe(403);
-    expect(bad.body.message).toStartWith(`policy 'jp-${s.id}' with binding 'jp-${s.id}-binding' denied request: `);
+    expect(bad.body.message).toStartWith(`policy 'jp-${s.id}' with binding 'jp-${s.id}-binding' denied request: JSONPath: `);
   });
 
   test('params from a ConfigMap: the binding names it, the label comes from it', async () => {

@@ -15,7 +15,7 @@ import { CostBudget, OUT_OF_BUDGET_MESSAGE, RUNTIME_CEL_COST_BUDGET } from '../.
 import { fromCel } from '../../cel/index';
 import { JSONPATCH_TYPE, typeNameMismatch, typeNameOf } from '../../cel/object-initializers';
 import { mergeApplyConfiguration } from '../../registry/apply';
-import { applyJsonPatch } from '../../registry/patch';
+import { applyJsonPatch, PatchError } from '../../registry/patch';
 import type { SchemaSet } from '../../schema/engine';
 import type { Expr } from './compile';
 import { celTypeName, lazyVariables, tryRun } from './evaluate';
@@ -68,21 +68,33 @@ function applyConfiguration(v: unknown, object: Obj, target: MutationTarget): Ob
 }
 
 function jsonPatch(v: unknown, object: Obj): Obj {
-  if (!Array.isArray(v) || v.some((op) => typeNameOf(op) !== JSONPATCH_TYPE)) {
-    throw new Error(`unsupported return type from JSONPatch expression: ${Array.isArray(v) ? 'list(dyn)' : celTypeName(v)}`);
-  }
+  if (!Array.isArray(v)) throw new Error('type mismatch: JSONPatchType.expression should evaluate to array');
   const ops = v.map((op) => {
-    const o: JsonObject = {};
-    for (const [k, x] of Object.entries(op as Record<string, unknown>)) o[k] = fromCel(x);
-    return o;
+    const name = typeNameOf(op);
+    if (name !== JSONPATCH_TYPE) {
+      throw new Error(
+        `type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of ${name ?? celTypeName(op)}`,
+      );
+    }
+    const o = op as Record<string, unknown>;
+    // An Object value's type names must follow its field names from its own type.
+    const valueType = typeNameOf(o.value);
+    const mismatch = valueType === undefined ? undefined : typeNameMismatch(o.value, valueType);
+    if (mismatch) throw new Error(`type mismatch: ${mismatch}`);
+    const out: JsonObject = { op: o.op ?? '', path: o.path ?? '' };
+    if (typeof o.from === 'string' && o.from !== '') out.from = o.from;
+    if (o.value !== undefined) out.value = fromCel(o.value);
+    return out;
   });
   let patched: unknown;
   try {
     patched = applyJsonPatch(cloneJson(object), ops);
   } catch (e) {
-    throw new Error(`JSONPatch: ${(e as Error).message}`);
+    // A failed test operation leaves the object as it was, without an error (as the reference).
+    if (e instanceof PatchError && e.kind === 'test-failed') return object;
+    throw new Error(`JSONPath: ${e instanceof PatchError ? e.detail : (e as Error).message}`);
   }
-  if (!isObject(patched)) throw new Error('JSONPatch: the patched object is not an object');
+  if (!isObject(patched)) throw new Error('JSONPath: the patched document is not an object');
   return patched as Obj;
 }
 
