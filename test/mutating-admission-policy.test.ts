@@ -222,6 +222,42 @@ describe('MutatingAdmissionPolicy', () => {
     expect(bad.body.message).toStartWith(`policy 'jp-${s.id}' with binding 'jp-${s.id}-binding' denied request: JSONPath: `);
   });
 
+  test("the documentation's JSONPatch sidecar: appended to the init containers once, with reinvocation", async () => {
+    const s = await namespace();
+    await policy(s, `jp-sidecar-${s.id}`, {
+      reinvocationPolicy: 'IfNeeded',
+      matchConstraints: { resourceRules: rules(['pods'], ['CREATE']) },
+      matchConditions: [
+        { name: 'does-not-already-have-sidecar', expression: '!object.spec.initContainers.exists(ic, ic.name == "mesh-proxy")' },
+      ],
+      mutations: [
+        jsonPatch(`[
+          JSONPatch{
+            op: "add", path: "/spec/initContainers/-",
+            value: Object.spec.initContainers{
+              name: "mesh-proxy",
+              image: "mesh-proxy/v1.0.0",
+              restartPolicy: "Always"
+            }
+          }
+        ]`),
+      ],
+    });
+    let i = 0;
+    const r = await until(
+      () => srv.json('POST', `/api/v1/namespaces/${s.ns}/pods`, pod(`j${++i}`, { initContainers: [{ name: 'init', image: 'busybox' }] })),
+      (x) => (x.body.spec?.initContainers ?? []).length === 2,
+      3000,
+    );
+    expect(r.status).toBe(201);
+    expect(r.body.spec.initContainers.map((c: Json) => c.name)).toEqual(['init', 'mesh-proxy']);
+    expect(r.body.spec.initContainers[1]).toMatchObject({ image: 'mesh-proxy/v1.0.0', restartPolicy: 'Always', imagePullPolicy: 'Always' });
+    // Without initContainers the matchCondition itself fails (no such key): refused under Fail.
+    const none = await srv.json('POST', `/api/v1/namespaces/${s.ns}/pods`, pod('bare'));
+    expect(none.status).toBe(403);
+    expect(none.body.message).toContain('such key: initContainers');
+  });
+
   test('params from a ConfigMap: the binding names it, the label comes from it', async () => {
     const s = await namespace();
     const params = await srv.json('POST', `/api/v1/namespaces/${s.ns}/configmaps`, {
