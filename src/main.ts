@@ -14,6 +14,7 @@ import { type Config, featureGateWarnings, helpText, parseFlags } from './config
 import { Controllers } from './controllers/builder';
 import { createFrontEnd } from './http/builder';
 import { Metrics } from './http/metrics';
+import { MutatingPolicyMetrics } from './http/metrics-mutating-policy';
 import { builtinTypes, systemObjects } from './kinds/builder';
 import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
@@ -61,11 +62,14 @@ async function main(argv: string[]): Promise<void> {
   );
   // CEL evaluations with a large worst case run in worker threads with a deadline.
   const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
+  const mutatingPolicyMetrics = new MutatingPolicyMetrics();
+  metrics.sources.push((out) => mutatingPolicyMetrics.write(out));
   const admission = new Admission({
     ...authz,
     schemas,
     celPool,
     onPolicyCheck: (c) => metrics.observePolicyCheck(c),
+    onMutatingPolicyCheck: (c) => mutatingPolicyMetrics.observe(c),
     defaultTolerationSeconds: { notReady: cfg.defaultNotReadyTolerationSeconds, unreachable: cfg.defaultUnreachableTolerationSeconds },
     log,
   });

@@ -393,6 +393,13 @@ describe('MutatingAdmissionPolicy', () => {
         // The failing mutation is skipped, the next one still runs.
         expect(r.body.metadata.labels).toEqual({ second: 'ran' });
       }
+      // Each mutation is counted (the reference's apiserver_mutating_admission_policy_check_*).
+      const metrics = await (await srv.fetch('/metrics')).text();
+      const labels = (errorType: string) => `{error_type="${errorType}",policy="${name}",policy_binding="${name}-binding"}`;
+      expect(metrics).toMatch(new RegExp(`apiserver_mutating_admission_policy_check_total${labels('invalid_error')} [1-9]`));
+      expect(metrics).toContain(`apiserver_mutating_admission_policy_check_duration_seconds_count${labels('invalid_error')}`);
+      if (failurePolicy === 'Ignore')
+        expect(metrics).toMatch(new RegExp(`apiserver_mutating_admission_policy_check_total${labels('no_error')} [1-9]`));
     }
   });
 

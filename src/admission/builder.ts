@@ -25,7 +25,7 @@ import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
 import { mutatingPolicyPlugin, mutatingPolicyServed } from './policy/mutating-builder';
-import type { MutatingPolicyAdmission } from './policy/mutating-plugin';
+import type { MutatingPolicyAdmission, MutationCheck } from './policy/mutating-plugin';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
 import { PolicyStatusController } from './policy/status';
 import { PriorityAdmission } from './priority';
@@ -44,6 +44,8 @@ export interface AdmissionDeps {
   /** CEL evaluations with a large worst case run here (absent: inline). */
   celPool?: CelPool;
   onPolicyCheck?: (c: PolicyCheck) => void;
+  /** Each MutatingAdmissionPolicy mutation's outcome (metrics). */
+  onMutatingPolicyCheck?: (c: MutationCheck) => void;
   /** DefaultTolerationSeconds: the seconds of the not-ready and unreachable tolerations it adds. */
   defaultTolerationSeconds?: { notReady: number; unreachable: number };
   log: (msg: string) => void;
@@ -114,7 +116,7 @@ export class Admission {
       onCheck: this.d.onPolicyCheck,
       log: this.d.log,
     });
-    this.mutatingPolicy = mutatingPolicyPlugin(resources, this.d.schemas, this.policy.sources);
+    this.mutatingPolicy = mutatingPolicyPlugin(resources, this.d.schemas, this.policy.sources, this.d.onMutatingPolicyCheck);
     let quotasLoaded = false;
     const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
       const quotas = store('', 'resourcequotas');

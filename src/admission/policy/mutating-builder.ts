@@ -7,7 +7,7 @@
  */
 import type { Resources } from '../../registry/api-registry';
 import type { SchemaSet } from '../../schema/engine';
-import { MutatingPolicyAdmission } from './mutating-plugin';
+import { MutatingPolicyAdmission, type MutationCheck } from './mutating-plugin';
 import { ADMISSION_GROUP, type PolicySources } from './plugin';
 
 const VERSION = 'v1beta1';
@@ -22,7 +22,12 @@ export function mutatingPolicyServed(resources: Resources): boolean {
 }
 
 /** The plugin (resolving its stores when started: the registry is built with it). */
-export function mutatingPolicyPlugin(resources: Resources, schemas: SchemaSet, shared: PolicySources): MutatingPolicyAdmission {
+export function mutatingPolicyPlugin(
+  resources: Resources,
+  schemas: SchemaSet,
+  shared: PolicySources,
+  onCheck?: (c: MutationCheck) => void,
+): MutatingPolicyAdmission {
   const served = (plural: string) => {
     const s = resources.lookup(ADMISSION_GROUP, VERSION, plural);
     if (!s) throw new Error(`bug: ${ADMISSION_GROUP}/${VERSION}/${plural} is not served`);
@@ -35,6 +40,7 @@ export function mutatingPolicyPlugin(resources: Resources, schemas: SchemaSet, s
     namespace: (name) => shared.namespace(name),
     decider: shared.decider,
     log: shared.log,
+    onCheck,
     schemas,
     schemaOf: (group, version, resource) => resources.lookup(group, version, resource)?.def.schema,
   });

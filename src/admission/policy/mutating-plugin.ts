@@ -44,7 +44,17 @@ const EXEMPT = new Set([
   'mutatingadmissionpolicybindings',
 ]);
 
+/** One mutation's outcome (the reference's apiserver_mutating_admission_policy_check_* metrics). */
+export interface MutationCheck {
+  policy: string;
+  binding: string;
+  errorType: 'no_error' | 'compile_error' | 'invalid_error';
+  seconds: number;
+}
+
 export interface MutatingPolicySources extends Pick<PolicySources, 'params' | 'namespace' | 'decider' | 'log'> {
+  /** Each mutation's outcome (metrics). */
+  onCheck?: (c: MutationCheck) => void;
   policies: () => WatchCache;
   bindings: () => WatchCache;
   schemas: SchemaSet;
@@ -252,14 +262,18 @@ export class MutatingPolicyAdmission implements Plugin {
     if (policy.paramKind) ctx.params = param;
     let object = a.object;
     for (const m of policy.mutations) {
+      const started = performance.now();
+      let errorType: MutationCheck['errorType'] = 'no_error';
       try {
         // The CEL form of the object as the previous mutation left it, made only when needed.
         if (celObject === undefined) celObject = toCel(object);
         object = applyMutation(m, policy.variables, ctx, object, celObject, target);
         celObject = undefined;
       } catch (e) {
+        errorType = m.expr.fn ? 'invalid_error' : 'compile_error';
         report((e as Error).message);
       }
+      this.sources.onCheck?.({ policy: policy.name, binding: binding.name, errorType, seconds: (performance.now() - started) / 1000 });
     }
     if (object === a.object || deepEqual(object, a.object)) return false;
     replaceInPlace(a.object, object);
