@@ -111,6 +111,13 @@ describe('MutatingAdmissionPolicy', () => {
     const alpha = await srv.json('GET', `/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies/add-label-${s.id}`);
     expect(alpha.status).toBe(200);
     expect(alpha.body.apiVersion).toBe('admissionregistration.k8s.io/v1alpha1');
+    // kubectl's tables: the reference's columns.
+    const table = srv.kubectl(['get', 'mutatingadmissionpolicies', `add-label-${s.id}`]);
+    expect(table.stdout).toMatch(new RegExp(`^NAME\\s+MUTATIONS\\s+PARAMKIND\\s+AGE\\nadd-label-${s.id}\\s+1\\s+<unset>\\s+\\d+s\\n$`));
+    const bindings = srv.kubectl(['get', 'mutatingadmissionpolicybindings', `add-label-${s.id}`]);
+    expect(bindings.stdout).toMatch(
+      new RegExp(`^NAME\\s+POLICYNAME\\s+PARAMREF\\s+AGE\\nadd-label-${s.id}\\s+add-label-${s.id}\\s+<unset>\\s+\\d+s\\n$`),
+    );
     // Deleting the binding stops the mutation.
     expect(srv.kubectl(['delete', 'mutatingadmissionpolicybinding', `add-label-${s.id}`]).code).toBe(0);
     const after = await createUntil(s, {}, (x) => x.body.metadata?.labels?.['mutated-by'] === undefined);

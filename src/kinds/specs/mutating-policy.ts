@@ -9,6 +9,7 @@
  */
 import type { Obj } from '../../api/meta';
 import type { ArraySchema, Definitions, Schema } from '../../schema/types';
+import { col, columnsFor } from '../columns';
 import { mutatingAdmissionPolicy, mutatingAdmissionPolicyBinding } from '../validation/mutating-admission-policy';
 import type { Spec } from './spec';
 
@@ -148,6 +149,16 @@ const retag =
   (to: string) =>
   (o: Obj): Obj => ({ ...o, apiVersion: `${GROUP}/${to}` });
 
+/** The reference's tables: a policy's mutations and paramKind; a binding's as ValidatingAdmissionPolicyBinding's. */
+const [, PARAM_KIND, AGE] = columnsFor('ValidatingAdmissionPolicy');
+const POLICY_COLUMNS = [
+  col('Mutations', 'integer', 'Mutation indicates the number of mutations rules defined in this configuration', (x) => {
+    const spec = x.spec as { mutations?: unknown } | undefined;
+    return Array.isArray(spec?.mutations) ? spec.mutations.length : 0;
+  }),
+  ...(PARAM_KIND && AGE ? [PARAM_KIND, AGE] : []),
+];
+
 const kinds = (version: string, storedAs: boolean): Spec[] =>
   (['MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding'] as const).map((kind) => {
     const plural = kind === 'MutatingAdmissionPolicy' ? 'mutatingadmissionpolicies' : 'mutatingadmissionpolicybindings';
@@ -161,6 +172,7 @@ const kinds = (version: string, storedAs: boolean): Spec[] =>
       pkg: 'admissionregistration',
       gate: MUTATING_POLICY_GATE,
       rules: kind === 'MutatingAdmissionPolicy' ? mutatingAdmissionPolicy : mutatingAdmissionPolicyBinding,
+      columns: kind === 'MutatingAdmissionPolicy' ? POLICY_COLUMNS : columnsFor('ValidatingAdmissionPolicyBinding'),
       ...(storedAs && { storedAs: { group: GROUP, plural, read: retag(version), write: retag('v1beta1') } }),
     };
   });
