@@ -36,17 +36,17 @@ function validateOperations(rules: J[], path: string): Errs {
 }
 
 function validateMutation(m: J, path: string): Errs {
-  const errs: Errs = [];
   const type = str(m.patchType);
   if (type === '') return [required(`${path}.patchType`)];
   if (!PATCH_TYPES.includes(type)) return [notSupported(`${path}.patchType`, type, PATCH_TYPES)];
+  const errs: Errs = [];
   const field = type === 'ApplyConfiguration' ? 'applyConfiguration' : 'jsonPatch';
   const other = type === 'ApplyConfiguration' ? 'jsonPatch' : 'applyConfiguration';
-  if (m[other] !== undefined && m[other] !== null)
-    errs.push(invalidValue(`${path}.${other}`, '{...}', `must not be set when patchType is ${type}`));
   const body = obj(m[field]);
-  if (!body) errs.push(required(`${path}.${field}`, `${field} required when patchType is ${type}`));
+  if (!body) errs.push(required(`${path}.${field}`, `must be specified when patchType is ${type}`));
   else if (str(body.expression).trim() === '') errs.push(required(`${path}.${field}.expression`));
+  if (m[other] !== undefined && m[other] !== null)
+    errs.push(invalidValue(`${path}.${other}`, `{${other}}`, `must not be specified when patchType is ${type}`));
   return errs;
 }
 
