@@ -332,9 +332,7 @@ describe('MutatingAdmissionPolicy', () => {
     await policy(s, `vars-${s.id}`, {
       matchConstraints: { resourceRules: rules(['configmaps']) },
       variables: [{ name: 'team', expression: 'namespaceObject.metadata.labels.team' }],
-      mutations: [
-        apply('Object{metadata: Object.metadata{labels: {"team": string(variables.team), "op": request.operation.lowerAscii()}}}'),
-      ],
+      mutations: [apply('Object{metadata: Object.metadata{labels: {"team": variables.team, "op": request.operation.lowerAscii()}}}')],
     });
     const c = await createUntil(
       s,

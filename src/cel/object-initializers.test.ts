@@ -53,8 +53,31 @@ describe('object initializers', () => {
     expect(desugarObjectInitializers(expr)).toEqual({ ok: false, error });
   });
 
-  test('expressions without initializers are unchanged', () => {
-    for (const e of ['object.spec.replicas > 1', '{"a": 1}.a == 1', 'object.x.exists(y, y == "Object{")', '[1, 2].map(x, {x: x})'])
+  test('expressions without initializers or literals are unchanged', () => {
+    for (const e of [
+      'object.spec.replicas > 1',
+      'object.x.exists(y, y == "Object{")',
+      'object.items[0].name + m["k"]',
+      'f(a)[1][2]',
+      '[]',
+      '{}',
+    ])
       expect(desugarObjectInitializers(e)).toEqual({ ok: true, expr: e });
+  });
+
+  test.each([
+    ['{"a": 1}.a == 1', '{"a": dyn(1)}.a == 1'],
+    ['[1, 2].map(x, {x: x})', '[dyn(1), dyn(2)].map(x, {x: dyn(x)})'],
+    ['{"a": c ? "x" : "y", "b": [m[0], 2]}', '{"a": dyn(c ? "x" : "y"), "b": dyn([dyn(m[0]), dyn(2)])}'],
+    ['[?optional.of(1), 2]', '[?optional.of(1), dyn(2)]'],
+    ['{?"a": optional.none(), "b": 1}', '{?"a": optional.none(), "b": dyn(1)}'],
+  ])('literal elements as dyn: %s', (expr, want) => {
+    expect(desugarObjectInitializers(expr)).toEqual({ ok: true, expr: want });
+  });
+
+  test('a literal mixing dyn and typed values compiles, as cel-go accepts it', () => {
+    const v = run('Object{metadata: Object.metadata{labels: {"n": object.n, "env": "prod"}}}', { n: 'five' });
+    expect(fromCel(v)).toEqual({ metadata: { labels: { n: 'five', env: 'prod' } } });
+    expect(fromCel(run('[object.n, "x", 1][1]', { n: 1 }))).toBe('x');
   });
 });

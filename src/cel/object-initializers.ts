@@ -8,6 +8,10 @@
  *   Object{spec: Object.spec{replicas: 2}}
  *     → __object("Object", {"spec": dyn(__object("Object.spec", {"replicas": dyn(2)}))})
  *
+ * List elements and map values are wrapped as `dyn` too: cel-go's homogeneous aggregate literals
+ * accept a dyn value beside typed ones (`{"team": variables.team, "env": "prod"}`), this engine's
+ * do not (a mutation's literals are thereby laxer than the reference's: `[1, "a"]` is accepted).
+ *
  * The call returns the map tagged with its type name (typeNameOf), so the result can be checked
  * as the reference does: an initializer's type name must be the path of field names from the root
  * `Object` (`Object.spec.containers` for an item of spec.containers), a JSONPatch has only op,
@@ -27,12 +31,19 @@ const TYPE_NAME = Symbol('celObjectType');
 export type Desugared = { ok: true; expr: string } | { ok: false; error: string };
 
 interface Frame {
-  kind: '(' | '[' | 'map' | 'msg';
+  /** `idx`: an index `x[...]`; `[`: a list literal. */
+  kind: '(' | '[' | 'idx' | 'map' | 'msg';
   type?: string;
   /** A message frame waiting for its next field name. */
   expectField?: boolean;
-  /** A message frame inside a field's value (`dyn(` to close). */
+  /** Inside a field's value, a list element or a map value (`dyn(` to close). */
   valueOpen?: boolean;
+  /** A list element or a map value starts at the next token. */
+  pending?: boolean;
+  /** A map frame reading an entry's key (up to its `:`); `optional`: the entry is `?key: value`. */
+  inKey?: boolean;
+  keyStart?: boolean;
+  optional?: boolean;
 }
 
 const isIdentStart = (c: string | undefined): boolean => c !== undefined && /[A-Za-z_]/.test(c);
@@ -77,6 +88,8 @@ export function desugarObjectInitializers(src: string): Desugared {
   let out = '';
   let i = 0;
   let prevDot = false;
+  /** The previous token ends a value (a `[` after it indexes, else it opens a list). */
+  let prevValue = false;
   const stack: Frame[] = [];
   const n = src.length;
   while (i < n) {
@@ -94,12 +107,26 @@ export function desugarObjectInitializers(src: string): Desugared {
       i++;
       continue;
     }
+    if (top?.kind === 'map' && top.keyStart) {
+      top.keyStart = false;
+      top.optional = c === '?';
+    }
+    if ((top?.kind === '[' || top?.kind === 'map') && top.pending) {
+      // Each element and map value as dyn: a literal may mix dyn values with typed ones, which
+      // cel-go's homogeneous literals accept and this engine's do not. Optional entries stay as written.
+      top.pending = false;
+      if (c !== (top.kind === '[' ? ']' : '}') && c !== '?' && !top.optional) {
+        out += 'dyn(';
+        top.valueOpen = true;
+      }
+    }
     if (top?.kind === 'msg' && top.expectField) {
       if (c === '}') {
         stack.pop();
         out += '})';
         i++;
         prevDot = false;
+        prevValue = true;
         continue;
       }
       if (c === '?') return { ok: false, error: `optional field initializers are not supported (in ${top.type} initializer)` };
@@ -116,6 +143,7 @@ export function desugarObjectInitializers(src: string): Desugared {
       top.expectField = false;
       top.valueOpen = true;
       prevDot = false;
+      prevValue = false;
       continue;
     }
     if (c === '"' || c === "'") {
@@ -123,6 +151,7 @@ export function desugarObjectInitializers(src: string): Desugared {
       out += src.slice(i, end);
       i = end;
       prevDot = false;
+      prevValue = true;
       continue;
     }
     if (isIdentStart(c)) {
@@ -133,6 +162,7 @@ export function desugarObjectInitializers(src: string): Desugared {
         out += src.slice(i, close);
         i = close;
         prevDot = false;
+        prevValue = true;
         continue;
       }
       if (!prevDot) {
@@ -154,6 +184,7 @@ export function desugarObjectInitializers(src: string): Desugared {
           stack.push({ kind: 'msg', type: name, expectField: true });
           i = brace + 1;
           prevDot = false;
+          prevValue = false;
           continue;
         }
         end = identEnd(src, i);
@@ -161,31 +192,41 @@ export function desugarObjectInitializers(src: string): Desugared {
       out += word;
       i = end;
       prevDot = false;
+      prevValue = true;
       continue;
     }
-    if (c === '{') stack.push({ kind: 'map' });
+    if (c === '{') stack.push({ kind: 'map', inKey: true, keyStart: true });
     else if (c === '(') stack.push({ kind: '(' });
-    else if (c === '[') stack.push({ kind: '[' });
-    else if (c === ')' || c === ']') stack.pop();
-    else if (c === '}') {
-      if (top?.kind === 'msg') {
-        stack.pop();
-        out += top.valueOpen ? ')})' : '})';
-        i++;
-        prevDot = false;
-        continue;
-      }
+    else if (c === '[') stack.push(prevValue ? { kind: 'idx' } : { kind: '[', pending: true });
+    else if (c === ')') stack.pop();
+    else if (c === ']' || c === '}') {
       stack.pop();
-    } else if (c === ',' && top?.kind === 'msg') {
-      out += top.valueOpen ? '),' : ',';
-      top.valueOpen = false;
-      top.expectField = true;
+      if (top?.kind === 'msg') out += top.valueOpen ? ')})' : '})';
+      else out += top?.valueOpen ? `)${c}` : c;
       i++;
       prevDot = false;
+      prevValue = true;
       continue;
+    } else if (c === ',' && (top?.kind === 'msg' || top?.kind === '[' || top?.kind === 'map')) {
+      out += top.valueOpen ? '),' : ',';
+      top.valueOpen = false;
+      if (top.kind === 'msg') top.expectField = true;
+      else if (top.kind === '[') top.pending = true;
+      else {
+        top.inKey = true;
+        top.keyStart = true;
+      }
+      i++;
+      prevDot = false;
+      prevValue = false;
+      continue;
+    } else if (c === ':' && top?.kind === 'map' && top.inKey) {
+      top.inKey = false;
+      top.pending = true;
     }
     out += c;
     prevDot = c === '.';
+    prevValue = /[0-9)]/.test(c);
     i++;
   }
   return { ok: true, expr: out };
