@@ -200,19 +200,15 @@ export class MutatingPolicyAdmission implements Plugin {
       const target = { schemas: this.sources.schemas, defName: this.sources.schemaOf(a.group, a.version, a.resource) };
       // First pass, then the IfNeeded invocations that ran before a later change, once.
       let previously = new Set<string>();
-      let reinvoke = new Set<string>();
+      const reinvoke = new Set<string>();
       for (const inv of invocations) {
-        if (await this.invoke(inv, a, act, target, errors)) {
+        if (this.invoke(inv, a, act, target, errors)) {
           for (const k of previously) reinvoke.add(k);
           previously = new Set();
         }
         if (inv.policy.reinvocation === 'IfNeeded') previously.add(inv.key);
       }
-      if (reinvoke.size > 0) {
-        const again = reinvoke;
-        reinvoke = new Set();
-        for (const inv of invocations) if (again.has(inv.key)) await this.invoke(inv, a, act, target, errors);
-      }
+      for (const inv of invocations) if (reinvoke.has(inv.key)) this.invoke(inv, a, act, target, errors);
     }
     if (errors.length === 0) return;
     const messages = errors.map((e) =>
@@ -233,13 +229,13 @@ export class MutatingPolicyAdmission implements Plugin {
    * One invocation: its matchConditions, then its mutations in order on `a.object` (changed in
    * place). Returns whether the object changed; errors go to `errors` under the failurePolicy.
    */
-  private async invoke(
+  private invoke(
     inv: Invocation,
     a: Attributes,
     act: Activation,
     target: { schemas: SchemaSet; defName?: string },
     errors: PolicyError[],
-  ): Promise<boolean> {
+  ): boolean {
     const { policy, binding, param } = inv;
     const fail = policy.failurePolicy === 'Fail';
     const report = (message: string) => {
