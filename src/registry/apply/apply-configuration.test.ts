@@ -76,7 +76,7 @@ describe('mergeApplyConfiguration', () => {
         { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
         { spec: { containers: [{ image: 'x' }] } },
       ),
-    ).toThrow('failed to merge patch: associative list with keys has an element that omits key field "name"');
+    ).toThrow('failed to merge patch: .spec.containers: element 0: associative list with keys has an element that omits key field "name"');
   });
 
   test('without a schema the shapes come from the values (maps merge, lists replace)', () => {
