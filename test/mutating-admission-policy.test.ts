@@ -303,6 +303,112 @@ describe('MutatingAdmissionPolicy', () => {
     );
   });
 
+  test("custom resources: a Sidecar param kind (the documentation's), and merges by the CRD's list types", async () => {
+    const s = await namespace();
+    const crd = (group: string, kind: string, spec: Json) => ({
+      metadata: { name: `${kind.toLowerCase()}s.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { kind, plural: `${kind.toLowerCase()}s`, singular: kind.toLowerCase(), listKind: `${kind}List` },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }],
+      },
+    });
+    for (const body of [
+      crd('mutations.example.com', 'Sidecar', { type: 'object', properties: { image: { type: 'string' } } }),
+      crd('widgets.example.com', 'Widget', {
+        type: 'object',
+        properties: {
+          ports: {
+            type: 'array',
+            'x-kubernetes-list-type': 'map',
+            'x-kubernetes-list-map-keys': ['name'],
+            items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer' } } },
+          },
+          tags: { type: 'array', items: { type: 'string' } },
+        },
+      }),
+    ]) {
+      expect((await srv.json('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body)).status).toBe(201);
+    }
+    const served = (path: string) =>
+      until(
+        () => srv.json('GET', path),
+        (x) => x.status === 200,
+        5000,
+      );
+    await served(`/apis/mutations.example.com/v1/namespaces/${s.ns}/sidecars`);
+    await served(`/apis/widgets.example.com/v1/namespaces/${s.ns}/widgets`);
+    const param = await srv.json('POST', `/apis/mutations.example.com/v1/namespaces/${s.ns}/sidecars`, {
+      apiVersion: 'mutations.example.com/v1',
+      kind: 'Sidecar',
+      metadata: { name: 'mesh' },
+      spec: { image: 'mesh/proxy:v2' },
+    });
+    expect(param.status).toBe(201);
+    await policy(
+      s,
+      `crd-param-${s.id}`,
+      {
+        paramKind: { apiVersion: 'mutations.example.com/v1', kind: 'Sidecar' },
+        matchConstraints: { resourceRules: rules(['pods'], ['CREATE']) },
+        mutations: [
+          apply(
+            'Object{spec: Object.spec{initContainers: [Object.spec.initContainers{name: "mesh-proxy", image: params.spec.image, restartPolicy: "Always"}]}}',
+          ),
+        ],
+      },
+      { paramRef: { name: 'mesh', parameterNotFoundAction: 'Deny' } },
+    );
+    let i = 0;
+    const p = await until(
+      () => srv.json('POST', `/api/v1/namespaces/${s.ns}/pods`, pod(`c${++i}`)),
+      (x) => x.status === 201 && x.body.spec?.initContainers !== undefined,
+      3000,
+    );
+    expect(p.body.spec.initContainers[0]).toMatchObject({ name: 'mesh-proxy', image: 'mesh/proxy:v2' });
+    await policy(s, `crd-merge-${s.id}`, {
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['widgets.example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['widgets'] }],
+      },
+      matchConditions: [{ name: 'tagged', expression: 'has(object.spec.tags)' }],
+      mutations: [apply('Object{spec: Object.spec{ports: [Object.spec.ports{name: "metrics", port: 9090}]}}')],
+    });
+    const widget = (name: string, spec: Json) =>
+      srv.json('POST', `/apis/widgets.example.com/v1/namespaces/${s.ns}/widgets`, {
+        apiVersion: 'widgets.example.com/v1',
+        kind: 'Widget',
+        metadata: { name },
+        spec,
+      });
+    let w = 0;
+    const merged = await until(
+      () => widget(`w${++w}`, { tags: ['a'], ports: [{ name: 'http', port: 80 }] }),
+      (x) => (x.body.spec?.ports ?? []).length === 2,
+      3000,
+    );
+    expect(merged.status).toBe(201);
+    expect(merged.body.spec.ports).toEqual([
+      { name: 'http', port: 80 },
+      { name: 'metrics', port: 9090 },
+    ]);
+    // The same policy setting the atomic `tags` list instead is refused, naming it.
+    await policy(s, `crd-atomic-${s.id}`, {
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['widgets.example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['widgets'] }],
+      },
+      mutations: [apply('Object{spec: Object.spec{tags: ["x"]}}')],
+    });
+    const atomic = await until(
+      () => widget(`w${++w}`, { tags: ['a'] }),
+      (x) => x.status === 403,
+      3000,
+    );
+    expect(atomic.body.message).toEndWith(
+      'error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.tags',
+    );
+  });
+
   test('matchConditions: only matching objects are mutated', async () => {
     const s = await namespace();
     await policy(s, `mc-${s.id}`, {
