@@ -59,7 +59,7 @@ interface Entry {
 
 export class Admission {
   private policy: PolicyAdmission | undefined;
-  /** MutatingAdmissionPolicy: only where its kinds are served (the MutatingAdmissionPolicy gate). */
+  /** MutatingAdmissionPolicy: in every chain, started only where its kinds are served (the MutatingAdmissionPolicy gate). */
   private mutatingPolicy: MutatingPolicyAdmission | undefined;
   private policyStatus: PolicyStatusController | undefined;
   private resources: Resources | undefined;
