@@ -16,6 +16,7 @@ import { createFaults } from './faults';
 import { createFrontEnd } from './http/builder';
 import { VERSION_INFO } from './http/discovery';
 import { Metrics } from './http/metrics';
+import { MutatingPolicyMetrics } from './http/metrics-mutating-policy';
 import { WebhookMetrics } from './http/webhook-metrics';
 import { builtinTypes, systemObjects } from './kinds/builder';
 import { bootstrapObjects } from './registry/bootstrap';
@@ -67,12 +68,15 @@ async function main(argv: string[]): Promise<void> {
   metrics.sources.push((out) => webhookMetrics.write(out));
   // CEL evaluations with a large worst case run in worker threads with a deadline.
   const celPool = cfg.celPoolSize > 0 ? new CelPool({ size: cfg.celPoolSize, deadlineMs: cfg.celEvalDeadlineMs }) : undefined;
+  const mutatingPolicyMetrics = new MutatingPolicyMetrics();
+  metrics.sources.push((out) => mutatingPolicyMetrics.write(out));
   const admission = new Admission({
     ...authz,
     schemas,
     celPool,
     onPolicyCheck: (c) => metrics.observePolicyCheck(c),
     onWebhookCall: (c) => webhookMetrics.observe(c),
+    onMutatingPolicyCheck: (c) => mutatingPolicyMetrics.observe(c),
     defaultTolerationSeconds: { notReady: cfg.defaultNotReadyTolerationSeconds, unreachable: cfg.defaultUnreachableTolerationSeconds },
     log,
   });

@@ -17,7 +17,7 @@ import { hostAddress, jsonPatch, startWebhookServer, type WebhookServer } from '
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON bodies of the responses under test
 type Json = any;
 setDefaultTimeout(20_000);
-const srv = serverForFile({ args: [STATIC_WORKLOADS] });
+const srv = serverForFile({ args: [STATIC_WORKLOADS, '--feature-gates=MutatingAdmissionPolicy=true'] });
 const ADM = '/apis/admissionregistration.k8s.io/v1';
 let hooks: WebhookServer;
 let n = 0;
@@ -204,6 +204,45 @@ describe('mutating webhooks', () => {
       (r) => r.body?.metadata?.labels?.second === 'yes' && r.body.metadata.annotations?.['first-saw'] !== undefined,
     );
     expect(r.body.metadata.annotations['first-saw']).toBe('yes');
+  });
+
+  test('a MutatingAdmissionPolicy with reinvocationPolicy IfNeeded runs again after a webhook changed the object', async () => {
+    const s = await namespace();
+    hooks.handle(`/after-map-${s.id}`, () => ({
+      allowed: true,
+      ...jsonPatch([{ op: 'add', path: '/metadata/labels', value: { hooked: 'yes' } }]),
+    }));
+    const policy = await srv.json('POST', '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies', {
+      metadata: { name: `saw-hook-${s.id}` },
+      spec: {
+        failurePolicy: 'Fail',
+        reinvocationPolicy: 'IfNeeded',
+        matchConstraints: {
+          namespaceSelector: { matchLabels: { 'wh-test': s.id } },
+          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
+        },
+        mutations: [
+          {
+            patchType: 'ApplyConfiguration',
+            applyConfiguration: {
+              expression:
+                'Object{metadata: Object.metadata{annotations: {"saw-hook": string(has(object.metadata.labels) && "hooked" in object.metadata.labels)}}}',
+            },
+          },
+        ],
+      },
+    });
+    expect(policy.status).toBe(201);
+    await srv.json('POST', '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings', {
+      metadata: { name: `saw-hook-${s.id}` },
+      spec: { policyName: `saw-hook-${s.id}` },
+    });
+    await configure('mutating', `after-map-${s.id}`, [webhook(s, 'after-map.example.com', `/after-map-${s.id}`)]);
+    const r = await createUntil(
+      s,
+      (r) => r.body?.metadata?.labels?.hooked === 'yes' && r.body.metadata.annotations?.['saw-hook'] !== undefined,
+    );
+    expect(r.body.metadata.annotations['saw-hook']).toBe('true');
   });
 
   test('a DELETE is sent without an object and the old one', async () => {

@@ -25,6 +25,8 @@ import { DefaultTolerationSeconds } from './default-toleration-seconds';
 import { FaultInjectionAuthorization } from './fault-injection';
 import { LimitRanger } from './limit-ranger';
 import type { CelPool } from './policy/cel-pool';
+import { mutatingPolicyPlugin, mutatingPolicyServed } from './policy/mutating-builder';
+import type { MutatingPolicyAdmission, MutationCheck } from './policy/mutating-plugin';
 import { ADMISSION_GROUP, PolicyAdmission, type PolicyCheck } from './policy/plugin';
 import { PolicyStatusController } from './policy/status';
 import { PriorityAdmission } from './priority';
@@ -50,6 +52,8 @@ export interface AdmissionDeps {
   onPolicyCheck?: (c: PolicyCheck) => void;
   /** Each admission webhook call (the apiserver_admission_webhook_* metrics). */
   onWebhookCall?: (c: WebhookCall) => void;
+  /** Each MutatingAdmissionPolicy mutation's outcome (metrics). */
+  onMutatingPolicyCheck?: (c: MutationCheck) => void;
   /** DefaultTolerationSeconds: the seconds of the not-ready and unreachable tolerations it adds. */
   defaultTolerationSeconds?: { notReady: number; unreachable: number };
   log: (msg: string) => void;
@@ -70,6 +74,8 @@ export class Admission {
   };
   /** CRD conversion webhooks, reaching their Services as admission webhooks do. */
   readonly conversions: ConversionWebhooks;
+  /** MutatingAdmissionPolicy: in every chain, started only where its kinds are served (the MutatingAdmissionPolicy gate). */
+  private mutatingPolicy: MutatingPolicyAdmission | undefined;
   private policyStatus: PolicyStatusController | undefined;
   private resources: Resources | undefined;
 
@@ -154,6 +160,7 @@ export class Admission {
         return s ? s.cache.list(`${s.store.prefix}${namespace}/`).map((c) => c.obj) : [];
       },
     });
+    this.mutatingPolicy = mutatingPolicyPlugin(resources, this.d.schemas, this.policy.sources, this.d.onMutatingPolicyCheck);
     let quotasLoaded = false;
     const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {
       const quotas = store('', 'resourcequotas');
@@ -235,6 +242,8 @@ export class Admission {
       },
       { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
       { plugin: new FaultInjectionAuthorization(this.d.authorizer), kinds: (def) => def.plural === 'faultinjections' },
+      // MutatingAdmissionPolicy (the reference's order: ..., MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ...).
+      { plugin: this.mutatingPolicy, kinds: () => true },
       { plugin: this.policy, kinds: () => true },
       // The reference's order: MutatingAdmissionWebhook after the built-in mutating plugins,
       // ValidatingAdmissionWebhook after ValidatingAdmissionPolicy, both before ResourceQuota.
@@ -255,6 +264,8 @@ export class Admission {
     const vapStore = resources?.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicies');
     const served =
       resources?.lookup(ADMISSION_GROUP, 'v1', 'validatingadmissionpolicybindings') && resources.lookup('', 'v1', 'namespaces');
+    // MutatingAdmissionPolicy: started only where its kinds are served.
+    if (resources && this.mutatingPolicy && mutatingPolicyServed(resources)) await this.mutatingPolicy.start();
     if (!resources || !policy || !vapStore || !served) return;
     const kindOf = (st: ResourceStore | undefined) =>
       st && { group: st.def.group, version: st.def.version, kind: st.def.kind, schema: st.def.schema };
@@ -276,6 +287,7 @@ export class Admission {
 
   stop(): void {
     this.policy?.stop();
+    this.mutatingPolicy?.stop();
     this.policyStatus?.stop();
     this.webhooks?.stop();
   }

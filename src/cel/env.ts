@@ -9,6 +9,7 @@ import { registerTwoVarComprehensions } from './lib/comprehensions2.ts';
 import { registerFormat } from './lib/format.ts';
 import { registerIp } from './lib/ip.ts';
 import { registerLists } from './lib/lists.ts';
+import { registerMutation } from './lib/mutation.ts';
 import { registerOptionals } from './lib/optionals.ts';
 import { registerQuantity } from './lib/quantity.ts';
 import { registerRegex } from './lib/regex.ts';
@@ -55,6 +56,7 @@ export function engineEnvironment(vars: Readonly<Record<string, string>>, opts: 
   registerOptionals(e);
   registerTwoVarComprehensions(e);
   registerTypedLists(e);
+  registerMutation(e);
   for (const [name, type] of Object.entries(vars)) e.registerVariable(name, type);
   return e;
 }

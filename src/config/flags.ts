@@ -154,6 +154,8 @@ export const FEATURE_GATES: Record<string, boolean> = {
   DeclarativeValidationTakeover: false,
   /** testing.svc.io FaultInjection and the engine that applies it (issue 40, src/faults). */
   FaultInjection: false,
+  /** Beta in the reference's 1.34, off by default: serves MutatingAdmissionPolicy(Binding) v1beta1 and v1alpha1. */
+  MutatingAdmissionPolicy: false,
 };
 
 /**

@@ -21,14 +21,14 @@ export interface RequestLabels {
 
 const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** The reference's buckets of apiserver_validating_admission_policy_check_duration_seconds. */
-const POLICY_BUCKETS = [0.0000005, 0.001, 0.01, 0.1, 1.0];
+export const POLICY_BUCKETS = [0.0000005, 0.001, 0.01, 0.1, 1.0];
 
 interface Series {
   labels: string;
   count: number;
 }
 
-interface HistSeries {
+export interface HistSeries {
   labels: string;
   /** The request series' own labels, for readers other than the text (the dashboard). */
   of?: { verb: string; group: string; resource: string; subresource: string };

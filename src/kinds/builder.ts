@@ -11,6 +11,7 @@ import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
 import { builtinKinds } from './builtin';
 import { METRICS_DEFINITIONS } from './specs/metrics';
+import { MUTATING_POLICY_DEFINITIONS, MUTATING_POLICY_OVERLAYS } from './specs/mutating-policy';
 import { SYSTEM_PRIORITY_CLASSES } from './specs/scheduling';
 import { TESTING_DEFINITIONS } from './specs/testing';
 
@@ -22,13 +23,14 @@ function enabled(k: KindDef, rc: Record<string, boolean>): boolean {
   return true;
 }
 
+/** `featureGates`: the gates that are on (a gated kind is served only with its gate on). */
 export function builtinTypes(
   runtimeConfig: Record<string, boolean>,
   featureGates: Record<string, boolean> = {},
 ): { schemas: SchemaSet; kinds: KindDef[] } {
   const schemas = new SchemaSet(
-    { ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS, ...TESTING_DEFINITIONS },
-    overlays,
+    { ...(definitions as unknown as Definitions), ...METRICS_DEFINITIONS, ...TESTING_DEFINITIONS, ...MUTATING_POLICY_DEFINITIONS },
+    [...overlays, ...MUTATING_POLICY_OVERLAYS],
     defaulters,
   );
   const hasSpec = (name: string) => {

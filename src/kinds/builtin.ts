@@ -17,6 +17,7 @@ import { CERTIFICATES } from './specs/certificates';
 import { CORE } from './specs/core';
 import { EVENTS } from './specs/events';
 import { METRICS } from './specs/metrics';
+import { MUTATING_POLICY } from './specs/mutating-policy';
 import { NETWORKING } from './specs/networking';
 import { SCHEDULING } from './specs/scheduling';
 import type { Spec } from './specs/spec';
@@ -39,6 +40,7 @@ const SPECS: Spec[] = [
   ...APIREGISTRATION,
   ...METRICS,
   ...TESTING,
+  ...MUTATING_POLICY,
 ];
 
 function build(s: Spec, hasSpec: (schema: string) => boolean): KindDef {

@@ -52,6 +52,13 @@ export interface Plugin {
   admit?(a: Attributes): void | Promise<void>;
   /** Validating phase: throws a StatusError to refuse. */
   validate?(a: Attributes): void | Promise<void>;
+  /**
+   * Reinvocation (the reference's reinvocationPolicy IfNeeded across plugins): whether this
+   * request's admit ran something that wants to run again if a later plugin changes the object,
+   * and that second run.
+   */
+  reinvocable?(a: Attributes): boolean;
+  reinvoke?(a: Attributes): Promise<void>;
 }
 
 export class AdmissionChain {
@@ -70,7 +77,17 @@ export class AdmissionChain {
   }
 
   async admit(a: Attributes): Promise<void> {
-    for (const p of this.plugins) if (p.admit && p.handles(a.group, a.resource, a.subresource, a.operation)) await p.admit(a);
+    // The object as each reinvocable plugin left it (only when one asks: a copy per such plugin).
+    const ran: { p: Plugin; after: string }[] = [];
+    for (const p of this.plugins) {
+      if (!p.admit || !p.handles(a.group, a.resource, a.subresource, a.operation)) continue;
+      await p.admit(a);
+      if (p.reinvocable?.(a)) ran.push({ p, after: JSON.stringify(a.object) });
+    }
+    if (ran.length === 0) return;
+    // A plugin whose output a later plugin changed runs its IfNeeded parts once more.
+    const now = JSON.stringify(a.object);
+    for (const { p, after } of ran) if (after !== now) await p.reinvoke?.(a);
   }
 
   async validate(a: Attributes): Promise<void> {

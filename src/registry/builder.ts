@@ -22,6 +22,8 @@ const PARSED = new Set([
   '/resourcequotas',
   'admissionregistration.svc.io/validatingadmissionpolicies',
   'admissionregistration.svc.io/validatingadmissionpolicybindings',
+  'admissionregistration.svc.io/mutatingadmissionpolicies',
+  'admissionregistration.svc.io/mutatingadmissionpolicybindings',
   'apiextensions.svc.io/customresourcedefinitions',
   'flowcontrol.apiserver.svc.io/flowschemas',
   'flowcontrol.apiserver.svc.io/prioritylevelconfigurations',

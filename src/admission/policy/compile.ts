@@ -59,9 +59,9 @@ export interface CompiledBinding {
   readonly actions: readonly string[];
 }
 
-const MACRO = /\.\s*(all|exists|exists_one|map|filter)\s*\(/g;
+export const MACRO = /\.\s*(all|exists|exists_one|map|filter)\s*\(/g;
 
-function compileExpr(expr: string, e: CelEnv): Expr {
+export function compileExpr(expr: string, e: CelEnv): Expr {
   const r = compile(expr, e);
   if (!r.ok) return { expr, error: r.errors.join('; ') };
   return { expr, fn: costedExecutable(r.program) };

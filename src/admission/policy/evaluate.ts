@@ -77,7 +77,7 @@ function run(e: Expr, ctx: Record<string, unknown>, budget: CostBudget): unknown
   throw new ExpressionError(`expression '${e.expr}' resulted in error: ${firstLine(msg)}`);
 }
 
-function tryRun(e: Expr, ctx: Record<string, unknown>, budget: CostBudget): { value?: unknown; error?: string } {
+export function tryRun(e: Expr, ctx: Record<string, unknown>, budget: CostBudget): { value?: unknown; error?: string } {
   try {
     return { value: run(e, ctx, budget) };
   } catch (err) {
@@ -94,9 +94,13 @@ function outOfBudget(fail: boolean): Result {
  * `variables`: each computed on first access, then kept, its cost charged to the budget of the
  * expression that reached it first (`budget()`); an error is the accessing expression's.
  */
-function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>, budget: () => CostBudget): Record<string, unknown> {
+export function lazyVariables(
+  variables: readonly { name: string; expr: Expr }[],
+  ctx: Record<string, unknown>,
+  budget: () => CostBudget,
+): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
-  for (const v of p.variables) {
+  for (const v of variables) {
     let done = false;
     let value: unknown;
     let error: string | undefined;
@@ -117,38 +121,52 @@ function lazyVariables(p: CompiledPolicy, ctx: Record<string, unknown>, budget: 
   return vars;
 }
 
-const celTypeName = (v: unknown): string =>
+export const celTypeName = (v: unknown): string =>
   typeof v === 'bigint' ? 'int' : typeof v === 'number' ? 'double' : typeof v === 'boolean' ? 'bool' : Array.isArray(v) ? 'list' : 'map';
+
+/** What of a policy its matchConditions need (validating and mutating policies alike). */
+export interface MatchConditionsOf {
+  readonly paramKind?: unknown;
+  readonly matchConditions: readonly { name: string; expr: Expr }[];
+}
+
+/**
+ * The matchConditions in order (the reference's matchconditions.Matcher): any false is no
+ * match; else an error (none false) is `error` (one message, or several as a bracketed list);
+ * `outOfBudget` when they ran out of their shared budget.
+ */
+export function evaluateMatchConditions(
+  p: MatchConditionsOf,
+  act: Activation,
+  params: unknown,
+): { matches: boolean; error?: string; outOfBudget?: boolean } {
+  if (p.matchConditions.length === 0) return { matches: true };
+  const budget = new CostBudget(RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS);
+  const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request, authorizer: act.authorizer };
+  if (p.paramKind) ctx.params = params;
+  const errors: string[] = [];
+  for (const mc of p.matchConditions) {
+    const r = tryRun(mc.expr, ctx, budget);
+    if (budget.exhausted) return { matches: false, outOfBudget: true };
+    if (r.error !== undefined) errors.push(r.error);
+    else if (r.value === false) return { matches: false };
+    else if (r.value !== true)
+      errors.push(`expression '${mc.expr.expr}' resulted in error: no such overload: expected bool, got ${celTypeName(r.value)}`);
+  }
+  if (errors.length > 0) return { matches: false, error: errors.length === 1 ? (errors[0] as string) : `[${errors.join(', ')}]` };
+  return { matches: true };
+}
 
 export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unknown): Result {
   const fail = p.failurePolicy === 'Fail';
   const out: Result = { decisions: [], annotations: [] };
-  if (p.matchConditions.length > 0) {
-    const budget = new CostBudget(RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS);
-    const ctx: Record<string, unknown> = { object: act.object, oldObject: act.oldObject, request: act.request, authorizer: act.authorizer };
-    if (p.paramKind) ctx.params = params;
-    const errors: string[] = [];
-    for (const mc of p.matchConditions) {
-      const r = tryRun(mc.expr, ctx, budget);
-      if (budget.exhausted) return outOfBudget(fail);
-      if (r.error !== undefined) errors.push(r.error);
-      else if (r.value === false) return out;
-      else if (r.value !== true)
-        errors.push(`expression '${mc.expr.expr}' resulted in error: no such overload: expected bool, got ${celTypeName(r.value)}`);
-    }
-    if (errors.length > 0) {
-      // The reference's aggregate error: one message alone, several as a bracketed list.
-      if (fail)
-        out.decisions.push({
-          deny: true,
-          error: true,
-          message: errors.length === 1 ? (errors[0] as string) : `[${errors.join(', ')}]`,
-          reason: '',
-          index: 0,
-        });
-      return out;
-    }
+  const mc = evaluateMatchConditions(p, act, params);
+  if (mc.outOfBudget) return outOfBudget(fail);
+  if (mc.error !== undefined) {
+    if (fail) out.decisions.push({ deny: true, error: true, message: mc.error, reason: '', index: 0 });
+    return out;
   }
+  if (!mc.matches) return out;
   const ctx: Record<string, unknown> = {
     object: act.object,
     oldObject: act.oldObject,
@@ -158,7 +176,7 @@ export function evaluatePolicy(p: CompiledPolicy, act: Activation, params: unkno
   };
   if (p.paramKind) ctx.params = params;
   let budget = new CostBudget(RUNTIME_CEL_COST_BUDGET);
-  ctx.variables = lazyVariables(p, ctx, () => budget);
+  ctx.variables = lazyVariables(p.variables, ctx, () => budget);
   p.validations.forEach((v, index) => {
     if (budget.exhausted) return;
     const r = tryRun(v.expr, ctx, budget);

@@ -20,19 +20,17 @@
  * With no binding the plugin takes part in no request (the registry skips the chain).
  */
 import { svcApiVersion } from '../../api/brand';
-import { isObject, type Obj } from '../../api/meta';
-import { selectorMatcher } from '../../api/selectors';
+import type { Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
 import type { UserInfo } from '../../api/user';
-import { toCel } from '../../cel/index';
 import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import type { WatchCache } from '../../watch/cache';
 import { DeadlineError } from '../../workers/pool';
-import { requestActivation } from './activation';
 import type { CelPool } from './cel-pool';
 import { type CompiledBinding, type CompiledPolicy, compileBinding, compilePolicy } from './compile';
 import { type Activation, type Decision, evaluatePolicy, type Result } from './evaluate';
+import { collectParams, followCache, namespaceObject, type ParamSource, requestActivation, ruleRequest } from './invocation';
 import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from './matching';
 
 const NO_PARAMS: unknown[] = [null];
@@ -57,24 +55,12 @@ function longestCollection(v: unknown): number {
   return Math.max(n, m);
 }
 
-/** namespaceObject: the request's namespace without its managedFields, in CEL form. */
-function namespaceObject(ns: Obj | undefined): unknown {
-  if (!ns) return null;
-  const { managedFields: _m, ...metadata } = ns.metadata;
-  return toCel({ apiVersion: 'v1', kind: 'Namespace', metadata, spec: ns.spec ?? {}, status: ns.status ?? {} });
-}
-
 export const ADMISSION_GROUP = 'admissionregistration.svc.io';
 /** The audit annotation of the Audit validation action. */
 export const VALIDATION_FAILURE = 'validation.policy.admission.svc.io/validation_failure';
 const EXEMPT = new Set(['validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
 
-/** Objects of a parameter kind, from its watch cache. */
-export interface ParamSource {
-  readonly namespaced: boolean;
-  get(namespace: string, name: string): Promise<Obj | undefined>;
-  list(namespace: string): Promise<Obj[]>;
-}
+export type { ParamSource };
 
 export interface PolicySources {
   /** The policies' and bindings' watch caches (resolved at start: the registry is built with this plugin). */
@@ -120,14 +106,28 @@ export class PolicyAdmission implements Plugin {
   private stopped = false;
   /** Observer of every policy check (the metrics). */
 
-  constructor(private readonly sources: PolicySources) {}
+  /** `sources` are shared with the mutating policy plugin (the same params, namespaces and authorizer). */
+  constructor(readonly sources: PolicySources) {}
 
   async start(): Promise<void> {
     const policies = this.sources.policies();
     const bindings = this.sources.bindings();
     await Promise.all([policies.start(), bindings.start()]);
-    this.follow(policies, (o, deleted) => this.setPolicy(o, deleted));
-    this.follow(bindings, (o, deleted) => this.setBinding(o, deleted));
+    const stopped = () => this.stopped;
+    followCache(
+      policies,
+      (o, deleted) => this.setPolicy(o, deleted),
+      () => this.rebuild(),
+      stopped,
+      this.sources.log,
+    );
+    followCache(
+      bindings,
+      (o, deleted) => this.setBinding(o, deleted),
+      () => this.rebuild(),
+      stopped,
+      this.sources.log,
+    );
   }
 
   /** A policy written (compiled now) or deleted; `rebuild()` makes the change take effect. */
@@ -143,25 +143,6 @@ export class PolicyAdmission implements Plugin {
 
   stop(): void {
     this.stopped = true;
-  }
-
-  private follow(cache: WatchCache, apply: (o: Obj, deleted: boolean) => void): void {
-    const w = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
-    for (const c of w.initial) apply(c.obj, false);
-    this.rebuild();
-    void (async () => {
-      while (!this.stopped && !w.watcher.ended) {
-        const events = await w.watcher.next(Number.POSITIVE_INFINITY);
-        for (const e of events) {
-          try {
-            apply(e.obj, e.type === 'DELETED');
-          } catch (err) {
-            this.sources.log?.(`admission policy: cannot compile ${e.obj.metadata.name}: ${(err as Error).message}`);
-          }
-        }
-        if (events.length > 0) this.rebuild();
-      }
-    })();
   }
 
   rebuild(): void {
@@ -194,17 +175,7 @@ export class PolicyAdmission implements Plugin {
   }
 
   async validate(a: Attributes): Promise<void> {
-    const q: RuleRequest = {
-      group: a.group,
-      version: a.version,
-      resource: a.resource,
-      subresource: a.subresource,
-      namespace: a.namespace,
-      name: a.name,
-      operation: a.operation,
-      object: a.operation === 'DELETE' ? undefined : a.object,
-      oldObject: a.oldObject,
-    };
+    const q = ruleRequest(a);
     // The request's namespace (its labels for namespaceSelector, namespaceObject for expressions),
     // read once and only when needed; a namespace names no namespace of its own.
     const nsName = a.group === '' && a.resource === 'namespaces' ? '' : a.namespace;
@@ -254,7 +225,7 @@ export class PolicyAdmission implements Plugin {
         let params: unknown[] = NO_PARAMS;
         if (policy.paramKind && b.paramRef && source) {
           try {
-            params = await this.collectParams(policy, b, source, a.namespace);
+            params = await collectParams(policy.paramKind !== undefined, b.paramRef, source, a.namespace);
           } catch (e) {
             configError(`failed to configure binding: ${(e as Error).message}`, b.name);
             continue;
@@ -357,40 +328,5 @@ export class PolicyAdmission implements Plugin {
       if (policy.failurePolicy === 'Ignore') return { decisions: [], annotations: [] };
       return { decisions: [{ deny: true, error: true, message, reason: '', index: 0, always: true }], annotations: [] };
     }
-  }
-
-  /**
-   * The parameter objects of one binding (the reference's CollectParams): [null] without a
-   * paramKind or paramRef; else the named object or those selected, in the paramRef's namespace,
-   * or the request's for a namespaced kind.
-   */
-  private async collectParams(
-    policy: CompiledPolicy,
-    b: CompiledBinding,
-    source: ParamSource | undefined,
-    objectNamespace: string,
-  ): Promise<unknown[]> {
-    const ref = b.paramRef;
-    if (!policy.paramKind || !ref || !source) return [null];
-    let namespace = ref.namespace ?? '';
-    if (!source.namespaced) {
-      if (namespace !== '') throw new Error('paramRef.namespace must not be provided for a cluster-scoped `paramKind`');
-    } else if (namespace === '') {
-      if (objectNamespace === '') throw new Error('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
-      namespace = objectNamespace;
-    }
-    let found: Obj[];
-    if (ref.name !== undefined && ref.name !== '') {
-      const o = await source.get(namespace, ref.name);
-      found = o ? [o] : [];
-    } else if (ref.selector !== undefined) {
-      const sel = isObject(ref.selector) ? selectorMatcher(ref.selector) : { empty: true, matches: () => true };
-      if (!sel) throw new Error('invalid paramRef.selector');
-      found = (await source.list(namespace)).filter((o) => sel.matches(o.metadata.labels ?? {}));
-    } else throw new Error('one of name or selector must be provided');
-    if (found.length === 0 && ref.parameterNotFoundAction === 'Deny') {
-      throw new Error('no params found for policy binding with `Deny` parameterNotFoundAction');
-    }
-    return found.map(toCel);
   }
 }

@@ -33,7 +33,7 @@ import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import { applyJsonPatch } from '../../registry/patch/json-patch';
 import type { WatchCache } from '../../watch/cache';
-import { requestActivation } from '../policy/activation';
+import { requestActivation } from '../policy/invocation';
 import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from '../policy/matching';
 import { ADMISSION_GROUP } from '../policy/plugin';
 import { CallError, post, type ServiceResolver, target } from './client';

@@ -119,7 +119,7 @@ function validateNamedRule(r: J, path: string): Errs {
   return errs;
 }
 
-function validateMatchResources(mr: J | undefined, path: string): Errs {
+export function validateMatchResources(mr: J | undefined, path: string): Errs {
   if (!mr) return [];
   const errs: Errs = [];
   if (mr.matchPolicy === undefined) errs.push(required(`${path}.matchPolicy`));
@@ -138,7 +138,7 @@ function validateMatchResources(mr: J | undefined, path: string): Errs {
   return errs;
 }
 
-function validateParamKind(pk: J, path: string): Errs {
+export function validateParamKind(pk: J, path: string): Errs {
   const errs: Errs = [];
   const apiVersion = str(pk.apiVersion);
   if (apiVersion === '') errs.push(required(`${path}.apiVersion`));
@@ -215,7 +215,7 @@ function validateAuditAnnotation(policyName: string, a: J, path: string): Errs {
   return errs;
 }
 
-function validateVariables(vars: J[], path: string): Errs {
+export function validateVariables(vars: J[], path: string): Errs {
   const errs: Errs = [];
   const names = new Set<string>();
   vars.forEach((v, i) => {
@@ -304,7 +304,7 @@ export function validateValidatingAdmissionPolicy(o: Obj, old?: Obj): Errs {
   return errs;
 }
 
-function validateParamRef(pr: J | undefined, path: string): Errs {
+export function validateParamRef(pr: J | undefined, path: string): Errs {
   if (!pr) return [];
   const errs: Errs = [];
   const name = str(pr.name);

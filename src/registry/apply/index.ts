@@ -17,6 +17,7 @@ export {
   recordUpdateSlow,
   type WriteOptions,
 } from './apply';
+export { mergeApplyConfiguration } from './apply-configuration';
 export {
   decodeFieldsV1,
   encodeFieldsV1,

@@ -48,7 +48,7 @@ export class TypedValueError extends Error {
 
 const ANY: Schema = { type: 'any' };
 
-type TypeNode =
+export type TypeNode =
   | { k: 'scalar' }
   | { k: 'deduced' }
   | {
