@@ -116,6 +116,7 @@ async function main(argv: string[]): Promise<void> {
     rootCa: front.ca,
     leading: (on) => {
       if (apf) apf.controller.leading = on;
+      if (front.aggregator) front.aggregator.leading = on;
     },
     log,
   });

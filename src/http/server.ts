@@ -3,12 +3,13 @@
  *
  *   request info → health (unauthenticated) → authentication → authorization
  *     → priority and fairness (src/apf/; or the two in-flight limits when it is off)
- *     → handler (resource / discovery / openapi / metrics)
+ *     → handler (aggregated API proxy / resource / discovery / openapi / metrics)
  *
  * plus metrics and the one error renderer around it all. This is the only file that knows how
  * a request arrives; handlers receive parsed RequestInfo.
  */
 
+import type { Aggregator } from '../aggregation/builder';
 import type { FlowControl } from '../apf/flow-control';
 import { prettyPrint } from '../api/query';
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
@@ -32,6 +33,8 @@ export interface ChainDeps {
   /** The audit log (--audit-log-path with --audit-policy-file); absent: no auditing. */
   audit?: Auditor;
   discovery: Discovery;
+  /** Aggregated APIs (src/aggregation/): remote group versions are proxied, and listed in discovery. */
+  aggregator?: Aggregator;
   openapi: OpenApi;
   resources: ResourceHandler;
   metrics: Metrics;
@@ -96,13 +99,16 @@ export function buildHandler(d: ChainDeps): Chain {
     }
   }, 200).unref();
 
-  async function route(info: RequestInfo, req: Request, url: RequestUrl): Promise<Response> {
+  async function route(info: RequestInfo, req: Request, url: RequestUrl, auditID: string): Promise<Response> {
+    const remote = d.aggregator?.route(req, info, url, auditID);
+    if (remote) return remote;
     if (info.isResourceRequest) return d.resources.handle(info, req, url);
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
     const path = url.pathname;
     if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req);
-    const doc = d.discovery.get(path);
+    const local = d.discovery.get(path);
+    const doc = d.aggregator ? d.aggregator.discovery(path, local) : local;
     if (doc === undefined) throw pathNotFound();
     chooseOutput(req.headers.get('accept'), false);
     return reply(doc);
@@ -194,7 +200,7 @@ export function buildHandler(d: ChainDeps): Chain {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       record = await admit(req, info, auditID, url);
       const i = info;
-      res = await withSlot(i, req, url, () => route(i, req, url));
+      res = await withSlot(i, req, url, () => route(i, req, url, auditID));
     } catch (e) {
       // Anything but an API error or a known store condition is a failure of the server itself:
       // audited as the reference audits a recovered panic.

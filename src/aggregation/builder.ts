@@ -1,0 +1,155 @@
+/**
+ * Aggregated APIs (the reference's kube-aggregator): an apiregistration APIService with
+ * `spec.service` hands its group version to another API server. This folder holds
+ *
+ *   api-services.ts   the remote APIServices by group version, from the APIService watch cache
+ *   resolver.ts       Service → endpoint address (EndpointSlices, else Endpoints)
+ *   transport.ts      HTTPS to a backend (caBundle / insecureSkipTLSVerify), Go's error words
+ *   proxy.ts          the proxy: the user's headers, streaming, the 503s
+ *   availability.ts   the Available condition from health checks (written on the leader)
+ *   discovery.ts      remote group versions merged into /apis and /apis/<group>
+ *
+ * and this builder, which the HTTP front end calls: `route` answers a request for a remote group
+ * version (after this server's authentication and authorization), or says it is served here;
+ * `discovery` merges the remote group versions into a discovery document. Local APIServices
+ * (every group version this server serves) are untouched: their requests never reach the proxy.
+ */
+import * as https from 'node:https';
+import type { Obj } from '../api/meta';
+import type { RequestInfo, RequestUrl } from '../api/request-info';
+import type { ApiRegistry } from '../registry/api-registry';
+import { requestUser } from '../auth/request-user';
+import type { WatchCache } from '../watch/cache';
+import type { WatcherEvent } from '../watch/watcher';
+import { RemoteApiServices } from './api-services';
+import { AvailabilityController } from './availability';
+import { mergeDiscovery } from './discovery';
+import { proxy, proxyError } from './proxy';
+import { type Cached, SERVICE_NAME_LABEL, ServiceResolver } from './resolver';
+
+export interface AggregatorOptions {
+  /** Every remote APIService is checked this often (the reference's 30 s). */
+  resyncMs?: number;
+  /** A health check waits this long for the backend (the reference's 5 s). */
+  checkTimeoutMs?: number;
+  log: (msg: string) => void;
+}
+
+export interface Aggregator {
+  /**
+   * The answer of the backend for a request to a remote group version, or undefined when the
+   * group version is served here. Call after authentication and authorization.
+   */
+  route(req: Request, info: RequestInfo, url: RequestUrl, auditId: string): Promise<Response> | undefined;
+  /** The discovery document at `path` with the remote group versions merged into `local`. */
+  discovery(path: string, local: unknown): unknown;
+  /** This replica runs the controllers: it checks availability and writes the condition. */
+  set leading(on: boolean);
+  /** Follow the APIServices, Services and EndpointSlices; start checking. */
+  start(): Promise<void>;
+  stop(): void;
+}
+
+/** Call `changed` with every batch of events of `cache`, until `stopped` says so. */
+async function follow(cache: WatchCache, changed: (events: readonly WatcherEvent[]) => void, stopped: () => boolean): Promise<void> {
+  await cache.start();
+  const w = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+  void (async () => {
+    while (!stopped() && !w.watcher.ended) {
+      const events = await w.watcher.next(Number.POSITIVE_INFINITY);
+      if (events.length > 0 && !stopped()) changed(events);
+    }
+    // A watcher ended by the cache (too slow, relisted) is taken up again.
+    if (!stopped()) void follow(cache, changed, stopped);
+  })();
+}
+
+/** The aggregator over the registry's APIServices, or undefined when the server has no watch caches. */
+export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggregator | undefined {
+  const cached = (group: string, version: string, plural: string): Cached | undefined => {
+    const store = api.lookup(group, version, plural);
+    return store?.cache ? { store, cache: store.cache } : undefined;
+  };
+  const apiServices = cached('apiregistration.svc.io', 'v1', 'apiservices');
+  const services = cached('', 'v1', 'services');
+  if (!apiServices || !services) return undefined;
+  const resolver = new ServiceResolver(services, cached('discovery.svc.io', 'v1', 'endpointslices'), cached('', 'v1', 'endpoints'));
+  const remotes = new RemoteApiServices(apiServices.cache);
+  const agent = new https.Agent({ keepAlive: true });
+  const availability = new AvailabilityController(apiServices.store, remotes, resolver, agent, {
+    resyncMs: o.resyncMs ?? 30_000,
+    checkTimeoutMs: o.checkTimeoutMs ?? 5000,
+    log: o.log,
+  });
+  let stopped = false;
+  const isStopped = () => stopped;
+
+  return {
+    route(req, info, url, auditId) {
+      if (remotes.size === 0) return undefined;
+      let remote: ReturnType<typeof remotes.route>;
+      let rest: string[];
+      const segs = url.pathname.split('/');
+      // ['', 'apis', group, version, ...rest]
+      if (segs[1] !== 'apis' || segs.length < 4) return undefined;
+      if (info.isResourceRequest) {
+        remote = remotes.route(info.group, info.version);
+      } else {
+        remote = remotes.route(segs[2] as string, segs[3] as string);
+      }
+      if (!remote) return undefined;
+      rest = segs.slice(4);
+      const user = requestUser(req);
+      if (!user) return Promise.resolve(proxyError('missing user', 500));
+      const discovery = !info.isResourceRequest && rest.filter((s) => s !== '').length === 0;
+      const path = ['', 'apis', remote.group, remote.version, ...rest].join('/');
+      return proxy(req, { remote, path, query: url.searchParams.toString(), discovery }, user, auditId, resolver, agent, (r) =>
+        availability.queue(r.name),
+      );
+    },
+    discovery(path, local) {
+      return remotes.size === 0 ? local : mergeDiscovery(path, local, remotes.all());
+    },
+    set leading(on: boolean) {
+      availability.leading = on;
+      if (on) availability.queueAll();
+    },
+    async start() {
+      await follow(
+        apiServices.cache,
+        () => {
+          remotes.refresh();
+          availability.queueAll();
+        },
+        isStopped,
+      );
+      remotes.refresh();
+      // A change of a Service, its Endpoints or its EndpointSlices: check the APIServices naming it.
+      const bySlice = (o: Obj) => `${o.metadata.namespace}/${o.metadata.labels?.[SERVICE_NAME_LABEL] ?? ''}`;
+      const byName = (o: Obj) => `${o.metadata.namespace}/${o.metadata.name}`;
+      const sources: [Cached | undefined, (o: Obj) => string][] = [
+        [services, byName],
+        [cached('', 'v1', 'endpoints'), byName],
+        [cached('discovery.svc.io', 'v1', 'endpointslices'), bySlice],
+      ];
+      for (const [c, serviceOf] of sources) {
+        if (!c) continue;
+        await follow(
+          c.cache,
+          (events) => {
+            if (remotes.size === 0) return;
+            const changed = new Set(events.map((e) => serviceOf(e.obj)));
+            for (const r of remotes.all()) if (changed.has(`${r.service.namespace}/${r.service.name}`)) availability.queue(r.name);
+          },
+          isStopped,
+        );
+      }
+      availability.start();
+    },
+    stop() {
+      stopped = true;
+      availability.stop();
+      agent.destroy();
+    },
+  };
+}

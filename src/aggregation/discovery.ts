@@ -1,0 +1,79 @@
+/**
+ * The aggregated group versions in this server's discovery documents, as the reference's
+ * aggregator lists them (handler_apis.go): every remote APIService's group version appears in
+ * /apis and /apis/<group>, available or not (a client then learns from /apis/<group>/<version>,
+ * proxied to the backend, whether it answers: kubectl's "unable to retrieve the complete list of
+ * server APIs"). A group served here too gets the remote versions added; a group only served
+ * remotely is listed after the local ones, by groupPriorityMinimum (highest first), then name.
+ * Versions of a remote group are ordered by versionPriority (highest first); the first is preferred.
+ * /apis/<group>/<version> itself is not built here: it is the backend's (proxied).
+ */
+import type { RemoteApiService } from './api-services';
+
+interface GroupVersion {
+  groupVersion: string;
+  version: string;
+}
+
+interface ApiGroup {
+  name: string;
+  versions: GroupVersion[];
+  preferredVersion?: GroupVersion;
+}
+
+/** The remote APIServices by group, groups and versions in discovery order. */
+function remoteGroups(remotes: RemoteApiService[]): Map<string, RemoteApiService[]> {
+  const sorted = [...remotes]
+    .filter((r) => r.group !== '')
+    .sort(
+      (a, b) =>
+        b.groupPriorityMinimum - a.groupPriorityMinimum ||
+        (a.group < b.group ? -1 : a.group > b.group ? 1 : 0) ||
+        b.versionPriority - a.versionPriority ||
+        (a.version < b.version ? -1 : a.version > b.version ? 1 : 0),
+    );
+  const out = new Map<string, RemoteApiService[]>();
+  for (const r of sorted) {
+    const list = out.get(r.group);
+    if (list) list.push(r);
+    else out.set(r.group, [r]);
+  }
+  return out;
+}
+
+/** `local` (a group served here, or undefined) with the remote versions added. */
+function mergeGroup(name: string, remotes: RemoteApiService[], local: ApiGroup | undefined): ApiGroup {
+  const versions = [...(local?.versions ?? [])];
+  for (const r of remotes) {
+    if (!versions.some((v) => v.version === r.version)) versions.push({ groupVersion: `${name}/${r.version}`, version: r.version });
+  }
+  return { name, versions, preferredVersion: local?.preferredVersion ?? versions[0] };
+}
+
+/**
+ * The discovery document at `path` with the remote group versions merged in: /apis and
+ * /apis/<group> change, every other path keeps `local` (undefined when not served here).
+ */
+export function mergeDiscovery(path: string, local: unknown, remotes: RemoteApiService[]): unknown {
+  if (remotes.length === 0) return local;
+  const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const segs = p.split('/');
+  if (p === '/apis') {
+    const list = (local ?? { kind: 'APIGroupList', apiVersion: 'v1', groups: [] }) as { groups?: ApiGroup[] };
+    const groups = [...(list.groups ?? [])];
+    for (const [name, rs] of remoteGroups(remotes)) {
+      const i = groups.findIndex((g) => g.name === name);
+      if (i >= 0) groups[i] = mergeGroup(name, rs, groups[i]);
+      else groups.push(mergeGroup(name, rs, undefined));
+    }
+    return { ...list, groups };
+  }
+  if (segs.length === 3 && segs[1] === 'apis') {
+    const name = segs[2] as string;
+    const rs = remoteGroups(remotes).get(name);
+    if (!rs) return local;
+    const group = mergeGroup(name, rs, local as ApiGroup | undefined);
+    return { kind: 'APIGroup', apiVersion: 'v1', ...group };
+  }
+  return local;
+}
