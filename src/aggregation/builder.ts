@@ -17,8 +17,8 @@
 import * as https from 'node:https';
 import type { Obj } from '../api/meta';
 import type { RequestInfo, RequestUrl } from '../api/request-info';
-import type { ApiRegistry } from '../registry/api-registry';
 import { requestUser } from '../auth/request-user';
+import type { ApiRegistry } from '../registry/api-registry';
 import type { WatchCache } from '../watch/cache';
 import type { WatcherEvent } from '../watch/watcher';
 import { RemoteApiServices } from './api-services';
@@ -87,18 +87,12 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
   return {
     route(req, info, url, auditId) {
       if (remotes.size === 0) return undefined;
-      let remote: ReturnType<typeof remotes.route>;
-      let rest: string[];
+      // ['', 'apis', group, version, ...rest]: a resource request or the group version's discovery.
       const segs = url.pathname.split('/');
-      // ['', 'apis', group, version, ...rest]
       if (segs[1] !== 'apis' || segs.length < 4) return undefined;
-      if (info.isResourceRequest) {
-        remote = remotes.route(info.group, info.version);
-      } else {
-        remote = remotes.route(segs[2] as string, segs[3] as string);
-      }
+      const remote = remotes.route(segs[2] as string, segs[3] as string);
       if (!remote) return undefined;
-      rest = segs.slice(4);
+      const rest = segs.slice(4);
       const user = requestUser(req);
       if (!user) return Promise.resolve(proxyError('missing user', 500));
       const discovery = !info.isResourceRequest && rest.filter((s) => s !== '').length === 0;
@@ -117,9 +111,10 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     async start() {
       await follow(
         apiServices.cache,
-        () => {
+        (events) => {
           remotes.refresh();
-          availability.queueAll();
+          // The APIServices that changed (a new one, a new service or CA, our own status write).
+          for (const e of events) if (remotes.get(e.obj.metadata.name as string)) availability.queue(e.obj.metadata.name as string);
         },
         isStopped,
       );

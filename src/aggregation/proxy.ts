@@ -12,10 +12,11 @@
  * the reference's http.Error: `service unavailable` (503) while the APIService is not Available or
  * its Service has no endpoint, the transport's error (503) when the backend cannot be reached.
  */
+
+import type * as https from 'node:https';
 import type { UserInfo } from '../api/user';
 import type { RemoteApiService } from './api-services';
 import type { ServiceResolver } from './resolver';
-import type * as https from 'node:https';
 import { backendTls, HOP_BY_HOP, send, transportError } from './transport';
 
 /** Discovery requests (/apis/<group>/<version>) get this long (NewRequestForProxy's 5 s). */
