@@ -142,16 +142,21 @@ const available = async (name: string): Promise<Any> => {
 
 test('an APIService with a service is Available once its backend answers discovery', async () => {
   expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: NS } })).status).toBe(201);
+  // Before its Service and endpoints exist, the condition says why it is not available.
+  expect((await srv.json('POST', '/apis/apiregistration.k8s.io/v1/apiservices', apiService('v1alpha1', GROUP, ca))).status).toBe(201);
+  const noService = await until(
+    () => available(`v1alpha1.${GROUP}`),
+    (c) => c?.status === 'False',
+  );
+  expect(noService).toMatchObject({ status: 'False', reason: 'ServiceNotFound', message: `service/${SVC} in "${NS}" is not present` });
   const svc = await srv.json('POST', `/api/v1/namespaces/${NS}/services`, {
     metadata: { name: SVC },
     spec: { ports: [{ name: 'https', port: 443, targetPort: backendPort }] },
   });
   expect(svc.status).toBe(201);
-  // Before the endpoints exist the condition says why it is not available.
-  expect((await srv.json('POST', '/apis/apiregistration.k8s.io/v1/apiservices', apiService('v1alpha1', GROUP, ca))).status).toBe(201);
   const missing = await until(
     () => available(`v1alpha1.${GROUP}`),
-    (c) => c?.status === 'False',
+    (c) => c?.reason !== 'ServiceNotFound',
   );
   expect(missing).toMatchObject({ status: 'False', reason: 'EndpointsNotFound' });
   expect(missing.message).toBe(`cannot find endpointslices for service/${SVC} in "${NS}"`);
@@ -280,6 +285,10 @@ test('a stopped backend: 503 service unavailable and Available False (FailedDisc
   const r = await srv.fetch(`/apis/${GV}/namespaces/${NS}/flunders`);
   expect(r.status).toBe(503);
   expect(await r.text()).toBe('service unavailable\n');
+  const metrics = await (await srv.fetch('/metrics')).text();
+  expect(metrics).toContain(`aggregator_unavailable_apiservice{name="v1alpha1.${GROUP}"} 1`);
+  expect(metrics).toContain(`aggregator_unavailable_apiservice{name="v1.apps"} 0`);
+  expect(metrics).toContain(`aggregator_unavailable_apiservice_total{name="v1alpha1.${GROUP}",reason="FailedDiscoveryCheck"} 1`);
   // Discovery still lists the group (as the reference); kubectl reports the group it cannot read.
   const apis = await srv.json('GET', '/apis');
   expect(apis.body.groups.some((x: Any) => x.name === GROUP)).toBe(true);

@@ -74,6 +74,8 @@ export class AvailabilityController {
   private readonly failures = new Map<string, number>();
   private readonly retries = new Map<string, ReturnType<typeof setTimeout>>();
   private draining = false;
+  /** aggregator_unavailable_apiservice_total: name → reason → times marked unavailable by this replica. */
+  readonly unavailableTotal = new Map<string, Map<string, number>>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -157,7 +159,15 @@ export class AvailabilityController {
   private async writeStatus(r: RemoteApiService, c: Condition): Promise<void> {
     if (deepEqual(withCondition(r.obj, c), r.obj.status ?? {})) return;
     const cur = conditionOf(r.obj, 'Available');
-    if (cur?.status !== c.status) this.o.log(`apiservice ${r.name}: Available ${cur?.status ?? 'Unknown'} -> ${c.status} (${c.reason})`);
+    if (cur?.status !== c.status) {
+      this.o.log(`apiservice ${r.name}: Available ${cur?.status ?? 'Unknown'} -> ${c.status} (${c.reason})`);
+      // SetUnavailableCounter: counted when the condition turns from True to anything else.
+      if (cur?.status === 'True') {
+        const byReason = this.unavailableTotal.get(r.name) ?? new Map<string, number>();
+        byReason.set(c.reason, (byReason.get(c.reason) ?? 0) + 1);
+        this.unavailableTotal.set(r.name, byReason);
+      }
+    }
     try {
       await this.store.updateFrom('', r.name, 'status', write(), (o) => ({ ...(o as Obj), status: withCondition(o as Obj, c) }));
     } catch (e) {

@@ -21,7 +21,7 @@ import { requestUser } from '../auth/request-user';
 import type { ApiRegistry } from '../registry/api-registry';
 import type { WatchCache } from '../watch/cache';
 import type { WatcherEvent } from '../watch/watcher';
-import { RemoteApiServices } from './api-services';
+import { conditionOf, RemoteApiServices } from './api-services';
 import { AvailabilityController } from './availability';
 import { mergeDiscovery } from './discovery';
 import { proxy, proxyError } from './proxy';
@@ -45,6 +45,8 @@ export interface Aggregator {
   discovery(path: string, local: unknown): unknown;
   /** This replica runs the controllers: it checks availability and writes the condition. */
   set leading(on: boolean);
+  /** The aggregator's metrics in the Prometheus text format (aggregator_unavailable_apiservice[_total]). */
+  metrics(out: string[]): void;
   /** Follow the APIServices, Services and EndpointSlices; start checking. */
   start(): Promise<void>;
   stop(): void;
@@ -107,6 +109,26 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     set leading(on: boolean) {
       availability.leading = on;
       if (on) availability.queueAll();
+    },
+    metrics(out) {
+      const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+      out.push(
+        '# HELP aggregator_unavailable_apiservice [ALPHA] Gauge of APIServices which are marked as unavailable broken down by APIService name.',
+        '# TYPE aggregator_unavailable_apiservice gauge',
+      );
+      for (const c of apiServices.cache.list()) {
+        const o = c.obj;
+        const up = conditionOf(o, 'Available')?.status === 'True';
+        out.push(`aggregator_unavailable_apiservice{name="${esc(String(o.metadata.name))}"} ${up ? 0 : 1}`);
+      }
+      out.push(
+        '# HELP aggregator_unavailable_apiservice_total [ALPHA] Counter of APIServices which are marked as unavailable broken down by APIService name and reason.',
+        '# TYPE aggregator_unavailable_apiservice_total counter',
+      );
+      for (const [name, byReason] of availability.unavailableTotal) {
+        for (const [reason, n] of byReason)
+          out.push(`aggregator_unavailable_apiservice_total{name="${esc(name)}",reason="${esc(reason)}"} ${n}`);
+      }
     },
     async start() {
       await follow(

@@ -100,6 +100,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
   // Aggregated APIs: APIServices with spec.service are proxied to their backends.
   const aggregator = createAggregator(api, { log: d.log });
   void aggregator?.start().catch((e) => d.log(`aggregation: ${(e as Error).message}`));
+  if (aggregator) metrics.sources.push((out) => aggregator.metrics(out));
   const { authorizer, rbac } = d.authz;
   const saTokens = d.authn.serviceAccountTokens;
   const chain = buildHandler({
