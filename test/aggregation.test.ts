@@ -22,6 +22,7 @@ const NS = 'aggregation-test';
 const SVC = 'wardle';
 const GROUP = 'wardle.example.io';
 const GV = `${GROUP}/v1alpha1`;
+const V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 
 /** This host's first IPv4 address that is not loopback: the backend's endpoint. */
 const HOST = Object.values(os.networkInterfaces())
@@ -195,6 +196,34 @@ test('discovery lists the aggregated group; kubectl api-resources and kubectl ge
   expect(rl.status).toBe(200);
   expect(rl.body.resources.map((r: Any) => r.name)).toEqual(['flunders']);
 
+  // The aggregated discovery document (what kubectl asks for first) has the backend's resources.
+  const v2 = await until(
+    () =>
+      srv
+        .fetch('/apis', { headers: { accept: `${V2};q=1, application/json;q=0.5` } })
+        .then(async (r) => ({ r, body: (await r.json()) as Any })),
+    (x) => x.body.items?.find((i: Any) => i.metadata.name === GROUP)?.versions[0]?.freshness === 'Current',
+    5000,
+  );
+  expect(v2.r.headers.get('content-type')).toBe(V2);
+  expect(v2.body.items.find((i: Any) => i.metadata.name === GROUP)).toEqual({
+    metadata: { name: GROUP, creationTimestamp: null },
+    versions: [
+      {
+        version: 'v1alpha1',
+        freshness: 'Current',
+        resources: [
+          {
+            resource: 'flunders',
+            responseKind: { group: GROUP, version: 'v1alpha1', kind: 'Flunder' },
+            scope: 'Namespaced',
+            singularResource: 'flunder',
+            verbs: ['get', 'list', 'watch'],
+          },
+        ],
+      },
+    ],
+  });
   const res = await kubectl(srv, ['api-resources', `--api-group=${GROUP}`]);
   expect(res.code).toBe(0);
   expect(res.stdout).toMatch(new RegExp(`flunders\\s+${GV.replace(/\./g, '\\.')}\\s+true\\s+Flunder`));
@@ -292,6 +321,11 @@ test('a stopped backend: 503 service unavailable and Available False (FailedDisc
   // Discovery still lists the group (as the reference); kubectl reports the group it cannot read.
   const apis = await srv.json('GET', '/apis');
   expect(apis.body.groups.some((x: Any) => x.name === GROUP)).toBe(true);
+  const stale = await until(
+    () => srv.fetch('/apis', { headers: { accept: V2 } }).then(async (x) => (await x.json()) as Any),
+    (b) => b.items.find((i: Any) => i.metadata.name === GROUP)?.versions[0]?.freshness === 'Stale',
+  );
+  expect(stale.items.find((i: Any) => i.metadata.name === GROUP)?.versions[0]?.freshness).toBe('Stale');
   const get = await kubectl(srv, ['get', 'flunders', '-n', NS]);
   expect(get.code).not.toBe(0);
   expect(get.stderr).toContain('the server is currently unable to handle the request');

@@ -23,9 +23,10 @@ import type { WatchCache } from '../watch/cache';
 import type { WatcherEvent } from '../watch/watcher';
 import { conditionOf, RemoteApiServices } from './api-services';
 import { AvailabilityController } from './availability';
-import { mergeDiscovery } from './discovery';
+import { mergeDiscovery, RemoteDiscovery, type RemoteGroupVersion } from './discovery';
 import { proxy, proxyError } from './proxy';
 import { type Cached, SERVICE_NAME_LABEL, ServiceResolver } from './resolver';
+import { backendTls, send } from './transport';
 
 export interface AggregatorOptions {
   /** Every remote APIService is checked this often (the reference's 30 s). */
@@ -43,6 +44,8 @@ export interface Aggregator {
   route(req: Request, info: RequestInfo, url: RequestUrl, auditId: string): Promise<Response> | undefined;
   /** The discovery document at `path` with the remote group versions merged into `local`. */
   discovery(path: string, local: unknown): unknown;
+  /** The remote group versions with their resources, for the aggregated discovery document. */
+  groupVersions(): RemoteGroupVersion[];
   /** This replica runs the controllers: it checks availability and writes the condition. */
   set leading(on: boolean);
   /** The aggregator's metrics in the Prometheus text format (aggregator_unavailable_apiservice[_total]). */
@@ -83,6 +86,29 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     checkTimeoutMs: o.checkTimeoutMs ?? 5000,
     log: o.log,
   });
+  // The backends' resource lists, for aggregated discovery: asked as the availability check asks.
+  const lists = new RemoteDiscovery(
+    remotes,
+    async (r, signal) => {
+      const hostPort = resolver.resolve(r.service.namespace, r.service.name, r.service.port);
+      const res = await send({
+        hostPort,
+        path: `/apis/${r.group}/${r.version}`,
+        method: 'GET',
+        headers: { 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': ['system:masters'], Accept: 'application/json' },
+        tls: backendTls(r),
+        signal,
+        agent,
+      });
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        throw new Error(`bad status ${res.status}`);
+      }
+      const body = (await res.json()) as { resources?: unknown };
+      return Array.isArray(body.resources) ? (body.resources as Record<string, unknown>[]) : [];
+    },
+    { intervalMs: o.resyncMs ?? 30_000, timeoutMs: o.checkTimeoutMs ?? 5000, log: o.log },
+  );
   let stopped = false;
   const isStopped = () => stopped;
 
@@ -105,6 +131,9 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     },
     discovery(path, local) {
       return remotes.size === 0 ? local : mergeDiscovery(path, local, remotes.all());
+    },
+    groupVersions() {
+      return remotes.size === 0 ? [] : lists.groupVersions();
     },
     set leading(on: boolean) {
       availability.leading = on;
@@ -136,7 +165,11 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
         (events) => {
           remotes.refresh();
           // The APIServices that changed (a new one, a new service or CA, our own status write).
-          for (const e of events) if (remotes.get(e.obj.metadata.name as string)) availability.queue(e.obj.metadata.name as string);
+          for (const e of events) {
+            const name = e.obj.metadata.name as string;
+            if (remotes.get(name)) availability.queue(name);
+            void lists.refresh(name);
+          }
         },
         isStopped,
       );
@@ -162,10 +195,12 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
         );
       }
       availability.start();
+      lists.start();
     },
     stop() {
       stopped = true;
       availability.stop();
+      lists.stop();
       agent.destroy();
     },
   };

@@ -77,3 +77,88 @@ export function mergeDiscovery(path: string, local: unknown, remotes: RemoteApiS
   }
   return local;
 }
+
+/** A remote group version's resources as its backend last listed them (for aggregated discovery). */
+export interface RemoteGroupVersion {
+  group: string;
+  version: string;
+  resources: Record<string, unknown>[];
+  /** The last fetch succeeded and the APIService is available. */
+  fresh: boolean;
+}
+
+export interface RemoteDiscoveryOptions {
+  /** Each backend's list is fetched again this often (the reference's aggregated discovery resyncs too). */
+  intervalMs: number;
+  timeoutMs: number;
+  log: (msg: string) => void;
+}
+
+/**
+ * The resource lists of the remote group versions, fetched from their backends'
+ * /apis/<group>/<version> (verified as the proxy verifies them, as system:kube-aggregator) when
+ * an APIService changes and every `intervalMs`, on every replica (each serves discovery). A failed
+ * fetch, or an APIService not Available, keeps the last list, marked stale.
+ */
+export class RemoteDiscovery {
+  private readonly lists = new Map<string, { resources: Record<string, unknown>[]; fresh: boolean }>();
+  private readonly inflight = new Set<string>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly remotes: { all(): RemoteApiService[]; get(name: string): RemoteApiService | undefined },
+    private readonly fetchList: (r: RemoteApiService, signal: AbortSignal) => Promise<Record<string, unknown>[]>,
+    private readonly o: RemoteDiscoveryOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.refreshAll(), this.o.intervalMs);
+    this.timer.unref();
+    this.refreshAll();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  refreshAll(): void {
+    for (const r of this.remotes.all()) void this.refresh(r.name);
+    for (const name of this.lists.keys()) if (!this.remotes.get(name)) this.lists.delete(name);
+  }
+
+  async refresh(name: string): Promise<void> {
+    const r = this.remotes.get(name);
+    if (!r) {
+      this.lists.delete(name);
+      return;
+    }
+    const last = this.lists.get(name);
+    if (!r.available) {
+      this.lists.set(name, { resources: last?.resources ?? [], fresh: false });
+      return;
+    }
+    if (this.inflight.has(name)) return;
+    this.inflight.add(name);
+    try {
+      const resources = await this.fetchList(r, AbortSignal.timeout(this.o.timeoutMs));
+      this.lists.set(name, { resources, fresh: true });
+    } catch (e) {
+      if (last?.fresh !== false) this.o.log(`apiservice ${name}: discovery of ${r.group}/${r.version} failed: ${(e as Error).message}`);
+      this.lists.set(name, { resources: last?.resources ?? [], fresh: false });
+    } finally {
+      this.inflight.delete(name);
+    }
+  }
+
+  /** Every remote group version, groups by priority; stale until its first fetch succeeded. */
+  groupVersions(): RemoteGroupVersion[] {
+    const out: RemoteGroupVersion[] = [];
+    for (const rs of remoteGroups(this.remotes.all()).values()) {
+      for (const r of rs) {
+        const l = this.lists.get(r.name);
+        out.push({ group: r.group, version: r.version, resources: l?.resources ?? [], fresh: (l?.fresh ?? false) && r.available });
+      }
+    }
+    return out;
+  }
+}

@@ -21,11 +21,12 @@ import { requestUser, setRequestUser } from '../auth/request-user';
 import type { TokenAuthenticator } from '../auth/tokens';
 import { isStorageFailure, undecodableStatus } from '../registry/storage-errors';
 import type { Discovery } from './discovery';
+import { DISCOVERY_V2_MEDIA_TYPE, discoveryV2, wantsDiscoveryV2 } from './discovery-v2';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
 import type { OpenApi } from './openapi/handler';
 import type { ResourceHandler } from './resources';
-import { reply, replyError } from './respond';
+import { reply, replyError, replyText } from './respond';
 
 export interface ChainDeps {
   authn: TokenAuthenticator;
@@ -107,6 +108,13 @@ export function buildHandler(d: ChainDeps): Chain {
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
     const path = url.pathname;
     if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req);
+    const root = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    if ((root === '/api' || root === '/apis') && wantsDiscoveryV2(req.headers.get('accept'))) {
+      const doc = discoveryV2(d.discovery, root === '/api' ? 'api' : 'apis', d.aggregator?.groupVersions() ?? []);
+      const res = replyText(JSON.stringify(doc), 200, DISCOVERY_V2_MEDIA_TYPE);
+      res.headers.set('vary', 'Accept');
+      return res;
+    }
     const local = d.discovery.get(path);
     const doc = d.aggregator ? d.aggregator.discovery(path, local) : local;
     if (doc === undefined) throw pathNotFound();
