@@ -295,6 +295,32 @@ test('a caBundle that did not sign the backend certificate fails verification (5
   expect((await srv.fetch('/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.badca.example.io', { method: 'DELETE' })).status).toBe(200);
 });
 
+test('an ExternalName Service reaches the backend by name (no endpoint checks)', async () => {
+  const svc = await srv.json('POST', `/api/v1/namespaces/${NS}/services`, {
+    metadata: { name: 'wardle-external' },
+    spec: { type: 'ExternalName', externalName: 'localhost' },
+  });
+  expect(svc.status).toBe(201);
+  const o = apiService('v1alpha1', 'external.example.io', ca);
+  // The certificate names wardle.<ns>.svc: verification is skipped for this one.
+  o.spec.service = { namespace: NS, name: 'wardle-external', port: backendPort };
+  o.spec.caBundle = undefined;
+  o.spec.insecureSkipTLSVerify = true;
+  expect((await srv.json('POST', '/apis/apiregistration.k8s.io/v1/apiservices', o)).status).toBe(201);
+  const c = await until(
+    () => available('v1alpha1.external.example.io'),
+    (x) => x?.status === 'True',
+    5000,
+  );
+  expect(c).toMatchObject({ status: 'True', reason: 'Passed' });
+  const r = await srv.json('GET', '/apis/external.example.io/v1alpha1');
+  expect(r.status).toBe(200);
+  expect(r.body.groupVersion).toBe('external.example.io/v1alpha1');
+  expect((await srv.fetch('/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.external.example.io', { method: 'DELETE' })).status).toBe(
+    200,
+  );
+});
+
 test('a stopped backend: 503 service unavailable and Available False (FailedDiscoveryCheck)', async () => {
   backend?.stop(true);
   const first = await srv.fetch(`/apis/${GV}/namespaces/${NS}/flunders`);
