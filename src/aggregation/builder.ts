@@ -20,7 +20,7 @@ import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { requestUser } from '../auth/request-user';
 import type { ApiRegistry } from '../registry/api-registry';
 import type { WatchCache } from '../watch/cache';
-import type { WatcherEvent } from '../watch/watcher';
+import type { Watcher, WatcherEvent } from '../watch/watcher';
 import { conditionOf, RemoteApiServices } from './api-services';
 import { AvailabilityController } from './availability';
 import { mergeDiscovery, RemoteDiscovery, type RemoteGroupVersion } from './discovery';
@@ -55,17 +55,26 @@ export interface Aggregator {
   stop(): void;
 }
 
-/** Call `changed` with every batch of events of `cache`, until `stopped` says so. */
-async function follow(cache: WatchCache, changed: (events: readonly WatcherEvent[]) => void, stopped: () => boolean): Promise<void> {
+/**
+ * Call `changed` with every batch of events of `cache` until `stopped` says so; the watcher is
+ * kept in `watchers` (ended on stop) and taken up again when the cache ends it (too slow, relisted).
+ */
+async function follow(
+  cache: WatchCache,
+  changed: (events: readonly WatcherEvent[]) => void,
+  stopped: () => boolean,
+  watchers: Set<Watcher>,
+): Promise<void> {
   await cache.start();
-  const w = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+  const { watcher } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+  watchers.add(watcher);
   void (async () => {
-    while (!stopped() && !w.watcher.ended) {
-      const events = await w.watcher.next(Number.POSITIVE_INFINITY);
+    while (!stopped() && !watcher.ended) {
+      const events = await watcher.next(Number.POSITIVE_INFINITY);
       if (events.length > 0 && !stopped()) changed(events);
     }
-    // A watcher ended by the cache (too slow, relisted) is taken up again.
-    if (!stopped()) void follow(cache, changed, stopped);
+    watchers.delete(watcher);
+    if (!stopped()) void follow(cache, changed, stopped, watchers);
   })();
 }
 
@@ -111,6 +120,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
   );
   let stopped = false;
   const isStopped = () => stopped;
+  const watchers = new Set<Watcher>();
 
   return {
     route(req, info, url, auditId) {
@@ -172,6 +182,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
           }
         },
         isStopped,
+        watchers,
       );
       remotes.refresh();
       // A change of a Service, its Endpoints or its EndpointSlices: check the APIServices naming it.
@@ -192,6 +203,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
             for (const r of remotes.all()) if (changed.has(`${r.service.namespace}/${r.service.name}`)) availability.queue(r.name);
           },
           isStopped,
+          watchers,
         );
       }
       availability.start();
@@ -199,6 +211,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     },
     stop() {
       stopped = true;
+      for (const w of watchers) w.end('closed');
       availability.stop();
       lists.stop();
       agent.destroy();
