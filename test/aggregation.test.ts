@@ -155,6 +155,7 @@ test('an APIService with a service is Available once its backend answers discove
   const noService = await until(
     () => available(`v1alpha1.${GROUP}`),
     (c) => c?.status === 'False',
+    5000,
   );
   expect(noService).toMatchObject({ status: 'False', reason: 'ServiceNotFound', message: `service/${SVC} in "${NS}" is not present` });
   const svc = await srv.json('POST', `/api/v1/namespaces/${NS}/services`, {
@@ -165,6 +166,7 @@ test('an APIService with a service is Available once its backend answers discove
   const missing = await until(
     () => available(`v1alpha1.${GROUP}`),
     (c) => c?.reason !== 'ServiceNotFound',
+    5000,
   );
   expect(missing).toMatchObject({ status: 'False', reason: 'EndpointsNotFound' });
   expect(missing.message).toBe(`cannot find endpointslices for service/${SVC} in "${NS}"`);
@@ -379,6 +381,7 @@ test('a stopped backend: 503 service unavailable and Available False (FailedDisc
   expect(get.stderr).toContain('the server is currently unable to handle the request');
   // The backend comes back on the same port: Available True again.
   const certs = await generateCertificates([`${SVC}.${NS}.svc`]);
+  backend = serveBackend(certs.cert, certs.key, backendPort);
   const patched = await srv.json(
     'PATCH',
     `/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.${GROUP}`,
@@ -386,7 +389,6 @@ test('a stopped backend: 503 service unavailable and Available False (FailedDisc
     { 'content-type': 'application/merge-patch+json' },
   );
   expect(patched.status).toBe(200);
-  backend = serveBackend(certs.cert, certs.key, backendPort);
   const back = await until(
     () => available(`v1alpha1.${GROUP}`),
     (x) => x?.status === 'True',
