@@ -4,8 +4,10 @@
  * Service, an EndpointSlice pointing at this host's address and the backend's port (loopback
  * addresses are invalid in EndpointSlices, as in the reference) and an APIService with the CA
  * bundle.
- * kubectl reaches it through the server; the backend sees the user as X-Remote-User/Group; a
- * wrong CA bundle fails verification; a backend that stops answers 503 and turns Available False.
+ * kubectl reaches it through the server (discovery, aggregated discovery, get, create, a watch);
+ * the backend sees the user as X-Remote-User/Group, after this server authorized the request; a
+ * wrong CA bundle fails verification; the Available condition gives the reference's reasons; a
+ * backend that stops answers 503 and turns Available False, and True again when it is back.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test';
 import * as os from 'node:os';
@@ -317,6 +319,55 @@ test('a caBundle that did not sign the backend certificate fails verification (5
   expect(r.status).toBe(503);
   expect(await r.text()).toBe('tls: failed to verify certificate: x509: certificate signed by unknown authority\n');
   expect((await srv.fetch('/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.badca.example.io', { method: 'DELETE' })).status).toBe(200);
+});
+
+test('the reference reasons: a port the Service lacks, endpoints not ready', async () => {
+  const wrongPort = apiService('v1alpha1', 'ports.example.io', ca);
+  wrongPort.spec.service.port = 8443;
+  expect((await srv.json('POST', '/apis/apiregistration.k8s.io/v1/apiservices', wrongPort)).status).toBe(201);
+  expect(
+    (
+      await srv.json('POST', `/api/v1/namespaces/${NS}/services`, {
+        metadata: { name: 'idle' },
+        spec: { ports: [{ name: 'https', port: 443 }] },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await srv.json('POST', `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`, {
+        metadata: { name: 'idle-1', labels: { 'kubernetes.io/service-name': 'idle' } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [HOST], conditions: { ready: false } }],
+        ports: [{ name: 'https', port: backendPort, protocol: 'TCP' }],
+      })
+    ).status,
+  ).toBe(201);
+  const notReady = apiService('v1alpha1', 'idle.example.io', ca);
+  notReady.spec.service.name = 'idle';
+  expect((await srv.json('POST', '/apis/apiregistration.k8s.io/v1/apiservices', notReady)).status).toBe(201);
+  const port = await until(
+    () => available('v1alpha1.ports.example.io'),
+    (c) => c?.status === 'False',
+    5000,
+  );
+  expect(port).toMatchObject({ reason: 'ServicePortError', message: `service/${SVC} in "${NS}" is not listening on port 8443` });
+  const idle = await until(
+    () => available('v1alpha1.idle.example.io'),
+    (c) => c?.status === 'False',
+    5000,
+  );
+  expect(idle).toMatchObject({
+    reason: 'MissingEndpoints',
+    message: `endpointslices for service/idle in "${NS}" have no addresses with port name "https"`,
+  });
+  // Not available: the proxy answers for it.
+  const r = await srv.fetch('/apis/idle.example.io/v1alpha1/namespaces/default/flunders');
+  expect(r.status).toBe(503);
+  expect(await r.text()).toBe('service unavailable\n');
+  for (const name of ['v1alpha1.ports.example.io', 'v1alpha1.idle.example.io']) {
+    expect((await srv.fetch(`/apis/apiregistration.k8s.io/v1/apiservices/${name}`, { method: 'DELETE' })).status).toBe(200);
+  }
 });
 
 test('an ExternalName Service reaches the backend by name (no endpoint checks)', async () => {
