@@ -35,6 +35,8 @@ export interface AggregatorOptions {
   resyncMs?: number;
   /** A health check waits this long for the backend (the reference's 5 s). */
   checkTimeoutMs?: number;
+  /** The RemoteRequestHeaderUID gate: the user's UID goes to backends as X-Remote-Uid. */
+  remoteUid?: boolean;
   log: (msg: string) => void;
 }
 
@@ -137,8 +139,15 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
       if (!user) return Promise.resolve(proxyError('missing user', 500));
       const discovery = !info.isResourceRequest && rest.filter((s) => s !== '').length === 0;
       const path = ['', 'apis', remote.group, remote.version, ...rest].join('/');
-      return proxy(req, { remote, path, query: url.searchParams.toString(), discovery }, user, auditId, resolver, agent, (r) =>
-        availability.queue(r.name),
+      return proxy(
+        req,
+        { remote, path, query: url.searchParams.toString(), discovery },
+        user,
+        auditId,
+        resolver,
+        agent,
+        (r) => availability.queue(r.name),
+        o.remoteUid === true,
       );
     },
     discovery(path, local) {

@@ -30,11 +30,12 @@ describe('backendHeaders', () => {
       Accept: 'application/json',
       'User-Agent': 'kubectl',
     });
-    const h = backendHeaders(from, { name: 'alice', uid: 'u1', groups: ['a', 'b'], extra: { 'x/y': ['1', '2'] } }, 'audit-1');
+    const h = backendHeaders(from, { name: 'alice', uid: 'u1', groups: ['a', 'b'], extra: { 'x/y': ['1', '2'] } }, 'audit-1', true);
     expect(h).toEqual({
       accept: 'application/json',
       'user-agent': 'kubectl',
       'X-Remote-User': 'alice',
+      'X-Remote-Uid': 'u1',
       'X-Remote-Group': ['a', 'b'],
       'X-Remote-Extra-x%2Fy': ['1', '2'],
       'Audit-ID': 'audit-1',

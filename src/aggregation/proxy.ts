@@ -6,7 +6,8 @@
  *
  * To the backend go the request's method, path (the group spelled as the APIService spells it),
  * query, body and headers, minus Authorization, Impersonate-* and hop-by-hop headers, plus the
- * user as X-Remote-User, X-Remote-Group (one per group), X-Remote-Extra-<key> (the key
+ * user as X-Remote-User, X-Remote-Uid (with RemoteRequestHeaderUID), X-Remote-Group (one per
+ * group), X-Remote-Extra-<key> (the key
  * %-escaped as client-go escapes it) and the request's Audit-ID. The answer comes back as it is,
  * streamed (watches pass through chunk by chunk). Answers of the proxy itself are plain text, as
  * the reference's http.Error: `service unavailable` (503) while the APIService is not Available or
@@ -44,7 +45,7 @@ export function headerKeyEscape(key: string): string {
 }
 
 /** The headers sent to the backend (SetAuthProxyHeaders over the client's headers). */
-export function backendHeaders(from: Headers, user: UserInfo, auditId: string): Record<string, string | string[]> {
+export function backendHeaders(from: Headers, user: UserInfo, auditId: string, withUid = false): Record<string, string | string[]> {
   const h: Record<string, string | string[]> = {};
   for (const [k, v] of from) {
     const key = k.toLowerCase();
@@ -53,6 +54,8 @@ export function backendHeaders(from: Headers, user: UserInfo, auditId: string): 
     h[key] = v;
   }
   h['X-Remote-User'] = user.name;
+  // RemoteRequestHeaderUID (beta, on, in 1.33): the UID too, when the user has one.
+  if (withUid && user.uid) h['X-Remote-Uid'] = user.uid;
   if (user.groups.length > 0) h['X-Remote-Group'] = [...user.groups];
   for (const [k, values] of Object.entries(user.extra ?? {})) {
     if (values.length > 0) h[`X-Remote-Extra-${headerKeyEscape(k)}`] = [...values];
@@ -82,6 +85,7 @@ export async function proxy(
   resolver: ServiceResolver,
   agent: https.Agent,
   unreachable: (r: RemoteApiService) => void,
+  withUid = false,
 ): Promise<Response> {
   const { remote } = t;
   if (!remote.available) return proxyError('service unavailable', 503);
@@ -100,7 +104,7 @@ export async function proxy(
       hostPort,
       path: `${t.path}${t.query ? `?${t.query}` : ''}`,
       method,
-      headers: backendHeaders(req.headers, user, auditId),
+      headers: backendHeaders(req.headers, user, auditId, withUid),
       body,
       tls,
       signal,

@@ -150,6 +150,8 @@ export const FEATURE_GATES: Record<string, boolean> = {
   ListFromCacheSnapshot: false,
   DeclarativeValidation: true,
   DeclarativeValidationTakeover: false,
+  // Beta (on) in 1.33: the aggregator sends the user's UID to aggregated APIs as X-Remote-Uid.
+  RemoteRequestHeaderUID: true,
 };
 
 /**
