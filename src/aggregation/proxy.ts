@@ -7,11 +7,12 @@
  * To the backend go the request's method, path (the group spelled as the APIService spells it),
  * query, body and headers, minus Authorization, Impersonate-* and hop-by-hop headers, plus the
  * user as X-Remote-User, X-Remote-Uid (with RemoteRequestHeaderUID), X-Remote-Group (one per
- * group), X-Remote-Extra-<key> (the key
- * %-escaped as client-go escapes it) and the request's Audit-ID. The answer comes back as it is,
- * streamed (watches pass through chunk by chunk). Answers of the proxy itself are plain text, as
- * the reference's http.Error: `service unavailable` (503) while the APIService is not Available or
- * its Service has no endpoint, the transport's error (503) when the backend cannot be reached.
+ * group), X-Remote-Extra-<key> (the key %-escaped as client-go escapes it) and the request's
+ * Audit-ID. The answer comes back as it is, streamed (watches pass through chunk by chunk).
+ * Answers of the proxy itself are plain text, as the reference's http.Error: `service
+ * unavailable` (503) while the APIService is not Available or its Service has no endpoint, the
+ * transport's error (503) when the backend cannot be reached. Upgrade requests (exec, attach,
+ * port-forward of an aggregated API) are not proxied.
  */
 
 import type * as https from 'node:https';
