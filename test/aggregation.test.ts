@@ -65,6 +65,45 @@ const flunder = (name: string): Any => ({
   metadata: { name, namespace: NS, resourceVersion: '1', creationTimestamp: '2026-11-26T00:00:00Z' },
 });
 
+/** The backend's OpenAPI v3 document of its group version. */
+const FLUNDER_OPENAPI = {
+  openapi: '3.0.0',
+  info: { title: 'wardle', version: 'v1alpha1' },
+  paths: {
+    [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: {
+      get: {
+        operationId: 'readFlunder',
+        responses: {
+          '200': {
+            description: 'OK',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/io.example.wardle.v1alpha1.Flunder' } } },
+          },
+        },
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': { group: GROUP, version: 'v1alpha1', kind: 'Flunder' },
+      },
+    },
+  },
+  components: {
+    schemas: {
+      'io.example.wardle.v1alpha1.Flunder': {
+        description: 'A flunder of the wardle API.',
+        type: 'object',
+        properties: {
+          apiVersion: { type: 'string', description: 'APIVersion of the object.' },
+          kind: { type: 'string', description: 'Kind of the object.' },
+          spec: {
+            type: 'object',
+            description: 'What the flunder wants.',
+            properties: { reference: { type: 'string', description: 'The flunder this one refers to.' } },
+          },
+        },
+        'x-kubernetes-group-version-kind': [{ group: GROUP, version: 'v1alpha1', kind: 'Flunder' }],
+      },
+    },
+  },
+};
+
 /** The tiny aggregated API server: discovery of its group version and flunders (list and watch). */
 function serveBackend(cert: string, key: string, port = 0): ReturnType<typeof Bun.serve> {
   return Bun.serve({
@@ -93,6 +132,10 @@ function serveBackend(cert: string, key: string, port = 0): ReturnType<typeof Bu
           resources: [{ name: 'flunders', singularName: 'flunder', namespaced: true, kind: 'Flunder', verbs: ['get', 'list', 'watch'] }],
         });
       }
+      // OpenAPI v3: the index and the group version's document (kubectl explain).
+      if (p === '/openapi/v3')
+        return Response.json({ paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}?hash=F00D` } } });
+      if (p === `/openapi/v3/apis/${GV}`) return Response.json(FLUNDER_OPENAPI);
       // A create echoes the body with server-set fields.
       if (req.method === 'POST' && p === `/apis/${GV}/namespaces/${NS}/flunders`) {
         return req.json().then((b) => {
@@ -265,6 +308,21 @@ test('kubectl create sends the body through', async () => {
   expect(stderr).toBe('');
   expect(await p.exited).toBe(0);
   expect(JSON.parse(stdout)).toMatchObject({ kind: 'Flunder', metadata: { name: 'second', uid: 'u-1' }, spec: { reference: 'first' } });
+});
+
+test("the backend's OpenAPI v3 document is listed and proxied: kubectl explain", async () => {
+  const index = await until(
+    () => srv.json('GET', '/openapi/v3'),
+    (r) => r.body.paths?.[`apis/${GV}`] !== undefined,
+    5000,
+  );
+  expect(index.body.paths[`apis/${GV}`]).toEqual({ serverRelativeURL: `/openapi/v3/apis/${GV}?hash=F00D` });
+  expect(index.body.paths['apis/apps/v1']).toBeDefined();
+  const explain = await kubectl(srv, ['explain', 'flunders.spec']);
+  expect(explain.stderr).toBe('');
+  expect(explain.stdout).toContain('KIND:       Flunder');
+  expect(explain.stdout).toContain('What the flunder wants.');
+  expect(explain.stdout).toContain('The flunder this one refers to.');
 });
 
 test('the user is authorized here first; an impersonated user reaches the backend as X-Remote-User', async () => {

@@ -50,6 +50,8 @@ export interface Aggregator {
   discovery(path: string, local: unknown): unknown;
   /** The remote group versions with their resources, for the aggregated discovery document. */
   groupVersions(): RemoteGroupVersion[];
+  /** The /openapi/v3 index entries of the remote group versions (their documents are proxied). */
+  openapiV3Paths(): Record<string, { serverRelativeURL: string }> | undefined;
   /** This replica runs the controllers: it checks availability and writes the condition. */
   set leading(on: boolean);
   /** The aggregator's metrics in the Prometheus text format (aggregator_unavailable_apiservice[_total]). */
@@ -104,21 +106,32 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     remotes,
     async (r, signal) => {
       const hostPort = resolver.resolve(r.service.namespace, r.service.name, r.service.port);
-      const res = await send({
-        hostPort,
-        path: `/apis/${r.group}/${r.version}`,
-        method: 'GET',
-        headers: { 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': ['system:masters'], Accept: 'application/json' },
-        tls: backendTls(r),
-        signal,
-        agent,
-      });
-      if (res.status !== 200) {
-        await res.body?.cancel();
-        throw new Error(`bad status ${res.status}`);
-      }
-      const body = (await res.json()) as { resources?: unknown };
-      return Array.isArray(body.resources) ? (body.resources as Record<string, unknown>[]) : [];
+      const get = async (path: string) => {
+        const res = await send({
+          hostPort,
+          path,
+          method: 'GET',
+          headers: { 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': ['system:masters'], Accept: 'application/json' },
+          tls: backendTls(r),
+          signal,
+          agent,
+        });
+        if (res.status !== 200) {
+          await res.body?.cancel();
+          throw new Error(`bad status ${res.status} from ${path}`);
+        }
+        return (await res.json()) as Record<string, unknown>;
+      };
+      const list = await get(`/apis/${r.group}/${r.version}`);
+      const resources = Array.isArray(list.resources) ? (list.resources as Record<string, unknown>[]) : [];
+      // The OpenAPI v3 document, when the backend publishes one (kubectl explain reads it).
+      const index = await get('/openapi/v3').catch(() => undefined);
+      const entry = (index?.paths as Record<string, { serverRelativeURL?: unknown }> | undefined)?.[`apis/${r.group}/${r.version}`];
+      const openapi =
+        typeof entry?.serverRelativeURL === 'string' && entry.serverRelativeURL.startsWith('/openapi/v3/')
+          ? entry.serverRelativeURL
+          : undefined;
+      return { resources, openapi };
     },
     { intervalMs: o.resyncMs ?? 30_000, timeoutMs: o.checkTimeoutMs ?? 5000, log: o.log },
   );
@@ -129,16 +142,18 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
   return {
     route(req, info, url, auditId) {
       if (remotes.size === 0) return undefined;
-      // ['', 'apis', group, version, ...rest]: a resource request or the group version's discovery.
+      // ['', 'apis', group, version, ...rest]: a resource request or the group version's discovery;
+      // ['', 'openapi', 'v3', 'apis', group, version]: its OpenAPI v3 document.
       const segs = url.pathname.split('/');
-      if (segs[1] !== 'apis' || segs.length < 4) return undefined;
-      const remote = remotes.route(segs[2] as string, segs[3] as string);
+      const at = segs[1] === 'apis' ? 2 : segs[1] === 'openapi' && segs[2] === 'v3' && segs[3] === 'apis' ? 4 : -1;
+      if (at < 0 || segs.length < at + 2) return undefined;
+      const remote = remotes.route(segs[at] as string, segs[at + 1] as string);
       if (!remote) return undefined;
-      const rest = segs.slice(4);
+      const rest = segs.slice(at + 2);
       const user = requestUser(req);
       if (!user) return Promise.resolve(proxyError('missing user', 500));
-      const discovery = !info.isResourceRequest && rest.filter((s) => s !== '').length === 0;
-      const path = ['', 'apis', remote.group, remote.version, ...rest].join('/');
+      const discovery = at === 2 && !info.isResourceRequest && rest.filter((s) => s !== '').length === 0;
+      const path = [...segs.slice(0, at), remote.group, remote.version, ...rest].join('/');
       return proxy(
         req,
         { remote, path, query: url.searchParams.toString(), discovery },
@@ -155,6 +170,9 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     },
     groupVersions() {
       return remotes.size === 0 ? [] : lists.groupVersions();
+    },
+    openapiV3Paths() {
+      return remotes.size === 0 ? undefined : lists.openapiV3Paths();
     },
     set leading(on: boolean) {
       availability.leading = on;

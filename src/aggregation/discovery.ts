@@ -87,6 +87,12 @@ export interface RemoteGroupVersion {
   fresh: boolean;
 }
 
+/** What a backend says of its group version: its resources, and its OpenAPI v3 document's URL (relative, with its hash). */
+export interface BackendDiscovery {
+  resources: Record<string, unknown>[];
+  openapi?: string;
+}
+
 export interface RemoteDiscoveryOptions {
   /** Each backend's list is fetched again this often (the reference's aggregated discovery resyncs too). */
   intervalMs: number;
@@ -101,13 +107,13 @@ export interface RemoteDiscoveryOptions {
  * fetch, or an APIService not Available, keeps the last list, marked stale.
  */
 export class RemoteDiscovery {
-  private readonly lists = new Map<string, { resources: Record<string, unknown>[]; fresh: boolean }>();
+  private readonly lists = new Map<string, { resources: Record<string, unknown>[]; fresh: boolean; openapi?: string }>();
   private readonly inflight = new Set<string>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly remotes: { all(): RemoteApiService[]; get(name: string): RemoteApiService | undefined },
-    private readonly fetchList: (r: RemoteApiService, signal: AbortSignal) => Promise<Record<string, unknown>[]>,
+    private readonly fetchList: (r: RemoteApiService, signal: AbortSignal) => Promise<BackendDiscovery>,
     private readonly o: RemoteDiscoveryOptions,
   ) {}
 
@@ -134,20 +140,33 @@ export class RemoteDiscovery {
     }
     const last = this.lists.get(name);
     if (!r.available) {
-      this.lists.set(name, { resources: last?.resources ?? [], fresh: false });
+      this.lists.set(name, { ...last, resources: last?.resources ?? [], fresh: false });
       return;
     }
     if (this.inflight.has(name)) return;
     this.inflight.add(name);
     try {
-      const resources = await this.fetchList(r, AbortSignal.timeout(this.o.timeoutMs));
-      this.lists.set(name, { resources, fresh: true });
+      const d = await this.fetchList(r, AbortSignal.timeout(this.o.timeoutMs));
+      this.lists.set(name, { resources: d.resources, fresh: true, openapi: d.openapi });
     } catch (e) {
       if (last?.fresh !== false) this.o.log(`apiservice ${name}: discovery of ${r.group}/${r.version} failed: ${(e as Error).message}`);
-      this.lists.set(name, { resources: last?.resources ?? [], fresh: false });
+      this.lists.set(name, { ...last, resources: last?.resources ?? [], fresh: false });
     } finally {
       this.inflight.delete(name);
     }
+  }
+
+  /**
+   * The /openapi/v3 index entries of the remote group versions whose backends publish one:
+   * `apis/<group>/<version>` → the URL here (proxied to the backend) with the backend's hash.
+   */
+  openapiV3Paths(): Record<string, { serverRelativeURL: string }> {
+    const out: Record<string, { serverRelativeURL: string }> = {};
+    for (const r of this.remotes.all()) {
+      const url = this.lists.get(r.name)?.openapi;
+      if (url !== undefined && r.group !== '') out[`apis/${r.group}/${r.version}`] = { serverRelativeURL: url };
+    }
+    return out;
   }
 
   /** Every remote group version, groups by priority; stale until its first fetch succeeded. */

@@ -107,7 +107,7 @@ export function buildHandler(d: ChainDeps): Chain {
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
     const path = url.pathname;
-    if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req);
+    if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req, d.aggregator?.openapiV3Paths());
     const root = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     if ((root === '/api' || root === '/apis') && wantsDiscoveryV2(req.headers.get('accept'))) {
       const doc = discoveryV2(d.discovery, root === '/api' ? 'api' : 'apis', d.aggregator?.groupVersions() ?? []);
