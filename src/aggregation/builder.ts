@@ -8,12 +8,15 @@
  *   proxy.ts          the proxy: the user's headers, streaming, the 503s
  *   availability.ts   the Available condition from health checks (written on the leader)
  *   discovery.ts      remote group versions merged into /apis and /apis/<group>; the backends'
- *                     resource lists (fetched on change and every 30 s) for aggregated discovery
+ *                     resource lists and OpenAPI v3 URLs (fetched on change and every 30 s) for
+ *                     aggregated discovery and the /openapi/v3 index
  *
  * and this builder, which the HTTP front end calls: `route` answers a request for a remote group
  * version (after this server's authentication and authorization), or says it is served here;
  * `discovery` merges the remote group versions into a discovery document; `groupVersions` gives
- * them with their resources to the aggregated discovery document (src/http/discovery-v2.ts). Local APIServices
+ * them with their resources to the aggregated discovery document (src/http/discovery-v2.ts);
+ * `openapiV3Paths` lists their OpenAPI v3 documents, which `route` proxies
+ * (/openapi/v3/apis/<group>/<version>). Local APIServices
  * (every group version this server serves) are untouched: their requests never reach the proxy.
  */
 import * as https from 'node:https';
