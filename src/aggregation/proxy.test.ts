@@ -101,7 +101,7 @@ describe('send', () => {
     }).catch((e) => e);
     expect(err).toBeInstanceOf(Error);
     expect(transportError(err, `127.0.0.1:${port}`, 'other.ns.svc')).toBe(
-      'tls: failed to verify certificate: x509: certificate is not valid for other.ns.svc',
+      'tls: failed to verify certificate: x509: certificate is valid for api.ns.svc, not other.ns.svc',
     );
   });
 

@@ -125,8 +125,14 @@ export function transportError(e: unknown, hostPort: string, serverName?: string
       return `read tcp ${hostPort}: read: connection reset by peer`;
     case 'ETIMEDOUT':
       return `dial tcp ${hostPort}: i/o timeout`;
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return `tls: failed to verify certificate: x509: certificate is not valid for ${serverName ?? hostPort}`;
+    case 'ERR_TLS_CERT_ALTNAME_INVALID': {
+      // Node's "... is not in the cert's altnames: DNS:a, DNS:b": Go names the valid ones.
+      const names = /.*altnames: (.*)$/.exec((e as Error).message)?.[1]?.replace(/\b(DNS|IP Address):/g, '');
+      const host = serverName ?? hostPort;
+      return names
+        ? `tls: failed to verify certificate: x509: certificate is valid for ${names}, not ${host}`
+        : `tls: failed to verify certificate: x509: certificate is not valid for ${host}`;
+    }
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
     case 'SELF_SIGNED_CERT_IN_CHAIN':
