@@ -119,7 +119,10 @@ export function buildHandler(d: ChainDeps): Chain {
     const doc = d.aggregator ? d.aggregator.discovery(path, local) : local;
     if (doc === undefined) throw pathNotFound();
     chooseOutput(req.headers.get('accept'), false);
-    return reply(doc);
+    const res = reply(doc);
+    // /api and /apis have two forms (aggregated or not) by Accept: caches must keep them apart.
+    if (root === '/api' || root === '/apis') res.headers.set('vary', 'Accept');
+    return res;
   }
 
   async function withSlot(info: RequestInfo, req: Request, url: RequestUrl, f: () => Promise<Response>): Promise<Response> {
