@@ -147,6 +147,7 @@ async function main(argv: string[]): Promise<void> {
     conversions: admission.conversions,
     leading: (on) => {
       if (apf) apf.controller.leading = on;
+      if (front.aggregator) front.aggregator.leading = on;
     },
     log,
   });

@@ -32,8 +32,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['auth', 'kinds'],
   // Worker pools (the generic pool, the codec pool).
   ['workers'],
-  // Admission plugins (quota, limits, policies, RBAC escalation); priority and fairness; the scheduler; simulated nodes and kubelets.
-  ['admission', 'apf', 'scheduler', 'simulation'],
+  // Admission plugins (quota, limits, policies, RBAC escalation); priority and fairness; the scheduler; simulated nodes and
+  // kubelets; aggregated APIs (the proxy to APIServices' backends, their availability).
+  ['admission', 'apf', 'scheduler', 'simulation', 'aggregation'],
   // Fault injection (matches requests as priority and fairness does; the front end applies it).
   ['faults'],
   // Controllers; the HTTP front (request chain, negotiation, handlers).

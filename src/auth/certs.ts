@@ -31,7 +31,7 @@ function serial(): string {
     .replace(/^[89a-f]/, '1');
 }
 
-async function generate(hosts: string[]): Promise<{ ca: string; cert: string; key: string }> {
+export async function generateCertificates(hosts: string[]): Promise<{ ca: string; cert: string; key: string }> {
   const caKeys = await crypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const notBefore = new Date(Date.now() - 3600_000);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
@@ -90,7 +90,7 @@ export async function servingCerts(dir: string, bindAddress: string, certFile?: 
       return { ca: fs.readFileSync(p.ca, 'utf8'), cert: fs.readFileSync(p.cert, 'utf8'), key: fs.readFileSync(p.key, 'utf8') };
     }
   }
-  const g = await generate(hosts);
+  const g = await generateCertificates(hosts);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(p.ca, g.ca);
   fs.writeFileSync(p.cert, g.cert);

@@ -156,6 +156,8 @@ export const FEATURE_GATES: Record<string, boolean> = {
   FaultInjection: false,
   /** Beta in the reference's 1.34, off by default: serves MutatingAdmissionPolicy(Binding) v1beta1 and v1alpha1. */
   MutatingAdmissionPolicy: false,
+  // Beta (on) in 1.33: the aggregator sends the user's UID to aggregated APIs as X-Remote-Uid.
+  RemoteRequestHeaderUID: true,
 };
 
 /**

@@ -3,6 +3,7 @@
  * discovery, OpenAPI), the request filter chain, health checks with their post-start hooks, and
  * the listening server. `stop` ends the watches and lets in-flight requests finish.
  */
+import { createAggregator } from '../aggregation/builder';
 import type { Apf } from '../apf';
 import type { Obj } from '../api/meta';
 import type { Auditor } from '../auth/auditor';
@@ -101,6 +102,10 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
   });
   const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
   const discovery = new Discovery(api, `${host}:${cfg.port}`, cfg.discoveryGroupOrder);
+  // Aggregated APIs: APIServices with spec.service are proxied to their backends.
+  const aggregator = createAggregator(api, { log: d.log, remoteUid: cfg.featureGates.RemoteRequestHeaderUID === true });
+  void aggregator?.start().catch((e) => d.log(`aggregation: ${(e as Error).message}`));
+  if (aggregator) metrics.sources.push((out) => aggregator.metrics(out));
   const { authorizer, rbac } = d.authz;
   const saTokens = d.authn.serviceAccountTokens;
   const chain = buildHandler({
@@ -108,6 +113,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     authz: authorizer,
     audit: d.audit,
     discovery,
+    aggregator,
     openapi: new OpenApi(api, d.schemas, loadDescriptions),
     resources: new ResourceHandler(api, watches, {
       compression: cfg.featureGates.APIResponseCompression === true,
@@ -152,10 +158,13 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
   return {
     url: `https://${host}:${server.port}`,
     ca: certs.ca,
+    /** Aggregated APIs: told whether this replica leads (it then writes the APIServices' Available condition). */
+    aggregator,
     /** Stop accepting; end the watches; let in-flight requests finish within the request timeout. */
     async stop(): Promise<void> {
       for (const w of watches.open) w.end('closed');
       d.ui?.close();
+      aggregator?.stop();
       codecPool?.close();
       // A client that never reads its response must not keep the process alive.
       const bound = Math.max(cfg.requestTimeoutMs, 1000);

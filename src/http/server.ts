@@ -3,12 +3,13 @@
  *
  *   request info → health (unauthenticated) → authentication → authorization
  *     → priority and fairness (src/apf/; or the two in-flight limits when it is off)
- *     → faults (src/faults/, while any FaultInjection exists) → handler (resource / discovery / openapi / metrics)
+ *     → faults (src/faults/, while any FaultInjection exists) → handler (aggregated API proxy / resource / discovery / openapi / metrics)
  *
  * plus metrics and the one error renderer around it all. This is the only file that knows how
  * a request arrives; handlers receive parsed RequestInfo.
  */
 
+import type { Aggregator } from '../aggregation/builder';
 import type { FlowControl } from '../apf/flow-control';
 import { prettyPrint } from '../api/query';
 import { parseRequestInfo, type RequestInfo, type RequestUrl, requestUrl } from '../api/request-info';
@@ -21,11 +22,12 @@ import type { TokenAuthenticator } from '../auth/tokens';
 import type { Faults } from '../faults';
 import { isStorageFailure, undecodableStatus } from '../registry/storage-errors';
 import type { Discovery } from './discovery';
+import { DISCOVERY_V2_MEDIA_TYPE, discoveryV2, wantsDiscoveryV2 } from './discovery-v2';
 import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
 import type { OpenApi } from './openapi/handler';
 import type { ResourceHandler } from './resources';
-import { reply, replyError } from './respond';
+import { reply, replyError, replyText } from './respond';
 
 export interface ChainDeps {
   authn: TokenAuthenticator;
@@ -33,6 +35,8 @@ export interface ChainDeps {
   /** The audit log (--audit-log-path with --audit-policy-file); absent: no auditing. */
   audit?: Auditor;
   discovery: Discovery;
+  /** Aggregated APIs (src/aggregation/): remote group versions are proxied, and listed in discovery. */
+  aggregator?: Aggregator;
   openapi: OpenApi;
   resources: ResourceHandler;
   metrics: Metrics;
@@ -99,16 +103,29 @@ export function buildHandler(d: ChainDeps): Chain {
     }
   }, 200).unref();
 
-  async function route(info: RequestInfo, req: Request, url: RequestUrl): Promise<Response> {
+  async function route(info: RequestInfo, req: Request, url: RequestUrl, auditID: string): Promise<Response> {
+    const remote = d.aggregator?.route(req, info, url, auditID);
+    if (remote) return remote;
     if (info.isResourceRequest) return d.resources.handle(info, req, url);
     const method = req.method.toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') throw pathNotFound();
     const path = url.pathname;
-    if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req);
-    const doc = d.discovery.get(path);
+    if (path.startsWith('/openapi/')) return d.openapi.handle(path, url.searchParams, req, d.aggregator?.openapiV3Paths());
+    const root = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    if ((root === '/api' || root === '/apis') && wantsDiscoveryV2(req.headers.get('accept'))) {
+      const doc = discoveryV2(d.discovery, root === '/api' ? 'api' : 'apis', d.aggregator?.groupVersions() ?? []);
+      const res = replyText(JSON.stringify(doc), 200, DISCOVERY_V2_MEDIA_TYPE);
+      res.headers.set('vary', 'Accept');
+      return res;
+    }
+    const local = d.discovery.get(path);
+    const doc = d.aggregator ? d.aggregator.discovery(path, local) : local;
     if (doc === undefined) throw pathNotFound();
     chooseOutput(req.headers.get('accept'), false);
-    return reply(doc);
+    const res = reply(doc);
+    // /api and /apis have two forms (aggregated or not) by Accept: caches must keep them apart.
+    if (root === '/api' || root === '/apis') res.headers.set('vary', 'Accept');
+    return res;
   }
 
   async function withSlot(info: RequestInfo, req: Request, url: RequestUrl, f: () => Promise<Response>): Promise<Response> {
@@ -197,7 +214,7 @@ export function buildHandler(d: ChainDeps): Chain {
       info = parseRequestInfo(req.method, url.pathname, url.searchParams);
       record = await admit(req, info, auditID, url);
       const i = info;
-      const serve = () => route(i, req, url);
+      const serve = () => route(i, req, url, auditID);
       const faults = d.faults;
       res = await withSlot(i, req, url, faults?.active ? () => faults.serve(i, req, url, serve) : serve);
     } catch (e) {

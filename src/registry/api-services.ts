@@ -110,7 +110,9 @@ async function reconcile(api: ApiRegistry, s: ResourceStore, served: Set<string>
       const cur = present.get(name);
       // A new local APIService is available from its creation on (its strategy); an older one is marked.
       if (!cur) await s.create('', o, write()).catch(ignoreStatus(409));
-      else if (!available(cur)) await markAvailable(s, name).catch(ignoreStatus(404));
+      // One pointed at a backend (spec.service) is the aggregator's to check (src/aggregation/).
+      else if (!available(cur) && !(cur.spec as { service?: unknown } | undefined)?.service)
+        await markAvailable(s, name).catch(ignoreStatus(404));
     }),
   );
   for (const o of have) {

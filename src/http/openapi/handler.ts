@@ -153,7 +153,11 @@ export class OpenApi {
     return this.v3Docs;
   }
 
-  handle(path: string, query: URLSearchParams, req: Request): Response {
+  /**
+   * Serve `path`. `extraV3`: entries the /openapi/v3 index lists besides the served group
+   * versions (aggregated APIs: their documents are their backends', proxied).
+   */
+  handle(path: string, query: URLSearchParams, req: Request, extraV3?: Record<string, { serverRelativeURL: string }>): Response {
     if (path === '/openapi/v2') {
       const v2 = this.v2();
       if (chooseEncoding(req.headers.get('accept'), true) === 'json') return this.serve(v2.json, req, false);
@@ -162,7 +166,12 @@ export class OpenApi {
     }
     if (path === '/openapi/v3' || path === '/openapi/v3/') {
       chooseEncoding(req.headers.get('accept'), false);
-      return this.serve(this.v3().index, req, false);
+      const v3 = this.v3();
+      if (extraV3 && Object.keys(extraV3).length > 0) {
+        const paths = JSON.parse(new TextDecoder().decode(v3.index.bytes)).paths as Json;
+        return this.serve(Doc.json({ paths: { ...paths, ...extraV3 } }), req, false);
+      }
+      return this.serve(v3.index, req, false);
     }
     if (path.startsWith('/openapi/v3/')) {
       const key = path.slice('/openapi/v3/'.length).replace(/\/$/, '');
