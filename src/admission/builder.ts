@@ -13,6 +13,7 @@ import { StatusError } from '../api/status';
 import type { Authorizer } from '../auth/authz';
 import type { RbacIndex } from '../auth/rbac';
 import { decodeStored } from '../codec/stored';
+import { ServiceResolver as Services } from '../kinds/service-resolver';
 import { AdmissionChain, type Plugin } from '../registry/admission';
 import type { Resources } from '../registry/api-registry';
 import type { ResourceStore } from '../registry/generic';
@@ -38,7 +39,6 @@ import type { ServiceResolver } from './webhook/client';
 import { ConversionWebhooks } from './webhook/conversion';
 import type { HookType } from './webhook/hooks';
 import { WebhookAdmission, type WebhookCall } from './webhook/plugin';
-import { endpointResolver } from './webhook/resolver';
 
 const RBAC_GROUP = 'rbac.authorization.svc.io';
 const RBAC_KINDS = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);
@@ -133,12 +133,6 @@ export class Admission {
       onCheck: this.d.onPolicyCheck,
       log: this.d.log,
     });
-    const cached = (group: string, plural: string) => {
-      const s = store(group, plural);
-      return s && { cache: s.watchCache(), store: s };
-    };
-    const services = () => cached('', 'services');
-    const slices = () => cached('discovery.svc.io', 'endpointslices');
     this.webhooks = new WebhookAdmission({
       configurations: (type: HookType) => served(type === 'admit' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations'),
       namespace: async (name) => {
@@ -150,16 +144,22 @@ export class Admission {
       observe: this.d.onWebhookCall,
       log: this.d.log,
     });
-    this.resolver = endpointResolver({
-      service: (namespace, name) => {
-        const s = services();
-        return s?.cache.list(s.store.key(namespace, name)).find((c) => c.obj.metadata.name === name)?.obj;
-      },
-      slices: (namespace) => {
-        const s = slices();
-        return s ? s.cache.list(`${s.store.prefix}${namespace}/`).map((c) => c.obj) : [];
-      },
-    });
+    const cached = (group: string, plural: string) => {
+      const s = store(group, plural);
+      return s && { cache: s.watchCache(), store: s };
+    };
+    // Resolved on first use: the registry adds its stores after building the chains.
+    let resolver: Services | undefined;
+    this.resolver = (namespace, name, port) => {
+      if (!resolver) {
+        const services = cached('', 'services');
+        if (!services) throw new Error(`service "${name}" not found`);
+        resolver = new Services(services, cached('discovery.svc.io', 'endpointslices'), cached('', 'endpoints'));
+      }
+      const at = resolver.resolve(namespace, name, port);
+      const colon = at.lastIndexOf(':');
+      return { host: at.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(at.slice(colon + 1)) };
+    };
     this.mutatingPolicy = mutatingPolicyPlugin(resources, this.d.schemas, this.policy.sources, this.d.onMutatingPolicyCheck);
     let quotasLoaded = false;
     const quotasIn = (namespace: string): Obj[] | Promise<Obj[]> => {

@@ -21,10 +21,10 @@
 import type * as https from 'node:https';
 import { deepEqual, now, type Obj } from '../api/meta';
 import { StatusError } from '../api/status';
+import { ResolveError, type ServiceResolver } from '../kinds/service-resolver';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 import { conditionOf, type RemoteApiService, type RemoteApiServices } from './api-services';
-import { ResolveError, type ServiceResolver } from './resolver';
 import { CHECK_TLS, send, transportError } from './transport';
 
 export interface AvailabilityOptions {

@@ -23,6 +23,7 @@ import * as https from 'node:https';
 import type { Obj } from '../api/meta';
 import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { requestUser } from '../auth/request-user';
+import { type Cached, SERVICE_NAME_LABEL, ServiceResolver } from '../kinds/service-resolver';
 import type { ApiRegistry } from '../registry/api-registry';
 import type { WatchCache } from '../watch/cache';
 import type { Watcher, WatcherEvent } from '../watch/watcher';
@@ -30,7 +31,6 @@ import { conditionOf, RemoteApiServices } from './api-services';
 import { AvailabilityController } from './availability';
 import { mergeDiscovery, RemoteDiscovery, type RemoteGroupVersion } from './discovery';
 import { proxy, proxyError } from './proxy';
-import { type Cached, SERVICE_NAME_LABEL, ServiceResolver } from './resolver';
 import { backendTls, send } from './transport';
 
 export interface AggregatorOptions {

@@ -17,8 +17,8 @@
 
 import type * as https from 'node:https';
 import type { UserInfo } from '../api/user';
+import type { ServiceResolver } from '../kinds/service-resolver';
 import type { RemoteApiService } from './api-services';
-import type { ServiceResolver } from './resolver';
 import { backendTls, HOP_BY_HOP, send, transportError } from './transport';
 
 /** Discovery requests (/apis/<group>/<version>) get this long (NewRequestForProxy's 5 s). */

@@ -1,5 +1,6 @@
 /**
- * Service → address, as the reference's aggregator resolves a backend with endpoint routing
+ * Service → address (shared by the aggregator's proxy and the admission and conversion webhooks),
+ * as the reference's aggregator resolves a backend with endpoint routing
  * (k8s.io/apiserver/pkg/util/proxy ResolveEndpoint): the Service from the watch cache, its port
  * by number, then one ready address of its EndpointSlices (label kubernetes.io/service-name)
  * with the port of the same name; without slices, its Endpoints object. There is no service
