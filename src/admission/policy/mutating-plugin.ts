@@ -20,6 +20,7 @@
  *
  * With no binding the plugin takes part in no request (the registry skips the chain).
  */
+
 import { svcApiVersion } from '../../api/brand';
 import { deepEqual, type Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
@@ -28,21 +29,14 @@ import { toCel } from '../../cel/index';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import type { SchemaSet } from '../../schema/engine';
 import type { WatchCache } from '../../watch/cache';
-import { type CompiledBinding, compileBinding } from './compile';
+import { BoundPolicies } from './bound-policies';
+import type { CompiledBinding } from './compile';
 import { type Activation, evaluateMatchConditions } from './evaluate';
-import { collectParams, followCache, namespaceObject, requestActivation, ruleRequest } from './invocation';
-import { mayMatch, rulesMatch, selectorsMatch } from './matching';
+import { collectParams, namespaceObject, requestActivation, ruleRequest } from './invocation';
+import { rulesMatch, selectorsMatch } from './matching';
 import { applyMutation, replaceInPlace } from './mutate';
 import { type CompiledMutatingPolicy, compileMutatingPolicy } from './mutating-compile';
 import { ADMISSION_GROUP, type PolicySources } from './plugin';
-
-/** Resources no policy mutates (the reference's exempt kinds of admission policies). */
-const EXEMPT = new Set([
-  'validatingadmissionpolicies',
-  'validatingadmissionpolicybindings',
-  'mutatingadmissionpolicies',
-  'mutatingadmissionpolicybindings',
-]);
 
 /** One mutation's outcome (the reference's apiserver_mutating_admission_policy_check_* metrics). */
 export interface MutationCheck {
@@ -78,76 +72,32 @@ interface Invocation {
 
 export class MutatingPolicyAdmission implements Plugin {
   readonly name = 'MutatingAdmissionPolicy';
-  private readonly policies = new Map<string, CompiledMutatingPolicy>();
-  private readonly bindings = new Map<string, CompiledBinding>();
-  private active: { policy: CompiledMutatingPolicy; bindings: CompiledBinding[] }[] = [];
-  private readonly wanted = new Map<string, boolean>();
-  private stopped = false;
+  private readonly set = new BoundPolicies<CompiledMutatingPolicy>(compileMutatingPolicy, ADMISSION_GROUP, (op) => op !== 'DELETE');
 
   constructor(private readonly sources: MutatingPolicySources) {}
 
   async start(): Promise<void> {
-    const policies = this.sources.policies();
-    const bindings = this.sources.bindings();
-    await Promise.all([policies.start(), bindings.start()]);
-    const stopped = () => this.stopped;
-    followCache(
-      policies,
-      (o, deleted) => this.setPolicy(o, deleted),
-      () => this.rebuild(),
-      stopped,
-      this.sources.log,
-    );
-    followCache(
-      bindings,
-      (o, deleted) => this.setBinding(o, deleted),
-      () => this.rebuild(),
-      stopped,
-      this.sources.log,
-    );
+    await this.set.start(this.sources.policies(), this.sources.bindings(), this.sources.log);
   }
 
   stop(): void {
-    this.stopped = true;
+    this.set.stop();
   }
 
   setPolicy(o: Obj, deleted = false): void {
-    if (deleted) this.policies.delete(o.metadata.name as string);
-    else this.policies.set(o.metadata.name as string, compileMutatingPolicy(o));
+    this.set.setPolicy(o, deleted);
   }
 
   setBinding(o: Obj, deleted = false): void {
-    if (deleted) this.bindings.delete(o.metadata.name as string);
-    else this.bindings.set(o.metadata.name as string, compileBinding(o));
+    this.set.setBinding(o, deleted);
   }
 
   rebuild(): void {
-    const byPolicy = new Map<string, CompiledBinding[]>();
-    for (const b of this.bindings.values()) {
-      if (!b.policyName) continue;
-      const list = byPolicy.get(b.policyName);
-      if (list) list.push(b);
-      else byPolicy.set(b.policyName, [b]);
-    }
-    const active: typeof this.active = [];
-    for (const [name, bindings] of byPolicy) {
-      const policy = this.policies.get(name);
-      if (policy) active.push({ policy, bindings: bindings.sort((a, b) => (a.name < b.name ? -1 : 1)) });
-    }
-    this.active = active.sort((a, b) => (a.policy.name < b.policy.name ? -1 : 1));
-    this.wanted.clear();
+    this.set.rebuild();
   }
 
   handles(group: string, resource: string, subresource: string, op: Operation): boolean {
-    if (this.active.length === 0 || op === 'DELETE') return false;
-    if (group === ADMISSION_GROUP && EXEMPT.has(resource)) return false;
-    const key = `${group}/${resource}/${subresource}/${op}`;
-    let w = this.wanted.get(key);
-    if (w === undefined) {
-      w = this.active.some((a) => mayMatch(a.policy.match, group, resource, subresource, op));
-      this.wanted.set(key, w);
-    }
-    return w;
+    return this.set.handles(group, resource, subresource, op);
   }
 
   async admit(a: Attributes): Promise<void> {
@@ -161,7 +111,7 @@ export class MutatingPolicyAdmission implements Plugin {
     const nsLabels = async () => (nsName ? ((await namespace())?.metadata.labels ?? {}) : undefined);
     const errors: PolicyError[] = [];
     const invocations: Invocation[] = [];
-    for (const { policy, bindings } of this.active) {
+    for (const { policy, bindings } of this.set.active) {
       if (!rulesMatch(policy.match, q)) continue;
       if ((policy.match.namespaceSelector || policy.match.objectSelector) && !selectorsMatch(policy.match, q, await nsLabels())) continue;
       const configError = (message: string, binding?: string) => {

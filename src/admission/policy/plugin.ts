@@ -19,6 +19,7 @@
  *
  * With no binding the plugin takes part in no request (the registry skips the chain).
  */
+
 import { svcApiVersion } from '../../api/brand';
 import type { Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
@@ -27,11 +28,12 @@ import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import type { WatchCache } from '../../watch/cache';
 import { DeadlineError } from '../../workers/pool';
+import { BoundPolicies } from './bound-policies';
 import type { CelPool } from './cel-pool';
-import { type CompiledBinding, type CompiledPolicy, compileBinding, compilePolicy } from './compile';
+import { type CompiledPolicy, compilePolicy } from './compile';
 import { type Activation, type Decision, evaluatePolicy, type Result } from './evaluate';
-import { collectParams, followCache, namespaceObject, type ParamSource, requestActivation, ruleRequest } from './invocation';
-import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from './matching';
+import { collectParams, namespaceObject, type ParamSource, requestActivation, ruleRequest } from './invocation';
+import { type RuleRequest, rulesMatch, selectorsMatch } from './matching';
 
 const NO_PARAMS: unknown[] = [null];
 /** Element visits above which a nested comprehension is evaluated in the pool. */
@@ -58,7 +60,6 @@ function longestCollection(v: unknown): number {
 export const ADMISSION_GROUP = 'admissionregistration.svc.io';
 /** The audit annotation of the Audit validation action. */
 export const VALIDATION_FAILURE = 'validation.policy.admission.svc.io/validation_failure';
-const EXEMPT = new Set(['validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
 
 export type { ParamSource };
 
@@ -98,80 +99,35 @@ export interface PolicyCheck {
 
 export class PolicyAdmission implements Plugin {
   readonly name = 'ValidatingAdmissionPolicy';
-  private readonly policies = new Map<string, CompiledPolicy>();
-  private readonly bindings = new Map<string, CompiledBinding>();
-  /** Policies with at least one binding, each with its bindings (rebuilt on every change). */
-  private active: { policy: CompiledPolicy; bindings: CompiledBinding[] }[] = [];
-  private readonly wanted = new Map<string, boolean>();
-  private stopped = false;
+  private readonly set = new BoundPolicies<CompiledPolicy>(compilePolicy, ADMISSION_GROUP);
   /** Observer of every policy check (the metrics). */
 
   /** `sources` are shared with the mutating policy plugin (the same params, namespaces and authorizer). */
   constructor(readonly sources: PolicySources) {}
 
   async start(): Promise<void> {
-    const policies = this.sources.policies();
-    const bindings = this.sources.bindings();
-    await Promise.all([policies.start(), bindings.start()]);
-    const stopped = () => this.stopped;
-    followCache(
-      policies,
-      (o, deleted) => this.setPolicy(o, deleted),
-      () => this.rebuild(),
-      stopped,
-      this.sources.log,
-    );
-    followCache(
-      bindings,
-      (o, deleted) => this.setBinding(o, deleted),
-      () => this.rebuild(),
-      stopped,
-      this.sources.log,
-    );
+    await this.set.start(this.sources.policies(), this.sources.bindings(), this.sources.log);
   }
 
   /** A policy written (compiled now) or deleted; `rebuild()` makes the change take effect. */
   setPolicy(o: Obj, deleted = false): void {
-    if (deleted) this.policies.delete(o.metadata.name as string);
-    else this.policies.set(o.metadata.name as string, compilePolicy(o));
+    this.set.setPolicy(o, deleted);
   }
 
   setBinding(o: Obj, deleted = false): void {
-    if (deleted) this.bindings.delete(o.metadata.name as string);
-    else this.bindings.set(o.metadata.name as string, compileBinding(o));
+    this.set.setBinding(o, deleted);
   }
 
   stop(): void {
-    this.stopped = true;
+    this.set.stop();
   }
 
   rebuild(): void {
-    const byPolicy = new Map<string, CompiledBinding[]>();
-    for (const b of this.bindings.values()) {
-      if (!b.policyName) continue;
-      const list = byPolicy.get(b.policyName);
-      if (list) list.push(b);
-      else byPolicy.set(b.policyName, [b]);
-    }
-    const active: typeof this.active = [];
-    for (const [name, bindings] of byPolicy) {
-      const policy = this.policies.get(name);
-      if (policy) active.push({ policy, bindings: bindings.sort((a, b) => (a.name < b.name ? -1 : 1)) });
-    }
-    this.active = active.sort((a, b) => (a.policy.name < b.policy.name ? -1 : 1));
-    this.wanted.clear();
+    this.set.rebuild();
   }
 
   handles(group: string, resource: string, subresource: string, op: Operation): boolean {
-    if (this.active.length === 0) return false;
-    if (group === ADMISSION_GROUP && EXEMPT.has(resource)) return false;
-    const key = `${group}/${resource}/${subresource}/${op}`;
-    let w = this.wanted.get(key);
-    if (w === undefined) {
-      w = this.active.some((a) => mayMatch(a.policy.match, group, resource, subresource, op));
-      this.wanted.set(key, w);
-    }
-    return w;
+    return this.set.handles(group, resource, subresource, op);
   }
 
   async validate(a: Attributes): Promise<void> {
@@ -199,7 +155,7 @@ export class PolicyAdmission implements Plugin {
     const warnings: string[] = [];
     const auditFailures: Record<string, unknown>[] = [];
     const published = new Map<string, string[]>();
-    for (const { policy, bindings } of this.active) {
+    for (const { policy, bindings } of this.set.active) {
       if (!rulesMatch(policy.match, q)) continue;
       if ((policy.match.namespaceSelector || policy.match.objectSelector) && !selectorsMatch(policy.match, q, await nsLabels())) continue;
       const configError = (message: string, binding?: string) => {
