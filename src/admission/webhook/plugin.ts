@@ -33,7 +33,7 @@ import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import { applyJsonPatch } from '../../registry/patch/json-patch';
 import type { WatchCache } from '../../watch/cache';
-import { requestActivation } from '../policy/invocation';
+import { requestActivation, ruleRequest } from '../policy/invocation';
 import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from '../policy/matching';
 import { ADMISSION_GROUP } from '../policy/plugin';
 import { CallError, post, type ServiceResolver, target } from './client';
@@ -229,17 +229,7 @@ export class WebhookAdmission {
   /** Whether `hook` is to be called (the reference's ShouldCallHook); throws a refusal. */
   private async shouldCall(hook: Hook, scope: RequestScope): Promise<boolean> {
     const a = scope.a;
-    const q: RuleRequest = {
-      group: a.group,
-      version: a.version,
-      resource: a.resource,
-      subresource: a.subresource,
-      namespace: a.namespace,
-      name: a.name,
-      operation: a.operation,
-      object: a.operation === 'DELETE' ? undefined : a.object,
-      oldObject: a.oldObject,
-    };
+    const q = ruleRequest(a);
     if (!rulesMatch(hook.match, q)) return false;
     if (hook.match.badSelector) throw internalError(`webhook "${hook.name}": invalid label selector`);
     if (hook.match.namespaceSelector || hook.match.objectSelector) {
