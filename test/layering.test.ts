@@ -36,6 +36,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['admission', 'apf', 'scheduler', 'simulation'],
   // Controllers; the HTTP front (request chain, negotiation, handlers).
   ['controllers', 'http'],
+  // The load harness (scenarios, measurements, reports): a client of the API; nothing in the server imports it.
+  ['load'],
   // The composition root: nothing imports it.
   ['main.ts'],
 ];
