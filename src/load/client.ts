@@ -66,7 +66,11 @@ export interface CallSample {
 }
 
 /** (resource, subresource, verb, scope) of a request, as the reference's apiserver_request_duration labels. */
-export function callKey(method: string, path: string, watch: boolean): { resource: string; subresource: string; verb: string; scope: string } {
+export function callKey(
+  method: string,
+  path: string,
+  watch: boolean,
+): { resource: string; subresource: string; verb: string; scope: string } {
   const p = path.split('?')[0]!.split('/').filter(Boolean);
   // /api/v1/... or /apis/g/v/...
   let rest = p[0] === 'api' ? p.slice(2) : p.slice(3);
@@ -114,8 +118,8 @@ export class Client {
   }
 
   private count(key: string, status: number): void {
-    let c = this.counts.get(key);
-    if (!c) this.counts.set(key, (c = { total: 0, throttled: 0, errors: 0 }));
+    const c = this.counts.get(key) ?? { total: 0, throttled: 0, errors: 0 };
+    this.counts.set(key, c);
     c.total++;
     if (status === 429) c.throttled++;
     else if (status >= 500 || status === 0) c.errors++;

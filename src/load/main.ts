@@ -49,8 +49,31 @@ function parseArgs(argv: string[]): { pos: string[]; flags: Map<string, string[]
   return { pos, flags };
 }
 
-const SIZE_FLAGS = ['nodes', 'pods-per-node', 'namespaces', 'replicas', 'deployments', 'watchers', 'writers', 'patches', 'create-qps', 'timeout'];
-const OTHER_FLAGS = ['qps', 'burst', 'inflight', 'kubeconfig', 'etcd-servers', 'server-arg', 'out', 'quiet', 'compare', 'help', 'keep-data'];
+const SIZE_FLAGS = [
+  'nodes',
+  'pods-per-node',
+  'namespaces',
+  'replicas',
+  'deployments',
+  'watchers',
+  'writers',
+  'patches',
+  'create-qps',
+  'timeout',
+];
+const OTHER_FLAGS = [
+  'qps',
+  'burst',
+  'inflight',
+  'kubeconfig',
+  'etcd-servers',
+  'server-arg',
+  'out',
+  'quiet',
+  'compare',
+  'help',
+  'keep-data',
+];
 
 export async function main(argv: string[]): Promise<number> {
   const { pos, flags } = parseArgs(argv);
@@ -59,7 +82,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return flags.has('help') ? 0 : 2;
   }
-  for (const k of flags.keys()) if (!SIZE_FLAGS.includes(k) && !OTHER_FLAGS.includes(k)) throw new ScenarioError(`unknown flag --${k} (see --help)`);
+  for (const k of flags.keys())
+    if (!SIZE_FLAGS.includes(k) && !OTHER_FLAGS.includes(k)) throw new ScenarioError(`unknown flag --${k} (see --help)`);
   if (flags.has('compare')) {
     if (pos.length !== 2) throw new ScenarioError('--compare takes two report.json files');
     const reports = pos.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as Report);
@@ -79,7 +103,8 @@ export async function main(argv: string[]): Promise<number> {
   const name = pos[0]!;
   let sc: Scenario | undefined = builtin(name, sizes);
   if (!sc) {
-    if (!fs.existsSync(name)) throw new ScenarioError(`no built-in scenario ${name} and no file ${name} (built-ins: density, load, informers, churn)`);
+    if (!fs.existsSync(name))
+      throw new ScenarioError(`no built-in scenario ${name} and no file ${name} (built-ins: density, load, informers, churn)`);
     sc = parseScenario(fs.readFileSync(name, 'utf8'), name);
     if (sizes.nodes !== undefined) sc.nodes = sizes.nodes;
   }
@@ -114,7 +139,10 @@ export async function main(argv: string[]): Promise<number> {
     target = child.target;
     targetName = `svc-apiserver (child, ${etcd ? 'etcd' : 'embedded store'})`;
   }
-  const runId = `${sc.name}-${Date.now().toString(36)}`.replace(/[^a-z0-9-]/gi, '-').toLowerCase().slice(0, 63);
+  const runId = `${sc.name}-${Date.now().toString(36)}`
+    .replace(/[^a-z0-9-]/gi, '-')
+    .toLowerCase()
+    .slice(0, 63);
   const client = new Client(target, new TokenBucket(Number(one('qps') ?? 100), Number(one('burst') ?? 200)));
   let report: Report;
   try {

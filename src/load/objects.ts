@@ -46,7 +46,11 @@ export function manifest(kind: Kind, name: string, ns: string, replicas: number,
         apiVersion: 'batch/v1',
         kind,
         metadata: meta,
-        spec: { parallelism: replicas, completions: replicas, template: { metadata: { labels }, spec: { ...podSpec(), restartPolicy: 'Never' } } },
+        spec: {
+          parallelism: replicas,
+          completions: replicas,
+          template: { metadata: { labels }, spec: { ...podSpec(), restartPolicy: 'Never' } },
+        },
       };
     case 'Service':
       return { apiVersion: 'v1', kind, metadata: meta, spec: { selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] } };

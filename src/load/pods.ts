@@ -36,7 +36,11 @@ export class PodTracker {
     const list = await this.client.call('GET', `/api/v1/pods?${sel}`);
     const rv = list.body?.metadata?.resourceVersion ?? '';
     this.done = this.client
-      .watch(`/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&${sel}`, (type, pod) => this.onEvent(type, pod), this.abort.signal)
+      .watch(
+        `/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&${sel}`,
+        (type, pod) => this.onEvent(type, pod),
+        this.abort.signal,
+      )
       .catch((e) => {
         process.stderr.write(`pod watch ended: ${(e as Error).message}\n`);
       });
@@ -81,7 +85,13 @@ export class PodTracker {
 
   /** Per transition, the list of durations (ms) over pods that made it. */
   transitions(): Record<string, number[]> {
-    const out: Record<string, number[]> = { create_to_schedule: [], schedule_to_run: [], run_to_watch: [], schedule_to_watch: [], pod_startup: [] };
+    const out: Record<string, number[]> = {
+      create_to_schedule: [],
+      schedule_to_run: [],
+      run_to_watch: [],
+      schedule_to_watch: [],
+      pod_startup: [],
+    };
     for (const t of this.pods.values()) {
       if (t.scheduled !== undefined) out.create_to_schedule!.push(t.scheduled - t.created);
       if (t.scheduled !== undefined && t.running !== undefined) out.schedule_to_run!.push(t.running - t.scheduled);

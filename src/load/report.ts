@@ -56,9 +56,9 @@ const perc = (xs: number[]): Perc => {
 export function buildReport(name: string, target: string, client: Client, res: RunResult): Report {
   const byKey = new Map<string, number[]>();
   for (const s of client.samples) {
-    let l = byKey.get(s.key);
-    if (!l) byKey.set(s.key, (l = []));
-    l.push(s.ms);
+    const l = byKey.get(s.key);
+    if (l) l.push(s.ms);
+    else byKey.set(s.key, [s.ms]);
   }
   const violations: string[] = [];
   const api: DataItem[] = [];
@@ -68,12 +68,16 @@ export function buildReport(name: string, target: string, client: Client, res: R
     const slo = sloOf(Verb, Scope);
     const slow = slo === undefined ? 0 : ms.filter((m) => m > slo).length;
     api.push({ data, unit: 'ms', labels: { Resource, Subresource, Verb, Scope, Count: String(ms.length), SlowCount: String(slow) } });
-    if (slo !== undefined && data.Perc99 > slo) violations.push(`API call ${Verb} ${Resource}${Subresource ? `/${Subresource}` : ''} (${Scope}) p99 ${data.Perc99.toFixed(0)} ms > ${slo} ms`);
+    if (slo !== undefined && data.Perc99 > slo)
+      violations.push(
+        `API call ${Verb} ${Resource}${Subresource ? `/${Subresource}` : ''} (${Scope}) p99 ${data.Perc99.toFixed(0)} ms > ${slo} ms`,
+      );
   }
   const tr = res.tracker.transitions();
   const startup: DataItem[] = Object.entries(tr).map(([Metric, ms]) => ({ data: perc(ms), unit: 'ms', labels: { Metric } }));
   const e2e = startup.find((d) => d.labels.Metric === 'pod_startup');
-  if (e2e && (tr.pod_startup?.length ?? 0) > 0 && e2e.data.Perc99 > POD_STARTUP_SLO_MS) violations.push(`pod startup p99 ${e2e.data.Perc99.toFixed(0)} ms > ${POD_STARTUP_SLO_MS} ms`);
+  if (e2e && (tr.pod_startup?.length ?? 0) > 0 && e2e.data.Perc99 > POD_STARTUP_SLO_MS)
+    violations.push(`pod startup p99 ${e2e.data.Perc99.toFixed(0)} ms > ${POD_STARTUP_SLO_MS} ms`);
   for (const p of res.phases) if (p.error) violations.push(`phase ${p.name} failed: ${p.error}`);
   let total = 0;
   let throttled = 0;
@@ -91,7 +95,16 @@ export function buildReport(name: string, target: string, client: Client, res: R
     phases: res.phases,
     APIResponsivenessPrometheus: { version: 'v1', dataItems: api },
     PodStartupLatency: { version: '1.0', dataItems: startup },
-    WatchLatency: { version: '1.0', dataItems: [{ data: perc(res.tracker.watchLatencies), unit: 'ms', labels: { Metric: 'watch_latency', Count: String(res.tracker.watchLatencies.length) } }] },
+    WatchLatency: {
+      version: '1.0',
+      dataItems: [
+        {
+          data: perc(res.tracker.watchLatencies),
+          unit: 'ms',
+          labels: { Metric: 'watch_latency', Count: String(res.tracker.watchLatencies.length) },
+        },
+      ],
+    },
     requests: { total, throttled, errors },
     watchers: res.watchers,
     pods: res.tracker.pods.size,
@@ -103,7 +116,10 @@ export function buildReport(name: string, target: string, client: Client, res: R
 
 function uplotAssets(): { js: string; css: string } {
   const dir = path.dirname(Bun.resolveSync('uplot/package.json', import.meta.dir));
-  return { js: fs.readFileSync(path.join(dir, 'dist/uPlot.iife.min.js'), 'utf8'), css: fs.readFileSync(path.join(dir, 'dist/uPlot.min.css'), 'utf8') };
+  return {
+    js: fs.readFileSync(path.join(dir, 'dist/uPlot.iife.min.js'), 'utf8'),
+    css: fs.readFileSync(path.join(dir, 'dist/uPlot.min.css'), 'utf8'),
+  };
 }
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -117,18 +133,27 @@ function table(reports: Report[]): string {
       const row = keys.get(k) ?? reports.map(() => '<td colspan=4>–</td>');
       const slo = sloOf(l.Verb!, l.Scope!);
       const bad = slo !== undefined && d.data.Perc99 > slo;
-      row[i] = `<td>${l.Count}</td><td>${d.data.Perc50.toFixed(1)}</td><td>${d.data.Perc90.toFixed(1)}</td><td class="${bad ? 'bad' : ''}">${d.data.Perc99.toFixed(1)}${slo ? ` / ${slo}` : ''}</td>`;
+      row[i] =
+        `<td>${l.Count}</td><td>${d.data.Perc50.toFixed(1)}</td><td>${d.data.Perc90.toFixed(1)}</td><td class="${bad ? 'bad' : ''}">${d.data.Perc99.toFixed(1)}${slo ? ` / ${slo}` : ''}</td>`;
       keys.set(k, row);
     }
   });
   const head = reports.map((r) => `<th colspan=4>${esc(r.name)} (${esc(r.target)})</th>`).join('');
   const sub = reports.map(() => '<th>count</th><th>p50</th><th>p90</th><th>p99 / SLO ms</th>').join('');
-  const rows = [...keys].sort().map(([k, cells]) => `<tr><td>${esc(k)}</td>${cells.join('')}</tr>`).join('\n');
+  const rows = [...keys]
+    .sort()
+    .map(([k, cells]) => `<tr><td>${esc(k)}</td>${cells.join('')}</tr>`)
+    .join('\n');
   return `<table><tr><th rowspan=2>API call</th>${head}</tr><tr>${sub}</tr>${rows}</table>`;
 }
 
 function summary(r: Report): string {
-  const pod = r.PodStartupLatency.dataItems.map((d) => `<tr><td>${d.labels.Metric}</td><td>${d.data.Perc50.toFixed(1)}</td><td>${d.data.Perc90.toFixed(1)}</td><td>${d.data.Perc99.toFixed(1)}</td></tr>`).join('');
+  const pod = r.PodStartupLatency.dataItems
+    .map(
+      (d) =>
+        `<tr><td>${d.labels.Metric}</td><td>${d.data.Perc50.toFixed(1)}</td><td>${d.data.Perc90.toFixed(1)}</td><td>${d.data.Perc99.toFixed(1)}</td></tr>`,
+    )
+    .join('');
   const w = r.WatchLatency.dataItems[0]!;
   return `<div class="run"><h2>${esc(r.name)} — ${esc(r.target)} <span class="${r.slo.ok ? 'ok' : 'bad'}">${r.slo.ok ? 'SLOs met' : 'SLOs missed'}</span></h2>
 <p>started ${esc(r.started)}, ${(r.durationMs / 1000).toFixed(1)} s, ${r.pods} pods, ${r.requests.total} requests (${r.requests.throttled} × 429, ${r.requests.errors} errors), ${r.watchers.count} watchers (${r.watchers.events} events); watch latency p50/p99 ${w.data.Perc50.toFixed(1)}/${w.data.Perc99.toFixed(1)} ms</p>

@@ -75,7 +75,15 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     lastSample = client.samples.length;
     const ms = win.map((s) => s.ms).sort((a, b) => a - b);
     const p = o.sampleProc?.();
-    series.push({ t: now / 1000, requests: (win.length * 1000) / Math.max(1, now - lastT), p50: percentile(ms, 0.5), p99: percentile(ms, 0.99), podsReady: tracker.readyNow, cpu: p?.cpu, rss: p?.rss });
+    series.push({
+      t: now / 1000,
+      requests: (win.length * 1000) / Math.max(1, now - lastT),
+      p50: percentile(ms, 0.5),
+      p99: percentile(ms, 0.99),
+      podsReady: tracker.readyNow,
+      cpu: p?.cpu,
+      rss: p?.rss,
+    });
     lastT = now;
     const el = (now - current.start) / 1000;
     const rate = el > 0 ? current.done / el : 0;
@@ -89,9 +97,19 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
 
   if (o.createNodes && sc.nodes > 0) {
     current = { name: 'nodes', done: 0, total: sc.nodes, start: client.now() };
-    await paced(sc.nodes, 0, o.inflight, async (i) => {
-      await client.call('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: `sim-node-${i}`, annotations: { 'sim.svc.io/managed': 'true' } } });
-    }, () => current.done++);
+    await paced(
+      sc.nodes,
+      0,
+      o.inflight,
+      async (i) => {
+        await client.call('POST', '/api/v1/nodes', {
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: `sim-node-${i}`, annotations: { 'sim.svc.io/managed': 'true' } },
+        });
+      },
+      () => current.done++,
+    );
   }
   await tracker.start();
 
@@ -118,19 +136,25 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       const offset = paths.length;
       let failures = 0;
       let firstError = '';
-      await paced(c.count, c.qps, o.inflight, async (j) => {
-        const i = offset + j;
-        const ns = c.kind === 'Namespace' ? '' : nsName(i % c.namespaces);
-        const name = c.kind === 'Namespace' ? nsName(i) : `${kindPrefix}-${i}`;
-        const coll = collectionPath(c.kind, ns);
-        if (c.kind === 'Pod') tracker.createSent.set(`${ns}/${name}`, client.now());
-        const r = await client.call('POST', coll, manifest(c.kind, name, ns, c.replicas, o.runId));
-        if (r.status < 300 || r.status === 409) paths.push(`${coll}/${name}`);
-        else {
-          failures++;
-          firstError ||= `${r.status} ${r.body?.message ?? ''}`;
-        }
-      }, () => current.done++);
+      await paced(
+        c.count,
+        c.qps,
+        o.inflight,
+        async (j) => {
+          const i = offset + j;
+          const ns = c.kind === 'Namespace' ? '' : nsName(i % c.namespaces);
+          const name = c.kind === 'Namespace' ? nsName(i) : `${kindPrefix}-${i}`;
+          const coll = collectionPath(c.kind, ns);
+          if (c.kind === 'Pod') tracker.createSent.set(`${ns}/${name}`, client.now());
+          const r = await client.call('POST', coll, manifest(c.kind, name, ns, c.replicas, o.runId));
+          if (r.status < 300 || r.status === 409) paths.push(`${coll}/${name}`);
+          else {
+            failures++;
+            firstError ||= `${r.status} ${r.body?.message ?? ''}`;
+          }
+        },
+        () => current.done++,
+      );
       objects += c.count - failures;
       if (failures > 0) throw new Error(`${failures} of ${c.count} creates failed, first: ${firstError}`);
     }
@@ -138,24 +162,36 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       const paths = created.get(ph.delete.kind) ?? [];
       created.delete(ph.delete.kind);
       current.total = paths.length;
-      await paced(paths.length, ph.delete.qps, o.inflight, async (i) => {
-        await client.call('DELETE', paths[i]!, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
-      }, () => current.done++);
+      await paced(
+        paths.length,
+        ph.delete.qps,
+        o.inflight,
+        async (i) => {
+          await client.call('DELETE', paths[i]!, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
+        },
+        () => current.done++,
+      );
       objects += paths.length;
     }
     if (ph.watchers) {
       const w = ph.watchers;
       current.total = w.count;
-      await paced(w.count, 0, o.inflight, async (i) => {
-        const q = w.per === 'node' ? `fieldSelector=${encodeURIComponent(`spec.nodeName=sim-node-${i}`)}` : '';
-        const base = w.per === 'node' ? '/api/v1/pods' : `/api/v1/namespaces/${nsName(i)}/pods`;
-        const l = await client.call('GET', `${base}?${q}`);
-        const rv = l.body?.metadata?.resourceVersion ?? '';
-        watchers.count++;
-        client
-          .watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&${q}`, () => watchers.events++, watchAbort.signal)
-          .catch(() => {});
-      }, () => current.done++);
+      await paced(
+        w.count,
+        0,
+        o.inflight,
+        async (i) => {
+          const q = w.per === 'node' ? `fieldSelector=${encodeURIComponent(`spec.nodeName=sim-node-${i}`)}` : '';
+          const base = w.per === 'node' ? '/api/v1/pods' : `/api/v1/namespaces/${nsName(i)}/pods`;
+          const l = await client.call('GET', `${base}?${q}`);
+          const rv = l.body?.metadata?.resourceVersion ?? '';
+          watchers.count++;
+          client
+            .watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&${q}`, () => watchers.events++, watchAbort.signal)
+            .catch(() => {});
+        },
+        () => current.done++,
+      );
       objects += w.count;
     }
     if (ph.churn) {
@@ -164,16 +200,29 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       if (pods.length === 0) throw new Error('churn: no pods to patch (create pods in an earlier phase)');
       for (let i = 0; i < ch.watchers; i++) {
         watchers.count++;
-        client.watch(`/api/v1/pods?watch=1&labelSelector=${LABEL}%3D${o.runId}`, () => watchers.events++, watchAbort.signal).catch(() => {});
+        client
+          .watch(`/api/v1/pods?watch=1&labelSelector=${LABEL}%3D${o.runId}`, () => watchers.events++, watchAbort.signal)
+          .catch(() => {});
       }
       current.total = ch.patches;
-      await paced(ch.patches, ch.qps, ch.writers, async (i) => {
-        const key = pods[i % pods.length]!;
-        const [ns, name] = key.split('/');
-        const mark = String(i);
-        tracker.pendingWrites.set(`${key}/${mark}`, client.now());
-        await client.call('PATCH', `/api/v1/namespaces/${ns}/pods/${name}`, { metadata: { annotations: { 'svc-load/write': mark } } }, { 'content-type': 'application/merge-patch+json' });
-      }, () => current.done++);
+      await paced(
+        ch.patches,
+        ch.qps,
+        ch.writers,
+        async (i) => {
+          const key = pods[i % pods.length]!;
+          const [ns, name] = key.split('/');
+          const mark = String(i);
+          tracker.pendingWrites.set(`${key}/${mark}`, client.now());
+          await client.call(
+            'PATCH',
+            `/api/v1/namespaces/${ns}/pods/${name}`,
+            { metadata: { annotations: { 'svc-load/write': mark } } },
+            { 'content-type': 'application/merge-patch+json' },
+          );
+        },
+        () => current.done++,
+      );
       objects += ch.patches;
     }
     if (ph.wait) {
@@ -195,7 +244,13 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
           const d = r.body;
           const want = d?.spec?.replicas ?? 1;
           const s = d?.status ?? {};
-          if (r.status === 200 && (s.observedGeneration ?? 0) >= d.metadata.generation && s.updatedReplicas === want && s.availableReplicas === want) break;
+          if (
+            r.status === 200 &&
+            (s.observedGeneration ?? 0) >= d.metadata.generation &&
+            s.updatedReplicas === want &&
+            s.availableReplicas === want
+          )
+            break;
           if (client.now() > until) throw new Error(`timed out after ${w.timeout}s: rollout of ${ns}/${name}`);
           await Bun.sleep(250);
         }
@@ -227,5 +282,13 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     watchAbort.abort();
     await tracker.stop();
   }
-  return { started: new Date(Date.now() - (client.now() - t0)).toISOString(), durationMs: client.now() - t0, phases, series, tracker, watchers, faultsApplied };
+  return {
+    started: new Date(Date.now() - (client.now() - t0)).toISOString(),
+    durationMs: client.now() - t0,
+    phases,
+    series,
+    tracker,
+    watchers,
+    faultsApplied,
+  };
 }

@@ -86,7 +86,11 @@ export function builtin(name: string, f: Record<string, number>): Scenario | und
           { name: 'configmaps', line: L, create: { kind: 'ConfigMap', count: deployments, replicas: 0, namespaces: ns, qps } },
           { name: 'secrets', line: L, create: { kind: 'Secret', count: deployments, replicas: 0, namespaces: ns, qps } },
           { name: 'services', line: L, create: { kind: 'Service', count: deployments, replicas: 0, namespaces: ns, qps } },
-          { name: 'deployments', line: L, create: { kind: 'Deployment', count: deployments, replicas: Math.ceil(pods / deployments), namespaces: ns, qps } },
+          {
+            name: 'deployments',
+            line: L,
+            create: { kind: 'Deployment', count: deployments, replicas: Math.ceil(pods / deployments), namespaces: ns, qps },
+          },
           { name: 'pods-ready', line: L, wait: { podsReady: Math.ceil(pods / deployments) * deployments, timeout } },
           { name: 'delete-deployments', line: L, delete: { kind: 'Deployment', qps } },
           { name: 'delete-services', line: L, delete: { kind: 'Service', qps } },
@@ -179,7 +183,13 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
     const c = sub('create');
     if (c) {
       known(c, ['kind', 'count', 'replicas', 'namespaces', 'qps'], `phases[${i}].create`);
-      phase.create = { kind: kindOf(c), count: num(c, 'count', 1, 1), replicas: num(c, 'replicas', 1), namespaces: num(c, 'namespaces', 1, 1), qps: num(c, 'qps', 0) };
+      phase.create = {
+        kind: kindOf(c),
+        count: num(c, 'count', 1, 1),
+        replicas: num(c, 'replicas', 1),
+        namespaces: num(c, 'namespaces', 1, 1),
+        qps: num(c, 'qps', 0),
+      };
     }
     const d = sub('delete');
     if (d) {
@@ -190,7 +200,11 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
     if (w) {
       known(w, ['podsReady', 'rollout', 'timeout'], `phases[${i}].wait`);
       const r = w.get('rollout');
-      phase.wait = { podsReady: w.has('podsReady') ? num(w, 'podsReady', 0) : undefined, rollout: r === undefined ? undefined : String(r), timeout: num(w, 'timeout', 300, 1) };
+      phase.wait = {
+        podsReady: w.has('podsReady') ? num(w, 'podsReady', 0) : undefined,
+        rollout: r === undefined ? undefined : String(r),
+        timeout: num(w, 'timeout', 300, 1),
+      };
     }
     const ws = sub('watchers');
     if (ws) {
@@ -202,7 +216,12 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
     const ch = sub('churn');
     if (ch) {
       known(ch, ['writers', 'watchers', 'patches', 'qps'], `phases[${i}].churn`);
-      phase.churn = { writers: num(ch, 'writers', 10, 1), watchers: num(ch, 'watchers', 10), patches: num(ch, 'patches', 1000, 1), qps: num(ch, 'qps', 0) };
+      phase.churn = {
+        writers: num(ch, 'writers', 10, 1),
+        watchers: num(ch, 'watchers', 10),
+        patches: num(ch, 'patches', 1000, 1),
+        qps: num(ch, 'qps', 0),
+      };
     }
     if (p.has('sleep')) phase.sleep = num(p, 'sleep', 0);
     const fn = p.get('faults', true);

@@ -35,7 +35,14 @@ export async function startChild(opts: { nodes: number; serverArgs: string[]; ke
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const proc = Bun.spawn(
-      [process.execPath, path.join(ROOT, 'src/main.ts'), `--port=${port}`, `--data-dir=${dataDir}`, `--simulated-nodes=${opts.nodes}`, ...opts.serverArgs],
+      [
+        process.execPath,
+        path.join(ROOT, 'src/main.ts'),
+        `--port=${port}`,
+        `--data-dir=${dataDir}`,
+        `--simulated-nodes=${opts.nodes}`,
+        ...opts.serverArgs,
+      ],
       { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' },
     );
     let err = '';

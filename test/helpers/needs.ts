@@ -50,6 +50,7 @@ const DEPENDENCIES = {
     present: () => kubectlPath() !== undefined,
     missing: 'kubectl is not installed (apt-get install kubectl, or kubernetes-client)',
   },
+  chromium: { present: () => fs.existsSync('/usr/bin/chromium'), missing: '/usr/bin/chromium is not installed (apt-get install chromium)' },
   openssl: { present: () => fs.existsSync('/usr/bin/openssl'), missing: '/usr/bin/openssl is not installed (apt-get install openssl)' },
   reference: {
     present: () => fs.existsSync(REFERENCE),
