@@ -67,6 +67,48 @@ test('density at 5 nodes × 10 pods: exit 0, 50 pods, latencies positive, ordere
   expect(r.series.at(-1).podsReady).toBeGreaterThanOrEqual(0);
 });
 
+test("load, informers and churn at a small size: the counts in their reports are the scenario's", async () => {
+  const out = (n: string) => path.join(tmp, n);
+  const ld = await load(['load', '--nodes=2', '--pods-per-node=10', '--deployments=4', '--quiet', `--out=${out('load')}`]);
+  expect(ld.code).toBe(0);
+  const l = JSON.parse(fs.readFileSync(path.join(out('load'), 'report.json'), 'utf8'));
+  expect(l.pods).toBe(20);
+  for (const res of ['deployments', 'services', 'configmaps', 'secrets']) {
+    expect(item(l, 'POST', res).labels.Count).toBe('4');
+    expect(item(l, 'DELETE', res).labels.Count).toBe('4');
+  }
+  // Scaled from 5 to 2 replicas each, through the scale subresource.
+  expect(item(l, 'PATCH', 'deployments').labels).toMatchObject({ Subresource: 'scale', Count: '4' });
+  expect(l.phases.find((p: any) => p.name === 'scaled-pods-ready').error).toBeUndefined();
+
+  const inf = await load(['informers', '--nodes=3', '--pods-per-node=4', '--quiet', `--out=${out('informers')}`]);
+  expect(inf.code).toBe(0);
+  const i = JSON.parse(fs.readFileSync(path.join(out('informers'), 'report.json'), 'utf8'));
+  expect(i.pods).toBe(12);
+  expect(i.watchers.count).toBe(3);
+  // Each node's watcher saw its pods bound, started and deleted: at least 3 events per pod.
+  expect(i.watchers.events).toBeGreaterThanOrEqual(36);
+  expect(item(i, 'POST', 'pods').labels.Count).toBe('12');
+
+  const ch = await load([
+    'churn',
+    '--nodes=2',
+    '--pods-per-node=5',
+    '--patches=40',
+    '--writers=4',
+    '--watchers=3',
+    '--quiet',
+    `--out=${out('churn')}`,
+  ]);
+  expect(ch.code).toBe(0);
+  const c = JSON.parse(fs.readFileSync(path.join(out('churn'), 'report.json'), 'utf8'));
+  expect(item(c, 'PATCH', 'pods').labels.Count).toBe('40');
+  // 10 creates and 40 patches, each seen on the harness's watch.
+  expect(c.WatchLatency.dataItems[0].labels.Count).toBe('50');
+  expect(c.watchers.count).toBe(3);
+  expect(c.watchers.events).toBeGreaterThanOrEqual(3 * 40);
+}, 40_000);
+
 let external: Server;
 const externalOut = path.join(tmp, 'external');
 test('a scenario file against another server through its kubeconfig', async () => {

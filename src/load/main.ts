@@ -10,7 +10,7 @@ import { Client, readKubeconfig, type Target, TokenBucket } from './client';
 import { buildReport, type Report, renderHtml } from './report';
 import { runScenario } from './run';
 import { builtin, parseScenario, type Scenario, ScenarioError } from './scenario';
-import { type ChildServer, procSampler, startChild } from './target';
+import { type ChildServer, metricsSampler, procSampler, startChild } from './target';
 
 const HELP = `usage: npm run load -- <density|load|informers|churn|file.yaml> [flags]
        npm run load -- --compare a.json b.json [--out=compare.html]
@@ -149,7 +149,7 @@ export async function main(argv: string[]): Promise<number> {
     const res = await runScenario(sc, {
       client,
       runId,
-      sampleProc: child ? procSampler(child.pid) : undefined,
+      sampleProc: child ? procSampler(child.pid) : metricsSampler(target),
       createNodes: !child,
       log,
       inflight: Number(one('inflight') ?? 100),
@@ -171,7 +171,24 @@ export async function main(argv: string[]): Promise<number> {
   return report.slo.ok ? 0 : 1;
 }
 
+/**
+ * Bun's fetch runs at most BUN_CONFIG_MAX_HTTP_REQUESTS (256) requests at once, and every watcher
+ * holds one for the run: without a higher limit 1,000 per-node watchers would starve the writes.
+ * The variable is read at start, so the harness re-runs itself with it set.
+ */
+async function withFetchLimit(): Promise<number | undefined> {
+  if (process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) return undefined;
+  const p = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65336' },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => p.kill(sig));
+  return p.exited;
+}
+
 if (import.meta.main) {
+  const code = await withFetchLimit();
+  if (code !== undefined) process.exit(code);
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {

@@ -28,7 +28,7 @@ export interface RunOptions {
   client: Client;
   runId: string;
   /** local server pid sampler (CPU fraction of a core, RSS bytes) */
-  sampleProc?: () => { cpu: number; rss: number } | undefined;
+  sampleProc?: () => Promise<{ cpu: number; rss: number } | undefined>;
   /** create simulated Nodes (annotated sim.svc.io/managed) on an external target */
   createNodes: boolean;
   log: (line: string, transient?: boolean) => void;
@@ -69,12 +69,16 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
   let current = { name: 'setup', done: 0, total: 0, start: client.now() };
   let lastSample = 0;
   let lastT = client.now();
-  const tick = () => {
+  let sampling = false;
+  const tick = async () => {
+    if (sampling) return;
+    sampling = true;
+    const p = await o.sampleProc?.().catch(() => undefined);
+    sampling = false;
     const now = client.now();
     const win = client.samples.slice(lastSample);
     lastSample = client.samples.length;
     const ms = win.map((s) => s.ms).sort((a, b) => a - b);
-    const p = o.sampleProc?.();
     series.push({
       t: now / 1000,
       requests: (win.length * 1000) / Math.max(1, now - lastT),
@@ -173,6 +177,21 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       );
       objects += paths.length;
     }
+    if (ph.scale) {
+      const paths = created.get('Deployment') ?? [];
+      current.total = paths.length;
+      const replicas = ph.scale.replicas;
+      await paced(
+        paths.length,
+        ph.scale.qps,
+        o.inflight,
+        async (i) => {
+          await client.call('PATCH', `${paths[i]}/scale`, { spec: { replicas } }, { 'content-type': 'application/merge-patch+json' });
+        },
+        () => current.done++,
+      );
+      objects += paths.length;
+    }
     if (ph.watchers) {
       const w = ph.watchers;
       current.total = w.count;
@@ -230,7 +249,8 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       const until = client.now() + w.timeout * 1000;
       if (w.podsReady !== undefined) {
         current.total = w.podsReady;
-        while (tracker.readyNow < w.podsReady) {
+        // Exactly so many: after a scale-down the wait is for the extra pods to go.
+        while (tracker.readyNow !== w.podsReady) {
           current.done = tracker.readyNow;
           if (client.now() > until) throw new Error(`timed out after ${w.timeout}s: ${tracker.readyNow} of ${w.podsReady} pods Ready`);
           await Bun.sleep(100);
@@ -267,18 +287,18 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       o.log(`phase ${ph.name}: start`);
       try {
         const objects = await runPhase(ph);
-        phases.push({ name: ph.name, startMs, endMs: client.now(), objects });
+        phases.push({ name: ph.name, startMs: Math.round(startMs), endMs: Math.round(client.now()), objects });
         o.log(`phase ${ph.name}: done in ${((client.now() - startMs) / 1000).toFixed(1)}s (${objects} objects)`);
       } catch (e) {
         const error = (e as Error).message;
-        phases.push({ name: ph.name, startMs, endMs: client.now(), objects: 0, error });
+        phases.push({ name: ph.name, startMs: Math.round(startMs), endMs: Math.round(client.now()), objects: 0, error });
         o.log(`phase ${ph.name}: FAILED: ${error}`);
         break;
       }
     }
   } finally {
     clearInterval(timer);
-    tick();
+    await tick();
     watchAbort.abort();
     await tracker.stop();
   }

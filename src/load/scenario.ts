@@ -12,6 +12,8 @@
  *     create: { kind: Deployment, count: 10, replicas: 30, namespaces: 2, qps: 20 }
  *   - name: ready
  *     wait: { podsReady: 300, timeout: 120 }
+ *   - name: scale
+ *     scale: { replicas: 10 }     # every Deployment created so far
  *   - name: cleanup
  *     delete: { kind: Deployment }
  */
@@ -36,6 +38,9 @@ export interface Phase {
   line: number;
   create?: CreateStep;
   delete?: { kind: Kind; qps: number };
+  /** scale every Deployment the scenario created (through its scale subresource) */
+  scale?: { replicas: number; qps: number };
+  /** podsReady: until exactly so many of the scenario's pods are Ready (up or down); rollout: ns/name */
   wait?: { podsReady?: number; rollout?: string; timeout: number };
   watchers?: { count: number; per: 'node' | 'namespace' };
   churn?: { writers: number; watchers: number; patches: number; qps: number };
@@ -92,6 +97,12 @@ export function builtin(name: string, f: Record<string, number>): Scenario | und
             create: { kind: 'Deployment', count: deployments, replicas: Math.ceil(pods / deployments), namespaces: ns, qps },
           },
           { name: 'pods-ready', line: L, wait: { podsReady: Math.ceil(pods / deployments) * deployments, timeout } },
+          { name: 'scale-deployments', line: L, scale: { replicas: Math.max(1, Math.floor(pods / deployments / 2)), qps } },
+          {
+            name: 'scaled-pods-ready',
+            line: L,
+            wait: { podsReady: Math.max(1, Math.floor(pods / deployments / 2)) * deployments, timeout },
+          },
           { name: 'delete-deployments', line: L, delete: { kind: 'Deployment', qps } },
           { name: 'delete-services', line: L, delete: { kind: 'Service', qps } },
           { name: 'delete-configmaps', line: L, delete: { kind: 'ConfigMap', qps } },
@@ -171,7 +182,7 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
   for (const [i, pn] of phasesNode.items.entries()) {
     if (!isMap(pn)) fail(pn, `phases[${i}]: must be a mapping`);
     const p = pn as YAMLMap;
-    const actions = ['create', 'delete', 'wait', 'watchers', 'churn', 'sleep', 'faults'];
+    const actions = ['create', 'scale', 'delete', 'wait', 'watchers', 'churn', 'sleep', 'faults'];
     known(p, ['name', ...actions], `phases[${i}]`);
     const phase: Phase = { name: String(p.get('name') ?? `phase-${i}`), line: lineOf(p) };
     const sub = (key: string): YAMLMap | undefined => {
@@ -195,6 +206,11 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
     if (d) {
       known(d, ['kind', 'qps'], `phases[${i}].delete`);
       phase.delete = { kind: kindOf(d), qps: num(d, 'qps', 0) };
+    }
+    const sc = sub('scale');
+    if (sc) {
+      known(sc, ['replicas', 'qps'], `phases[${i}].scale`);
+      phase.scale = { replicas: num(sc, 'replicas', 1), qps: num(sc, 'qps', 0) };
     }
     const w = sub('wait');
     if (w) {

@@ -91,12 +91,12 @@ export async function startChild(opts: { nodes: number; serverArgs: string[]; ke
 }
 
 /** CPU (fraction of one core over the interval) and RSS (bytes) of a local process, from /proc. */
-export function procSampler(pid: number): () => { cpu: number; rss: number } | undefined {
+export function procSampler(pid: number): () => Promise<{ cpu: number; rss: number } | undefined> {
   const tick = 100; // USER_HZ
   let lastCpu = -1;
   let lastT = 0;
   const page = 4096;
-  return () => {
+  return async () => {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -110,5 +110,32 @@ export function procSampler(pid: number): () => { cpu: number; rss: number } | u
     } catch {
       return undefined;
     }
+  };
+}
+
+/**
+ * CPU and RSS of a server that is not the harness's child, from its /metrics (the reference's
+ * process_cpu_seconds_total and process_resident_memory_bytes) when it exposes them.
+ */
+export function metricsSampler(target: Target): () => Promise<{ cpu: number; rss: number } | undefined> {
+  let last: { cpu: number; t: number } | undefined;
+  let absent = false;
+  return async () => {
+    if (absent) return undefined;
+    const headers: Record<string, string> = target.token ? { authorization: `Bearer ${target.token}` } : {};
+    const tls = { ca: target.ca, cert: target.cert, key: target.key, rejectUnauthorized: !target.insecure };
+    const text = await fetch(`${target.url}/metrics`, { headers, tls } as RequestInit)
+      .then((r) => (r.ok ? r.text() : ''))
+      .catch(() => '');
+    const cpuS = Number(/^process_cpu_seconds_total\s+(\S+)/m.exec(text)?.[1]);
+    const rss = Number(/^process_resident_memory_bytes\s+(\S+)/m.exec(text)?.[1]);
+    if (!Number.isFinite(cpuS) || !Number.isFinite(rss)) {
+      absent = true;
+      return undefined;
+    }
+    const t = performance.now() / 1000;
+    const cpu = last ? (cpuS - last.cpu) / Math.max(1e-3, t - last.t) : 0;
+    last = { cpu: cpuS, t };
+    return { cpu, rss };
   };
 }
