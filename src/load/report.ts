@@ -31,6 +31,8 @@ export interface Report {
   requests: { total: number; throttled: number; errors: number };
   watchers: RunResult['watchers'];
   pods: number;
+  /** peaks and means over the run's samples (server figures absent when unknown) */
+  resources: { serverCpuMean?: number; serverCpuMax?: number; serverRssMax?: number; harnessCpuMean: number };
   series: Sample[];
   podStartupCdf: number[];
   slo: { ok: boolean; violations: string[] };
@@ -108,9 +110,22 @@ export function buildReport(name: string, target: string, client: Client, res: R
     requests: { total, throttled, errors },
     watchers: res.watchers,
     pods: res.tracker.pods.size,
+    resources: resources(res.series),
     series: res.series,
     podStartupCdf: res.tracker.startupSorted().map((v) => Math.round(v * 10) / 10),
     slo: { ok: violations.length === 0, violations },
+  };
+}
+
+function resources(series: Sample[]): Report['resources'] {
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
+  const cpu = series.flatMap((s) => (s.cpu === undefined ? [] : [s.cpu]));
+  const rss = series.flatMap((s) => (s.rss === undefined ? [] : [s.rss]));
+  return {
+    serverCpuMean: mean(cpu),
+    serverCpuMax: cpu.length ? Math.max(...cpu) : undefined,
+    serverRssMax: rss.length ? Math.max(...rss) : undefined,
+    harnessCpuMean: mean(series.map((s) => s.harnessCpu)) ?? 0,
   };
 }
 
@@ -156,7 +171,7 @@ function summary(r: Report): string {
     .join('');
   const w = r.WatchLatency.dataItems[0]!;
   return `<div class="run"><h2>${esc(r.name)} — ${esc(r.target)} <span class="${r.slo.ok ? 'ok' : 'bad'}">${r.slo.ok ? 'SLOs met' : 'SLOs missed'}</span></h2>
-<p>started ${esc(r.started)}, ${(r.durationMs / 1000).toFixed(1)} s, ${r.pods} pods, ${r.requests.total} requests (${r.requests.throttled} × 429, ${r.requests.errors} errors), ${r.watchers.count} watchers (${r.watchers.events} events); watch latency p50/p99 ${w.data.Perc50.toFixed(1)}/${w.data.Perc99.toFixed(1)} ms</p>
+<p>started ${esc(r.started)}, ${(r.durationMs / 1000).toFixed(1)} s, ${r.pods} pods, ${r.requests.total} requests (${r.requests.throttled} × 429, ${r.requests.errors} errors), ${r.watchers.count} watchers (${r.watchers.events} events); harness CPU ${(r.resources.harnessCpuMean * 100).toFixed(0)}%${r.resources.serverRssMax ? `, server CPU mean ${((r.resources.serverCpuMean ?? 0) * 100).toFixed(0)}%, RSS max ${(r.resources.serverRssMax / 2 ** 20).toFixed(0)} MiB` : ''}; watch latency p50/p99 ${w.data.Perc50.toFixed(1)}/${w.data.Perc99.toFixed(1)} ms</p>
 ${r.slo.violations.length ? `<ul class="bad">${r.slo.violations.map((v) => `<li>${esc(v)}</li>`).join('')}</ul>` : ''}
 <table><tr><th>pod startup (ms)</th><th>p50</th><th>p90</th><th>p99</th></tr>${pod}</table>
 <table><tr><th>phase</th><th>start s</th><th>duration s</th><th>objects</th><th>error</th></tr>${r.phases.map((p) => `<tr><td>${esc(p.name)}</td><td>${(p.startMs / 1000).toFixed(1)}</td><td>${((p.endMs - p.startMs) / 1000).toFixed(1)}</td><td>${p.objects}</td><td class="bad">${esc(p.error ?? '')}</td></tr>`).join('')}</table></div>`;
@@ -201,7 +216,7 @@ const s = (r, f) => r.series.map(f);
 chart('API call latency (all calls, per second)', 'ms', (r) => ({ x: s(r, (p) => p.t), ys: { p50: s(r, (p) => p.p50), p99: s(r, (p) => p.p99) } }), 's');
 chart('Throughput', 'requests/s', (r) => ({ x: s(r, (p) => p.t), ys: { 'req/s': s(r, (p) => p.requests) } }), 's');
 chart('Pods Ready', 'pods', (r) => ({ x: s(r, (p) => p.t), ys: { ready: s(r, (p) => p.podsReady) } }), 's');
-chart('Server CPU', '% of a core', (r) => ({ x: s(r, (p) => p.t), ys: { cpu: s(r, (p) => (p.cpu == null ? null : p.cpu * 100)) } }), 's');
+chart('CPU', '% of a core', (r) => ({ x: s(r, (p) => p.t), ys: { server: s(r, (p) => (p.cpu == null ? null : p.cpu * 100)), harness: s(r, (p) => (p.harnessCpu == null ? null : p.harnessCpu * 100)) } }), 's');
 chart('Server RSS', 'MiB', (r) => ({ x: s(r, (p) => p.t), ys: { rss: s(r, (p) => (p.rss == null ? null : p.rss / 1048576)) } }), 's');
 chart('Pod startup CDF', 'fraction of pods', (r) => ({ x: r.cdf, ys: { cdf: r.cdf.map((_, i) => (i + 1) / r.cdf.length) } }), 'ms');
 </script></body></html>

@@ -10,8 +10,11 @@ export interface Sample {
   p50: number;
   p99: number;
   podsReady: number;
+  /** the server's CPU (fraction of one core) and RSS (bytes), when known */
   cpu?: number;
   rss?: number;
+  /** the harness's own CPU (fraction of one core) */
+  harnessCpu: number;
 }
 
 export interface RunResult {
@@ -69,6 +72,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
   let current = { name: 'setup', done: 0, total: 0, start: client.now() };
   let lastSample = 0;
   let lastT = client.now();
+  let lastCpu = process.cpuUsage();
   let sampling = false;
   const tick = async () => {
     if (sampling) return;
@@ -79,7 +83,11 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     const win = client.samples.slice(lastSample);
     lastSample = client.samples.length;
     const ms = win.map((s) => s.ms).sort((a, b) => a - b);
+    const used = process.cpuUsage(lastCpu);
+    lastCpu = process.cpuUsage();
+    const harnessCpu = (used.user + used.system) / 1000 / Math.max(1, now - lastT);
     series.push({
+      harnessCpu,
       t: now / 1000,
       requests: (win.length * 1000) / Math.max(1, now - lastT),
       p50: percentile(ms, 0.5),
@@ -93,7 +101,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     const rate = el > 0 ? current.done / el : 0;
     const eta = rate > 0 && current.total > current.done ? ` eta ${Math.ceil((current.total - current.done) / rate)}s` : '';
     o.log(
-      `[${(now / 1000).toFixed(0)}s] ${current.name}: ${current.done}/${current.total} (${rate.toFixed(1)}/s${eta}) pods ready ${tracker.readyNow} req/s ${series.at(-1)!.requests.toFixed(0)}${p ? ` server cpu ${(p.cpu * 100).toFixed(0)}% rss ${(p.rss / 2 ** 20).toFixed(0)}MiB` : ''}`,
+      `[${(now / 1000).toFixed(0)}s] ${current.name}: ${current.done}/${current.total} (${rate.toFixed(1)}/s${eta}) pods ready ${tracker.readyNow} req/s ${series.at(-1)!.requests.toFixed(0)}${p ? ` server cpu ${(p.cpu * 100).toFixed(0)}% rss ${(p.rss / 2 ** 20).toFixed(0)}MiB` : ''} harness cpu ${(harnessCpu * 100).toFixed(0)}%`,
       true,
     );
   };
