@@ -125,6 +125,12 @@ phases:
   create: { kind: Namespace, count: 1 }
 - name: configmaps
   create: { kind: ConfigMap, count: 4, qps: 50 }
+- name: a-fault
+  faults:
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: { name: fault-marker, namespace: load-0 }
+    data: { applied: "yes" }
 - name: pods
   create: { kind: Pod, count: 6, qps: 100 }
 - name: ready
@@ -147,7 +153,10 @@ phases:
     expect(nodes.body.items[0].metadata.annotations['sim.svc.io/managed']).toBe('true');
     const cms = await external.json('GET', '/api/v1/namespaces/load-0/configmaps?labelSelector=svc-load');
     expect(cms.body.items.length).toBe(4);
-    expect(item(r, 'POST', 'configmaps').labels.Count).toBe('4');
+    expect(item(r, 'POST', 'configmaps').labels.Count).toBe('5');
+    // The faults of a phase are applied as they are, their resource found through discovery.
+    const marker = await external.json('GET', '/api/v1/namespaces/load-0/configmaps/fault-marker');
+    expect(marker.body.data).toEqual({ applied: 'yes' });
     expect(item(r, 'PATCH', 'pods').labels).toMatchObject({ Count: '12', Scope: 'resource' });
     // Each patch and each pod create was seen on the harness's watch.
     const w = r.WatchLatency.dataItems[0];
@@ -179,6 +188,25 @@ test('a malformed scenario names its line; so does a field error', async () => {
     'name: x\nphases:\n- name: f\n  faults:\n  - apiVersion: faults.svc.io/v1alpha1\n    kind: FaultInjection\n    metadata: { name: f1 }\n',
   );
   expect(ok.phases[0]!.faults![0]).toMatchObject({ kind: 'FaultInjection', metadata: { name: 'f1' } });
+  // The example shipped with the harness parses, every action in it.
+  const ex = parseScenario(fs.readFileSync(path.join(ROOT, 'src/load/scenarios/example.yaml'), 'utf8'));
+  expect(ex.nodes).toBe(4);
+  expect(ex.phases.map((p) => Object.keys(p).find((k) => !['name', 'line'].includes(k)))).toEqual([
+    'create',
+    'watchers',
+    'create',
+    'create',
+    'create',
+    'wait',
+    'wait',
+    'scale',
+    'wait',
+    'churn',
+    'sleep',
+    'delete',
+    'delete',
+    'delete',
+  ]);
   const unknown = await load(['nonesuch']);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('no built-in scenario nonesuch');

@@ -130,10 +130,13 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     if (ph.faults) {
       for (const f of ph.faults) {
         const [group, version] = String(f.apiVersion).includes('/') ? String(f.apiVersion).split('/') : ['', String(f.apiVersion)];
-        const plural = `${String(f.kind).toLowerCase()}s`;
         const ns = (f.metadata as { namespace?: string } | undefined)?.namespace;
         const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
-        const r = await client.call('POST', `${base}${ns ? `/namespaces/${ns}` : ''}/${plural}`, f);
+        // The kind's resource from discovery (the harness knows nothing of the fault kinds).
+        const disc = await client.call('GET', base);
+        const res = (disc.body?.resources ?? []).find((x: { kind?: string; name?: string }) => x.kind === f.kind && !x.name?.includes('/'));
+        if (!res) throw new Error(`fault ${f.apiVersion} ${f.kind}: the target serves no such kind (${disc.status})`);
+        const r = await client.call('POST', `${base}${ns && res.namespaced ? `/namespaces/${ns}` : ''}/${res.name}`, f);
         if (r.status >= 300) throw new Error(`fault ${f.kind}: ${r.status} ${r.body?.message ?? ''}`);
         faultsApplied++;
         objects++;
