@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { type Server, startServer } from './helpers/server';
-import { jsonPatch, startWebhookServer } from './helpers/webhook-server';
 import { until } from './helpers/until';
+import { jsonPatch, startWebhookServer } from './helpers/webhook-server';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded JSON of the audit events under test
 type Json = any;

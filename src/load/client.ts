@@ -183,3 +183,52 @@ export class Client {
     }
   }
 }
+
+/**
+ * An informer's list-then-watch: list `path` (a collection, with `query` selectors), hand each
+ * item to onEvent as ADDED, then watch from the list's resourceVersion; when the server ends the
+ * watch (its timeout) watch again from the last resourceVersion seen, and relist after a 410 Gone,
+ * as client-go's reflector does. Runs until the signal aborts.
+ */
+export async function informer(
+  client: Client,
+  path: string,
+  query: string,
+  onEvent: (type: string, obj: any) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const sep = query ? `&${query}` : '';
+  let rv = '';
+  const relist = async () => {
+    const l = await client.call('GET', `${path}?${query}`);
+    if (l.status !== 200) throw new Error(`list ${path}: ${l.status} ${l.body?.message ?? ''}`);
+    for (const it of l.body?.items ?? []) onEvent('ADDED', it);
+    rv = l.body?.metadata?.resourceVersion ?? '';
+  };
+  await relist();
+  // The first watch starts in the background: the caller goes on once the list is done.
+  void (async () => {
+    while (!signal.aborted) {
+      let gone = false;
+      try {
+        await client.watch(
+          `${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}${sep}`,
+          (type, obj) => {
+            if (type === 'ERROR') {
+              if (obj?.code === 410) gone = true;
+              return;
+            }
+            if (obj?.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
+            onEvent(type, obj);
+          },
+          signal,
+        );
+      } catch (e) {
+        if (signal.aborted) return;
+        gone = /: 410$/.test((e as Error).message);
+        await Bun.sleep(500);
+      }
+      if (gone && !signal.aborted) await relist().catch(() => Bun.sleep(1000));
+    }
+  })();
+}

@@ -4,7 +4,7 @@
  * → scheduled (spec.nodeName set) → running (phase Running) → watched Ready. Also watch latency:
  * from a write the harness made to the event that shows it.
  */
-import type { Client } from './client';
+import { type Client, informer } from './client';
 import { LABEL } from './objects';
 
 interface PodTimes {
@@ -24,7 +24,6 @@ export class PodTracker {
   readyNow = 0;
   private readyKeys = new Set<string>();
   private readonly abort = new AbortController();
-  private done?: Promise<void>;
 
   constructor(
     readonly client: Client,
@@ -33,17 +32,7 @@ export class PodTracker {
 
   async start(): Promise<void> {
     const sel = `labelSelector=${encodeURIComponent(`${LABEL}=${this.run}`)}`;
-    const list = await this.client.call('GET', `/api/v1/pods?${sel}`);
-    const rv = list.body?.metadata?.resourceVersion ?? '';
-    this.done = this.client
-      .watch(
-        `/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&${sel}`,
-        (type, pod) => this.onEvent(type, pod),
-        this.abort.signal,
-      )
-      .catch((e) => {
-        process.stderr.write(`pod watch ended: ${(e as Error).message}\n`);
-      });
+    await informer(this.client, '/api/v1/pods', sel, (type, pod) => this.onEvent(type, pod), this.abort.signal);
   }
 
   private onEvent(type: string, pod: any): void {
@@ -78,9 +67,8 @@ export class PodTracker {
     } else if (!ready && this.readyKeys.delete(key)) this.readyNow--;
   }
 
-  async stop(): Promise<void> {
+  stop(): void {
     this.abort.abort();
-    await this.done;
   }
 
   /** Per transition, the list of durations (ms) over pods that made it. */

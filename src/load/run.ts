@@ -1,5 +1,5 @@
 /** Runs a scenario's phases against a target, sampling the time series the report plots. */
-import type { Client } from './client';
+import { type Client, informer } from './client';
 import { collectionPath, LABEL, manifest, nsName } from './objects';
 import { PodTracker, percentile } from './pods';
 import type { Phase, Scenario } from './scenario';
@@ -213,12 +213,8 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         async (i) => {
           const q = w.per === 'node' ? `fieldSelector=${encodeURIComponent(`spec.nodeName=sim-node-${i}`)}` : '';
           const base = w.per === 'node' ? '/api/v1/pods' : `/api/v1/namespaces/${nsName(i)}/pods`;
-          const l = await client.call('GET', `${base}?${q}`);
-          const rv = l.body?.metadata?.resourceVersion ?? '';
+          await informer(client, base, q, (type) => type !== 'BOOKMARK' && watchers.events++, watchAbort.signal);
           watchers.count++;
-          client
-            .watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&${q}`, () => watchers.events++, watchAbort.signal)
-            .catch(() => {});
         },
         () => current.done++,
       );
@@ -311,7 +307,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     clearInterval(timer);
     await tick();
     watchAbort.abort();
-    await tracker.stop();
+    tracker.stop();
   }
   return {
     started: new Date(Date.now() - (client.now() - t0)).toISOString(),
