@@ -87,8 +87,9 @@ test("load, informers and churn at a small size: the counts in their reports are
   const i = JSON.parse(fs.readFileSync(path.join(out('informers'), 'report.json'), 'utf8'));
   expect(i.pods).toBe(12);
   expect(i.watchers.count).toBe(3);
-  // Each node's watcher saw its pods bound, started and deleted: at least 3 events per pod.
-  expect(i.watchers.events).toBeGreaterThanOrEqual(36);
+  // Each node's watcher saw its pods bound (ADDED to its selector) and Ready before the deletes
+  // (whose events may come after the run stops its watchers): at least 2 events per pod.
+  expect(i.watchers.events).toBeGreaterThanOrEqual(24);
   expect(item(i, 'POST', 'pods').labels.Count).toBe('12');
 
   const ch = await load([
@@ -127,10 +128,10 @@ phases:
   create: { kind: ConfigMap, count: 4, qps: 50 }
 - name: a-fault
   faults:
-  - apiVersion: v1
-    kind: ConfigMap
-    metadata: { name: fault-marker, namespace: load-0 }
-    data: { applied: "yes" }
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: ClusterRole
+    metadata: { name: svc-load-fault-marker, annotations: { applied: "yes" } }
+    rules: []
 - name: pods
   create: { kind: Pod, count: 6, qps: 100 }
 - name: ready
@@ -151,12 +152,14 @@ phases:
     const nodes = await external.json('GET', '/api/v1/nodes');
     expect(nodes.body.items.map((n: any) => n.metadata.name).sort()).toEqual(['sim-node-0', 'sim-node-1']);
     expect(nodes.body.items[0].metadata.annotations['sim.svc.io/managed']).toBe('true');
-    const cms = await external.json('GET', '/api/v1/namespaces/load-0/configmaps?labelSelector=svc-load');
-    expect(cms.body.items.length).toBe(4);
-    expect(item(r, 'POST', 'configmaps').labels.Count).toBe('5');
+    expect(item(r, 'POST', 'configmaps').labels.Count).toBe('4');
     // The faults of a phase are applied as they are, their resource found through discovery.
-    const marker = await external.json('GET', '/api/v1/namespaces/load-0/configmaps/fault-marker');
-    expect(marker.body.data).toEqual({ applied: 'yes' });
+    const marker = await external.json('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/svc-load-fault-marker');
+    expect(marker.body.metadata.annotations).toEqual({ applied: 'yes' });
+    // On another cluster the harness deletes the namespaces it made when it ends.
+    const ns = await external.json('GET', '/api/v1/namespaces/load-0');
+    expect(ns.status === 404 || ns.body.status.phase === 'Terminating').toBe(true);
+    expect(item(r, 'DELETE', 'namespaces').labels.Count).toBe('1');
     expect(item(r, 'PATCH', 'pods').labels).toMatchObject({ Count: '12', Scope: 'resource' });
     // Each patch and each pod create was seen on the harness's watch.
     const w = r.WatchLatency.dataItems[0];

@@ -27,7 +27,9 @@ Target:
   --etcd-servers=URL  passed to the child server (instead of the embedded store)
   --server-arg=FLAG   any other flag for the child server (repeatable)
   --kubeconfig=FILE   any cluster: its current context's server, CA, token or client certificate;
-                      the harness creates Nodes sim-node-<i> annotated sim.svc.io/managed=true
+                      the harness creates Nodes sim-node-<i> annotated sim.svc.io/managed=true and
+                      deletes its namespaces (load-<i>) at the end unless --keep-objects
+  --keep-data         keep the child server's data dir
 Client (client-go's token bucket; the defaults are clusterloader2-like, not client-go's 5/10):
   --qps=100 --burst=200 --inflight=100 (requests in flight per phase)
 Output: --out=DIR (default load-<scenario>-<time>/): report.json (APIResponsivenessPrometheus,
@@ -151,6 +153,8 @@ export async function main(argv: string[]): Promise<number> {
       runId,
       sampleProc: child ? procSampler(child.pid) : metricsSampler(target),
       createNodes: !child,
+      // A child server goes with its data dir; another cluster gets its namespaces deleted.
+      cleanup: !child && !flags.has('keep-objects'),
       log,
       inflight: Number(one('inflight') ?? 100),
     });

@@ -34,6 +34,8 @@ export interface RunOptions {
   sampleProc?: () => Promise<{ cpu: number; rss: number } | undefined>;
   /** create simulated Nodes (annotated sim.svc.io/managed) on an external target */
   createNodes: boolean;
+  /** delete the namespaces the run made when it ends (outside the measured phases) */
+  cleanup: boolean;
   log: (line: string, transient?: boolean) => void;
   /** at most this many requests in flight from creates/deletes */
   inflight: number;
@@ -162,8 +164,13 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
           const coll = collectionPath(c.kind, ns);
           if (c.kind === 'Pod') tracker.createSent.set(`${ns}/${name}`, client.now());
           const r = await client.call('POST', coll, manifest(c.kind, name, ns, c.replicas, o.runId));
-          if (r.status < 300 || r.status === 409) paths.push(`${coll}/${name}`);
-          else {
+          // A namespace may be there already; any other object left by an earlier run would
+          // carry that run's label, so its pods would never be counted: a failure, said plainly.
+          if (r.status < 300 || (r.status === 409 && c.kind === 'Namespace')) paths.push(`${coll}/${name}`);
+          else if (r.status === 409) {
+            failures++;
+            firstError ||= `${c.kind} ${ns}/${name} exists already (left by an earlier run? delete namespace ${ns})`;
+          } else {
             failures++;
             firstError ||= `${r.status} ${r.body?.message ?? ''}`;
           }
@@ -224,12 +231,15 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       const ch = ph.churn;
       const pods = [...tracker.pods.keys()];
       if (pods.length === 0) throw new Error('churn: no pods to patch (create pods in an earlier phase)');
-      for (let i = 0; i < ch.watchers; i++) {
-        watchers.count++;
-        client
-          .watch(`/api/v1/pods?watch=1&labelSelector=${LABEL}%3D${o.runId}`, () => watchers.events++, watchAbort.signal)
-          .catch(() => {});
-      }
+      // The followers list then watch (from the list's resourceVersion: no write is missed).
+      const sel = `labelSelector=${encodeURIComponent(`${LABEL}=${o.runId}`)}`;
+      await Promise.all(
+        Array.from({ length: ch.watchers }, () =>
+          informer(client, '/api/v1/pods', sel, (type) => type !== 'BOOKMARK' && watchers.events++, watchAbort.signal).then(() => {
+            watchers.count++;
+          }),
+        ),
+      );
       current.total = ch.patches;
       await paced(
         ch.patches,
@@ -249,6 +259,13 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         },
         () => current.done++,
       );
+      // Until the harness's own watch has seen every write (each one's watch latency measured).
+      const until = client.now() + 30_000;
+      while (tracker.pendingWrites.size > 0) {
+        if (client.now() > until)
+          throw new Error(`${tracker.pendingWrites.size} of ${ch.patches} patches never seen on the watch within 30 s`);
+        await Bun.sleep(20);
+      }
       objects += ch.patches;
     }
     if (ph.wait) {
@@ -308,6 +325,19 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     await tick();
     watchAbort.abort();
     tracker.stop();
+    if (o.cleanup) {
+      const nss = created.get('Namespace') ?? [];
+      if (nss.length) o.log(`cleanup: deleting ${nss.length} namespaces`);
+      await paced(
+        nss.length,
+        0,
+        o.inflight,
+        async (i) => {
+          await client.call('DELETE', nss[i]!);
+        },
+        () => {},
+      );
+    }
   }
   return {
     started: new Date(Date.now() - (client.now() - t0)).toISOString(),
