@@ -138,6 +138,13 @@ export async function main(argv: string[]): Promise<number> {
     if (etcd) serverArgs.push(`--etcd-servers=${etcd}`);
     log(`starting the server with ${sc.nodes} simulated nodes ${serverArgs.join(' ')}`);
     child = await startChild({ nodes: sc.nodes, serverArgs, keepData: flags.has('keep-data') });
+    // Interrupted: the child server and its data dir go too.
+    const started = child;
+    for (const sig of ['SIGINT', 'SIGTERM'] as const)
+      process.once(sig, () => {
+        log(`${sig}: stopping the server`);
+        void started.stop().finally(() => process.exit(130));
+      });
     target = child.target;
     targetName = `svc-apiserver (child, ${etcd ? 'etcd' : 'embedded store'})`;
   }
