@@ -41,6 +41,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['controllers', 'http'],
   // The dashboard (/ui): reads the front end's metrics and the lower layers' counters; main mounts it.
   ['ui'],
+  // The load harness (scenarios, measurements, reports): a client of the API; nothing in the server imports it.
+  ['load'],
   // The composition root: nothing imports it.
   ['main.ts'],
 ];

@@ -1,0 +1,255 @@
+/**
+ * Scenario files: YAML with a name, simulated nodes and phases. A phase creates objects at a
+ * target rate, deletes them, patches pods (churn), starts informer-like watchers, waits, or
+ * applies fault objects (`faults:`, plain API objects such as the FaultInjection kind, applied
+ * as they are: the harness knows nothing of their meaning).
+ *
+ *   name: my-density
+ *   nodes: 10                  # simulated nodes (the server's --simulated-nodes, or Nodes created
+ *                              # with annotation sim.svc.io/managed: "true" on an external target)
+ *   phases:
+ *   - name: create
+ *     create: { kind: Deployment, count: 10, replicas: 30, namespaces: 2, qps: 20 }
+ *   - name: ready
+ *     wait: { podsReady: 300, timeout: 120 }
+ *   - name: scale
+ *     scale: { replicas: 10 }     # every Deployment created so far
+ *   - name: cleanup
+ *     delete: { kind: Deployment }
+ */
+import { isMap, isSeq, LineCounter, parseDocument, type YAMLMap } from 'yaml';
+
+export const KINDS = ['Namespace', 'Deployment', 'Service', 'ConfigMap', 'Secret', 'Job', 'Pod'] as const;
+export type Kind = (typeof KINDS)[number];
+
+export interface CreateStep {
+  kind: Kind;
+  count: number;
+  /** pods per Deployment / Job parallelism */
+  replicas: number;
+  /** objects are spread over this many namespaces (load-0 … load-<n-1>) */
+  namespaces: number;
+  /** target rate, objects per second (0: as fast as the client limiter allows) */
+  qps: number;
+}
+export interface Phase {
+  name: string;
+  /** line of the phase in the file (for messages) */
+  line: number;
+  create?: CreateStep;
+  delete?: { kind: Kind; qps: number };
+  /** scale every Deployment the scenario created (through its scale subresource) */
+  scale?: { replicas: number; qps: number };
+  /** podsReady: until exactly so many of the scenario's pods are Ready (up or down); rollout: ns/name */
+  wait?: { podsReady?: number; rollout?: string; timeout: number };
+  watchers?: { count: number; per: 'node' | 'namespace' };
+  churn?: { writers: number; watchers: number; patches: number; qps: number };
+  sleep?: number;
+  faults?: Record<string, unknown>[];
+}
+export interface Scenario {
+  name: string;
+  nodes: number;
+  phases: Phase[];
+}
+
+export class ScenarioError extends Error {}
+
+/** Built-in scenarios, sized by flags (--nodes, --pods-per-node, --namespaces, ...). */
+export function builtin(name: string, f: Record<string, number>): Scenario | undefined {
+  const nodes = f.nodes ?? 5;
+  const ppn = f['pods-per-node'] ?? 30;
+  const ns = f.namespaces ?? Math.max(1, Math.ceil((nodes * ppn) / 3000));
+  const qps = f['create-qps'] ?? 0;
+  const timeout = f.timeout ?? 600;
+  const pods = nodes * ppn;
+  const L = 0;
+  switch (name) {
+    case 'density': {
+      // clusterloader2 density: saturation Deployments of pods, then wait for all pods Ready.
+      const replicas = f.replicas ?? Math.min(ppn * nodes, 100);
+      const count = Math.ceil(pods / replicas);
+      return {
+        name,
+        nodes,
+        phases: [
+          { name: 'namespaces', line: L, create: { kind: 'Namespace', count: ns, replicas: 0, namespaces: ns, qps } },
+          { name: 'watch-pods', line: L, watchers: { count: Math.min(nodes, f.watchers ?? nodes), per: 'node' } },
+          { name: 'deployments', line: L, create: { kind: 'Deployment', count, replicas: Math.ceil(pods / count), namespaces: ns, qps } },
+          { name: 'pods-ready', line: L, wait: { podsReady: Math.ceil(pods / count) * count, timeout } },
+          { name: 'delete', line: L, delete: { kind: 'Deployment', qps } },
+        ],
+      };
+    }
+    case 'load': {
+      const deployments = f.deployments ?? Math.max(1, Math.ceil(pods / 10));
+      return {
+        name,
+        nodes,
+        phases: [
+          { name: 'namespaces', line: L, create: { kind: 'Namespace', count: ns, replicas: 0, namespaces: ns, qps } },
+          { name: 'configmaps', line: L, create: { kind: 'ConfigMap', count: deployments, replicas: 0, namespaces: ns, qps } },
+          { name: 'secrets', line: L, create: { kind: 'Secret', count: deployments, replicas: 0, namespaces: ns, qps } },
+          { name: 'services', line: L, create: { kind: 'Service', count: deployments, replicas: 0, namespaces: ns, qps } },
+          {
+            name: 'deployments',
+            line: L,
+            create: { kind: 'Deployment', count: deployments, replicas: Math.ceil(pods / deployments), namespaces: ns, qps },
+          },
+          { name: 'pods-ready', line: L, wait: { podsReady: Math.ceil(pods / deployments) * deployments, timeout } },
+          { name: 'scale-deployments', line: L, scale: { replicas: Math.max(1, Math.floor(pods / deployments / 2)), qps } },
+          {
+            name: 'scaled-pods-ready',
+            line: L,
+            wait: { podsReady: Math.max(1, Math.floor(pods / deployments / 2)) * deployments, timeout },
+          },
+          { name: 'delete-deployments', line: L, delete: { kind: 'Deployment', qps } },
+          { name: 'delete-services', line: L, delete: { kind: 'Service', qps } },
+          { name: 'delete-configmaps', line: L, delete: { kind: 'ConfigMap', qps } },
+          { name: 'delete-secrets', line: L, delete: { kind: 'Secret', qps } },
+        ],
+      };
+    }
+    case 'informers':
+      return {
+        name,
+        nodes,
+        phases: [
+          { name: 'namespaces', line: L, create: { kind: 'Namespace', count: ns, replicas: 0, namespaces: ns, qps } },
+          { name: 'watchers', line: L, watchers: { count: f.watchers ?? nodes, per: 'node' } },
+          { name: 'pods', line: L, create: { kind: 'Pod', count: pods, replicas: 0, namespaces: ns, qps } },
+          { name: 'pods-ready', line: L, wait: { podsReady: pods, timeout } },
+          { name: 'delete', line: L, delete: { kind: 'Pod', qps } },
+        ],
+      };
+    case 'churn':
+      return {
+        name,
+        nodes,
+        phases: [
+          { name: 'namespaces', line: L, create: { kind: 'Namespace', count: ns, replicas: 0, namespaces: ns, qps } },
+          { name: 'pods', line: L, create: { kind: 'Pod', count: pods, replicas: 0, namespaces: ns, qps } },
+          { name: 'pods-ready', line: L, wait: { podsReady: pods, timeout } },
+          { name: 'churn', line: L, churn: { writers: f.writers ?? 10, watchers: f.watchers ?? 10, patches: f.patches ?? pods, qps } },
+          { name: 'delete', line: L, delete: { kind: 'Pod', qps } },
+        ],
+      };
+  }
+  return undefined;
+}
+
+/** Parse and check a scenario file's text; every error names the line it is about. */
+export function parseScenario(text: string, file = 'scenario'): Scenario {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
+  const lineOf = (node: unknown) => {
+    const r = (node as { range?: [number, number] } | undefined)?.range;
+    return r ? lc.linePos(r[0]).line : 1;
+  };
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
+    throw new ScenarioError(`${file}:${line}: malformed YAML: ${e.message.split('\n')[0]}`);
+  }
+  const fail = (node: unknown, msg: string): never => {
+    throw new ScenarioError(`${file}:${lineOf(node)}: ${msg}`);
+  };
+  const root = doc.contents;
+  if (!isMap(root)) return fail(root, 'a scenario is a mapping with name, nodes and phases');
+  const num = (m: YAMLMap, key: string, def: number, min = 0): number => {
+    const n = m.get(key, true);
+    if (n === undefined) return def;
+    const v = (n as { value?: unknown }).value;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min) fail(n, `${key}: must be a number >= ${min}`);
+    return v as number;
+  };
+  const kindOf = (m: YAMLMap): Kind => {
+    const n = m.get('kind', true);
+    const v = (n as { value?: unknown } | undefined)?.value;
+    if (!KINDS.includes(v as Kind)) fail(n ?? m, `kind: must be one of ${KINDS.join(', ')}`);
+    return v as Kind;
+  };
+  const known = (m: YAMLMap, keys: string[], what: string) => {
+    for (const it of m.items) {
+      const k = String((it.key as { value?: unknown }).value);
+      if (!keys.includes(k)) fail(it.key, `${what}: unknown field "${k}" (known: ${keys.join(', ')})`);
+    }
+  };
+  known(root, ['name', 'nodes', 'phases', 'description'], 'scenario');
+  const phasesNode = root.get('phases', true);
+  if (!isSeq(phasesNode)) return fail(phasesNode ?? root, 'phases: must be a list');
+  const phases: Phase[] = [];
+  for (const [i, pn] of phasesNode.items.entries()) {
+    if (!isMap(pn)) fail(pn, `phases[${i}]: must be a mapping`);
+    const p = pn as YAMLMap;
+    const actions = ['create', 'scale', 'delete', 'wait', 'watchers', 'churn', 'sleep', 'faults'];
+    known(p, ['name', ...actions], `phases[${i}]`);
+    const phase: Phase = { name: String(p.get('name') ?? `phase-${i}`), line: lineOf(p) };
+    const sub = (key: string): YAMLMap | undefined => {
+      const n = p.get(key, true);
+      if (n === undefined) return undefined;
+      if (!isMap(n)) fail(n, `phases[${i}].${key}: must be a mapping`);
+      return n as unknown as YAMLMap;
+    };
+    const c = sub('create');
+    if (c) {
+      known(c, ['kind', 'count', 'replicas', 'namespaces', 'qps'], `phases[${i}].create`);
+      phase.create = {
+        kind: kindOf(c),
+        count: num(c, 'count', 1, 1),
+        replicas: num(c, 'replicas', 1),
+        namespaces: num(c, 'namespaces', 1, 1),
+        qps: num(c, 'qps', 0),
+      };
+    }
+    const d = sub('delete');
+    if (d) {
+      known(d, ['kind', 'qps'], `phases[${i}].delete`);
+      phase.delete = { kind: kindOf(d), qps: num(d, 'qps', 0) };
+    }
+    const sc = sub('scale');
+    if (sc) {
+      known(sc, ['replicas', 'qps'], `phases[${i}].scale`);
+      phase.scale = { replicas: num(sc, 'replicas', 1), qps: num(sc, 'qps', 0) };
+    }
+    const w = sub('wait');
+    if (w) {
+      known(w, ['podsReady', 'rollout', 'timeout'], `phases[${i}].wait`);
+      const r = w.get('rollout');
+      phase.wait = {
+        podsReady: w.has('podsReady') ? num(w, 'podsReady', 0) : undefined,
+        rollout: r === undefined ? undefined : String(r),
+        timeout: num(w, 'timeout', 300, 1),
+      };
+    }
+    const ws = sub('watchers');
+    if (ws) {
+      known(ws, ['count', 'per'], `phases[${i}].watchers`);
+      const per = ws.get('per') ?? 'node';
+      if (per !== 'node' && per !== 'namespace') fail(ws.get('per', true), 'per: must be node or namespace');
+      phase.watchers = { count: num(ws, 'count', 1, 1), per: per as 'node' | 'namespace' };
+    }
+    const ch = sub('churn');
+    if (ch) {
+      known(ch, ['writers', 'watchers', 'patches', 'qps'], `phases[${i}].churn`);
+      phase.churn = {
+        writers: num(ch, 'writers', 10, 1),
+        watchers: num(ch, 'watchers', 10),
+        patches: num(ch, 'patches', 1000, 1),
+        qps: num(ch, 'qps', 0),
+      };
+    }
+    if (p.has('sleep')) phase.sleep = num(p, 'sleep', 0);
+    const fn = p.get('faults', true);
+    if (fn !== undefined) {
+      if (!isSeq(fn)) fail(fn, `phases[${i}].faults: must be a list of API objects`);
+      phase.faults = (fn as unknown as { items: unknown[] }).items.map((it) => {
+        if (!isMap(it) || !it.has('apiVersion') || !it.has('kind')) fail(it, 'a fault is an API object with apiVersion and kind');
+        return (it as YAMLMap).toJSON() as Record<string, unknown>;
+      });
+    }
+    if (!actions.some((a) => p.has(a))) fail(p, `phases[${i}]: needs one of ${actions.join(', ')}`);
+    phases.push(phase);
+  }
+  return { name: String(root.get('name') ?? file), nodes: num(root, 'nodes', 0), phases };
+}
