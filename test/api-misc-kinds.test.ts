@@ -103,6 +103,8 @@ const CASES: Case[] = [
           name: 'check.example.com',
           clientConfig: { url: 'https://hooks.example.com/check' },
           rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          // Webhooks are called: this one (no server behind it) selects nothing this file creates.
+          objectSelector: { matchLabels: { 'webhook-under-test': 'never' } },
           sideEffects: 'None',
           admissionReviewVersions: ['v1'],
         },

@@ -79,6 +79,7 @@ function networkError(e: unknown, t: Target): string {
     }
   })();
   if (code === 'ConnectionRefused' || code === 'ECONNREFUSED') return `dial tcp ${where}: connect: connection refused`;
+  if (code === 'ENOTFOUND' || code === 'DNSException') return `dial tcp: lookup ${where.slice(0, where.lastIndexOf(':'))}: no such host`;
   if (code === 'ConnectionClosed' || code === 'ECONNRESET') return 'EOF';
   if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code)) {
     if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
