@@ -4,8 +4,8 @@
  * `clientConfig.service` resolved to one of the Service's ready endpoints (its EndpointSlices, so
  * a local process registered as an endpoint is reached) with the certificate checked against
  * `<name>.<namespace>.svc`; `caBundle` (PEM) as the only trusted roots when given. A POST of JSON
- * with `?timeout=<n>s`, as the reference's REST client tells the webhook its deadline; Bun's fetch
- * keeps the connections alive and reuses them per origin.
+ * with `?timeout=<n>s`, as the reference's REST client tells the webhook its deadline, through
+ * the keep-alive connections of http1.ts (why not fetch: there).
  *
  * Failures are CallErrors whose text is the reference's (a Go url.Error):
  *
@@ -13,6 +13,8 @@
  *   Post "https://...": dial tcp 127.0.0.1:9443: connect: connection refused
  *   Post "https://...": tls: failed to verify certificate: x509: certificate signed by unknown authority
  */
+
+import { type Http1Answer, post1 } from './http1';
 
 /** A Service port resolved to an address that serves it. */
 export interface Endpoint {
@@ -38,6 +40,11 @@ export interface Target {
   display: string;
   /** The URL connected to. */
   url: string;
+  /** The address connected to, the path with the query, and the Host header (the name addressed). */
+  host: string;
+  port: number;
+  path: string;
+  hostHeader: string;
   ca?: string;
   serverName?: string;
 }
@@ -54,7 +61,8 @@ export function target(
   const withQuery = (u: string) => `${u}${u.includes('?') ? '&' : '?'}${query}`;
   if ('url' in config) {
     const u = withQuery(config.url);
-    return { display: u, url: u, ca };
+    const p = new URL(u);
+    return { display: u, url: u, ca, ...addressOf(p), hostHeader: p.host };
   }
   const s = config.service;
   const host = `${s.name}.${s.namespace}.svc`;
@@ -62,8 +70,15 @@ export function target(
   const display = withQuery(`https://${host}:${s.port}${path}`);
   const ep = resolve(s.namespace, s.name, s.port);
   const address = ep.host.includes(':') ? `[${ep.host}]` : ep.host;
-  return { display, url: withQuery(`https://${address}:${ep.port}${path}`), ca, serverName: host };
+  const url = withQuery(`https://${address}:${ep.port}${path}`);
+  return { display, url, ca, serverName: host, ...addressOf(new URL(url)), hostHeader: `${host}:${s.port}` };
 }
+
+const addressOf = (u: URL) => ({
+  host: u.hostname.replace(/^\[|\]$/g, ''),
+  port: Number(u.port || 443),
+  path: `${u.pathname}${u.search}`,
+});
 
 /** Go's words for a failed connection, from Bun's error codes. */
 function networkError(e: unknown, t: Target): string {
@@ -90,51 +105,27 @@ function networkError(e: unknown, t: Target): string {
 }
 
 /**
- * One fetch session per TLS configuration (trusted roots and server name): its connections are
- * kept alive and reused, and the TLS configuration is built once, not per call (passing `tls` to
- * each fetch() cost ~200 us of server CPU per call in bench/webhooks.ts). Bounded: past
- * MAX_SESSIONS the oldest is closed.
- */
-const sessions = new Map<string, Bun.FetchSession>();
-const MAX_SESSIONS = 256;
-
-function sessionFor(t: Target): Bun.FetchSession {
-  const key = `${t.serverName ?? ''}\n${t.ca ?? ''}`;
-  let s = sessions.get(key);
-  if (!s) {
-    s = new Bun.FetchSession({ tls: { ca: t.ca, serverName: t.serverName } });
-    sessions.set(key, s);
-    if (sessions.size > MAX_SESSIONS) {
-      const [oldest, o] = sessions.entries().next().value as [string, Bun.FetchSession];
-      sessions.delete(oldest);
-      o.close();
-    }
-  }
-  return s;
-}
-
-/**
  * POSTs `body` and answers the decoded JSON of a 2xx answer. A non-2xx answer is a CallError
  * with its code: the Status it carries, or the reference's words for one without.
  */
 export async function post(t: Target, body: string, timeoutMs: number): Promise<unknown> {
-  let res: Response;
+  let res: Http1Answer;
   try {
-    res = await sessionFor(t).fetch(t.url, {
-      method: 'POST',
+    res = await post1({
+      host: t.host,
+      port: t.port,
+      path: t.path,
+      hostHeader: t.hostHeader,
+      ca: t.ca,
+      serverName: t.serverName,
       body,
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, */*' },
-      signal: AbortSignal.timeout(timeoutMs),
+      timeoutMs,
     });
   } catch (e) {
     throw new CallError(`Post "${t.display}": ${networkError(e, t)}`);
   }
-  let text: string;
-  try {
-    text = await res.text();
-  } catch (e) {
-    throw new CallError(`Post "${t.display}": ${networkError(e, t)}`);
-  }
+  const text = res.body;
   if (res.status < 200 || res.status > 299) {
     let message = '';
     try {
