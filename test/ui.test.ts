@@ -309,7 +309,11 @@ describe('data', () => {
       for (let i = 0; i < N; i += 50) {
         await Promise.all(
           Array.from({ length: 50 }, (_, j) =>
-            srv.json('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `b-${i + j}` } }),
+            srv.json('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: `b-${i + j}` },
+            }),
           ),
         );
       }

@@ -37,7 +37,13 @@ describe('ChangeBatcher', () => {
     let described = 0;
     for (const n of ['c', 'd', 'e', 'f']) {
       const c = change(n, 5);
-      b.add({ key: n, describe: () => (described++, c) });
+      b.add({
+        key: n,
+        describe: () => {
+          described++;
+          return c;
+        },
+      });
     }
     expect(b.take(0, 9, 4)).toEqual({ revision: 9, total: 4, resync: true });
     expect(described).toBe(0);
