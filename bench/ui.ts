@@ -1,8 +1,11 @@
 /**
  * What the dashboard (/ui, issue 41) costs the server: its CPU per second with one dashboard
  * open on each page (headless Chromium, polling as a person's browser would) against none, in
- * the same run and the same server; then GET and create throughput with the dashboard closed
- * and open on the requests page (the busiest poller).
+ * the same run and the same server; then GET throughput with the dashboard closed and open on
+ * the requests page (the busiest poller), and create throughput closed, open on the objects
+ * page of the namespace written to (its live list under a create flood: the change stream's
+ * batches and resyncs), and closed again (the two closed phases show the drift as the store
+ * grows).
  *
  *   bun bench/ui.ts [--seconds=10] [--pages=overview,requests,apf,watches,objects,nodes,loadruns] [--load-ms=8000]
  *
@@ -105,6 +108,8 @@ try {
     await Bun.sleep(2500);
     await phase('create, dashboard open (objects)', creates);
     await blank();
+    await Bun.sleep(1000);
+    await phase('create, dashboard closed (after)', creates);
   }
 } finally {
   await browser.close();

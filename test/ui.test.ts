@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Apf, Nodes, Objects, Overview, Requests, Watches } from '../src/ui/client/types';
+import type { Apf, Nodes, Objects, ObjectsBatch, Overview, Requests, Watches } from '../src/ui/client/types';
 import { CHROMIUM, needs } from './helpers/needs';
 import { type Server, startServer } from './helpers/server';
 import { until } from './helpers/until';
@@ -24,7 +24,8 @@ const NS = 'ui-test';
 let srv: Server;
 
 beforeAll(async () => {
-  srv = await startServer({ args: [`--token-auth-file=${tokenFile}`, '--simulated-nodes=2'] });
+  // Compaction every 500 ms: the overview's count of compactions moves within the test.
+  srv = await startServer({ args: [`--token-auth-file=${tokenFile}`, '--simulated-nodes=2', '--etcd-compaction-interval=500ms'] });
   const ok = (r: { status: number; body: unknown }) => expect([200, 201]).toContain(r.status);
   ok(await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }));
   // The bootstrap policy grants /ui to no role but cluster-admin: a role of its own for the viewers,
@@ -77,6 +78,36 @@ function login(token: string, origin: string | null = srv.url): Promise<Response
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (origin !== null) headers.origin = origin;
   return ui('/ui/api/login', undefined, { method: 'POST', headers, body: new URLSearchParams({ token }).toString() });
+}
+
+/** The objects page's change stream of a namespace's ConfigMaps, message by message. */
+async function openStream(ns: string) {
+  const controller = new AbortController();
+  const r = await ui(`/ui/api/objects/watch?version=v1&resource=configmaps&namespace=${ns}`, srv.token, { signal: controller.signal });
+  expect(r.status).toBe(200);
+  expect(r.headers.get('content-type')).toBe('text/event-stream');
+  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  return {
+    /** The next message (undefined after 3 s without one). */
+    async next(): Promise<ObjectsBatch | undefined> {
+      const end = Date.now() + 3000;
+      for (;;) {
+        const m = /^data: (.*)$/m.exec(buf);
+        if (m) {
+          buf = buf.slice((m.index ?? 0) + m[0].length);
+          return JSON.parse(m[1] as string) as ObjectsBatch;
+        }
+        const left = end - Date.now();
+        if (left <= 0) return undefined;
+        const chunk = await Promise.race([reader.read(), Bun.sleep(left).then(() => undefined)]);
+        if (!chunk || chunk.done) return undefined;
+        buf += dec.decode(chunk.value);
+      }
+    },
+    close: () => controller.abort(),
+  };
 }
 
 async function createConfigMap(name: string): Promise<void> {
@@ -191,6 +222,22 @@ describe('data', () => {
     expect(after.store.revision).toBeGreaterThan(before.store.revision);
   });
 
+  test("overview: the store's own compactions (the compactor every 500 ms here)", async () => {
+    const before = await uiJson<Overview>('/ui/api/overview');
+    const n = before.store.compactions ?? Number.NaN;
+    expect(Number.isInteger(n)).toBe(true);
+    // The compactor compacts to the revision it saw one interval ago, when that is newer than
+    // the compacted one: a write, then two intervals.
+    await createConfigMap('compaction-cm');
+    const after = await until(
+      () => uiJson<Overview>('/ui/api/overview'),
+      (o) => (o.store.compactions ?? 0) > n,
+      5000,
+    );
+    expect(after.store.compactions).toBeGreaterThan(n);
+    expect(after.store.compactedRevision).toBeGreaterThan(before.store.compactedRevision);
+  });
+
   test('requests: the counters of POST configmaps move', async () => {
     const ofPosts = (r: Requests) => r.series.filter((s) => s.verb === 'POST' && s.resource === 'configmaps');
     const posts = (r: Requests) => ofPosts(r).reduce((a, s) => a + s.total, 0);
@@ -220,30 +267,77 @@ describe('data', () => {
     expect(await uiJson('/ui/api/loadruns')).toEqual({ running: null, past: [] });
   });
 
-  test('objects: list, YAML, and a change notice for a new ConfigMap on the watch stream', async () => {
+  test('objects: one page from the cache with the count of all, YAML, and a new ConfigMap on the change stream', async () => {
     await createConfigMap('listed-cm');
     const list = await uiJson<Objects>(`/ui/api/objects?version=v1&resource=configmaps&namespace=${NS}`);
     expect(list.items.map((i) => i.name)).toContain('listed-cm');
+    expect(list.total).toBe(list.items.length);
+    expect(list.limit).toBe(500);
+    expect(list.items.find((i) => i.name === 'listed-cm')).toMatchObject({ namespace: NS, created: expect.stringMatching(/^\d{4}-/) });
     const one = await uiJson<{ yaml: string }>(`/ui/api/object?version=v1&resource=configmaps&namespace=${NS}&name=listed-cm`);
     expect(one.yaml).toContain('name: listed-cm');
     expect(one.yaml).toContain('k: v');
-    const controller = new AbortController();
-    const r = await ui(`/ui/api/objects/watch?version=v1&resource=configmaps&namespace=${NS}`, srv.token, { signal: controller.signal });
-    expect(r.status).toBe(200);
-    expect(r.headers.get('content-type')).toBe('text/event-stream');
-    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-    await createConfigMap('watched-cm');
-    let text = '';
-    const end = Date.now() + 3000;
-    while (!text.includes('watched-cm') && Date.now() < end) {
-      const chunk = await Promise.race([reader.read(), Bun.sleep(3000).then(() => undefined)]);
-      if (!chunk || chunk.done) break;
-      text += new TextDecoder().decode(chunk.value);
+    const s = await openStream(NS);
+    try {
+      const hello = await s.next();
+      expect(hello).toMatchObject({ changes: [], total: list.total + 0 });
+      expect(hello?.revision).toBeGreaterThanOrEqual(list.revision);
+      await createConfigMap('watched-cm');
+      const b = await s.next();
+      expect(b?.total).toBe(list.total + 1);
+      expect(b && 'changes' in b ? b.changes : []).toEqual([
+        { namespace: NS, name: 'watched-cm', created: expect.stringMatching(/^\d{4}-/), resourceVersion: expect.any(String) },
+      ]);
+      const del = await srv.fetch(`/api/v1/namespaces/${NS}/configmaps/watched-cm`, { method: 'DELETE' });
+      expect(del.status).toBe(200);
+      const d = await s.next();
+      expect(d && 'changes' in d ? d.changes : []).toEqual([expect.objectContaining({ name: 'watched-cm', deleted: true })]);
+      expect(d?.total).toBe(list.total);
+    } finally {
+      s.close();
     }
-    controller.abort();
-    const line = text.split('\n').find((l) => l.startsWith('data:') && l.includes('watched-cm'));
-    expect(line).toBeDefined();
-    expect(JSON.parse((line as string).slice(5))).toMatchObject({ type: 'ADDED', namespace: NS, name: 'watched-cm' });
+  });
+
+  test('objects: a burst of creates is a few batches on the stream, not a message per object', async () => {
+    const ns = 'ui-burst';
+    await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const s = await openStream(ns);
+    try {
+      await s.next();
+      const N = 300;
+      const t0 = Date.now();
+      for (let i = 0; i < N; i += 50) {
+        await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            srv.json('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: `b-${i + j}` },
+            }),
+          ),
+        );
+      }
+      // Every object is named by a batch, or a resync said "read the list again".
+      const named = new Set<string>();
+      let resyncs = 0;
+      let messages = 0;
+      let last: ObjectsBatch | undefined;
+      while (last?.total !== N) {
+        last = await s.next();
+        if (!last) break;
+        messages++;
+        if ('changes' in last) for (const c of last.changes) named.add(c.name);
+        else resyncs++;
+      }
+      const elapsed = Date.now() - t0;
+      expect(last?.total).toBe(N);
+      expect(resyncs > 0 || named.size === N).toBe(true);
+      // At most one message per 300 ms interval (and one at once).
+      expect(messages).toBeLessThanOrEqual(Math.ceil(elapsed / 300) + 1);
+      expect(messages).toBeLessThan(N / 10);
+    } finally {
+      s.close();
+    }
   });
 
   test('the client bundle is served with an ETag and revalidates', async () => {
@@ -292,6 +386,8 @@ needs('chromium').describe('in the browser', () => {
       expect(await text('[data-figure="version"]')).toBe('v1.33.0+svc');
       await page.waitForSelector('#kinds');
       expect(await text('#kinds')).toContain('configmaps');
+      await page.waitForSelector('[data-figure="compactions"]');
+      expect(await text('[data-figure="compactions"]')).toMatch(/^\d+$/);
       await page.waitForSelector('.uplot');
       await shot('overview');
 
@@ -318,6 +414,12 @@ needs('chromium').describe('in the browser', () => {
       expect(Date.now() - t0).toBeLessThan(2000);
       expect(await page.evaluate(navigations)).toBe(loads);
       await shot('objects-live');
+
+      // A burst (more objects than one batch names): the page reads its list again, once.
+      const before = Number((await text('#objects-summary')).split(' ')[0]);
+      await Promise.all(Array.from({ length: 150 }, (_, i) => createConfigMap(`browser-burst-${i}`)));
+      await js(`document.getElementById('objects-summary')?.textContent?.startsWith('${before + 150} objects') === true`, 3000);
+      await js(`document.getElementById('objects')?.textContent?.includes('browser-burst-99') === true`, 3000);
 
       // The YAML of one object.
       await page.click('#objects a');

@@ -26,6 +26,8 @@ export interface WatchEvent {
   /** The change, with its encodings built once and shared by every watch (by encoding and type). */
   readonly event: {
     readonly rv: Revision;
+    /** The object's storage key (one per object: folds its changes without decoding it). */
+    readonly key: string;
     encoded?: Record<string, Uint8Array>;
   };
 }

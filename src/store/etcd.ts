@@ -187,9 +187,19 @@ export class EtcdStore implements KV {
   }
 
   /** The etcd figures /metrics and /debug/runtime show. */
-  stats(): { backend: 'etcd'; revision: Revision; compacted: Revision; watches: number; problem: string | undefined } {
-    return { backend: 'etcd', revision: this.rev, compacted: this.compacted, watches: this.streams.size, problem: this.problem };
+  stats(): { backend: 'etcd'; revision: Revision; compacted: Revision; compactions: number; watches: number; problem: string | undefined } {
+    return {
+      backend: 'etcd',
+      revision: this.rev,
+      compacted: this.compacted,
+      compactions: this.compactions,
+      watches: this.streams.size,
+      problem: this.problem,
+    };
   }
+
+  /** Compactions this server asked etcd for (others' are not counted). */
+  private compactions = 0;
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
     const r = await this.read(() =>
@@ -222,6 +232,7 @@ export class EtcdStore implements KV {
   async compact(revision: Revision): Promise<void> {
     if (revision <= this.compacted) throw new StoreError('compacted', `revision ${revision} is already compacted (at ${this.compacted})`);
     await this.call(() => this.client.kv.compact({ revision, physical: true }));
+    this.compactions++;
     this.compacted = Math.max(this.compacted, revision);
   }
 

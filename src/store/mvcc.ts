@@ -74,6 +74,8 @@ export interface StoreStats {
   walFsyncs: number;
   walRecords: number;
   snapshots: number;
+  /** Compactions this process made (not those replayed from the WAL at open). */
+  compactions: number;
   /** Superseded versions whose values were spilled to files, and the files holding them now. */
   spilledVersions: number;
   spillFiles: number;
@@ -119,6 +121,7 @@ export class MvccStore implements KV {
   private deferredCompact: Revision = 0;
   private lastSnapshotBytes = 0;
   private snapshots = 0;
+  private compactions = 0;
   private readonly w = new Writer(4096);
 
   private wal: Wal | undefined;
@@ -288,7 +291,10 @@ export class MvccStore implements KV {
     if (revision > this.committed) throw new StoreError('future-revision', `mvcc: compaction revision ${revision} is a future revision`);
     if (revision <= this.compacted) throw new StoreError('compacted', `mvcc: revision ${revision} has already been compacted`);
     await this.persist(this.rev, (w) => encodeCompactBody(w, revision));
-    if (revision > this.compacted) await this.applyCompact(revision);
+    if (revision > this.compacted) {
+      this.compactions++;
+      await this.applyCompact(revision);
+    }
   }
 
   watch(fromRevision: Revision, opts: WatchOptions = {}): ChangeStream {
@@ -399,6 +405,7 @@ export class MvccStore implements KV {
       walFsyncs: this.wal?.stats.fsyncs ?? 0,
       walRecords: this.wal?.stats.records ?? 0,
       snapshots: this.snapshots,
+      compactions: this.compactions,
       spilledVersions: this.spill?.stats.spilled ?? 0,
       spillFiles: this.spill?.fileCount ?? 0,
     };

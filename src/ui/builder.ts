@@ -7,7 +7,7 @@
  *   GET  /ui/                     the page shell (hash routes: #/overview, #/requests, ...)
  *   GET  /ui/app.js, /ui/app.css  the client bundle (bundle.ts), built on first request
  *   GET  /ui/api/<source>         JSON read from the server's own counters (sources.ts, objects.ts)
- *   GET  /ui/api/objects/watch    change notices as server-sent events
+ *   GET  /ui/api/objects/watch    batched changes as server-sent events (change-batches.ts)
  *
  * Every request but the first three goes through the chain's guard with the cookie's token, so
  * /ui/* is authorized by RBAC as a non-resource URL. The bootstrap policy grants no role /ui

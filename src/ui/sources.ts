@@ -70,6 +70,8 @@ export function overview(d: SourceDeps) {
       walRecords: f.walRecords,
       recordsPerFsync: f.walFsyncs > 0 ? f.walRecords / f.walFsyncs : 0,
       snapshots: typeof stats.snapshots === 'number' ? stats.snapshots : null,
+      // Compactions this server made (the compactor every --etcd-compaction-interval, or asked).
+      compactions: typeof stats.compactions === 'number' ? stats.compactions : null,
     },
     process: { rssBytes, cpuUserMicros: cpu.user, cpuSystemMicros: cpu.system },
     kinds,

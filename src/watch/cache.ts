@@ -469,11 +469,15 @@ export class WatchCache {
     return true;
   }
 
-  /** Current objects (in key order) under `keyPrefix` ('' = all), at `revision`. */
-  list(keyPrefix = ''): CachedObject[] {
-    const out: CachedObject[] = [];
+  /**
+   * Current objects (in key order) under `keyPrefix` ('' = all), at `revision`; the first
+   * `limit` of them when `limit` > 0 (a page costs its own size, not the resource's).
+   */
+  list(keyPrefix = '', limit = 0): CachedObject[] {
     const from = keyPrefix || this.prefix;
     const to = prefixEnd(from);
+    if (limit > 0) return this.state.getRange(from, to, false, limit).map(([, v]) => v);
+    const out: CachedObject[] = [];
     this.state.forRange(from, to, false, (_k, v) => {
       out.push(v);
     });

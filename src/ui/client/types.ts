@@ -15,6 +15,7 @@ export interface Overview {
     walRecords: number;
     recordsPerFsync: number;
     snapshots: number | null;
+    compactions: number | null;
   };
   process: { rssBytes: number; cpuUserMicros: number; cpuSystemMicros: number };
   kinds: { resource: string; kind: string; objects: number | null }[];
@@ -71,11 +72,33 @@ export interface Kind {
   namespaced: boolean;
 }
 
+/** What the objects page shows of one object. */
+export interface ObjectRow {
+  namespace: string;
+  name: string;
+  created: string;
+  resourceVersion: string;
+}
+
+/** The first `limit` objects in key order, of `total`, at `revision`. */
 export interface Objects {
   revision: number;
   total: number;
-  items: { namespace: string; name: string; created: string; resourceVersion: string }[];
+  limit: number;
+  items: ObjectRow[];
 }
+
+/** One object's change on the objects page's stream; `deleted` when the change removed it. */
+export interface Change extends ObjectRow {
+  deleted?: true;
+}
+
+/**
+ * One message of the objects page's stream (src/ui/change-batches.ts): the selection's state at
+ * `revision` (its object count `total`), and the objects that changed since the last message,
+ * or `resync` when too many did (read the list again).
+ */
+export type ObjectsBatch = { revision: number; total: number } & ({ changes: Change[] } | { resync: true });
 
 export interface Nodes {
   nodes: { name: string; ready: string; simulated: boolean; heartbeat: string; pods: number }[];

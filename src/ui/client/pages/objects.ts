@@ -1,19 +1,22 @@
 /**
  * Browse any resource: pick a kind and a namespace, see its objects, click one for its YAML.
- * The list is fetched once and again whenever the server's watch says something changed (an
- * EventSource on /ui/api/objects/watch invalidates the query): live without polling.
+ * The list is read once; then the server's change stream (an EventSource on
+ * /ui/api/objects/watch, batched at most every ~300 ms) is applied to the cached list
+ * (live-list.ts, queryClient.setQueryData): live without polling and without reading the list
+ * again. The list is read again only when the stream says too much changed at once (`resync`),
+ * when it (re)starts after the list's revision, or when a cut page lost a row; at most once per
+ * MIN_GAP_MS. The YAML view reads its one object, again when a batch names it.
  */
-import { getJson, type Kind, type Objects } from '../api';
+import { getJson, type Kind, type Objects, type ObjectsBatch } from '../api';
 import { fill, h, table } from '../dom';
+import { applyChanges } from '../live-list';
 import { observe, queryClient } from '../query';
 import { type Page, status } from './common';
 
 /**
- * Changes arriving within COALESCE_MS are one refetch, and refetches are at least MIN_GAP_MS
- * apart: under a burst of writes (a load run creating thousands of objects a second) the page
- * reads the list once a second, not once per change.
+ * Least time between two reads of the list: under a burst of writes (a load run creating
+ * thousands of objects a second) the page reads one page of the list once a second at most.
  */
-const COALESCE_MS = 150;
 const MIN_GAP_MS = 1000;
 
 const link = (p: Record<string, string>) => `#/objects?${new URLSearchParams(p)}`;
@@ -70,20 +73,70 @@ export const objectsPage: Page = (root, params) => {
 
   const q = { ...sel };
   const listKey = ['objects', sel.group, sel.version, sel.resource, sel.namespace];
+  const objectKey = ['object', sel.group, sel.version, sel.resource, sel.namespace, name];
+
+  // ---- the stream's state --------------------------------------------------------------------
+  /** Revision the stream (re)started at: a list older than it missed changes. */
+  let streamFrom = 0;
+  /** Batches that arrive while a read of the list is under way, one buffer per read. */
+  const reading = new Set<ObjectsBatch[]>();
+  /** A read is due (resync, gap): batches until then are not applied (the read covers them). */
+  let stale = false;
+  let lastRead = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const apply = (o: Objects, b: ObjectsBatch) =>
+    'changes' in b ? applyChanges(o, b.revision, b.total, b.changes) : { data: o, short: false };
+
+  /** The list's query function: one read, then the batches that came meanwhile. */
+  const readList = async (): Promise<Objects> => {
+    const mine: ObjectsBatch[] = [];
+    reading.add(mine);
+    stale = false;
+    lastRead = Date.now();
+    try {
+      let o = await getJson<Objects>('objects', q);
+      for (const b of mine) o = apply(o, b).data;
+      if (o.revision < streamFrom) readAgain();
+      return o;
+    } finally {
+      reading.delete(mine);
+    }
+  };
+
+  /** Read the list (and the shown object) again, no sooner than MIN_GAP_MS after the last read. */
+  const readAgain = () => {
+    stale = true;
+    if (timer) return;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        void queryClient.refetchQueries({ queryKey: listKey, exact: true });
+        if (name) void queryClient.invalidateQueries({ queryKey: objectKey, exact: true });
+      },
+      Math.max(0, lastRead + MIN_GAP_MS - Date.now()),
+    );
+  };
+
+  let rendered: Objects['items'] | undefined;
   cleanups.push(
     observe<Objects>(
       listKey,
-      () => getJson('objects', q),
+      readList,
       (r) => {
         if (!status(line, r)) return;
         const o = r.data;
+        const counts = `${o.total} objects at revision ${o.revision}${o.total > o.items.length ? ` (first ${o.items.length} shown)` : ''}`;
+        const summary = list.querySelector('#objects-summary');
+        // A batch that changed no row (objects past a cut page) moves only the counts.
+        if (o.items === rendered && summary) {
+          summary.textContent = counts;
+          return;
+        }
+        rendered = o.items;
         fill(
           list,
-          h(
-            'p',
-            { class: 'muted' },
-            `${o.total} objects at revision ${o.revision}${o.total > o.items.length ? ` (first ${o.items.length} shown)` : ''}`,
-          ),
+          h('p', { class: 'muted', id: 'objects-summary' }, counts),
           table(
             ['Namespace', 'Name', 'Created', 'Resource version'],
             o.items,
@@ -105,7 +158,7 @@ export const objectsPage: Page = (root, params) => {
   if (name) {
     cleanups.push(
       observe<{ yaml: string }>(
-        ['object', sel.group, sel.version, sel.resource, sel.namespace, name],
+        objectKey,
         () => getJson('object', { ...q, name }),
         (r) => {
           if (r.error) yaml.textContent = `Error: ${r.error.message}`;
@@ -118,38 +171,33 @@ export const objectsPage: Page = (root, params) => {
     yaml.textContent = 'Select an object to see it as YAML.';
   }
 
-  // Live updates: each change notice invalidates the list (and the shown object), coalesced.
+  // Live updates: each batch is applied to the cached list.
   const es = new EventSource(`/ui/api/objects/watch?${new URLSearchParams(q)}`);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let changed = new Set<string>();
-  let lastRefetch = 0;
-  let opened = false;
+  let first = true;
   es.onopen = () => {
     live.textContent = 'live';
-    // A reconnect (the server ended the stream, or the network dropped): changes in between
-    // were not seen, so read the list again.
-    if (opened) void queryClient.invalidateQueries({ queryKey: listKey });
-    opened = true;
+    first = true;
   };
   es.onerror = () => {
     live.textContent = 'reconnecting…';
   };
   es.onmessage = (m) => {
-    const e = JSON.parse(m.data) as { name: string };
-    changed.add(e.name);
-    timer ??= setTimeout(
-      () => {
-        timer = undefined;
-        lastRefetch = Date.now();
-        const names = changed;
-        changed = new Set();
-        void queryClient.invalidateQueries({ queryKey: listKey });
-        if (name && names.has(name)) {
-          void queryClient.invalidateQueries({ queryKey: ['object', sel.group, sel.version, sel.resource, sel.namespace, name] });
-        }
-      },
-      Math.max(COALESCE_MS, lastRefetch + MIN_GAP_MS - Date.now()),
-    );
+    const b = JSON.parse(m.data) as ObjectsBatch;
+    const cur = queryClient.getQueryData<Objects>(listKey);
+    if (first) {
+      // Where the stream (re)starts: changes between the list's revision and here were not seen.
+      first = false;
+      streamFrom = b.revision;
+      if (cur && cur.revision < b.revision) readAgain();
+      return;
+    }
+    if (!('changes' in b)) return readAgain();
+    for (const mine of reading) mine.push(b);
+    if (name && b.changes.some((c) => c.name === name)) void queryClient.invalidateQueries({ queryKey: objectKey, exact: true });
+    if (stale || !cur) return;
+    const r = applyChanges(cur, b.revision, b.total, b.changes);
+    if (r.data !== cur) queryClient.setQueryData(listKey, r.data);
+    if (r.short) readAgain();
   };
   cleanups.push(() => {
     es.close();

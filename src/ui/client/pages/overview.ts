@@ -38,6 +38,7 @@ export const overviewPage: Page = (root) => {
       card('WAL fsyncs', fmt.int(o.store.walFsyncs), 'fsyncs'),
       card('Records per fsync', fmt.num(o.store.recordsPerFsync, 2), 'records-per-fsync'),
       card('Snapshots', o.store.snapshots ?? '–', 'snapshots'),
+      card('Compactions', o.store.compactions ?? '–', 'compactions'),
       card('RSS', fmt.bytes(o.process.rssBytes), 'rss'),
       card('CPU', Number.isFinite(cpuPct) ? `${cpuPct.toFixed(1)} %` : '–', 'cpu'),
     );
