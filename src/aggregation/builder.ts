@@ -31,7 +31,7 @@ import { conditionOf, RemoteApiServices } from './api-services';
 import { AvailabilityController } from './availability';
 import { mergeDiscovery, RemoteDiscovery, type RemoteGroupVersion } from './discovery';
 import { proxy, proxyError } from './proxy';
-import { backendTls, send } from './transport';
+import { backendTls, type ProxyClientCert, send } from './transport';
 
 export interface AggregatorOptions {
   /** Every remote APIService is checked this often (the reference's 30 s). */
@@ -40,6 +40,8 @@ export interface AggregatorOptions {
   checkTimeoutMs?: number;
   /** The RemoteRequestHeaderUID gate: the user's UID goes to backends as X-Remote-Uid. */
   remoteUid?: boolean;
+  /** --proxy-client-cert-file / --proxy-client-key-file, read: presented to every backend. */
+  clientCert?: ProxyClientCert;
   log: (msg: string) => void;
 }
 
@@ -102,6 +104,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
   const availability = new AvailabilityController(apiServices.store, remotes, resolver, agent, {
     resyncMs: o.resyncMs ?? 30_000,
     checkTimeoutMs: o.checkTimeoutMs ?? 5000,
+    clientCert: o.clientCert,
     log: o.log,
   });
   // The backends' resource lists, for aggregated discovery: asked as the availability check asks.
@@ -115,7 +118,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
           path,
           method: 'GET',
           headers: { 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': ['system:masters'], Accept: 'application/json' },
-          tls: backendTls(r),
+          tls: backendTls(r, o.clientCert),
           signal,
           agent,
         });
@@ -166,6 +169,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
         agent,
         (r) => availability.queue(r.name),
         o.remoteUid === true,
+        o.clientCert,
       );
     },
     discovery(path, local) {

@@ -19,7 +19,7 @@ import type * as https from 'node:https';
 import type { UserInfo } from '../api/user';
 import type { ServiceResolver } from '../kinds/service-resolver';
 import type { RemoteApiService } from './api-services';
-import { backendTls, HOP_BY_HOP, send, transportError } from './transport';
+import { backendTls, HOP_BY_HOP, type ProxyClientCert, send, transportError } from './transport';
 
 /** Discovery requests (/apis/<group>/<version>) get this long (NewRequestForProxy's 5 s). */
 const DISCOVERY_TIMEOUT_MS = 5000;
@@ -87,6 +87,7 @@ export async function proxy(
   agent: https.Agent,
   unreachable: (r: RemoteApiService) => void,
   withUid = false,
+  clientCert?: ProxyClientCert,
 ): Promise<Response> {
   const { remote } = t;
   if (!remote.available) return proxyError('service unavailable', 503);
@@ -99,7 +100,7 @@ export async function proxy(
   const method = req.method.toUpperCase();
   const body = method === 'GET' || method === 'HEAD' ? undefined : new Uint8Array(await req.arrayBuffer());
   const signal = t.discovery ? AbortSignal.any([req.signal, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS)]) : req.signal;
-  const tls = backendTls(remote);
+  const tls = backendTls(remote, clientCert);
   try {
     return await send({
       hostPort,

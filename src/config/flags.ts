@@ -27,6 +27,12 @@ export interface Config {
   minRequestTimeoutSec: number;
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
+  /**
+   * --proxy-client-cert-file / --proxy-client-key-file: the client certificate this server
+   * presents to aggregated API servers (and their availability checks); both or neither.
+   */
+  proxyClientCertFile: string;
+  proxyClientKeyFile: string;
   fsync: 'always' | 'none';
   compactionIntervalMs: number;
   watchHistoryMs: number;
@@ -482,6 +488,22 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'proxy-client-cert-file',
+    default: '',
+    help: 'Client certificate (PEM) presented to aggregated API servers when proxying to them; they trust it through their --requestheader-client-ca-file. With --proxy-client-key-file.',
+    apply: (c, v) => {
+      c.proxyClientCertFile = v;
+    },
+  },
+  {
+    name: 'proxy-client-key-file',
+    default: '',
+    help: 'Private key (PEM) of --proxy-client-cert-file.',
+    apply: (c, v) => {
+      c.proxyClientKeyFile = v;
+    },
+  },
+  {
     name: 'fsync',
     default: 'always',
     help: "'always': a write is acknowledged once durable. 'none': no fdatasync (throwaway benchmark runs only).",
@@ -876,6 +898,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     minRequestTimeoutSec: 0,
     tlsCertFile: '',
     tlsPrivateKeyFile: '',
+    proxyClientCertFile: '',
+    proxyClientKeyFile: '',
     fsync: 'always',
     compactionIntervalMs: 0,
     watchHistoryMs: 0,
@@ -936,5 +960,7 @@ export function parseFlags(argv: string[]): Config | undefined {
       throw new Error(`invalid argument ${JSON.stringify(v)} for "--${f.name}" flag: ${why}`);
     }
   }
+  if ((c.proxyClientCertFile === '') !== (c.proxyClientKeyFile === ''))
+    throw new Error('--proxy-client-cert-file and --proxy-client-key-file must be given together');
   return c;
 }

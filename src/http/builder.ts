@@ -103,7 +103,13 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
   const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
   const discovery = new Discovery(api, `${host}:${cfg.port}`, cfg.discoveryGroupOrder);
   // Aggregated APIs: APIServices with spec.service are proxied to their backends.
-  const aggregator = createAggregator(api, { log: d.log, remoteUid: cfg.featureGates.RemoteRequestHeaderUID === true });
+  const aggregator = createAggregator(api, {
+    log: d.log,
+    remoteUid: cfg.featureGates.RemoteRequestHeaderUID === true,
+    clientCert: cfg.proxyClientCertFile
+      ? { cert: await Bun.file(cfg.proxyClientCertFile).text(), key: await Bun.file(cfg.proxyClientKeyFile).text() }
+      : undefined,
+  });
   void aggregator?.start().catch((e) => d.log(`aggregation: ${(e as Error).message}`));
   if (aggregator) metrics.sources.push((out) => aggregator.metrics(out));
   const { authorizer, rbac } = d.authz;
