@@ -103,6 +103,8 @@ beforeAll(async () => {
       const h = req.headers;
       seen.push({ path: url.pathname, user: h.get('x-remote-user'), groups: (h.get('x-remote-group') ?? '').split(', ') });
       if (h.get('upgrade')?.toLowerCase() === 'websocket') {
+        if (url.pathname.endsWith('/refuse'))
+          return Response.json({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403, reason: 'Forbidden' }, { status: 403 });
         if (server.upgrade(req, { data: { user: h.get('x-remote-user') }, headers: { 'Sec-WebSocket-Protocol': 'v5.channel.k8s.io' } }))
           return undefined;
         return new Response('upgrade failed', { status: 400 });
@@ -191,4 +193,79 @@ test('the backend requires a client certificate of its request-header CA: the pr
   expect(s).toBeDefined();
   expect(s.user).toBeTruthy();
   expect(s.groups).toContain('system:authenticated');
+});
+
+/** A WebSocket through the server to the backend, as kubectl exec opens one. */
+function openSocket(p: string, token = srv.token): Promise<{ ws: WebSocket; messages: (string | Uint8Array)[]; closed: Promise<number> }> {
+  const ws = new WebSocket(`${srv.url.replace(/^https/, 'wss')}${p}`, {
+    headers: { Authorization: `Bearer ${token}` },
+    protocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io'],
+    tls: { ca: srv.ca },
+  } as unknown as string[]);
+  ws.binaryType = 'arraybuffer';
+  const messages: (string | Uint8Array)[] = [];
+  ws.onmessage = (e) => messages.push(typeof e.data === 'string' ? e.data : new Uint8Array(e.data as ArrayBuffer));
+  const closed = new Promise<number>((resolve) => {
+    ws.onclose = (e) => resolve(e.code);
+  });
+  return new Promise((resolve, reject) => {
+    ws.onopen = () => resolve({ ws, messages, closed });
+    ws.onerror = () => reject(new Error('the WebSocket did not open'));
+  });
+}
+
+test('a WebSocket upgrade to the aggregated group version reaches the backend and echoes both ways', async () => {
+  seen.length = 0;
+  const exec = `/apis/${GV}/namespaces/${NS}/echoes/one/exec?command=sh&stdin=true`;
+  const { ws, messages, closed } = await openSocket(exec);
+  // The subprotocol the backend chose; the user as X-Remote-User on the upgrade request.
+  expect(ws.protocol).toBe('v5.channel.k8s.io');
+  const s = seen.find((x) => x.path === `/apis/${GV}/namespaces/${NS}/echoes/one/exec`) as Seen;
+  expect(s.user).toBeTruthy();
+  await until(
+    async () => messages.length,
+    (n) => n >= 1,
+    3000,
+  );
+  expect(messages[0]).toBe(`hello ${s.user}`);
+  ws.send('text message');
+  const big = new Uint8Array(200_000).map((_, i) => i & 0xff);
+  ws.send(new Uint8Array([0, 1, 2, 255]));
+  ws.send(big);
+  await until(
+    async () => messages.length,
+    (n) => n >= 4,
+    5000,
+  );
+  expect(messages[1]).toBe('text message');
+  expect(messages[2]).toEqual(new Uint8Array([0, 1, 2, 255]));
+  expect(messages[3]).toEqual(big);
+  ws.close(1000, 'done');
+  expect(await closed).toBe(1000);
+});
+
+test('an upgrade the backend refuses comes back as its answer; an unauthorized one never reaches it', async () => {
+  // Not a WebSocket: the front end cannot pass it through.
+  const r = await srv.fetch(`/apis/${GV}/namespaces/${NS}/echoes`, {
+    headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1' },
+  });
+  expect(r.status).toBe(400);
+  expect(await r.text()).toContain('upgrade to "SPDY/3.1" is not supported');
+  const refused = await srv.fetch(`/apis/${GV}/namespaces/${NS}/echoes/one/refuse`, {
+    headers: {
+      Connection: 'Upgrade',
+      Upgrade: 'websocket',
+      'Sec-WebSocket-Version': '13',
+      'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    },
+  });
+  expect(refused.status).toBe(403);
+  expect(await refused.json()).toMatchObject({ kind: 'Status', code: 403, reason: 'Forbidden' });
+  seen.length = 0;
+  const denied = await openSocket(`/apis/${GV}/namespaces/${NS}/echoes/one/exec`, 'not-a-token').then(
+    () => 'opened',
+    (e: Error) => e.message,
+  );
+  expect(denied).toBe('the WebSocket did not open');
+  expect(seen).toEqual([]);
 });

@@ -51,7 +51,15 @@ export interface BackendRequest {
   agent: https.Agent;
 }
 
-function splitHostPort(hostPort: string): [string, number] {
+/** A plain-text answer of the proxy itself (Go's http.Error). */
+export function proxyError(message: string, status: number): Response {
+  return new Response(`${message}\n`, {
+    status,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' },
+  });
+}
+
+export function splitHostPort(hostPort: string): [string, number] {
   const i = hostPort.lastIndexOf(':');
   const host = hostPort.slice(0, i).replace(/^\[(.*)\]$/, '$1');
   return [host, Number(hostPort.slice(i + 1))];

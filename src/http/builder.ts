@@ -20,7 +20,7 @@ import { loadDescriptions } from '../schema/descriptions';
 import type { SchemaSet } from '../schema/engine';
 import { nodeMetrics, podMetrics } from '../simulation/metrics';
 import { CodecPool } from '../workers/codec-pool';
-import { frontEnd, listen, type UiMount } from './app';
+import { acceptUpgrade, frontEnd, listen, type UiMount } from './app';
 import { Discovery } from './discovery';
 import { HealthEndpoints } from './health';
 import type { Metrics } from './metrics';
@@ -161,6 +161,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     ui: d.ui,
   });
   const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
+  if (aggregator) aggregator.upgrader = acceptUpgrade(server);
   return {
     url: `https://${host}:${server.port}`,
     ca: certs.ca,
