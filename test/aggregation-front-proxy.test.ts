@@ -3,7 +3,8 @@
  * --proxy-client-cert-file/--proxy-client-key-file presents that certificate to the backend, which
  * requires a client certificate signed by its request-header CA (the reference's
  * --requestheader-client-ca-file) and refuses connections without one; the backend sees the user
- * as X-Remote-User. Upgrade requests (a websocket, as kubectl exec and port-forward use) to the
+ * as X-Remote-User; kube-system/extension-apiserver-authentication tells backends that CA
+ * (--requestheader-client-ca-file). Upgrade requests (a websocket, as kubectl exec and port-forward use) to the
  * aggregated group version are proxied to the backend, which echoes what it is sent.
  */
 import 'reflect-metadata';
@@ -73,11 +74,14 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'front-proxy-'));
 const client = await frontProxyCerts();
 fs.writeFileSync(path.join(dir, 'proxy.crt'), client.cert);
 fs.writeFileSync(path.join(dir, 'proxy.key'), client.key);
+fs.writeFileSync(path.join(dir, 'front-proxy-ca.crt'), client.ca);
 const srv = serverForFile({
   args: [
     STATIC_SERVICES_STORAGE,
     `--proxy-client-cert-file=${path.join(dir, 'proxy.crt')}`,
     `--proxy-client-key-file=${path.join(dir, 'proxy.key')}`,
+    `--requestheader-client-ca-file=${path.join(dir, 'front-proxy-ca.crt')}`,
+    '--requestheader-allowed-names=front-proxy-client',
   ],
 });
 
@@ -193,6 +197,19 @@ test('the backend requires a client certificate of its request-header CA: the pr
   expect(s).toBeDefined();
   expect(s.user).toBeTruthy();
   expect(s.groups).toContain('system:authenticated');
+});
+
+test('kube-system/extension-apiserver-authentication publishes the request-header CA and headers', async () => {
+  const cm = await srv.json('GET', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication');
+  expect(cm.status).toBe(200);
+  expect(cm.body.data).toEqual({
+    'requestheader-client-ca-file': client.ca,
+    'requestheader-allowed-names': '["front-proxy-client"]',
+    'requestheader-username-headers': '["X-Remote-User"]',
+    'requestheader-uid-headers': '["X-Remote-Uid"]',
+    'requestheader-group-headers': '["X-Remote-Group"]',
+    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
+  });
 });
 
 /** A WebSocket through the server to the backend, as kubectl exec opens one. */

@@ -202,12 +202,17 @@ export async function proxyUpgrade(req: Request, t: UpgradeTarget, accept: Accep
     for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
   }
   socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  // A client gone (or the request's deadline) before the backend answered: the connection goes too.
+  const onAbort = () => socket.destroy(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+  t.signal.addEventListener('abort', onAbort, { once: true });
   let head: Head;
   try {
     head = await readUntil(socket, new Uint8Array(0), parseHead);
   } catch (e) {
     socket.destroy();
     throw e;
+  } finally {
+    t.signal.removeEventListener('abort', onAbort);
   }
   const get = (name: string) => head.headers.find(([k]) => k.toLowerCase() === name)?.[1];
   if (head.status !== 101) return refused(socket, head, get);

@@ -33,6 +33,12 @@ export interface Config {
    */
   proxyClientCertFile: string;
   proxyClientKeyFile: string;
+  /**
+   * --requestheader-client-ca-file / --requestheader-allowed-names: published in
+   * kube-system/extension-apiserver-authentication for aggregated API servers to trust the proxy.
+   */
+  requestheaderClientCaFile: string;
+  requestheaderAllowedNames: string[];
   fsync: 'always' | 'none';
   compactionIntervalMs: number;
   watchHistoryMs: number;
@@ -504,6 +510,25 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'requestheader-client-ca-file',
+    default: '',
+    help: 'CA (PEM) that signs --proxy-client-cert-file; published in kube-system/extension-apiserver-authentication, where aggregated API servers learn to trust the X-Remote-* headers of requests presenting it.',
+    apply: (c, v) => {
+      c.requestheaderClientCaFile = v;
+    },
+  },
+  {
+    name: 'requestheader-allowed-names',
+    default: '',
+    help: 'Comma-separated common names the front proxy client certificate may have (published with --requestheader-client-ca-file; empty: any).',
+    apply: (c, v) => {
+      c.requestheaderAllowedNames = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
+    },
+  },
+  {
     name: 'fsync',
     default: 'always',
     help: "'always': a write is acknowledged once durable. 'none': no fdatasync (throwaway benchmark runs only).",
@@ -900,6 +925,8 @@ export function parseFlags(argv: string[]): Config | undefined {
     tlsPrivateKeyFile: '',
     proxyClientCertFile: '',
     proxyClientKeyFile: '',
+    requestheaderClientCaFile: '',
+    requestheaderAllowedNames: [],
     fsync: 'always',
     compactionIntervalMs: 0,
     watchHistoryMs: 0,
