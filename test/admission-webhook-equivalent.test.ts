@@ -4,7 +4,8 @@
  * `resource` of v1 and `requestKind`/`requestResource` of v2; a mutating webhook's patch is
  * applied to the v1 object and converted back. Two CRDs: one with conversion None (only the
  * apiVersion changes), one converted by a conversion webhook (v1 spec.host, v2 spec.hostname).
- * Under Exact the v1 webhook is not called for v2 requests. Real HTTPS webhook servers.
+ * Under Exact the v1 webhook is not called for v2 requests. A built-in kind stored as another
+ * version (autoscaling/v1 HPAs) is converted the same way. Real HTTPS webhook servers.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { STATIC_WORKLOADS, serverForFile } from './helpers/server';
@@ -122,6 +123,11 @@ beforeAll(async () => {
     webhook('equivalent.eq.example.com', '/deny', NONE, 'widgets', 'equivalent'),
     webhook('exact.eq.example.com', '/deny', NONE, 'widgets', 'exact', { matchPolicy: 'Exact' }),
   ]);
+  await configure('validating', 'eq-hpa', [
+    webhook('hpa.eq.example.com', '/deny', 'autoscaling', 'horizontalpodautoscalers', 'hpa', {
+      rules: [{ apiGroups: ['autoscaling'], apiVersions: ['v2'], operations: ['CREATE'], resources: ['horizontalpodautoscalers'] }],
+    }),
+  ]);
   await configure('mutating', 'eq-upper', [webhook('upper.eqw.example.com', '/upper', CONVERTED, 'hosts', 'upper')]);
 });
 afterAll(() => hooks?.stop());
@@ -187,5 +193,28 @@ describe('matchPolicy Equivalent across served versions', () => {
     expect(up.request.operation).toBe('UPDATE');
     expect(up.request.oldObject.spec).toEqual({ host: 'A.EXAMPLE.COM' });
     expect(up.request.object.spec).toEqual({ host: 'b.example.com' });
+  });
+
+  test('a kind stored as another version: an autoscaling/v1 HPA reaches a v2 webhook converted to v2', async () => {
+    const r = await until(
+      () =>
+        srv.json('POST', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers', {
+          metadata: { name: `hpa-${++n}`, labels: { t: 'hpa' } },
+          spec: {
+            scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+            maxReplicas: 5,
+            targetCPUUtilizationPercentage: 70,
+          },
+        }),
+      (x) => x.status === 403,
+      3000,
+    );
+    expect(r.body.message).toContain('seen as autoscaling/v2');
+    const rv = hooks.received('/deny').at(-1);
+    expect(rv.request.kind).toEqual({ group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' });
+    expect(rv.request.requestKind).toEqual({ group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler' });
+    expect(rv.request.object.spec.metrics).toEqual([
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+    ]);
   });
 });
