@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Admission } from './admission/builder';
 import { CelPool } from './admission/policy/cel-pool';
+import { publishAuthenticationInfo } from './aggregation/authentication-info';
 import { createApf } from './apf';
 import { createAudit, createAuthentication, createAuthorization, followRbac } from './auth/builder';
 import { writeKubeconfig } from './auth/tokens';
@@ -82,6 +83,11 @@ async function main(argv: string[]): Promise<void> {
   });
   const { api, allocator } = createRegistry({ cfg, kv, schemas, kinds, admission: admission.chains, log });
   await bootstrapObjects(api, allocator, cfg.port, log, systemObjects());
+  if (cfg.requestheaderClientCaFile)
+    await publishAuthenticationInfo(api, {
+      clientCa: await Bun.file(cfg.requestheaderClientCaFile).text(),
+      allowedNames: cfg.requestheaderAllowedNames,
+    }).catch((e) => fail('', e));
   state.bootstrapped = true;
   const compactor = startCompactor(kv, cfg.compactionIntervalMs, log);
 

@@ -37,6 +37,7 @@ import { ServiceAccountAdmission } from './service-account';
 import { DefaultStorageClass, StorageObjectInUseProtection } from './storage';
 import type { ServiceResolver } from './webhook/client';
 import { ConversionWebhooks } from './webhook/conversion';
+import { servedEquivalents } from './webhook/equivalents';
 import type { HookType } from './webhook/hooks';
 import { WebhookAdmission, type WebhookCall } from './webhook/plugin';
 
@@ -140,6 +141,7 @@ export class Admission {
         return namespaces && (await fromCache(namespaces, namespaces.key('', name))).find((o) => o.metadata.name === name);
       },
       resolve: (ns, name, port) => this.resolver(ns, name, port),
+      equivalents: servedEquivalents(resources),
       decider: (user) => this.d.authorizer.decider(user),
       observe: this.d.onWebhookCall,
       log: this.d.log,

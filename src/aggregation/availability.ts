@@ -25,13 +25,15 @@ import { ResolveError, type ServiceResolver } from '../kinds/service-resolver';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 import { conditionOf, type RemoteApiService, type RemoteApiServices } from './api-services';
-import { CHECK_TLS, send, transportError } from './transport';
+import { checkTls, type ProxyClientCert, send, transportError } from './transport';
 
 export interface AvailabilityOptions {
   /** Every APIService is checked this often (the reference's 30 s resync). */
   resyncMs: number;
   /** A discovery check waits this long for the backend (the reference's client timeout, 5 s). */
   checkTimeoutMs: number;
+  /** The proxy's client certificate, presented by the checks too. */
+  clientCert?: ProxyClientCert;
   log: (msg: string) => void;
 }
 
@@ -217,7 +219,7 @@ export class AvailabilityController {
         method: 'GET',
         // The system:masters identity: the check always has access rights.
         headers: { 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': ['system:masters'] },
-        tls: CHECK_TLS,
+        tls: checkTls(this.o.clientCert),
         signal: AbortSignal.timeout(this.o.checkTimeoutMs),
         agent: this.agent,
       });

@@ -6,6 +6,8 @@
  *   resolver.ts       Service → endpoint address (EndpointSlices, else Endpoints)
  *   transport.ts      HTTPS to a backend (caBundle / insecureSkipTLSVerify), Go's error words
  *   proxy.ts          the proxy: the user's headers, streaming, the 503s
+ *   upgrade.ts        upgrade requests (exec, port-forward): WebSockets proxied message by message
+ *   ws-frames.ts      the WebSocket frames of the backend side
  *   availability.ts   the Available condition from health checks (written on the leader)
  *   discovery.ts      remote group versions merged into /apis and /apis/<group>; the backends'
  *                     resource lists and OpenAPI v3 URLs (fetched on change and every 30 s) for
@@ -31,7 +33,8 @@ import { conditionOf, RemoteApiServices } from './api-services';
 import { AvailabilityController } from './availability';
 import { mergeDiscovery, RemoteDiscovery, type RemoteGroupVersion } from './discovery';
 import { proxy, proxyError } from './proxy';
-import { backendTls, send } from './transport';
+import { backendTls, type ProxyClientCert, send } from './transport';
+import type { AcceptUpgrade } from './upgrade';
 
 export interface AggregatorOptions {
   /** Every remote APIService is checked this often (the reference's 30 s). */
@@ -40,6 +43,8 @@ export interface AggregatorOptions {
   checkTimeoutMs?: number;
   /** The RemoteRequestHeaderUID gate: the user's UID goes to backends as X-Remote-Uid. */
   remoteUid?: boolean;
+  /** --proxy-client-cert-file / --proxy-client-key-file, read: presented to every backend. */
+  clientCert?: ProxyClientCert;
   log: (msg: string) => void;
 }
 
@@ -55,6 +60,8 @@ export interface Aggregator {
   groupVersions(): RemoteGroupVersion[];
   /** The /openapi/v3 index entries of the remote group versions (their documents are proxied). */
   openapiV3Paths(): Record<string, { serverRelativeURL: string }> | undefined;
+  /** The front end's WebSocket upgrade, once it listens: upgrade requests are proxied through it. */
+  set upgrader(a: AcceptUpgrade);
   /** This replica runs the controllers: it checks availability and writes the condition. */
   set leading(on: boolean);
   /** The aggregator's metrics in the Prometheus text format (aggregator_unavailable_apiservice[_total]). */
@@ -102,6 +109,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
   const availability = new AvailabilityController(apiServices.store, remotes, resolver, agent, {
     resyncMs: o.resyncMs ?? 30_000,
     checkTimeoutMs: o.checkTimeoutMs ?? 5000,
+    clientCert: o.clientCert,
     log: o.log,
   });
   // The backends' resource lists, for aggregated discovery: asked as the availability check asks.
@@ -115,7 +123,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
           path,
           method: 'GET',
           headers: { 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': ['system:masters'], Accept: 'application/json' },
-          tls: backendTls(r),
+          tls: backendTls(r, o.clientCert),
           signal,
           agent,
         });
@@ -140,6 +148,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
   );
   let stopped = false;
   const isStopped = () => stopped;
+  let accept: AcceptUpgrade | undefined;
   const watchers = new Set<Watcher>();
 
   return {
@@ -165,7 +174,7 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
         resolver,
         agent,
         (r) => availability.queue(r.name),
-        o.remoteUid === true,
+        { withUid: o.remoteUid === true, clientCert: o.clientCert, accept },
       );
     },
     discovery(path, local) {
@@ -176,6 +185,9 @@ export function createAggregator(api: ApiRegistry, o: AggregatorOptions): Aggreg
     },
     openapiV3Paths() {
       return remotes.size === 0 ? undefined : lists.openapiV3Paths();
+    },
+    set upgrader(a: AcceptUpgrade) {
+      accept = a;
     },
     set leading(on: boolean) {
       availability.leading = on;

@@ -12,25 +12,20 @@
  * Answers of the proxy itself are plain text, as the reference's http.Error: `service
  * unavailable` (503) while the APIService is not Available or its Service has no endpoint, the
  * transport's error (503) when the backend cannot be reached. Upgrade requests (exec, attach,
- * port-forward of an aggregated API) are not proxied.
+ * port-forward of an aggregated API) go through upgrade.ts: WebSockets, message by message.
  */
 
 import type * as https from 'node:https';
 import type { UserInfo } from '../api/user';
 import type { ServiceResolver } from '../kinds/service-resolver';
 import type { RemoteApiService } from './api-services';
-import { backendTls, HOP_BY_HOP, send, transportError } from './transport';
+import { backendTls, HOP_BY_HOP, type ProxyClientCert, proxyError, send, splitHostPort, transportError } from './transport';
+import { type AcceptUpgrade, isUpgrade, proxyUpgrade } from './upgrade';
+
+export { proxyError } from './transport';
 
 /** Discovery requests (/apis/<group>/<version>) get this long (NewRequestForProxy's 5 s). */
 const DISCOVERY_TIMEOUT_MS = 5000;
-
-/** A plain-text answer of the proxy itself (Go's http.Error). */
-export function proxyError(message: string, status: number): Response {
-  return new Response(`${message}\n`, {
-    status,
-    headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' },
-  });
-}
 
 /** RFC 7230 token characters but '%': the bytes client-go leaves unescaped in a header key. */
 const TOKEN = /^[!#$&'*+\-.^_`|~0-9A-Za-z]$/;
@@ -74,9 +69,19 @@ export interface ProxyTarget {
   discovery: boolean;
 }
 
+export interface ProxyOptions {
+  /** RemoteRequestHeaderUID: the user's UID as X-Remote-Uid. */
+  withUid?: boolean;
+  /** --proxy-client-cert-file / --proxy-client-key-file. */
+  clientCert?: ProxyClientCert;
+  /** The front end's WebSocket upgrade (absent: upgrade requests are refused). */
+  accept?: AcceptUpgrade;
+}
+
 /**
- * Send `req` to the backend of `t.remote` and answer with what it says. `unreachable` is told when
- * the backend could not be reached (the availability controller checks it again at once).
+ * Send `req` to the backend of `t.remote` and answer with what it says (an upgrade request:
+ * upgrade.ts). `unreachable` is told when the backend could not be reached (the availability
+ * controller checks it again at once).
  */
 export async function proxy(
   req: Request,
@@ -86,7 +91,7 @@ export async function proxy(
   resolver: ServiceResolver,
   agent: https.Agent,
   unreachable: (r: RemoteApiService) => void,
-  withUid = false,
+  o: ProxyOptions = {},
 ): Promise<Response> {
   const { remote } = t;
   if (!remote.available) return proxyError('service unavailable', 503);
@@ -97,15 +102,26 @@ export async function proxy(
     return proxyError('service unavailable', 503);
   }
   const method = req.method.toUpperCase();
+  const tls = backendTls(remote, o.clientCert);
+  const path = `${t.path}${t.query ? `?${t.query}` : ''}`;
+  const headers = backendHeaders(req.headers, user, auditId, o.withUid === true);
+  if (isUpgrade(req.headers)) {
+    const [host, port] = splitHostPort(hostPort);
+    try {
+      return await proxyUpgrade(req, { host, port, hostPort, path, headers, tls, signal: req.signal }, o.accept);
+    } catch (e) {
+      unreachable(remote);
+      return proxyError(transportError(e, hostPort, tls.serverName), 503);
+    }
+  }
   const body = method === 'GET' || method === 'HEAD' ? undefined : new Uint8Array(await req.arrayBuffer());
   const signal = t.discovery ? AbortSignal.any([req.signal, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS)]) : req.signal;
-  const tls = backendTls(remote);
   try {
     return await send({
       hostPort,
-      path: `${t.path}${t.query ? `?${t.query}` : ''}`,
+      path,
       method,
-      headers: backendHeaders(req.headers, user, auditId, withUid),
+      headers,
       body,
       tls,
       signal,

@@ -26,6 +26,15 @@ export interface BackendTls {
   ca?: string;
   serverName?: string;
   rejectUnauthorized: boolean;
+  /** The client certificate presented (--proxy-client-cert-file), PEM. */
+  cert?: string;
+  key?: string;
+}
+
+/** The front proxy's client certificate and key (PEM), presented to every backend. */
+export interface ProxyClientCert {
+  cert: string;
+  key: string;
 }
 
 export interface BackendRequest {
@@ -42,7 +51,15 @@ export interface BackendRequest {
   agent: https.Agent;
 }
 
-function splitHostPort(hostPort: string): [string, number] {
+/** A plain-text answer of the proxy itself (Go's http.Error). */
+export function proxyError(message: string, status: number): Response {
+  return new Response(`${message}\n`, {
+    status,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' },
+  });
+}
+
+export function splitHostPort(hostPort: string): [string, number] {
   const i = hostPort.lastIndexOf(':');
   const host = hostPort.slice(0, i).replace(/^\[(.*)\]$/, '$1');
   return [host, Number(hostPort.slice(i + 1))];
@@ -65,6 +82,8 @@ export function send(r: BackendRequest): Promise<Response> {
       ca: r.tls.ca,
       servername: r.tls.serverName,
       rejectUnauthorized: r.tls.rejectUnauthorized,
+      cert: r.tls.cert,
+      key: r.tls.key,
       signal: r.signal,
     });
     req.on('error', reject);
@@ -100,16 +119,19 @@ export function send(r: BackendRequest): Promise<Response> {
   });
 }
 
-/** The TLS options of a request to the APIService's backend. */
-export function backendTls(r: RemoteApiService): BackendTls {
-  if (r.insecureSkipTLSVerify) return { rejectUnauthorized: false };
+/** The TLS options of a request to the APIService's backend, presenting `client` when given. */
+export function backendTls(r: RemoteApiService, client?: ProxyClientCert): BackendTls {
+  if (r.insecureSkipTLSVerify) return { rejectUnauthorized: false, ...client };
   // The reference's transport config: ServerName <service>.<namespace>.svc, the caBundle as roots.
   const serverName = `${r.service.name}.${r.service.namespace}.svc`;
-  return r.caPem ? { ca: r.caPem, serverName, rejectUnauthorized: true } : { serverName, rejectUnauthorized: true };
+  return r.caPem ? { ca: r.caPem, serverName, rejectUnauthorized: true, ...client } : { serverName, rejectUnauthorized: true, ...client };
 }
 
-/** TLS verification for the availability check: none (the reference checks with Insecure: true). */
-export const CHECK_TLS: BackendTls = { rejectUnauthorized: false };
+/**
+ * TLS for the availability check: no verification (the reference checks with Insecure: true),
+ * the proxy's client certificate presented (a backend requiring one would refuse the check).
+ */
+export const checkTls = (client?: ProxyClientCert): BackendTls => ({ rejectUnauthorized: false, ...client });
 
 /** A fetch failure as Go's transport words it (`dial tcp 127.0.0.1:443: connect: connection refused`). */
 export function transportError(e: unknown, hostPort: string, serverName?: string): string {

@@ -27,6 +27,18 @@ export interface Config {
   minRequestTimeoutSec: number;
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
+  /**
+   * --proxy-client-cert-file / --proxy-client-key-file: the client certificate this server
+   * presents to aggregated API servers (and their availability checks); both or neither.
+   */
+  proxyClientCertFile: string;
+  proxyClientKeyFile: string;
+  /**
+   * --requestheader-client-ca-file / --requestheader-allowed-names: published in
+   * kube-system/extension-apiserver-authentication for aggregated API servers to trust the proxy.
+   */
+  requestheaderClientCaFile: string;
+  requestheaderAllowedNames: string[];
   fsync: 'always' | 'none';
   compactionIntervalMs: number;
   watchHistoryMs: number;
@@ -482,6 +494,41 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'proxy-client-cert-file',
+    default: '',
+    help: 'Client certificate (PEM) presented to aggregated API servers when proxying to them; they trust it through their --requestheader-client-ca-file. With --proxy-client-key-file.',
+    apply: (c, v) => {
+      c.proxyClientCertFile = v;
+    },
+  },
+  {
+    name: 'proxy-client-key-file',
+    default: '',
+    help: 'Private key (PEM) of --proxy-client-cert-file.',
+    apply: (c, v) => {
+      c.proxyClientKeyFile = v;
+    },
+  },
+  {
+    name: 'requestheader-client-ca-file',
+    default: '',
+    help: 'CA (PEM) that signs --proxy-client-cert-file; published in kube-system/extension-apiserver-authentication, where aggregated API servers learn to trust the X-Remote-* headers of requests presenting it.',
+    apply: (c, v) => {
+      c.requestheaderClientCaFile = v;
+    },
+  },
+  {
+    name: 'requestheader-allowed-names',
+    default: '',
+    help: 'Comma-separated common names the front proxy client certificate may have (published with --requestheader-client-ca-file; empty: any).',
+    apply: (c, v) => {
+      c.requestheaderAllowedNames = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
+    },
+  },
+  {
     name: 'fsync',
     default: 'always',
     help: "'always': a write is acknowledged once durable. 'none': no fdatasync (throwaway benchmark runs only).",
@@ -876,6 +923,10 @@ export function parseFlags(argv: string[]): Config | undefined {
     minRequestTimeoutSec: 0,
     tlsCertFile: '',
     tlsPrivateKeyFile: '',
+    proxyClientCertFile: '',
+    proxyClientKeyFile: '',
+    requestheaderClientCaFile: '',
+    requestheaderAllowedNames: [],
     fsync: 'always',
     compactionIntervalMs: 0,
     watchHistoryMs: 0,
@@ -936,5 +987,7 @@ export function parseFlags(argv: string[]): Config | undefined {
       throw new Error(`invalid argument ${JSON.stringify(v)} for "--${f.name}" flag: ${why}`);
     }
   }
+  if ((c.proxyClientCertFile === '') !== (c.proxyClientKeyFile === ''))
+    throw new Error('--proxy-client-cert-file and --proxy-client-key-file must be given together');
   return c;
 }

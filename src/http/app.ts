@@ -17,6 +17,7 @@
  * body itself, once.
  */
 import { Elysia } from 'elysia';
+import type { AcceptUpgrade, ClientSocket } from '../aggregation/upgrade';
 import type { HealthEndpoints } from './health';
 import { type Chain, withAuditId } from './server';
 
@@ -87,6 +88,23 @@ export function frontEnd(d: FrontEndDeps) {
     .all('/', ({ request }) => chain(request))
     .all('/*', ({ request }) => chain(request));
   return app;
+}
+
+/**
+ * The server's WebSocket upgrade for handlers outside Elysia's routes (the aggregator's upgrade
+ * proxy): Elysia's Bun adapter dispatches each socket's events to the functions in its data.
+ */
+export function acceptUpgrade(server: ReturnType<typeof listen>): AcceptUpgrade {
+  return (req, headers, h) =>
+    server.upgrade(req, {
+      headers,
+      data: {
+        open: (ws: ClientSocket) => h.open(ws),
+        message: (ws: ClientSocket, m: string | Uint8Array) => h.message(ws, m),
+        close: (ws: ClientSocket, code: number, reason: string) => h.close(ws, code, reason),
+        drain: (ws: ClientSocket) => h.drain(ws),
+      },
+    });
 }
 
 /** Serve the app; returns the Bun server (its port, and stop for shutdown). */

@@ -20,7 +20,7 @@ import { loadDescriptions } from '../schema/descriptions';
 import type { SchemaSet } from '../schema/engine';
 import { nodeMetrics, podMetrics } from '../simulation/metrics';
 import { CodecPool } from '../workers/codec-pool';
-import { frontEnd, listen, type UiMount } from './app';
+import { acceptUpgrade, frontEnd, listen, type UiMount } from './app';
 import { Discovery } from './discovery';
 import { HealthEndpoints } from './health';
 import type { Metrics } from './metrics';
@@ -103,7 +103,13 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
   const host = cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
   const discovery = new Discovery(api, `${host}:${cfg.port}`, cfg.discoveryGroupOrder);
   // Aggregated APIs: APIServices with spec.service are proxied to their backends.
-  const aggregator = createAggregator(api, { log: d.log, remoteUid: cfg.featureGates.RemoteRequestHeaderUID === true });
+  const aggregator = createAggregator(api, {
+    log: d.log,
+    remoteUid: cfg.featureGates.RemoteRequestHeaderUID === true,
+    clientCert: cfg.proxyClientCertFile
+      ? { cert: await Bun.file(cfg.proxyClientCertFile).text(), key: await Bun.file(cfg.proxyClientKeyFile).text() }
+      : undefined,
+  });
   void aggregator?.start().catch((e) => d.log(`aggregation: ${(e as Error).message}`));
   if (aggregator) metrics.sources.push((out) => aggregator.metrics(out));
   const { authorizer, rbac } = d.authz;
@@ -155,6 +161,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     ui: d.ui,
   });
   const server = listen(app, { hostname: cfg.bindAddress, port: cfg.port, tls: { cert: certs.cert, key: certs.key } });
+  if (aggregator) aggregator.upgrader = acceptUpgrade(server);
   return {
     url: `https://${host}:${server.port}`,
     ca: certs.ca,

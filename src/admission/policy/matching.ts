@@ -10,8 +10,10 @@
  *   objectSelector    the labels of the new or the old object: either matching is enough
  *
  * `matchPolicy: Equivalent` (the default) also matches a request for the same resource under
- * another group spelling (`networking.k8s.io` for `networking.svc.io`) or another version: this
- * server serves one version of each resource, so an equivalent request is the same resource.
+ * another group spelling (`networking.k8s.io` for `networking.svc.io`) or another version. Most
+ * resources are served in one version here, so an equivalent request is the same resource; for
+ * those served in several (a CRD's versions, autoscaling v1 and v2) `equivalentVersion` says in
+ * which version a webhook is to see the request.
  */
 import { svcGroup } from '../../api/brand';
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
@@ -64,7 +66,7 @@ function compileRule(r: JsonObject, equivalent: boolean): Rule {
   const names = strings(r.resourceNames);
   return {
     groups: set(strings(r.apiGroups), equivalent ? svcGroup : undefined),
-    versions: equivalent ? '*' : set(strings(r.apiVersions)),
+    versions: set(strings(r.apiVersions)),
     operations: set(strings(r.operations)),
     resources: strings(r.resources).map((s) => {
       const slash = s.indexOf('/');
@@ -106,8 +108,8 @@ export function compileMatch(mr: unknown, isPolicy: boolean): CompiledMatch {
 
 const inSet = (s: Set<string> | '*', v: string): boolean => s === '*' || s.has(v);
 
-function ruleMatches(r: Rule, q: RuleRequest, group: string): boolean {
-  if (!inSet(r.groups, group) || !inSet(r.versions, q.version) || !inSet(r.operations, q.operation)) return false;
+function ruleMatches(r: Rule, q: RuleRequest, group: string, anyVersion: boolean): boolean {
+  if (!inSet(r.groups, group) || (!anyVersion && !inSet(r.versions, q.version)) || !inSet(r.operations, q.operation)) return false;
   let resourceOk = false;
   for (const [res, sub] of r.resources) {
     if ((res === '*' || res === q.resource) && (sub === '*' || sub === q.subresource)) {
@@ -122,11 +124,31 @@ function ruleMatches(r: Rule, q: RuleRequest, group: string): boolean {
   return true;
 }
 
-/** Whether the rules (not the selectors) take the request. */
+/**
+ * Whether the rules (not the selectors) take the request. Under Equivalent, in any version: the
+ * version the request is seen in is `equivalentVersion`'s answer.
+ */
 export function rulesMatch(m: CompiledMatch, q: RuleRequest): boolean {
+  return rulesMatchIn(m, q, m.equivalent);
+}
+
+function rulesMatchIn(m: CompiledMatch, q: RuleRequest, anyVersion: boolean): boolean {
   const group = m.equivalent ? svcGroup(q.group) : q.group;
-  if (m.rules && !m.rules.some((r) => ruleMatches(r, q, group))) return false;
-  return !m.excludes.some((r) => ruleMatches(r, q, group));
+  if (m.rules && !m.rules.some((r) => ruleMatches(r, q, group, anyVersion))) return false;
+  return !m.excludes.some((r) => ruleMatches(r, q, group, anyVersion));
+}
+
+/**
+ * The version a request the rules take is to be seen in (the reference's ShouldCallHook): its own
+ * when the rules list it; under Equivalent, else the first of `others()` (the other served versions
+ * of its resource, the reference's equivalent resources) they list; undefined when they list
+ * none of them (a rule naming only versions this server does not serve: the request is seen in
+ * its own version, as before equivalent versions were served).
+ */
+export function equivalentVersion(m: CompiledMatch, q: RuleRequest, others: () => readonly string[]): string | undefined {
+  if (!m.equivalent || rulesMatchIn(m, q, false)) return q.version;
+  for (const version of others()) if (version !== q.version && rulesMatchIn(m, { ...q, version }, false)) return version;
+  return undefined;
 }
 
 /** Whether a rule of the match could take requests for this group/resource/operation at all. */

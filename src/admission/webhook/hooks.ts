@@ -13,8 +13,8 @@
  * matchPolicy. The brand the webhook is sent (`sendUpstream`) is the one its rules use.
  *
  * matchPolicy: Exact matches the rules' versions only; Equivalent (the default) also matches a
- * request for the resource in another version, which is sent in the version requested (the
- * reference converts it to the rule's version first: not done here).
+ * request for the resource in another version, which is sent converted to a version the rules
+ * list when the resource is served in one (plugin.ts, equivalents.ts), else in its own.
  */
 import { svcGroup, upstreamGroup } from '../../api/brand';
 import { isObject, type JsonObject, type Obj } from '../../api/meta';

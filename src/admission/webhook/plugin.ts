@@ -22,10 +22,17 @@
  *                    under failurePolicy Fail; under Ignore the webhook is skipped (fail open)
  *   dry run          400 `admission webhook "<w>" does not support dry run` for sideEffects Unknown or Some
  *
+ * Under `matchPolicy: Equivalent` a webhook whose rules list not the request's version but another
+ * version the resource is served in sees the request in that version (the reference's
+ * VersionedAttributes): object and oldObject converted (src/admission/webhook/equivalents.ts),
+ * `kind` and `resource` of that version, `requestKind` and `requestResource` of the request's; a
+ * mutating webhook's patch is applied to the converted object, which is converted back. A
+ * conversion that fails refuses the request with a 500 whatever the failure policy.
+ *
  * Webhooks are never called for the admission configuration kinds themselves, so a broken webhook
  * can always be removed.
  */
-import { isObject, type Obj } from '../../api/meta';
+import { apiVersionOf, isObject, type Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
 import type { UserInfo } from '../../api/user';
 import { CostBudget, OUT_OF_BUDGET_MESSAGE, RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../../cel/budget';
@@ -34,11 +41,12 @@ import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import { applyJsonPatch } from '../../registry/patch/json-patch';
 import type { WatchCache } from '../../watch/cache';
 import { requestActivation, ruleRequest } from '../policy/invocation';
-import { mayMatch, type RuleRequest, rulesMatch, selectorsMatch } from '../policy/matching';
+import { equivalentVersion, mayMatch, rulesMatch, selectorsMatch } from '../policy/matching';
 import { ADMISSION_GROUP } from '../policy/plugin';
 import { CallError, post, type ServiceResolver, target } from './client';
+import type { Equivalents, EquivalentVersion } from './equivalents';
 import { compileHooks, groupFor, type Hook, type HookType } from './hooks';
-import { createReview, objectFor, type ReviewResponse, reviewVersion, verifyResponse } from './review';
+import { createReview, objectFor, type ReviewResponse, reviewVersion, type View, verifyResponse } from './review';
 
 /** Resources whose writes no webhook sees (the reference's IsExemptAdmissionConfigurationResource). */
 const EXEMPT = new Set([
@@ -70,6 +78,8 @@ export interface WebhookSources {
   configurations: (type: HookType) => WatchCache;
   namespace(name: string): Promise<Obj | undefined>;
   resolve: ServiceResolver;
+  /** The other served versions of a resource (matchPolicy Equivalent); absent: none. */
+  equivalents?: Equivalents;
   decider?: (user: UserInfo) => Decider;
   observe?: (c: WebhookCall) => void;
   log: (msg: string) => void;
@@ -157,13 +167,50 @@ class HookSet {
   }
 }
 
-/** What one request's calls share: its namespace's labels, read once. */
+/** What one request's calls share: its namespace's labels, read once; its equivalent versions and conversions. */
 class RequestScope {
   private ns: Promise<Obj | undefined> | undefined;
+  private others: EquivalentVersion[] | undefined;
+  private readonly views = new Map<string, Promise<View>>();
   constructor(
     readonly a: Attributes,
     private readonly sources: WebhookSources,
   ) {}
+
+  /** The resource's other served versions (looked up once). */
+  equivalents(): EquivalentVersion[] {
+    this.others ??= this.sources.equivalents?.(this.a.group, this.a.resource, this.a.version) ?? [];
+    return this.others;
+  }
+
+  /** The request in `version` (its own, or converted once); a 500 when the conversion fails. */
+  view(version: string | undefined): Promise<View> {
+    const a = this.a;
+    const object = a.operation === 'DELETE' ? undefined : a.object;
+    const as = version === undefined || version === a.version ? undefined : this.equivalents().find((e) => e.version === version);
+    if (!as) return Promise.resolve({ object, oldObject: a.oldObject });
+    let v = this.views.get(as.version);
+    if (!v) {
+      v = (async (): Promise<View> => {
+        try {
+          return {
+            as,
+            object: object && (await as.to(object)),
+            oldObject: a.oldObject && (await as.to(a.oldObject)),
+          };
+        } catch (e) {
+          throw internalError(e instanceof StatusError ? e.message : (e as Error).message);
+        }
+      })();
+      this.views.set(as.version, v);
+    }
+    return v;
+  }
+
+  /** The object changed (a mutation): conversions made before are stale. */
+  changed(): void {
+    this.views.clear();
+  }
 
   /** The labels of the request's namespace; undefined for cluster-scoped requests. */
   async nsLabels(): Promise<Record<string, string> | undefined> {
@@ -226,19 +273,23 @@ export class WebhookAdmission {
     })();
   }
 
-  /** Whether `hook` is to be called (the reference's ShouldCallHook); throws a refusal. */
-  private async shouldCall(hook: Hook, scope: RequestScope): Promise<boolean> {
+  /**
+   * The request as `hook` is to see it when it is to be called (the reference's ShouldCallHook),
+   * else undefined; throws a refusal.
+   */
+  private async shouldCall(hook: Hook, scope: RequestScope): Promise<View | undefined> {
     const a = scope.a;
     const q = ruleRequest(a);
-    if (!rulesMatch(hook.match, q)) return false;
+    if (!rulesMatch(hook.match, q)) return undefined;
     if (hook.match.badSelector) throw internalError(`webhook "${hook.name}": invalid label selector`);
     if (hook.match.namespaceSelector || hook.match.objectSelector) {
-      if (!selectorsMatch(hook.match, q, hook.match.namespaceSelector ? await scope.nsLabels() : undefined)) return false;
+      if (!selectorsMatch(hook.match, q, hook.match.namespaceSelector ? await scope.nsLabels() : undefined)) return undefined;
     }
-    if (hook.matchConditions.length === 0) return true;
+    const view = await scope.view(equivalentVersion(hook.match, q, () => scope.equivalents().map((e) => e.version)));
+    if (hook.matchConditions.length === 0) return view;
     const act = requestActivation(
-      a,
-      { object: objectFor(hook, q.object), oldObject: objectFor(hook, q.oldObject) },
+      view.as ? { ...a, version: view.as.version, kind: view.as.kind } : a,
+      { object: objectFor(hook, view.object), oldObject: objectFor(hook, view.oldObject) },
       this.sources.decider,
       groupFor(hook, a.group),
     );
@@ -258,11 +309,11 @@ export class WebhookAdmission {
       if (r.error !== undefined) {
         const msg = r.error instanceof Error ? r.error.message : String(r.error);
         errors.push(`expression '${mc.expr.expr}' resulted in error: ${msg}`);
-      } else if (r.value === false) return false;
+      } else if (r.value === false) return undefined;
       else if (r.value !== true) errors.push(`expression '${mc.expr.expr}' resulted in error: no such overload`);
     }
-    if (errors.length === 0) return true;
-    if (hook.failurePolicy === 'Ignore') return false;
+    if (errors.length === 0) return view;
+    if (hook.failurePolicy === 'Ignore') return undefined;
     const qualified = a.group ? `${a.resource}.${a.group}` : a.resource;
     const why = errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
     throw new StatusError(403, 'Forbidden', `${qualified} "${a.name}" is forbidden: ${why}`, {
@@ -273,7 +324,7 @@ export class WebhookAdmission {
   }
 
   /** One call: the review sent, the answer checked. CallingError for failures, StatusError for refusals before calling. */
-  private async call(hook: Hook, a: Attributes, object: Obj | undefined): Promise<{ r: ReviewResponse; code: number }> {
+  private async call(hook: Hook, a: Attributes, view: View, object: Obj | undefined): Promise<{ r: ReviewResponse; code: number }> {
     const refused = dryRunRefusal(hook, a);
     if (refused) throw refused;
     const version = reviewVersion(hook);
@@ -283,7 +334,7 @@ export class WebhookAdmission {
         'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)',
       );
     const uid = crypto.randomUUID();
-    const review = createReview(hook, version, uid, a, object);
+    const review = createReview(hook, version, uid, a, view, object);
     let t: ReturnType<typeof target>;
     try {
       t = target(hook.client, hook.client.caBundle, hook.timeoutSeconds, this.sources.resolve);
@@ -340,8 +391,10 @@ export class WebhookAdmission {
       for (let i = 0; i < hooks.length; i++) {
         const hook = hooks[i] as Hook;
         if (round === 1 && !reinvoking.has(hook.uid)) continue;
-        if (!(await this.shouldCall(hook, scope))) continue;
-        const changed = await this.mutateOnce(hook, a, round, i);
+        const view = await this.shouldCall(hook, scope);
+        if (!view) continue;
+        const changed = await this.mutateOnce(hook, a, view, round, i);
+        if (changed) scope.changed();
         if (changed) for (const uid of invokedReinvocable) reinvoke.add(uid);
         if (hook.reinvoke) invokedReinvocable.add(hook.uid);
       }
@@ -349,7 +402,7 @@ export class WebhookAdmission {
   }
 
   /** One mutating webhook's call; whether it changed the object. */
-  private async mutateOnce(hook: Hook, a: Attributes, round: number, index: number): Promise<boolean> {
+  private async mutateOnce(hook: Hook, a: Attributes, view: View, round: number, index: number): Promise<boolean> {
     const started = performance.now();
     const key = `round_${round}_index_${index}`;
     let changed = false;
@@ -361,10 +414,10 @@ export class WebhookAdmission {
           mutated: changed,
         });
     };
-    const sent = a.operation === 'DELETE' ? undefined : objectFor(hook, a.object);
+    const sent = a.operation === 'DELETE' ? undefined : objectFor(hook, view.object);
     let result: { r: ReviewResponse; code: number };
     try {
-      result = await this.call(hook, a, sent);
+      result = await this.call(hook, a, view, sent);
     } catch (e) {
       annotate();
       if (e instanceof CallingError) {
@@ -397,6 +450,12 @@ export class WebhookAdmission {
       try {
         patched = applyJsonPatch(sent, r.patch) as Obj;
         if (!isObject(patched) || !isObject(patched.metadata)) throw new Error('the patched object is not an object with metadata');
+        if (view.as) {
+          // Patched in the version the webhook saw: back into the request's.
+          patched.apiVersion = apiVersionOf({ group: a.group, version: view.as.version });
+          patched.kind = view.as.kind;
+          patched = await view.as.back(patched);
+        }
         patched.apiVersion = a.object.apiVersion;
         patched.kind = a.object.kind;
         a.decode?.(patched);
@@ -425,12 +484,15 @@ export class WebhookAdmission {
 
   private async validate(a: Attributes): Promise<void> {
     const scope = new RequestScope(a, this.sources);
-    const relevant: Hook[] = [];
-    for (const hook of this.sets.validating.hooks) if (await this.shouldCall(hook, scope)) relevant.push(hook);
+    const relevant: [Hook, View][] = [];
+    for (const hook of this.sets.validating.hooks) {
+      const view = await this.shouldCall(hook, scope);
+      if (view) relevant.push([hook, view]);
+    }
     if (relevant.length === 0) return;
     const outcomes = await Promise.all(
-      relevant.map((hook) =>
-        this.validateOnce(hook, a).then(
+      relevant.map(([hook, view]) =>
+        this.validateOnce(hook, a, view).then(
           () => undefined,
           (e: unknown) => e,
         ),
@@ -440,11 +502,11 @@ export class WebhookAdmission {
     if (first !== undefined) throw withWarnings(first, a);
   }
 
-  private async validateOnce(hook: Hook, a: Attributes): Promise<void> {
+  private async validateOnce(hook: Hook, a: Attributes, view: View): Promise<void> {
     const started = performance.now();
     let result: { r: ReviewResponse; code: number };
     try {
-      result = await this.call(hook, a, a.operation === 'DELETE' ? undefined : objectFor(hook, a.object));
+      result = await this.call(hook, a, view, a.operation === 'DELETE' ? undefined : objectFor(hook, view.object));
     } catch (e) {
       if (e instanceof CallingError) {
         if (hook.failurePolicy === 'Ignore') {

@@ -12,7 +12,16 @@
 import { apiVersionInBrand } from '../../api/brand';
 import { isObject, type JsonObject, type Obj } from '../../api/meta';
 import type { Attributes } from '../../registry/admission';
+import type { EquivalentVersion } from './equivalents';
 import { groupFor, type Hook } from './hooks';
+
+/** The request as one webhook sees it: in its own version, or converted to an equivalent one (`as`). */
+export interface View {
+  as?: EquivalentVersion;
+  /** The object (absent on DELETE) and the old object, in the version seen. */
+  object: Obj | undefined;
+  oldObject: Obj | undefined;
+}
 
 export interface ReviewResponse {
   allowed: boolean;
@@ -37,10 +46,19 @@ export function objectFor(hook: Hook, o: Obj | undefined): Obj | undefined {
 }
 
 /** The AdmissionReview of one call. */
-export function createReview(hook: Hook, version: 'v1' | 'v1beta1', uid: string, a: Attributes, object: Obj | undefined): JsonObject {
+export function createReview(
+  hook: Hook,
+  version: 'v1' | 'v1beta1',
+  uid: string,
+  a: Attributes,
+  view: View,
+  object: Obj | undefined,
+): JsonObject {
   const group = groupFor(hook, a.group);
-  const kind = { group, version: a.version, kind: a.kind };
-  const resource = { group, version: a.version, resource: a.resource };
+  const requestKind = { group, version: a.version, kind: a.kind };
+  const requestResource = { group, version: a.version, resource: a.resource };
+  const kind = view.as ? { group, version: view.as.version, kind: view.as.kind } : requestKind;
+  const resource = view.as ? { group, version: view.as.version, resource: a.resource } : requestResource;
   const user = a.user;
   const userInfo: JsonObject = { username: user?.name ?? '', uid: user?.uid ?? '', groups: user?.groups ?? [] };
   if (user?.extra && Object.keys(user.extra).length > 0) userInfo.extra = user.extra;
@@ -48,13 +66,13 @@ export function createReview(hook: Hook, version: 'v1' | 'v1beta1', uid: string,
     uid,
     kind,
     resource,
-    requestKind: kind,
-    requestResource: resource,
+    requestKind,
+    requestResource,
     name: a.name,
     operation: a.operation,
     userInfo,
     object: a.operation === 'DELETE' ? null : (object ?? null),
-    oldObject: objectFor(hook, a.oldObject) ?? null,
+    oldObject: objectFor(hook, view.oldObject) ?? null,
     dryRun: a.dryRun,
   };
   if (a.subresource) {
