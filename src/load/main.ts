@@ -30,6 +30,10 @@ Target:
                       the harness creates Nodes sim-node-<i> annotated sim.svc.io/managed=true and
                       deletes its namespaces (load-<i>) at the end unless --keep-objects
   --keep-data         keep the child server's data dir
+  --keep-objects      with --kubeconfig: leave the run's namespaces, leases and CRDs on the cluster
+Node lease traffic (any scenario, any target; independent of simulated nodes):
+  --leases=N          N Leases kube-node-lease/load-node-<i> renewed (PUT) in the background all run long,
+  --lease-interval=10 every so many seconds, as kubelets renew theirs
 Client (client-go's token bucket; the defaults are clusterloader2-like, not client-go's 5/10):
   --qps=100 --burst=200 --inflight=100 (requests in flight per phase)
 Output: --out=DIR (default load-<scenario>-<time>/): report.json (APIResponsivenessPrometheus,
@@ -62,6 +66,8 @@ const SIZE_FLAGS = [
   'patches',
   'create-qps',
   'timeout',
+  'leases',
+  'lease-interval',
 ];
 const OTHER_FLAGS = [
   'qps',
@@ -75,6 +81,7 @@ const OTHER_FLAGS = [
   'compare',
   'help',
   'keep-data',
+  'keep-objects',
 ];
 
 export async function main(argv: string[]): Promise<number> {
@@ -109,6 +116,12 @@ export async function main(argv: string[]): Promise<number> {
       throw new ScenarioError(`no built-in scenario ${name} and no file ${name} (built-ins: density, load, informers, churn)`);
     sc = parseScenario(fs.readFileSync(name, 'utf8'), name);
     if (sizes.nodes !== undefined) sc.nodes = sizes.nodes;
+  }
+  if (sizes['lease-interval'] !== undefined && !(sizes['lease-interval'] > 0))
+    throw new ScenarioError('--lease-interval: must be > 0 (seconds)');
+  if (sizes.leases) {
+    // Renewed from the start of the run to its end, alongside every other phase.
+    sc.phases.unshift({ name: 'node-leases', line: 0, leases: { count: sizes.leases, interval: sizes['lease-interval'] ?? 10 } });
   }
   const quiet = flags.has('quiet');
   const tty = process.stderr.isTTY;
