@@ -192,12 +192,15 @@ test('a malformed scenario names its line; so does a field error', async () => {
   );
   expect(ok.phases[0]!.faults![0]).toMatchObject({ kind: 'FaultInjection', metadata: { name: 'f1' } });
   // The example shipped with the harness parses, every action in it.
-  const ex = parseScenario(fs.readFileSync(path.join(ROOT, 'src/load/scenarios/example.yaml'), 'utf8'));
+  const exFile = path.join(ROOT, 'src/load/scenarios/example.yaml');
+  const ex = parseScenario(fs.readFileSync(exFile, 'utf8'), exFile);
   expect(ex.nodes).toBe(4);
   expect(ex.phases.map((p) => Object.keys(p).find((k) => !['name', 'line'].includes(k)))).toEqual([
     'create',
     'watchers',
+    'leases',
     'create',
+    'customResources',
     'create',
     'create',
     'wait',
@@ -205,11 +208,14 @@ test('a malformed scenario names its line; so does a field error', async () => {
     'scale',
     'wait',
     'churn',
+    'churn',
     'sleep',
     'delete',
     'delete',
     'delete',
+    'delete',
   ]);
+  expect(ex.phases[4]!.customResources).toMatchObject({ count: 10, crd: { name: 'widgets.load.svc.io', kind: 'Widget' } });
   const unknown = await load(['nonesuch']);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('no built-in scenario nonesuch');

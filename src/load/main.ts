@@ -188,7 +188,7 @@ export async function main(argv: string[]): Promise<number> {
   fs.writeFileSync(path.join(out, 'report.html'), renderHtml([report]));
   const e2e = report.PodStartupLatency.dataItems.find((d) => d.labels.Metric === 'pod_startup')?.data;
   log(
-    `${report.slo.ok ? 'SLOs met' : 'SLOs MISSED'}: ${report.pods} pods, ${report.requests.total} requests (${report.requests.throttled} × 429), pod startup p50/p99 ${e2e?.Perc50.toFixed(0)}/${e2e?.Perc99.toFixed(0)} ms, in ${(report.durationMs / 1000).toFixed(1)} s`,
+    `${report.slo.ok ? 'SLOs met' : 'SLOs MISSED'}: ${report.pods} pods, ${report.requests.total} requests (${report.requests.throttled} × 429), pod startup p50/p99 ${report.pods > 0 && e2e ? `${e2e.Perc50.toFixed(0)}/${e2e.Perc99.toFixed(0)} ms` : 'n/a (no pods)'}${report.leases ? `, ${report.leases.renewals} lease renewals` : ''}, in ${(report.durationMs / 1000).toFixed(1)} s`,
   );
   for (const v of report.slo.violations) log(`  ${v}`);
   log(`report: ${path.join(out, 'report.json')} ${path.join(out, 'report.html')}`);

@@ -320,7 +320,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         );
       } else {
         pending = tracker.pendingWrites;
-        targets = [...tracker.pods.keys()].map((key) => {
+        targets = [...tracker.live].map((key) => {
           const [ns, name] = key.split('/');
           return { key, path: `/api/v1/namespaces/${ns}/pods/${name}` };
         });
@@ -335,6 +335,8 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         ),
       );
       current.total = ch.patches;
+      let failed = 0;
+      let firstError = '';
       await paced(
         ch.patches,
         ch.qps,
@@ -343,12 +345,18 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
           const t = targets[i % targets.length]!;
           const mark = String(i);
           pending.set(`${t.key}/${mark}`, client.now());
-          await client.call(
+          const r = await client.call(
             'PATCH',
             t.path,
             { metadata: { annotations: { 'svc-load/write': mark } } },
             { 'content-type': 'application/merge-patch+json' },
           );
+          // A write that did not happen is not awaited on the watch; the phase fails saying so.
+          if (r.status >= 300) {
+            pending.delete(`${t.key}/${mark}`);
+            failed++;
+            firstError ||= `${t.path}: ${r.status} ${r.body?.message ?? ''}`;
+          }
         },
         () => current.done++,
       );
@@ -358,6 +366,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         if (client.now() > until) throw new Error(`${pending.size} of ${ch.patches} patches never seen on the watch within 30 s`);
         await Bun.sleep(20);
       }
+      if (failed > 0) throw new Error(`${failed} of ${ch.patches} patches failed, first: ${firstError}`);
       objects += ch.patches;
     }
     if (ph.wait) {
