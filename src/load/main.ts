@@ -33,9 +33,10 @@ Target:
   --keep-objects      with --kubeconfig: leave the run's namespaces, leases and CRDs on the cluster
 Node lease traffic (any scenario, any target; independent of simulated nodes):
   --leases=N          N Leases kube-node-lease/load-node-<i> renewed (PUT) in the background all run long,
-  --lease-interval=10 every so many seconds, as kubelets renew theirs
+  --lease-interval=10 every so many seconds, as kubelets renew theirs (each lease stands for a kubelet
+                      with its own client: lease calls are not held by --qps/--burst)
 Client (client-go's token bucket; the defaults are clusterloader2-like, not client-go's 5/10):
-  --qps=100 --burst=200 --inflight=100 (requests in flight per phase)
+  --qps=100 --burst=200 --inflight=100 (requests in flight per phase); --qps=0: no client-side limit
 Output: --out=DIR (default load-<scenario>-<time>/): report.json (APIResponsivenessPrometheus,
   PodStartupLatency shapes), report.html (self-contained, uPlot charts). --quiet: no progress lines.`;
 
