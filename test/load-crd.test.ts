@@ -85,6 +85,12 @@ phases:
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   const r = JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8'));
+  // The measurements also stand alone, in files named as clusterloader2 names its summaries.
+  const files = fs.readdirSync(out).sort();
+  const api = files.find((f) => /^APIResponsivenessPrometheus_crs-and-leases_\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.json$/.test(f));
+  const pod = files.find((f) => /^PodStartupLatency_PodStartupLatency_crs-and-leases_.*Z\.json$/.test(f));
+  expect(api && JSON.parse(fs.readFileSync(path.join(out, api), 'utf8'))).toEqual(r.APIResponsivenessPrometheus);
+  expect(pod && JSON.parse(fs.readFileSync(path.join(out, pod), 'utf8'))).toEqual(r.PodStartupLatency);
 
   // The CRD is installed and Established; the custom resources the report counts are on the server.
   const crd = await srv.json('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.load.example.com');

@@ -38,7 +38,9 @@ Node lease traffic (any scenario, any target; independent of simulated nodes):
 Client (client-go's token bucket; the defaults are clusterloader2-like, not client-go's 5/10):
   --qps=100 --burst=200 --inflight=100 (requests in flight per phase); --qps=0: no client-side limit
 Output: --out=DIR (default load-<scenario>-<time>/): report.json (APIResponsivenessPrometheus,
-  PodStartupLatency shapes), report.html (self-contained, uPlot charts). --quiet: no progress lines.`;
+  PodStartupLatency shapes), the same two measurements in files named as clusterloader2 names them
+  (APIResponsivenessPrometheus_<name>_<time>.json, PodStartupLatency_PodStartupLatency_<name>_<time>.json),
+  report.html (self-contained, uPlot charts). --quiet: no progress lines.`;
 
 function parseArgs(argv: string[]): { pos: string[]; flags: Map<string, string[]> } {
   const pos: string[] = [];
@@ -187,6 +189,14 @@ export async function main(argv: string[]): Promise<number> {
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(out, 'report.json'), `${JSON.stringify(report, null, 1)}\n`);
   fs.writeFileSync(path.join(out, 'report.html'), renderHtml([report]));
+  // Also one file per measurement, named as clusterloader2 names its summaries
+  // (<summary>_<test>_<RFC 3339 time>.json), so perfdash-like tooling finds them.
+  const stamp = new Date(Date.parse(report.started)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  for (const [summary, body] of [
+    ['APIResponsivenessPrometheus', report.APIResponsivenessPrometheus],
+    ['PodStartupLatency_PodStartupLatency', report.PodStartupLatency],
+  ] as const)
+    fs.writeFileSync(path.join(out, `${summary}_${sc.name}_${stamp}.json`), `${JSON.stringify(body, null, 2)}\n`);
   const e2e = report.PodStartupLatency.dataItems.find((d) => d.labels.Metric === 'pod_startup')?.data;
   log(
     `${report.slo.ok ? 'SLOs met' : 'SLOs MISSED'}: ${report.pods} pods, ${report.requests.total} requests (${report.requests.throttled} × 429), pod startup p50/p99 ${report.pods > 0 && e2e ? `${e2e.Perc50.toFixed(0)}/${e2e.Perc99.toFixed(0)} ms` : 'n/a (no pods)'}${report.leases ? `, ${report.leases.renewals} lease renewals` : ''}, in ${(report.durationMs / 1000).toFixed(1)} s`,
