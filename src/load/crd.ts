@@ -144,8 +144,8 @@ export function crManifest(step: CustomResourceStep, name: string, ns: string, r
 }
 
 /**
- * Install a CRD and wait until it is Established (its resource served). One there already (an
- * earlier run on the same cluster) is used as it is. Returns whether the harness created it.
+ * Install a CRD and wait until it is Established and its objects are served (one list). One there
+ * already (an earlier run on the same cluster) is used as it is. Returns whether the harness created it.
  */
 export async function installCrd(client: Client, crd: CrdInfo, timeoutS: number): Promise<boolean> {
   const base = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -160,6 +160,15 @@ export async function installCrd(client: Client, crd: CrdInfo, timeoutS: number)
       const why = conds.find((c) => c.type === 'NamesAccepted' && c.status === 'False')?.message;
       throw new Error(`CRD ${crd.name} not Established within ${timeoutS}s${why ? `: ${why}` : ''}`);
     }
+    await Bun.sleep(100);
+  }
+  // Established says the names are accepted; a server may take a moment more to serve them
+  // (the reference's HA servers wait up to 5 s). Until a list of the objects answers.
+  for (;;) {
+    const l = await client.call('GET', `${crPath(crd, '')}?limit=1`);
+    if (l.status === 200) break;
+    if (l.status !== 404 || client.now() > until)
+      throw new Error(`CRD ${crd.name}: its objects are not served: ${l.status} ${l.body?.message ?? ''}`);
     await Bun.sleep(100);
   }
   return r.status < 300;
