@@ -25,9 +25,7 @@ import * as path from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type YAMLMap } from 'yaml';
 import { type CrdInfo, type CustomResourceStep, firstYamlError, lineOf as lineIn, readCrd } from './crd';
 import type { LeaseStep } from './leases';
-
-export const KINDS = ['Namespace', 'Deployment', 'Service', 'ConfigMap', 'Secret', 'Job', 'Pod'] as const;
-export type Kind = (typeof KINDS)[number];
+import { KINDS, type Kind } from './objects';
 
 export interface CreateStep {
   kind: Kind;
