@@ -23,6 +23,13 @@ async function load(args: string[]): Promise<{ code: number; stdout: string; std
   return { code, stdout, stderr, ms: performance.now() - t };
 }
 
+/** A run's exit code with its report's violations (or its stderr when it wrote no report), for a failure that says why. */
+function outcome(run: { code: number; stderr: string }, out: string): { code: number; violations: string[] } {
+  const file = path.join(out, 'report.json');
+  if (!fs.existsSync(file)) return { code: run.code, violations: [run.stderr.slice(-2000)] };
+  return { code: run.code, violations: JSON.parse(fs.readFileSync(file, 'utf8')).slo.violations };
+}
+
 const item = (r: any, verb: string, resource: string) =>
   r.APIResponsivenessPrometheus.dataItems.find((d: any) => d.labels.Verb === verb && d.labels.Resource === resource);
 
@@ -70,8 +77,9 @@ test('density at 5 nodes × 10 pods: exit 0, 50 pods, latencies positive, ordere
 
 test("load, informers and churn at a small size: the counts in their reports are the scenario's", async () => {
   const out = (n: string) => path.join(tmp, n);
-  const ld = await load(['load', '--nodes=2', '--pods-per-node=10', '--deployments=4', '--quiet', `--out=${out('load')}`]);
-  expect(ld.code).toBe(0);
+  // --timeout=10: a wait that hangs fails its phase, and the report says which (see outcome()).
+  const ld = await load(['load', '--nodes=2', '--pods-per-node=10', '--deployments=4', '--timeout=10', '--quiet', `--out=${out('load')}`]);
+  expect(outcome(ld, out('load'))).toEqual({ code: 0, violations: [] });
   const l = JSON.parse(fs.readFileSync(path.join(out('load'), 'report.json'), 'utf8'));
   expect(l.pods).toBe(20);
   for (const res of ['deployments', 'services', 'configmaps', 'secrets']) {
@@ -82,8 +90,8 @@ test("load, informers and churn at a small size: the counts in their reports are
   expect(item(l, 'PATCH', 'deployments').labels).toMatchObject({ Subresource: 'scale', Count: '4' });
   expect(l.phases.find((p: any) => p.name === 'scaled-pods-ready').error).toBeUndefined();
 
-  const inf = await load(['informers', '--nodes=3', '--pods-per-node=4', '--quiet', `--out=${out('informers')}`]);
-  expect(inf.code).toBe(0);
+  const inf = await load(['informers', '--nodes=3', '--pods-per-node=4', '--timeout=10', '--quiet', `--out=${out('informers')}`]);
+  expect(outcome(inf, out('informers'))).toEqual({ code: 0, violations: [] });
   const i = JSON.parse(fs.readFileSync(path.join(out('informers'), 'report.json'), 'utf8'));
   expect(i.pods).toBe(12);
   expect(i.watchers.count).toBe(3);
@@ -99,10 +107,11 @@ test("load, informers and churn at a small size: the counts in their reports are
     '--patches=40',
     '--writers=4',
     '--watchers=3',
+    '--timeout=10',
     '--quiet',
     `--out=${out('churn')}`,
   ]);
-  expect(ch.code).toBe(0);
+  expect(outcome(ch, out('churn'))).toEqual({ code: 0, violations: [] });
   const c = JSON.parse(fs.readFileSync(path.join(out('churn'), 'report.json'), 'utf8'));
   expect(item(c, 'PATCH', 'pods').labels.Count).toBe('40');
   // 10 creates and 40 patches, each seen on the harness's watch.
@@ -192,12 +201,15 @@ test('a malformed scenario names its line; so does a field error', async () => {
   );
   expect(ok.phases[0]!.faults![0]).toMatchObject({ kind: 'FaultInjection', metadata: { name: 'f1' } });
   // The example shipped with the harness parses, every action in it.
-  const ex = parseScenario(fs.readFileSync(path.join(ROOT, 'src/load/scenarios/example.yaml'), 'utf8'));
+  const exFile = path.join(ROOT, 'src/load/scenarios/example.yaml');
+  const ex = parseScenario(fs.readFileSync(exFile, 'utf8'), exFile);
   expect(ex.nodes).toBe(4);
   expect(ex.phases.map((p) => Object.keys(p).find((k) => !['name', 'line'].includes(k)))).toEqual([
     'create',
     'watchers',
+    'leases',
     'create',
+    'customResources',
     'create',
     'create',
     'wait',
@@ -205,11 +217,14 @@ test('a malformed scenario names its line; so does a field error', async () => {
     'scale',
     'wait',
     'churn',
+    'churn',
     'sleep',
     'delete',
     'delete',
     'delete',
+    'delete',
   ]);
+  expect(ex.phases[4]!.customResources).toMatchObject({ count: 10, crd: { name: 'widgets.load.svc.io', kind: 'Widget' } });
   const unknown = await load(['nonesuch']);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain('no built-in scenario nonesuch');

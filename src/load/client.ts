@@ -90,15 +90,26 @@ export function callKey(
 }
 
 export class Client {
-  readonly samples: CallSample[] = [];
-  readonly counts = new Map<string, { total: number; throttled: number; errors: number }>();
+  readonly samples: CallSample[];
+  readonly counts: Map<string, { total: number; throttled: number; errors: number }>;
   private readonly t0: number;
   constructor(
     readonly target: Target,
     readonly limiter: TokenBucket,
     t0 = performance.now(),
+    shared?: Pick<Client, 'samples' | 'counts'>,
   ) {
     this.t0 = t0;
+    this.samples = shared?.samples ?? [];
+    this.counts = shared?.counts ?? new Map();
+  }
+
+  /**
+   * The same target, clock and records (its calls are timed and counted with this client's), with
+   * another rate limiter: for traffic that stands for other clients, such as many kubelets' leases.
+   */
+  withLimiter(limiter: TokenBucket): Client {
+    return new Client(this.target, limiter, this.t0, this);
   }
 
   now(): number {

@@ -30,10 +30,17 @@ Target:
                       the harness creates Nodes sim-node-<i> annotated sim.svc.io/managed=true and
                       deletes its namespaces (load-<i>) at the end unless --keep-objects
   --keep-data         keep the child server's data dir
+  --keep-objects      with --kubeconfig: leave the run's namespaces, leases and CRDs on the cluster
+Node lease traffic (any scenario, any target; independent of simulated nodes):
+  --leases=N          N Leases kube-node-lease/load-node-<i> renewed (PUT) in the background all run long,
+  --lease-interval=10 every so many seconds, as kubelets renew theirs (each lease stands for a kubelet
+                      with its own client: lease calls are not held by --qps/--burst)
 Client (client-go's token bucket; the defaults are clusterloader2-like, not client-go's 5/10):
-  --qps=100 --burst=200 --inflight=100 (requests in flight per phase)
+  --qps=100 --burst=200 --inflight=100 (requests in flight per phase); --qps=0: no client-side limit
 Output: --out=DIR (default load-<scenario>-<time>/): report.json (APIResponsivenessPrometheus,
-  PodStartupLatency shapes), report.html (self-contained, uPlot charts). --quiet: no progress lines.`;
+  PodStartupLatency shapes), the same two measurements in files named as clusterloader2 names them
+  (APIResponsivenessPrometheus_<name>_<time>.json, PodStartupLatency_PodStartupLatency_<name>_<time>.json),
+  report.html (self-contained, uPlot charts). --quiet: no progress lines.`;
 
 function parseArgs(argv: string[]): { pos: string[]; flags: Map<string, string[]> } {
   const pos: string[] = [];
@@ -62,6 +69,8 @@ const SIZE_FLAGS = [
   'patches',
   'create-qps',
   'timeout',
+  'leases',
+  'lease-interval',
 ];
 const OTHER_FLAGS = [
   'qps',
@@ -75,6 +84,7 @@ const OTHER_FLAGS = [
   'compare',
   'help',
   'keep-data',
+  'keep-objects',
 ];
 
 export async function main(argv: string[]): Promise<number> {
@@ -109,6 +119,12 @@ export async function main(argv: string[]): Promise<number> {
       throw new ScenarioError(`no built-in scenario ${name} and no file ${name} (built-ins: density, load, informers, churn)`);
     sc = parseScenario(fs.readFileSync(name, 'utf8'), name);
     if (sizes.nodes !== undefined) sc.nodes = sizes.nodes;
+  }
+  if (sizes['lease-interval'] !== undefined && !(sizes['lease-interval'] > 0))
+    throw new ScenarioError('--lease-interval: must be > 0 (seconds)');
+  if (sizes.leases) {
+    // Renewed from the start of the run to its end, alongside every other phase.
+    sc.phases.unshift({ name: 'node-leases', line: 0, leases: { count: sizes.leases, interval: sizes['lease-interval'] ?? 10 } });
   }
   const quiet = flags.has('quiet');
   const tty = process.stderr.isTTY;
@@ -173,9 +189,17 @@ export async function main(argv: string[]): Promise<number> {
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(out, 'report.json'), `${JSON.stringify(report, null, 1)}\n`);
   fs.writeFileSync(path.join(out, 'report.html'), renderHtml([report]));
+  // Also one file per measurement, named as clusterloader2 names its summaries
+  // (<summary>_<test>_<RFC 3339 time>.json), so perfdash-like tooling finds them.
+  const stamp = new Date(Date.parse(report.started)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  for (const [summary, body] of [
+    ['APIResponsivenessPrometheus', report.APIResponsivenessPrometheus],
+    ['PodStartupLatency_PodStartupLatency', report.PodStartupLatency],
+  ] as const)
+    fs.writeFileSync(path.join(out, `${summary}_${sc.name}_${stamp}.json`), `${JSON.stringify(body, null, 2)}\n`);
   const e2e = report.PodStartupLatency.dataItems.find((d) => d.labels.Metric === 'pod_startup')?.data;
   log(
-    `${report.slo.ok ? 'SLOs met' : 'SLOs MISSED'}: ${report.pods} pods, ${report.requests.total} requests (${report.requests.throttled} × 429), pod startup p50/p99 ${e2e?.Perc50.toFixed(0)}/${e2e?.Perc99.toFixed(0)} ms, in ${(report.durationMs / 1000).toFixed(1)} s`,
+    `${report.slo.ok ? 'SLOs met' : 'SLOs MISSED'}: ${report.pods} pods, ${report.requests.total} requests (${report.requests.throttled} × 429), pod startup p50/p99 ${report.pods > 0 && e2e ? `${e2e.Perc50.toFixed(0)}/${e2e.Perc99.toFixed(0)} ms` : 'n/a (no pods)'}${report.leases ? `, ${report.leases.renewals} lease renewals` : ''}, in ${(report.durationMs / 1000).toFixed(1)} s`,
   );
   for (const v of report.slo.violations) log(`  ${v}`);
   log(`report: ${path.join(out, 'report.json')} ${path.join(out, 'report.html')}`);

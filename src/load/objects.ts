@@ -1,5 +1,8 @@
 /** The objects a scenario creates: manifests and API paths per kind, all labelled svc-load=<run>. */
-import type { Kind } from './scenario';
+
+/** The built-in kinds a scenario creates (custom resources come from a CRD a phase declares: crd.ts). */
+export const KINDS = ['Namespace', 'Deployment', 'Service', 'ConfigMap', 'Secret', 'Job', 'Pod'] as const;
+export type Kind = (typeof KINDS)[number];
 
 export const LABEL = 'svc-load';
 

@@ -16,6 +16,8 @@ interface PodTimes {
 
 export class PodTracker {
   readonly pods = new Map<string, PodTimes>();
+  /** the pods there now (pods keeps the deleted ones too, for their startup times) */
+  readonly live = new Set<string>();
   /** ms at which the harness sent a create for a pod key (ns/name) */
   readonly createSent = new Map<string, number>();
   readonly watchLatencies: number[] = [];
@@ -40,9 +42,11 @@ export class PodTracker {
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     const now = this.client.now();
     if (type === 'DELETED') {
+      this.live.delete(key);
       if (this.readyKeys.delete(key)) this.readyNow--;
       return;
     }
+    this.live.add(key);
     let t = this.pods.get(key);
     if (!t) {
       t = { created: this.createSent.get(key) ?? now };

@@ -30,6 +30,10 @@ export interface Report {
   WatchLatency: { version: '1.0'; dataItems: DataItem[] };
   requests: { total: number; throttled: number; errors: number };
   watchers: RunResult['watchers'];
+  /** node lease traffic the harness made (leases, renewals, conflicts, failures), when it made any */
+  leases?: RunResult['leases'];
+  /** custom resources created, per CRD name */
+  customResources: RunResult['customResources'];
   pods: number;
   /** peaks and means over the run's samples (server figures absent when unknown) */
   resources: { serverCpuMean?: number; serverCpuMax?: number; serverRssMax?: number; harnessCpuMean: number };
@@ -81,6 +85,7 @@ export function buildReport(name: string, target: string, client: Client, res: R
   if (e2e && (tr.pod_startup?.length ?? 0) > 0 && e2e.data.Perc99 > POD_STARTUP_SLO_MS)
     violations.push(`pod startup p99 ${e2e.data.Perc99.toFixed(0)} ms > ${POD_STARTUP_SLO_MS} ms`);
   for (const p of res.phases) if (p.error) violations.push(`phase ${p.name} failed: ${p.error}`);
+  if (res.leases?.failures) violations.push(`${res.leases.failures} lease calls (creates, renewals) failed`);
   let total = 0;
   let throttled = 0;
   let errors = 0;
@@ -109,6 +114,8 @@ export function buildReport(name: string, target: string, client: Client, res: R
     },
     requests: { total, throttled, errors },
     watchers: res.watchers,
+    leases: res.leases,
+    customResources: res.customResources,
     pods: res.tracker.pods.size,
     resources: resources(res.series),
     series: res.series,
@@ -172,9 +179,22 @@ function summary(r: Report): string {
   const w = r.WatchLatency.dataItems[0]!;
   return `<div class="run"><h2>${esc(r.name)} — ${esc(r.target)} <span class="${r.slo.ok ? 'ok' : 'bad'}">${r.slo.ok ? 'SLOs met' : 'SLOs missed'}</span></h2>
 <p>started ${esc(r.started)}, ${(r.durationMs / 1000).toFixed(1)} s, ${r.pods} pods, ${r.requests.total} requests (${r.requests.throttled} × 429, ${r.requests.errors} errors), ${r.watchers.count} watchers (${r.watchers.events} events); harness CPU ${(r.resources.harnessCpuMean * 100).toFixed(0)}%${r.resources.serverRssMax ? `, server CPU mean ${((r.resources.serverCpuMean ?? 0) * 100).toFixed(0)}%, RSS max ${(r.resources.serverRssMax / 2 ** 20).toFixed(0)} MiB` : ''}; watch latency p50/p99 ${w.labels.Count === '0' ? 'n/a (no write of the harness watched)' : `${w.data.Perc50.toFixed(1)}/${w.data.Perc99.toFixed(1)} ms`}</p>
+${extras(r)}
 ${r.slo.violations.length ? `<ul class="bad">${r.slo.violations.map((v) => `<li>${esc(v)}</li>`).join('')}</ul>` : ''}
 <table><tr><th>pod startup (ms)</th><th>p50</th><th>p90</th><th>p99</th></tr>${pod}</table>
 <table><tr><th>phase</th><th>start s</th><th>duration s</th><th>objects</th><th>error</th></tr>${r.phases.map((p) => `<tr><td>${esc(p.name)}</td><td>${(p.startMs / 1000).toFixed(1)}</td><td>${((p.endMs - p.startMs) / 1000).toFixed(1)}</td><td>${p.objects}</td><td class="bad">${esc(p.error ?? '')}</td></tr>`).join('')}</table></div>`;
+}
+
+/** Lease traffic and custom resources, when the run made any (older reports have neither). */
+function extras(r: Report): string {
+  const parts: string[] = [];
+  if (r.leases)
+    parts.push(
+      `node leases: ${r.leases.leases} leases, ${r.leases.renewals} renewals (${r.leases.conflicts} conflicts, ${r.leases.failures} failures)`,
+    );
+  const crs = Object.entries(r.customResources ?? {});
+  if (crs.length) parts.push(`custom resources: ${crs.map(([crd, n]) => `${n} ${esc(crd)}`).join(', ')}`);
+  return parts.length ? `<p>${parts.join('; ')}</p>` : '';
 }
 
 /** One self-contained HTML page for one run, or two side by side (--compare). */

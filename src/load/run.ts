@@ -1,5 +1,7 @@
 /** Runs a scenario's phases against a target, sampling the time series the report plots. */
-import { type Client, informer } from './client';
+import { type Client, informer, TokenBucket } from './client';
+import { type CrdInfo, crManifest, crPath, installCrd } from './crd';
+import { type LeaseStats, LeaseTraffic } from './leases';
 import { collectionPath, LABEL, manifest, nsName } from './objects';
 import { PodTracker, percentile } from './pods';
 import type { Phase, Scenario } from './scenario';
@@ -25,6 +27,10 @@ export interface RunResult {
   tracker: PodTracker;
   watchers: { count: number; events: number };
   faultsApplied: number;
+  /** node lease traffic, summed over the lease phases (absent when there was none) */
+  leases?: LeaseStats;
+  /** custom resources per CRD name (objects created by the run) */
+  customResources: Record<string, number>;
 }
 
 export interface RunOptions {
@@ -71,6 +77,10 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
   const watchAbort = new AbortController();
   const watchers = { count: 0, events: 0 };
   let faultsApplied = 0;
+  const crds = new Map<string, CrdInfo>(); // kind → CRD, for later delete and churn phases
+  const crdsCreated: string[] = [];
+  const customResources: Record<string, number> = {};
+  const leaseTraffic: LeaseTraffic[] = [];
   let current = { name: 'setup', done: 0, total: 0, start: client.now() };
   let lastSample = 0;
   let lastT = client.now();
@@ -142,6 +152,62 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         if (r.status >= 300) throw new Error(`fault ${f.kind}: ${r.status} ${r.body?.message ?? ''}`);
         faultsApplied++;
         objects++;
+      }
+    }
+    if (ph.customResources) {
+      const cr = ph.customResources;
+      const { crd } = cr;
+      current.total = cr.count;
+      if (await installCrd(client, crd, cr.timeout)) crdsCreated.push(crd.name);
+      crds.set(crd.kind, crd);
+      const paths = created.get(crd.kind) ?? [];
+      created.set(crd.kind, paths);
+      const offset = paths.length;
+      const prefix = crd.kind.toLowerCase();
+      let failures = 0;
+      let firstError = '';
+      await paced(
+        cr.count,
+        cr.qps,
+        o.inflight,
+        async (j) => {
+          const i = offset + j;
+          const ns = crd.namespaced ? nsName(j % cr.namespaces) : '';
+          const name = `${prefix}-${i}`;
+          const coll = crPath(crd, ns);
+          const r = await client.call('POST', coll, crManifest(cr, name, ns, o.runId));
+          if (r.status < 300) paths.push(`${coll}/${name}`);
+          else {
+            failures++;
+            firstError ||= `${r.status} ${r.body?.message ?? ''}${r.status === 409 ? ` (${crd.kind} ${ns}/${name} left by an earlier run?)` : ''}`;
+          }
+        },
+        () => current.done++,
+      );
+      customResources[crd.name] = (customResources[crd.name] ?? 0) + cr.count - failures;
+      objects += cr.count - failures;
+      if (failures > 0) throw new Error(`${failures} of ${cr.count} ${crd.kind} creates failed, first: ${firstError}`);
+    }
+    if (ph.leases) {
+      const l = ph.leases;
+      const first = leaseTraffic.reduce((n, t) => n + t.step.count, 0);
+      // Renewals count toward this phase's progress only while it lasts (background traffic runs on).
+      const phaseProgress = current;
+      // Each lease stands for a kubelet with its own client (one renewal per interval is far
+      // below any kubelet's limit): lease calls are timed and counted, not held by --qps/--burst.
+      const traffic = new LeaseTraffic(
+        client.withLimiter(new TokenBucket(0, 0)),
+        l,
+        o.runId,
+        () => l.duration !== undefined && phaseProgress.done++,
+        first,
+      );
+      leaseTraffic.push(traffic);
+      traffic.start();
+      objects += l.count;
+      if (l.duration !== undefined) {
+        current.total = l.count * Math.floor(l.duration / l.interval);
+        await traffic.done();
       }
     }
     if (ph.create) {
@@ -229,43 +295,86 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     }
     if (ph.churn) {
       const ch = ph.churn;
-      const pods = [...tracker.pods.keys()];
-      if (pods.length === 0) throw new Error('churn: no pods to patch (create pods in an earlier phase)');
-      // The followers list then watch (from the list's resourceVersion: no write is missed).
+      const crd = crds.get(ch.kind);
+      // What to patch (ns/name → path), where to watch, and the writes awaited on the watch.
+      let targets: { key: string; path: string }[];
+      let pending: Map<string, number>;
+      let watchPath = '/api/v1/pods';
       const sel = `labelSelector=${encodeURIComponent(`${LABEL}=${o.runId}`)}`;
+      if (crd) {
+        watchPath = crPath(crd, '');
+        targets = (created.get(ch.kind) ?? []).map((p) => {
+          const parts = p.split('/');
+          const ns = parts.includes('namespaces') ? parts[parts.indexOf('namespaces') + 1]! : '';
+          return { key: `${ns}/${parts.at(-1)}`, path: p };
+        });
+        // The harness's own watch of them, for the watch latency of each write.
+        const own = new Map<string, number>();
+        pending = own;
+        await informer(
+          client,
+          watchPath,
+          sel,
+          (_type, obj) => {
+            const mark = obj?.metadata?.annotations?.['svc-load/write'];
+            if (mark === undefined) return;
+            const k = `${obj.metadata.namespace ?? ''}/${obj.metadata.name}/${mark}`;
+            const sent = own.get(k);
+            if (sent === undefined) return;
+            tracker.watchLatencies.push(client.now() - sent);
+            own.delete(k);
+          },
+          watchAbort.signal,
+        );
+      } else {
+        pending = tracker.pendingWrites;
+        targets = [...tracker.live].map((key) => {
+          const [ns, name] = key.split('/');
+          return { key, path: `/api/v1/namespaces/${ns}/pods/${name}` };
+        });
+      }
+      if (targets.length === 0) throw new Error(`churn: no ${ch.kind} objects to patch (create them in an earlier phase)`);
+      // The followers list then watch (from the list's resourceVersion: no write is missed).
       await Promise.all(
         Array.from({ length: ch.watchers }, () =>
-          informer(client, '/api/v1/pods', sel, (type) => type !== 'BOOKMARK' && watchers.events++, watchAbort.signal).then(() => {
+          informer(client, watchPath, sel, (type) => type !== 'BOOKMARK' && watchers.events++, watchAbort.signal).then(() => {
             watchers.count++;
           }),
         ),
       );
       current.total = ch.patches;
+      let failed = 0;
+      let firstError = '';
       await paced(
         ch.patches,
         ch.qps,
         ch.writers,
         async (i) => {
-          const key = pods[i % pods.length]!;
-          const [ns, name] = key.split('/');
+          const t = targets[i % targets.length]!;
           const mark = String(i);
-          tracker.pendingWrites.set(`${key}/${mark}`, client.now());
-          await client.call(
+          pending.set(`${t.key}/${mark}`, client.now());
+          const r = await client.call(
             'PATCH',
-            `/api/v1/namespaces/${ns}/pods/${name}`,
+            t.path,
             { metadata: { annotations: { 'svc-load/write': mark } } },
             { 'content-type': 'application/merge-patch+json' },
           );
+          // A write that did not happen is not awaited on the watch; the phase fails saying so.
+          if (r.status >= 300) {
+            pending.delete(`${t.key}/${mark}`);
+            failed++;
+            firstError ||= `${t.path}: ${r.status} ${r.body?.message ?? ''}`;
+          }
         },
         () => current.done++,
       );
       // Until the harness's own watch has seen every write (each one's watch latency measured).
       const until = client.now() + 30_000;
-      while (tracker.pendingWrites.size > 0) {
-        if (client.now() > until)
-          throw new Error(`${tracker.pendingWrites.size} of ${ch.patches} patches never seen on the watch within 30 s`);
+      while (pending.size > 0) {
+        if (client.now() > until) throw new Error(`${pending.size} of ${ch.patches} patches never seen on the watch within 30 s`);
         await Bun.sleep(20);
       }
+      if (failed > 0) throw new Error(`${failed} of ${ch.patches} patches failed, first: ${firstError}`);
       objects += ch.patches;
     }
     if (ph.wait) {
@@ -325,6 +434,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     await tick();
     watchAbort.abort();
     tracker.stop();
+    await Promise.all(leaseTraffic.map((t) => t.stop()));
     if (o.cleanup) {
       const nss = created.get('Namespace') ?? [];
       if (nss.length) o.log(`cleanup: deleting ${nss.length} namespaces`);
@@ -337,8 +447,33 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         },
         () => {},
       );
+      // The leases live in kube-node-lease, not in the run's namespaces; a CRD goes with its objects.
+      const rest = [
+        ...leaseTraffic.flatMap((t) => t.created),
+        ...crdsCreated.map((n) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${n}`),
+      ];
+      await paced(
+        rest.length,
+        0,
+        o.inflight,
+        async (i) => {
+          await client.call('DELETE', rest[i]!);
+        },
+        () => {},
+      );
     }
   }
+  const leases = leaseTraffic.length
+    ? leaseTraffic.reduce<LeaseStats>(
+        (a, t) => ({
+          leases: a.leases + t.stats.leases,
+          renewals: a.renewals + t.stats.renewals,
+          conflicts: a.conflicts + t.stats.conflicts,
+          failures: a.failures + t.stats.failures,
+        }),
+        { leases: 0, renewals: 0, conflicts: 0, failures: 0 },
+      )
+    : undefined;
   return {
     started: new Date(Date.now() - (client.now() - t0)).toISOString(),
     durationMs: client.now() - t0,
@@ -347,5 +482,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
     tracker,
     watchers,
     faultsApplied,
+    leases,
+    customResources,
   };
 }

@@ -16,11 +16,16 @@
  *     scale: { replicas: 10 }     # every Deployment created so far
  *   - name: cleanup
  *     delete: { kind: Deployment }
+ *
+ * Custom resources of a CRD the phase declares: see crd.ts (`customResources:`); node lease
+ * traffic without nodes: see leases.ts (`leases:`).
  */
-import { isMap, isSeq, LineCounter, parseDocument, type YAMLMap } from 'yaml';
-
-export const KINDS = ['Namespace', 'Deployment', 'Service', 'ConfigMap', 'Secret', 'Job', 'Pod'] as const;
-export type Kind = (typeof KINDS)[number];
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type YAMLMap } from 'yaml';
+import { type CrdInfo, type CustomResourceStep, firstYamlError, lineOf as lineIn, readCrd } from './crd';
+import type { LeaseStep } from './leases';
+import { KINDS, type Kind } from './objects';
 
 export interface CreateStep {
   kind: Kind;
@@ -37,15 +42,19 @@ export interface Phase {
   /** line of the phase in the file (for messages) */
   line: number;
   create?: CreateStep;
-  delete?: { kind: Kind; qps: number };
+  /** a built-in kind, or the kind of a CRD an earlier customResources phase declared */
+  delete?: { kind: string; qps: number };
   /** scale every Deployment the scenario created (through its scale subresource) */
   scale?: { replicas: number; qps: number };
   /** podsReady: until exactly so many of the scenario's pods are Ready (up or down); rollout: ns/name */
   wait?: { podsReady?: number; rollout?: string; timeout: number };
   watchers?: { count: number; per: 'node' | 'namespace' };
-  churn?: { writers: number; watchers: number; patches: number; qps: number };
+  /** patches of the pods (kind Pod) or of an earlier phase's custom resources, while watchers follow */
+  churn?: { kind: string; writers: number; watchers: number; patches: number; qps: number };
   sleep?: number;
   faults?: Record<string, unknown>[];
+  customResources?: CustomResourceStep;
+  leases?: LeaseStep;
 }
 export interface Scenario {
   name: string;
@@ -130,7 +139,11 @@ export function builtin(name: string, f: Record<string, number>): Scenario | und
           { name: 'namespaces', line: L, create: { kind: 'Namespace', count: ns, replicas: 0, namespaces: ns, qps } },
           { name: 'pods', line: L, create: { kind: 'Pod', count: pods, replicas: 0, namespaces: ns, qps } },
           { name: 'pods-ready', line: L, wait: { podsReady: pods, timeout } },
-          { name: 'churn', line: L, churn: { writers: f.writers ?? 10, watchers: f.watchers ?? 10, patches: f.patches ?? pods, qps } },
+          {
+            name: 'churn',
+            line: L,
+            churn: { kind: 'Pod', writers: f.writers ?? 10, watchers: f.watchers ?? 10, patches: f.patches ?? pods, qps },
+          },
           { name: 'delete', line: L, delete: { kind: 'Pod', qps } },
         ],
       };
@@ -138,21 +151,30 @@ export function builtin(name: string, f: Record<string, number>): Scenario | und
   return undefined;
 }
 
-/** Parse and check a scenario file's text; every error names the line it is about. */
-export function parseScenario(text: string, file = 'scenario'): Scenario {
+/**
+ * Parse and check a scenario file's text; every error names the line it is about (in the CRD's
+ * own file for a CRD given by path). `dir`: where CRD paths are relative to.
+ */
+export function parseScenario(text: string, file = 'scenario', dir = path.dirname(file)): Scenario {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
-  const lineOf = (node: unknown) => {
-    const r = (node as { range?: [number, number] } | undefined)?.range;
-    return r ? lc.linePos(r[0]).line : 1;
-  };
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const line = e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line;
-    throw new ScenarioError(`${file}:${line}: malformed YAML: ${e.message.split('\n')[0]}`);
-  }
+  const lineOf = (node: unknown) => lineIn(lc, node);
+  const bad = firstYamlError(doc, lc);
+  if (bad) throw new ScenarioError(`${file}:${bad.line}: malformed YAML: ${bad.message}`);
   const fail = (node: unknown, msg: string): never => {
     throw new ScenarioError(`${file}:${lineOf(node)}: ${msg}`);
+  };
+  /** kinds of the CRDs declared so far (delete and churn may name them) */
+  const crKinds = new Map<string, CrdInfo>();
+  const kindRef = (m: YAMLMap, def: string | undefined, builtins: readonly string[], what: string): string => {
+    const n = m.get('kind', true);
+    const v = n === undefined ? def : (n as { value?: unknown }).value;
+    if (typeof v === 'string' && (builtins.includes(v) || crKinds.has(v))) return v;
+    const crs = [...crKinds.keys()];
+    return fail(
+      n ?? m,
+      `${what}.kind: must be one of ${builtins.join(', ')}${crs.length ? `, or a custom resource kind declared earlier (${crs.join(', ')})` : ', or the kind of a CRD declared in an earlier customResources phase'}`,
+    );
   };
   const root = doc.contents;
   if (!isMap(root)) return fail(root, 'a scenario is a mapping with name, nodes and phases');
@@ -182,7 +204,7 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
   for (const [i, pn] of phasesNode.items.entries()) {
     if (!isMap(pn)) fail(pn, `phases[${i}]: must be a mapping`);
     const p = pn as YAMLMap;
-    const actions = ['create', 'scale', 'delete', 'wait', 'watchers', 'churn', 'sleep', 'faults'];
+    const actions = ['create', 'scale', 'delete', 'wait', 'watchers', 'churn', 'sleep', 'faults', 'customResources', 'leases'];
     known(p, ['name', ...actions], `phases[${i}]`);
     const phase: Phase = { name: String(p.get('name') ?? `phase-${i}`), line: lineOf(p) };
     const sub = (key: string): YAMLMap | undefined => {
@@ -205,7 +227,7 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
     const d = sub('delete');
     if (d) {
       known(d, ['kind', 'qps'], `phases[${i}].delete`);
-      phase.delete = { kind: kindOf(d), qps: num(d, 'qps', 0) };
+      phase.delete = { kind: kindRef(d, undefined, KINDS, `phases[${i}].delete`), qps: num(d, 'qps', 0) };
     }
     const sc = sub('scale');
     if (sc) {
@@ -231,8 +253,9 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
     }
     const ch = sub('churn');
     if (ch) {
-      known(ch, ['writers', 'watchers', 'patches', 'qps'], `phases[${i}].churn`);
+      known(ch, ['kind', 'writers', 'watchers', 'patches', 'qps'], `phases[${i}].churn`);
       phase.churn = {
+        kind: kindRef(ch, 'Pod', ['Pod'], `phases[${i}].churn`),
         writers: num(ch, 'writers', 10, 1),
         watchers: num(ch, 'watchers', 10),
         patches: num(ch, 'patches', 1000, 1),
@@ -248,8 +271,79 @@ export function parseScenario(text: string, file = 'scenario'): Scenario {
         return (it as YAMLMap).toJSON() as Record<string, unknown>;
       });
     }
+    const cr = sub('customResources');
+    if (cr) {
+      const what = `phases[${i}].customResources`;
+      known(cr, ['crd', 'version', 'perNamespace', 'count', 'namespaces', 'qps', 'template', 'timeout'], what);
+      const crd = readCrdRef(cr, fail, dir, what);
+      if (crKinds.has(crd.kind) && crKinds.get(crd.kind)!.name !== crd.name)
+        fail(cr.get('crd', true), `${what}: kind ${crd.kind} is the kind of another CRD already (${crKinds.get(crd.kind)!.name})`);
+      if ((KINDS as readonly string[]).includes(crd.kind))
+        fail(cr.get('crd', true), `${what}: the CRD's kind ${crd.kind} is a built-in kind of the harness; give it another kind`);
+      let count: number;
+      let namespaces = 1;
+      if (crd.namespaced) {
+        if (cr.has('count'))
+          fail(cr.get('count', true), `${what}: ${crd.name} is namespaced: say perNamespace (objects in each namespace)`);
+        namespaces = num(cr, 'namespaces', 1, 1);
+        count = num(cr, 'perNamespace', 1, 1) * namespaces;
+      } else {
+        for (const k of ['perNamespace', 'namespaces'])
+          if (cr.has(k)) fail(cr.get(k, true), `${what}: ${crd.name} is cluster-scoped: say count (objects in all)`);
+        count = num(cr, 'count', 1, 1);
+      }
+      const tn = cr.get('template', true);
+      if (tn !== undefined && !isMap(tn)) fail(tn, `${what}.template: must be a mapping (the object's body, e.g. spec)`);
+      phase.customResources = {
+        crd,
+        count,
+        namespaces,
+        qps: num(cr, 'qps', 0),
+        template: tn === undefined ? {} : ((tn as unknown as YAMLMap).toJSON() as Record<string, unknown>),
+        timeout: num(cr, 'timeout', 60, 1),
+      };
+      crKinds.set(crd.kind, crd);
+    }
+    const ls = sub('leases');
+    if (ls) {
+      known(ls, ['count', 'interval', 'duration'], `phases[${i}].leases`);
+      const interval = num(ls, 'interval', 10);
+      if (interval <= 0) fail(ls.get('interval', true), 'interval: must be a number > 0 (seconds)');
+      phase.leases = {
+        count: num(ls, 'count', 1, 1),
+        interval,
+        duration: ls.has('duration') ? num(ls, 'duration', 0, interval) : undefined,
+      };
+    }
     if (!actions.some((a) => p.has(a))) fail(p, `phases[${i}]: needs one of ${actions.join(', ')}`);
     phases.push(phase);
   }
   return { name: String(root.get('name') ?? file), nodes: num(root, 'nodes', 0), phases };
+}
+
+/** The `crd:` of a customResources phase: an inline manifest, or a YAML file (relative to `dir`). */
+function readCrdRef(cr: YAMLMap, fail: (node: unknown, msg: string) => never, dir: string, what: string): CrdInfo {
+  const ref = cr.get('crd', true);
+  if (ref === undefined) return fail(cr, `${what}.crd: required (a CustomResourceDefinition manifest, or the path of a YAML file)`);
+  const vn = cr.get('version', true);
+  const version = vn === undefined ? undefined : { value: String((vn as { value?: unknown }).value), node: vn };
+  if (!isScalar(ref)) return readCrd(ref, fail, `${what}.crd`, version);
+  if (typeof ref.value !== 'string') return fail(ref, `${what}.crd: a CustomResourceDefinition manifest, or the path of a YAML file`);
+  const file = path.resolve(dir, ref.value);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    return fail(ref, `${what}.crd: cannot read ${ref.value} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  // Errors inside the CRD's file name its lines; a version the file does not serve names the scenario's.
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
+  const bad = firstYamlError(doc, lc);
+  if (bad) throw new ScenarioError(`${ref.value}:${bad.line}: malformed YAML: ${bad.message}`);
+  const failIn = (node: unknown, msg: string): never => {
+    if (node === vn) return fail(node, msg);
+    throw new ScenarioError(`${ref.value}:${lineIn(lc, node)}: ${msg}`);
+  };
+  return readCrd(doc.contents, failIn, ref.value, version);
 }
