@@ -601,3 +601,24 @@ describe('segments', () => {
     }
   });
 });
+
+test('holdFsync: while a hold is in force every write waits it out; released, none does', async () => {
+  const s = await MvccStore.open({ dir: tempDir(), fsync: 'none' });
+  const put = async (key: string) => {
+    const t = performance.now();
+    await s.txn({ success: [{ op: 'put', key, value: new Uint8Array([1]) }] });
+    return performance.now() - t;
+  };
+  const release = s.holdFsync(150);
+  expect(release).toBeDefined();
+  // Two writers, each waiting on its own commit (the second may share the first's batch or queue behind it).
+  const [a, b] = await Promise.all([put('/hold/a'), put('/hold/b')]);
+  expect(a).toBeGreaterThanOrEqual(140);
+  expect(b).toBeGreaterThanOrEqual(140);
+  release?.();
+  release?.();
+  expect(await put('/hold/c')).toBeLessThan(100);
+  await s.close();
+  // A store in memory has no fsync to slow.
+  expect((await MvccStore.open()).holdFsync(10)).toBeUndefined();
+});

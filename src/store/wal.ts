@@ -20,6 +20,11 @@
  * after `onDurable(lastRev)` has run. With fsync 'none' (throwaway benchmark runs) it resolves after
  * the write() to the page cache.
  *
+ * A slow disk on purpose (holdFsync, a fault injection's `store.slowFsyncMs`): while a hold is in
+ * force every batch waits the longest hold before its fdatasync, so every write in it, and every
+ * append queued behind it, waits as it would on a disk that slow. Without a hold a flush pays one
+ * size check.
+ *
  * Recovery (open): frames are read in order. A bad frame in the last segment is a torn write, and
  * is truncated and reported, when nothing valid follows it or its sectors hold unwritten (zero)
  * 512-byte blocks; any other bad frame, in any segment, stops recovery with a WalCorruptError
@@ -100,6 +105,8 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** fdatasync on libuv's thread pool (the event loop goes on meanwhile). */
 export const fdatasync = (fd: number): Promise<void> =>
   new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
@@ -176,6 +183,8 @@ export class Wal {
   private closed = false;
   private prealloc: Promise<string> | undefined;
   private spare: Uint8Array | undefined;
+  /** The holds in force (holdFsync), each its milliseconds. */
+  private readonly holds = new Set<{ ms: number }>();
 
   /** Bytes appended not yet covered by a snapshot (drives snapshot scheduling; the store lowers it). */
   bytesSinceRelease = 0;
@@ -359,6 +368,7 @@ export class Wal {
         this.stats.bytes += b.len;
         this.stats.batches++;
         this.spare = b.buf;
+        if (this.holds.size > 0) await sleep(this.holdMs());
         if (this.fsyncMode === 'always') {
           await fdatasync(this.fd);
           this.stats.fsyncs++;
@@ -375,6 +385,25 @@ export class Wal {
       b.resolve();
     }
     this.flushing = undefined;
+  }
+
+  /**
+   * Slow the disk until the returned release is called: each batch flushed meanwhile waits `ms`
+   * (the longest of the holds in force) between its write and its fdatasync (with fsync 'none',
+   * before it resolves). A release called twice releases once.
+   */
+  holdFsync(ms: number): () => void {
+    const h = { ms };
+    this.holds.add(h);
+    return () => {
+      this.holds.delete(h);
+    };
+  }
+
+  private holdMs(): number {
+    let ms = 0;
+    for (const h of this.holds) if (h.ms > ms) ms = h.ms;
+    return ms;
   }
 
   /** Make sure the current segment can take batch `b`, cutting over to a new segment if not. */
