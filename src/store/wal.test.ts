@@ -618,6 +618,11 @@ test('holdFsync: while a hold is in force every write waits it out; released, no
   release?.();
   release?.();
   expect(await put('/hold/c')).toBeLessThan(100);
+  // A release cuts the hold being waited out short.
+  const again = s.holdFsync(5000);
+  const d = put('/hold/d');
+  setTimeout(() => again?.(), 50);
+  expect(await d).toBeLessThan(1000);
   await s.close();
   // A store in memory has no fsync to slow.
   expect((await MvccStore.open()).holdFsync(10)).toBeUndefined();
