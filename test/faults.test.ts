@@ -608,3 +608,49 @@ test('a stale GET serves the object as it was N revisions ago, and 404 for one t
   expect(fresh.body.data.v).toBe('10');
   expect((await srv.json('GET', `${cms('f-staleget')}/newborn`)).status).toBe(200);
 });
+
+test('the load harness applies the faults of a scenario phase: the phases after it meet them', async () => {
+  const file = path.join(dir, 'faulty.yaml');
+  fs.writeFileSync(
+    file,
+    `name: faulty
+nodes: 0
+phases:
+- name: ns
+  create: { kind: Namespace, count: 1 }
+- name: slow-configmaps
+  faults:
+  - apiVersion: testing.svc.io/v1alpha1
+    kind: FaultInjection
+    metadata: { name: load-delay }
+    spec:
+      match:
+      - subjects: [{ kind: Group, group: { name: system:authenticated } }]
+        resourceRules: [{ verbs: [create], apiGroups: [''], resources: [configmaps], namespaces: [load-0] }]
+      actions: [{ delay: { fixedMs: 300 } }]
+- name: configmaps
+  create: { kind: ConfigMap, count: 3, qps: 50 }
+`,
+  );
+  const root = path.resolve(import.meta.dir, '..');
+  const out = path.join(dir, 'load-out');
+  const p = Bun.spawn([process.execPath, path.join(root, 'src/load/main.ts'), file, `--kubeconfig=${srv.kubeconfig}`, `--out=${out}`], {
+    cwd: dir,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+  expect(stderr).toContain('phase configmaps: done');
+  expect(code).toBe(0);
+  // Each of the harness's creates met the fault: counted on the object and in its report's latencies.
+  const st = await until(
+    () => statusOf('load-delay'),
+    (s) => s.injected === 3,
+    3000,
+  );
+  expect(st.injected).toBe(3);
+  const r = JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8'));
+  const post = r.APIResponsivenessPrometheus.dataItems.find((d: Json) => d.labels.Verb === 'POST' && d.labels.Resource === 'configmaps');
+  expect(post.data.Perc50).toBeGreaterThanOrEqual(300);
+  await remove('load-delay');
+}, 30_000);
