@@ -568,7 +568,7 @@ test('a stale GET serves the object as it was N revisions ago, and 404 for one t
     data: { v: '0' },
   });
   expect(created.status).toBe(201);
-  expect((await create(fault('cm-stale-get', 'f-staleget', [{ stale: { revisions: 5 } }], {}, ['get']))).status).toBe(201);
+  expect((await create(fault('cm-stale-get', 'f-staleget', [{ stale: { revisions: 8 } }], {}, ['get']))).status).toBe(201);
   await until(
     () => statusOf('cm-stale-get'),
     (s) => s.conditions !== undefined,
@@ -589,7 +589,7 @@ test('a stale GET serves the object as it was N revisions ago, and 404 for one t
   expect(Number(old.body.metadata.resourceVersion)).toBeLessThan(last);
   expect(old.body.data.v).toBe(written.get(old.body.metadata.resourceVersion) as string);
   expect(Number(old.body.data.v)).toBeLessThan(10);
-  // Created at the newest revision: not there 5 revisions ago.
+  // Created at the newest revision: not there 8 revisions ago.
   const absent = await srv.json('GET', `${cms('f-staleget')}/newborn`);
   expect(absent.status).toBe(404);
   expect(absent.body.reason).toBe('NotFound');
