@@ -102,7 +102,14 @@ async function main(argv: string[]): Promise<void> {
       })
     : undefined;
   // Fault injection: only where the gate FaultInjection serves its kind.
-  const faults = createFaults({ api, metrics, revisions: () => backend.figures(), compact: () => kv.compact(kv.currentRevision()), log });
+  const faults = createFaults({
+    api,
+    metrics,
+    revisions: () => backend.figures(),
+    compact: () => kv.compact(kv.currentRevision()),
+    slowFsync: backend.slowFsync,
+    log,
+  });
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
   const ui = cfg.enableUi
     ? createUi({

@@ -496,3 +496,161 @@ test('409 Conflict on a write: kubectl apply retries its patch as it does on a r
   expect(st.injected).toBe(1);
   await remove('cm-409');
 });
+
+test('a slow disk: a write the fault matched holds the fsync, and a write by another user committed meanwhile waits too', async () => {
+  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'f-slow' } });
+  const grant = await srv.json('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/f-slow/rolebindings', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'ops-edit' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ops' }],
+  });
+  expect(grant.status).toBe(201);
+  const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+  // The admin's writes: never matched by the fault (it names ops only).
+  const timed = async (f: () => Promise<{ status: number }>) => {
+    const t = performance.now();
+    const r = await f();
+    return { status: r.status, ms: performance.now() - t };
+  };
+  const adminCreate = (name: string) => timed(() => srv.json('POST', cms('f-slow'), cm(name)));
+  const opsCreate = (name: string) =>
+    timed(() =>
+      srv.fetch(cms('f-slow'), {
+        method: 'POST',
+        token: 'ops-token',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ops-token' },
+        body: JSON.stringify(cm(name)),
+      }),
+    );
+  const before = await adminCreate('slow-0');
+  expect(before.status).toBe(201);
+  const slow = fault('cm-slow-disk', 'f-slow', [{ store: { slowFsyncMs: 1500 } }], {}, ['create']);
+  slow.spec.match[0].subjects = [{ kind: 'User', user: { name: 'ops' } }];
+  expect((await create(slow)).status).toBe(201);
+  await until(
+    () => statusOf('cm-slow-disk'),
+    (s) => s.conditions !== undefined,
+  );
+  // ops' create holds the disk for 1.5 s; the admin's, 300 ms later, commits behind it.
+  const matched = opsCreate('slow-ops');
+  await Bun.sleep(300);
+  const other = await adminCreate('slow-admin');
+  const mine = await matched;
+  expect(mine.status).toBe(201);
+  expect(other.status).toBe(201);
+  expect(mine.ms).toBeGreaterThanOrEqual(1400);
+  // On etcd the disk is not ours: only the matched write's answer waits.
+  if (process.env.SVC_TEST_STORE !== 'etcd') expect(other.ms).toBeGreaterThanOrEqual(700);
+  const st = await until(
+    () => statusOf('cm-slow-disk'),
+    (s) => s.injected === 1,
+    3000,
+  );
+  expect(st.injected).toBe(1);
+  await remove('cm-slow-disk');
+  // Deleted: the disk is fast again, for both.
+  await until(
+    () => opsCreate(`slow-after-${Date.now()}`),
+    (r) => r.ms < 700,
+  );
+  expect((await adminCreate('slow-after')).ms).toBeLessThan(700);
+}, 30_000);
+
+test('a stale GET serves the object as it was N revisions ago, and 404 for one that did not exist then', async () => {
+  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'f-staleget' } });
+  const path1 = `${cms('f-staleget')}/lagging`;
+  const created = await srv.json('POST', cms('f-staleget'), {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'lagging' },
+    data: { v: '0' },
+  });
+  expect(created.status).toBe(201);
+  expect((await create(fault('cm-stale-get', 'f-staleget', [{ stale: { revisions: 8 } }], {}, ['get']))).status).toBe(201);
+  await until(
+    () => statusOf('cm-stale-get'),
+    (s) => s.conditions !== undefined,
+  );
+  // Ten updates: each version's value is its number, so an answer says which version it is.
+  const written = new Map<string, string>([[created.body.metadata.resourceVersion, '0']]);
+  for (let v = 1; v <= 10; v++) {
+    const r = await srv.json('PATCH', path1, { data: { v: String(v) } }, { 'content-type': 'application/merge-patch+json' });
+    expect(r.status).toBe(200);
+    written.set(r.body.metadata.resourceVersion, String(v));
+  }
+  const newest = await srv.json('POST', cms('f-staleget'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'newborn' } });
+  expect(newest.status).toBe(201);
+  const last = Number([...written.keys()].at(-1));
+  const old = await srv.json('GET', path1);
+  expect(old.status).toBe(200);
+  // An older version, exactly as it was written at its resourceVersion.
+  expect(Number(old.body.metadata.resourceVersion)).toBeLessThan(last);
+  expect(old.body.data.v).toBe(written.get(old.body.metadata.resourceVersion) as string);
+  expect(Number(old.body.data.v)).toBeLessThan(10);
+  // Created at the newest revision: not there 8 revisions ago.
+  const absent = await srv.json('GET', `${cms('f-staleget')}/newborn`);
+  expect(absent.status).toBe(404);
+  expect(absent.body.reason).toBe('NotFound');
+  // kubectl sees the same lagging answer.
+  const k = srv.kubectl(['get', 'configmap', 'newborn', '-n', 'f-staleget']);
+  expect(k.code).not.toBe(0);
+  expect(k.stderr).toContain('configmaps "newborn" not found');
+  // Lists are not matched by this fault (verbs: get): the newborn is listed.
+  const list = await srv.json('GET', cms('f-staleget'));
+  expect(list.body.items.map((i: Json) => i.metadata.name)).toContain('newborn');
+  await remove('cm-stale-get');
+  const fresh = await until(
+    () => srv.json('GET', path1),
+    (r) => r.body.data?.v === '10',
+  );
+  expect(fresh.body.data.v).toBe('10');
+  expect((await srv.json('GET', `${cms('f-staleget')}/newborn`)).status).toBe(200);
+});
+
+test('the load harness applies the faults of a scenario phase: the phases after it meet them', async () => {
+  const file = path.join(dir, 'faulty.yaml');
+  fs.writeFileSync(
+    file,
+    `name: faulty
+nodes: 0
+phases:
+- name: ns
+  create: { kind: Namespace, count: 1 }
+- name: slow-configmaps
+  faults:
+  - apiVersion: testing.svc.io/v1alpha1
+    kind: FaultInjection
+    metadata: { name: load-delay }
+    spec:
+      match:
+      - subjects: [{ kind: Group, group: { name: system:authenticated } }]
+        resourceRules: [{ verbs: [create], apiGroups: [''], resources: [configmaps], namespaces: [load-0] }]
+      actions: [{ delay: { fixedMs: 300 } }]
+- name: configmaps
+  create: { kind: ConfigMap, count: 3, qps: 50 }
+`,
+  );
+  const root = path.resolve(import.meta.dir, '..');
+  const out = path.join(dir, 'load-out');
+  const p = Bun.spawn([process.execPath, path.join(root, 'src/load/main.ts'), file, `--kubeconfig=${srv.kubeconfig}`, `--out=${out}`], {
+    cwd: dir,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+  expect(stderr).toContain('phase configmaps: done');
+  expect(code).toBe(0);
+  // Each of the harness's creates met the fault: counted on the object and in its report's latencies.
+  const st = await until(
+    () => statusOf('load-delay'),
+    (s) => s.injected === 3,
+    3000,
+  );
+  expect(st.injected).toBe(3);
+  const r = JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8'));
+  const post = r.APIResponsivenessPrometheus.dataItems.find((d: Json) => d.labels.Verb === 'POST' && d.labels.Resource === 'configmaps');
+  expect(post.data.Perc50).toBeGreaterThanOrEqual(300);
+  await remove('load-delay');
+}, 30_000);

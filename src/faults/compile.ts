@@ -51,10 +51,13 @@ export const newCounts = (matched = 0, injected = 0): Counts => ({
 });
 
 /**
- * Store faults, as a client sees them: a write fails with the error the registry answers when
- * the store cannot persist (500), or answers slowFsyncMs late as if its fsync were that slow (a
- * delay of the matched write, not of the store's other writes); `compact` compacts the store at
- * its newest revision when the fault fires (watches and continue tokens from before get 410).
+ * Store faults: a write fails with the error the registry answers when the store cannot persist
+ * (500); or the disk is slow: while a write the fault fired for is in flight, the embedded
+ * store's WAL holds each commit batch slowFsyncMs before its fsync, so the matched write and
+ * every other write committed meanwhile (any user's, matched or not) wait, as on a slow disk
+ * (on etcd, whose disk is not ours, only the matched write's answer is delayed that long);
+ * `compact` compacts the store at its newest revision when the fault fires (watches and
+ * continue tokens from before get 410).
  */
 export interface StoreAction {
   failWrites: boolean;

@@ -64,14 +64,18 @@ group('matching', () => {
     ['409 on a create', { error: { code: 409 } }, CREATE, true],
     ['watch on a get', { watch: { closeAfterEvents: 1 } }, GET, false],
     ['watch on a watch', { watch: { closeAfterEvents: 1 } }, WATCH, true],
-    ['stale on a get', { stale: { revisions: 2 } }, GET, false],
+    ['stale on a get', { stale: { revisions: 2 } }, GET, true],
+    ['stale on a get of the status', { stale: { revisions: 2 } }, request('GET', '/api/v1/namespaces/ns/configmaps/a/status'), true],
+    ['stale on a get of the log', { stale: { revisions: 2 } }, request('GET', '/api/v1/namespaces/ns/configmaps/a/log'), false],
     ['stale on a list', { stale: { revisions: 2 } }, LIST, true],
     ['stale on a continued list', { stale: { revisions: 2 } }, CONTINUED, false],
     ['failWrites on a get', { store: { failWrites: true } }, GET, false],
     ['failWrites on a create', { store: { failWrites: true } }, CREATE, true],
     ['compact on a get', { store: { compact: true } }, GET, true],
   ] as const)('an action applies only where it can: %s', (_, action, r, fires) => {
-    expect(decide(set(fault('f', [action])), r) !== undefined).toBe(fires);
+    expect(
+      decide(set(fault('f', [action], {}, { resources: ['configmaps', 'configmaps/status', 'configmaps/log'] })), r) !== undefined,
+    ).toBe(fires);
   });
 });
 
@@ -119,4 +123,12 @@ test('a probability and a seed give the same decisions every time; counts keep a
   s.configure([]);
   expect(s.active).toBe(false);
   expect(s.counts.size).toBe(0);
+});
+
+test('a slow disk: the longest slowFsyncMs of the faults that fire, on writes only, not an answer delay', () => {
+  const s = set(fault('a', [{ store: { slowFsyncMs: 50 } }]), fault('b', [{ store: { slowFsyncMs: 80 } }]));
+  const inj = decide(s, CREATE);
+  expect(inj?.slowFsyncMs).toBe(80);
+  expect(inj?.delayAfterMs).toBe(0);
+  expect(decide(s, GET)).toBeUndefined();
 });

@@ -10,8 +10,8 @@
  * apply.
  *
  * Which action applies to which request: error to any (409 Conflict only to writes), delay to
- * any, watch to watches, stale to lists (not to their continuations), store to writes (its
- * `compact` to any).
+ * any, watch to watches, stale to lists (not to their continuations) and to GETs of an object
+ * or its status, store to writes (its `compact` to any).
  *
  * With no FaultInjection `active` is false and the request path takes one branch.
  */
@@ -32,6 +32,11 @@ export interface Injection {
   error: StatusError | undefined;
   watch: WatchAction | undefined;
   stale: number | undefined;
+  /**
+   * A store fault's slow disk for this write (the longest of those that fired): the embedded
+   * store's fsync is held that long while the write is in flight (see Faults.serve).
+   */
+  slowFsyncMs: number;
   /** A store fault failing the write (the first by name). */
   failWrite: boolean;
   /** A store fault compacting the store now. */
@@ -85,11 +90,18 @@ function applicable(f: CompiledFault, info: RequestInfo, url: RequestUrl): Actio
   for (const a of f.actions) {
     if (a === 'error' && f.error?.code === 409 && !(info.isResourceRequest && WRITES.has(info.verb))) continue;
     if (a === 'watch' && !(info.isResourceRequest && info.verb === 'watch')) continue;
-    if (a === 'stale' && !(info.isResourceRequest && info.verb === 'list' && !url.searchParams.has('continue'))) continue;
+    if (a === 'stale' && !staleApplies(info, url)) continue;
     if (a === 'store' && !f.store?.compact && !(info.isResourceRequest && WRITES.has(info.verb))) continue;
     out.push(a);
   }
   return out;
+}
+
+/** A stale read applies to a first list page and to a GET of an object (or of its status). */
+function staleApplies(info: RequestInfo, url: RequestUrl): boolean {
+  if (!info.isResourceRequest) return false;
+  if (info.verb === 'list') return !url.searchParams.has('continue');
+  return info.verb === 'get' && (info.subresource === '' || info.subresource === 'status');
 }
 
 /**
@@ -177,6 +189,7 @@ export class FaultSet {
           error: undefined,
           watch: undefined,
           stale: undefined,
+          slowFsyncMs: 0,
           failWrite: false,
           compact: false,
           warn: false,
@@ -191,7 +204,7 @@ export class FaultSet {
             else inj.delayBeforeMs += ms;
           } else if (a === 'store' && f.store) {
             const write = info.isResourceRequest && WRITES.has(info.verb);
-            if (write) inj.delayAfterMs += f.store.slowFsyncMs;
+            if (write && f.store.slowFsyncMs > inj.slowFsyncMs) inj.slowFsyncMs = f.store.slowFsyncMs;
             inj.failWrite ||= write && f.store.failWrites;
             inj.compact ||= f.store.compact;
           }

@@ -7,8 +7,10 @@
  *   engine.ts      which faults fire for a request (FaultSet.decide), their Status errors
  *   controller.ts  follows the kind's watch cache; writes matched/injected and conditions back
  *   watch.ts       a watch's action, handed to the watch handler (close, 410, delays, bookmarks)
- *   index.ts       the front end's filter: delay, answer with the error, stale lists, store
- *                  faults (a failed or slow write, a compaction now), the audit annotation
+ *   read.ts        a stale GET's revision, handed to the resource handler
+ *   index.ts       the front end's filter: delay, answer with the error, stale lists and GETs,
+ *                  store faults (a failed write; a slow disk: the embedded store's WAL holds its
+ *                  fsync while the matched write is in flight; a compaction now), the annotation
  *                  `faults.svc.io/injected`, the Warning header, the metrics
  *
  * Faults apply to requests that arrive over HTTP, in the front end, after authentication,
@@ -27,6 +29,7 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { StoreError } from '../store/types';
 import { FaultController } from './controller';
 import { describe, FaultSet, type Injection } from './engine';
+import { setStaleRead } from './read';
 import { setWatchFault } from './watch';
 
 export const INJECTED_ANNOTATION = 'faults.svc.io/injected';
@@ -39,6 +42,12 @@ export interface FaultsDeps {
   revisions: () => { revision: number; compacted: number };
   /** Compact the store at its newest revision (a store fault's `compact`). */
   compact?: () => Promise<void>;
+  /**
+   * Slow the store's fsync by `ms` until the returned release is called (a store fault's
+   * `slowFsyncMs`; StoreBackend.slowFsync). Absent or undefined (etcd, a store in memory): the
+   * matched write's answer is delayed that long instead.
+   */
+  slowFsync?: (ms: number) => (() => void) | undefined;
   log: (msg: string) => void;
 }
 
@@ -90,8 +99,15 @@ export class Faults {
       throw inj.error;
     }
     if (inj.watch) setWatchFault(req, inj.watch);
-    if (inj.stale !== undefined) this.staleList(url, inj);
-    const res = await next();
+    if (inj.stale !== undefined) this.staleRead(info, req, url, inj.stale);
+    let res: Response;
+    const release = inj.slowFsyncMs > 0 ? this.d.slowFsync?.(inj.slowFsyncMs) : undefined;
+    if (inj.slowFsyncMs > 0 && !release) inj.delayAfterMs += inj.slowFsyncMs;
+    try {
+      res = await next();
+    } finally {
+      release?.();
+    }
     if (inj.delayAfterMs > 0) await Bun.sleep(inj.delayAfterMs);
     if (warning) res.headers.append('Warning', warning);
     return res;
@@ -108,12 +124,18 @@ export class Faults {
   }
 
   /**
-   * A stale list: read at the revision `stale` revisions below the newest (never at or below
-   * the compacted one), as a cache lagging that far behind would answer.
+   * A stale read, as a cache lagging `stale` revisions behind would answer: at the revision that
+   * far below the newest (never at or below the compacted one, never above the newest). A list
+   * is read exactly there; a GET gets the object's newest version at or below it (404 when it
+   * did not exist then).
    */
-  private staleList(url: RequestUrl, inj: Injection): void {
+  private staleRead(info: RequestInfo, req: Request, url: RequestUrl, stale: number): void {
     const { revision, compacted } = this.d.revisions();
-    const at = Math.max(revision - (inj.stale ?? 0), compacted + 1, 1);
+    const at = Math.min(Math.max(revision - stale, compacted + 1, 1), Math.max(revision, 1));
+    if (info.isResourceRequest && info.verb === 'get') {
+      setStaleRead(req, at);
+      return;
+    }
     url.searchParams.set('resourceVersion', String(at));
     url.searchParams.set('resourceVersionMatch', 'Exact');
   }

@@ -20,6 +20,7 @@ import { inlineEncoder } from '../codec/list-chunks';
 import type { CodecKind, EncodeContext, ListItems, MediaCodec, StoredObject } from '../codec/media';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { decodeStored } from '../codec/stored';
+import { staleReadOf } from '../faults/read';
 import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
 import { evict } from '../registry/eviction';
@@ -266,7 +267,7 @@ export class ResourceHandler {
     switch (info.verb) {
       case 'get': {
         const codec = respond(true);
-        const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '');
+        const kv = await store.get(info.namespace, info.name, q.get('resourceVersion') ?? '', staleReadOf(req));
         return replyEncoded(codec.object({ kv }, ctx), { ...base, gzip: acceptsGzip });
       }
       case 'list': {

@@ -149,11 +149,19 @@ export class ResourceStore {
 
   // ---- reads --------------------------------------------------------------------------
 
-  async get(namespace: string, name: string, resourceVersion = ''): Promise<KeyValue> {
-    let revision: Revision | undefined;
+  /**
+   * The object, newest by default. `at` reads it as it was at that revision (the newest version
+   * at or below it; 404 when it did not exist then; 410 when the revision is compacted): a
+   * lagging cache's answer, which a stale-read fault serves. With both, the later of `at` and
+   * resourceVersion is read (a cache asked for a newer one waits until it has it).
+   */
+  async get(namespace: string, name: string, resourceVersion = '', at?: Revision): Promise<KeyValue> {
+    let revision: Revision | undefined = at;
     if (resourceVersion !== '' && resourceVersion !== '0') {
       // "Not older than": wait for the store to reach it, then serve the newest.
-      await this.waitFor(parseResourceVersion(resourceVersion));
+      const rv = parseResourceVersion(resourceVersion);
+      await this.waitFor(rv);
+      if (revision !== undefined && rv > revision) revision = rv;
     }
     const r = await this.read(() => this.kv.range(this.key(namespace, name), revision ? { revision } : undefined));
     const kv = r.kvs[0];

@@ -36,6 +36,12 @@ export interface StoreBackend {
   check(): string | undefined;
   figures(): StoreFigures;
   stats(): unknown;
+  /**
+   * Slow the store's disk by `ms` until the returned release is called (a fault injection's
+   * `store.slowFsyncMs`): every write committed meanwhile waits. Absent on etcd (its disk is not
+   * ours), undefined from a store without a log.
+   */
+  slowFsync?: (ms: number) => (() => void) | undefined;
 }
 
 const REGISTRY = '/registry';
@@ -51,6 +57,7 @@ export async function openStore(cfg: StoreConfig, dataDir: string, log: (msg: st
         return { revision: s.committed, compacted: s.compacted, keys: s.keys, walFsyncs: s.walFsyncs, walRecords: s.walRecords };
       },
       stats: () => store.stats(),
+      slowFsync: (ms) => store.holdFsync(ms),
     };
   }
   // Loaded only here: the etcd client (gRPC) costs ~0.5 s of start-up the embedded store does not pay.

@@ -382,6 +382,15 @@ export class MvccStore implements KV {
     return sets;
   }
 
+  /**
+   * Slow the WAL's fsync by `ms` until the returned release is called (Wal.holdFsync): every
+   * write committed meanwhile waits, as on a slow disk. undefined for a store without a WAL
+   * (in memory), which has no fsync to slow.
+   */
+  holdFsync(ms: number): (() => void) | undefined {
+    return this.wal?.holdFsync(ms);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.snapshotting) await this.snapshotting.catch(() => {});

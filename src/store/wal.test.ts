@@ -601,3 +601,29 @@ describe('segments', () => {
     }
   });
 });
+
+test('holdFsync: while a hold is in force every write waits it out; released, none does', async () => {
+  const s = await MvccStore.open({ dir: tempDir(), fsync: 'none' });
+  const put = async (key: string) => {
+    const t = performance.now();
+    await s.txn({ success: [{ op: 'put', key, value: new Uint8Array([1]) }] });
+    return performance.now() - t;
+  };
+  const release = s.holdFsync(150);
+  expect(release).toBeDefined();
+  // Two writers, each waiting on its own commit (the second may share the first's batch or queue behind it).
+  const [a, b] = await Promise.all([put('/hold/a'), put('/hold/b')]);
+  expect(a).toBeGreaterThanOrEqual(140);
+  expect(b).toBeGreaterThanOrEqual(140);
+  release?.();
+  release?.();
+  expect(await put('/hold/c')).toBeLessThan(100);
+  // A release cuts the hold being waited out short.
+  const again = s.holdFsync(5000);
+  const d = put('/hold/d');
+  setTimeout(() => again?.(), 50);
+  expect(await d).toBeLessThan(1000);
+  await s.close();
+  // A store in memory has no fsync to slow.
+  expect((await MvccStore.open()).holdFsync(10)).toBeUndefined();
+});

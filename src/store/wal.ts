@@ -20,6 +20,11 @@
  * after `onDurable(lastRev)` has run. With fsync 'none' (throwaway benchmark runs) it resolves after
  * the write() to the page cache.
  *
+ * A slow disk on purpose (holdFsync, a fault injection's `store.slowFsyncMs`): while a hold is in
+ * force every batch waits the longest hold before its fdatasync (less if every hold is released
+ * meanwhile), so every write in it, and every append queued behind it, waits as it would on a
+ * disk that slow. Without a hold a flush pays one size check.
+ *
  * Recovery (open): frames are read in order. A bad frame in the last segment is a torn write, and
  * is truncated and reported, when nothing valid follows it or its sectors hold unwritten (zero)
  * 512-byte blocks; any other bad frame, in any segment, stops recovery with a WalCorruptError
@@ -176,6 +181,10 @@ export class Wal {
   private closed = false;
   private prealloc: Promise<string> | undefined;
   private spare: Uint8Array | undefined;
+  /** The holds in force (holdFsync), each its milliseconds. */
+  private readonly holds = new Set<{ ms: number }>();
+  /** Ends the hold being waited out (every hold was released). */
+  private unhold: (() => void) | undefined;
 
   /** Bytes appended not yet covered by a snapshot (drives snapshot scheduling; the store lowers it). */
   bytesSinceRelease = 0;
@@ -359,6 +368,7 @@ export class Wal {
         this.stats.bytes += b.len;
         this.stats.batches++;
         this.spare = b.buf;
+        if (this.holds.size > 0) await this.held();
         if (this.fsyncMode === 'always') {
           await fdatasync(this.fd);
           this.stats.fsyncs++;
@@ -375,6 +385,35 @@ export class Wal {
       b.resolve();
     }
     this.flushing = undefined;
+  }
+
+  /**
+   * Slow the disk until the returned release is called: each batch flushed meanwhile waits `ms`
+   * (the longest of the holds in force) between its write and its fdatasync (with fsync 'none',
+   * before it resolves); the last release cuts a hold being waited out short. A release called
+   * twice releases once.
+   */
+  holdFsync(ms: number): () => void {
+    const h = { ms };
+    this.holds.add(h);
+    return () => {
+      if (this.holds.delete(h) && this.holds.size === 0) this.unhold?.();
+    };
+  }
+
+  /** Wait out the longest hold in force, or less when every hold is released meanwhile. */
+  private held(): Promise<void> {
+    let ms = 0;
+    for (const h of this.holds) if (h.ms > ms) ms = h.ms;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.unhold = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.unhold = done;
+    });
   }
 
   /** Make sure the current segment can take batch `b`, cutting over to a new segment if not. */

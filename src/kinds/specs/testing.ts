@@ -90,8 +90,15 @@ export const TESTING_DEFINITIONS: Definitions = {
       error: { ...ref(`${PKG}.ErrorFault`), description: 'Answer with a Status error instead of serving (409 only on writes).' },
       delay: { ...ref(`${PKG}.DelayFault`), description: 'Wait before or after serving.' },
       watch: { ...ref(`${PKG}.WatchFault`), description: 'Misbehave on watches: close, expire, hold events, withhold bookmarks.' },
-      stale: { ...ref(`${PKG}.StaleFault`), description: 'Serve lists from an older revision, as a lagging cache would.' },
-      store: { ...ref(`${PKG}.StoreFault`), description: 'Fail or slow writes as the store would; compact the store now.' },
+      stale: {
+        ...ref(`${PKG}.StaleFault`),
+        description: 'Serve lists and GETs from an older revision, as a lagging cache would (a GET of an object absent then: 404).',
+      },
+      store: {
+        ...ref(`${PKG}.StoreFault`),
+        description:
+          "Fail writes as the store would; slow the store's fsync while a matched write is in flight (every write committed meanwhile waits); compact the store now.",
+      },
     },
   },
   [`${PKG}.StoreFault`]: {
