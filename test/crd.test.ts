@@ -322,7 +322,9 @@ describe('custom resources', () => {
     expect(r.headers.get('warning')).toBe('299 - "unknown field \\"spec.unknown\\""');
     const strict = await srv.json('POST', `${W}?fieldValidation=Strict`, widget('w-strict', { size: 3, unknown: 1 }));
     expect(strict.status).toBe(400);
-    expect(strict.body.message).toBe('strict decoding error: unknown field "spec.unknown"');
+    expect(strict.body.message).toBe(
+      'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.unknown"',
+    );
   });
 
   test('validation against the schema: 422 with one cause per problem', async () => {

@@ -18,6 +18,16 @@ export interface TypeErrorInfo {
   expected: string;
   /** The JSON type found: 'string' | 'number' | 'bool' | 'object' | 'array' | 'null'. */
   got: string;
+  /**
+   * As Go's decoder names the field, where the reference's type is known: the innermost struct
+   * with the path of struct fields from the top (no map keys, no indexes):
+   * `Container.spec.containers.image`, `ConfigMap.data`.
+   */
+  goField?: string;
+  /** Go's name of the field's type (`string`, `int32`, `map[string]string`, `[]v1.Container`, `v1.ObjectMeta`). */
+  goType?: string;
+  /** The found value as Go's decoder names it (`number 1.5` for an integer field). */
+  goValue?: string;
 }
 
 export interface NormalizeOptions {
@@ -79,6 +89,36 @@ interface Node {
   keep: boolean;
   /** The definition's conditional defaulting (defaulters.ts), run after its static defaults. */
   fn: ((o: JsonObject) => void) | null;
+  /** A named struct's Go type (`v1.ObjectMeta`), from its definition's name. */
+  goName?: string;
+}
+
+/** A node's Go type as the reference's decoder prints it; undefined for types with their own decoding. */
+function goTypeOf(n: Node): string | undefined {
+  switch (n.k) {
+    case K.String:
+      return 'string';
+    case K.Int32:
+      return 'int32';
+    case K.Integer:
+      return 'int64';
+    case K.Number:
+      return 'float64';
+    case K.Boolean:
+      return 'bool';
+    case K.Struct:
+      return n.goName;
+    case K.Map: {
+      const e = n.elem ? goTypeOf(n.elem) : undefined;
+      return e === undefined ? undefined : `map[string]${e}`;
+    }
+    case K.Array: {
+      const e = n.elem ? goTypeOf(n.elem) : undefined;
+      return e === undefined ? undefined : `[]${e}`;
+    }
+    default:
+      return undefined;
+  }
 }
 
 const INT32_MIN = -2147483648;
@@ -148,6 +188,9 @@ export class SchemaSet {
   private path: (string | number)[] = [];
   private unknown: string[] = [];
   private typeErrors: TypeErrorInfo[] = [];
+  /** Go's error context: the innermost struct entered and the struct fields from the top. */
+  private goStruct = '';
+  private goFields: string[] = [];
   private prune = false;
   private defaults = false;
 
@@ -243,6 +286,8 @@ export class SchemaSet {
     this.unknown = unknown;
     this.typeErrors = typeErrors;
     this.path.length = 0;
+    this.goStruct = '';
+    this.goFields.length = 0;
     if (value === null) typeErrors.push({ field: '', expected: EXPECTED[n.k]!, got: 'null' });
     else this.visit(n, value);
     this.unknown = [];
@@ -263,7 +308,11 @@ export class SchemaSet {
     n = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false, fn: null };
     this.nodes.set(name, n);
     if (def.type === 'ref') Object.assign(n, this.node(def.ref));
-    else this.fill(n, def);
+    else {
+      this.fill(n, def);
+      const parts = name.split('.');
+      if (n.k === K.Struct && parts.length >= 2) n.goName = `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+    }
     return n;
   }
 
@@ -357,7 +406,19 @@ export class SchemaSet {
   }
 
   private typeError(n: Node, v: unknown, expected?: string): void {
-    this.typeErrors.push({ field: this.pathString(), expected: expected ?? EXPECTED[n.k]!, got: jsonType(v) });
+    this.typeErrors.push({ field: this.pathString(), expected: expected ?? EXPECTED[n.k]!, got: jsonType(v), ...this.goContext(n, v) });
+  }
+
+  /** Go's words for a type error at the current field (none where the Go type is not known). */
+  private goContext(n: Node, v: unknown): Pick<TypeErrorInfo, 'goField' | 'goType' | 'goValue'> {
+    const goType = goTypeOf(n);
+    if (this.goStruct === '' || goType === undefined) return {};
+    const integer = n.k === K.Int32 || n.k === K.Integer;
+    return {
+      goField: `${this.goStruct}.${this.goFields.join('.')}`,
+      goType,
+      goValue: integer && typeof v === 'number' ? `number ${v}` : jsonType(v),
+    };
   }
 
   /** `v` is not null. */
@@ -445,7 +506,12 @@ export class SchemaSet {
         continue;
       }
       path.push(key);
+      const savedStruct = this.goStruct;
+      this.goStruct = n.goName?.slice(n.goName.indexOf('.') + 1) ?? '';
+      this.goFields.push(key);
       this.visit(child, v);
+      this.goFields.pop();
+      this.goStruct = savedStruct;
       path.pop();
     }
     if (this.defaults && n.defNames !== null) {
@@ -476,7 +542,11 @@ export class SchemaSet {
         const v = o[key];
         if (typeof v === 'string') continue;
         if (v === null) o[key] = '';
-        else this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v) });
+        else {
+          const go =
+            this.goStruct === '' ? {} : { goField: `${this.goStruct}.${this.goFields.join('.')}`, goType: 'string', goValue: jsonType(v) };
+          this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v), ...go });
+        }
       }
       return;
     }
