@@ -137,12 +137,12 @@ export function goJsonSyntaxError(text: string | Uint8Array): string | undefined
         i++;
       }
     }
-    if (c === 0x22) return string();
-    if (c === 0x2d || isDigit(c)) return number();
-    if (c === 0x74) return literal('true');
-    if (c === 0x66) return literal('false');
-    if (c === 0x6e) return literal('null');
-    fail('looking for beginning of value');
+    if (c === 0x22) string();
+    else if (c === 0x2d || isDigit(c)) number();
+    else if (c === 0x74) literal('true');
+    else if (c === 0x66) literal('false');
+    else if (c === 0x6e) literal('null');
+    else fail('looking for beginning of value');
   };
   try {
     value(0);
