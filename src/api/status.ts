@@ -224,12 +224,12 @@ export const methodNotAllowed = (): StatusError =>
 export const notAcceptable = (accepted: string[]): StatusError =>
   new StatusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
 
-export const unsupportedMediaType = (contentType: string, accepted: string[]): StatusError =>
+/** The reference's errUnsupportedMediaType: the accepted types, no details (the type sent is not named). */
+export const unsupportedMediaType = (_contentType: string, accepted: string[]): StatusError =>
   new StatusError(
     415,
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    contentType ? { causes: [{ reason: 'UnsupportedMediaType', message: `the media type "${contentType}" is not supported` }] } : undefined,
   );
 
 export const tooLarge = (limit: number): StatusError =>
