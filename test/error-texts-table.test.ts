@@ -537,6 +537,37 @@ const CASES: Case[] = [
     reason: 'Invalid',
     message: ' "" is invalid: patch: Invalid value: "map[spec:map[finalizers:map[a:1]]]": cannot restore slice from map',
   },
+  // The converter's simple types (fromUnstructured): unrecognized, or a refused conversion.
+  {
+    name: 'SMP string field made a map',
+    method: 'PATCH',
+    path: `${NS}/default`,
+    type: SMP,
+    body: '{"metadata":{"generateName":{"a":1}}}',
+    code: 422,
+    reason: 'Invalid',
+    message: ' "" is invalid: patch: Invalid value: "map[metadata:map[generateName:map[a:1]]]": unrecognized type: string',
+  },
+  {
+    name: 'SMP string field made a number',
+    method: 'PATCH',
+    path: `${NS}/default`,
+    type: SMP,
+    body: '{"metadata":{"generateName":5}}',
+    code: 422,
+    reason: 'Invalid',
+    message: ' "" is invalid: patch: Invalid value: "map[metadata:map[generateName:5]]": cannot convert int64 to string',
+  },
+  {
+    name: 'SMP int32 made a fraction',
+    method: 'PATCH',
+    path: `${DEP}/d`,
+    type: SMP,
+    body: '{"spec":{"replicas":1.5}}',
+    code: 422,
+    reason: 'Invalid',
+    message: ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:1.5]]": cannot convert float64 to int32',
+  },
   // Server-side apply (patch.go applyPatcher, the field manager's versionCheckManager).
   {
     name: 'apply without fieldManager (400: issue 5)',

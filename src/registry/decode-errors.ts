@@ -34,16 +34,29 @@ export function unrecognized(kind: string, body: unknown): StatusError {
   );
 }
 
+/** Go's numeric kinds among the types goTypeOf names. */
+const GO_NUMBERS = new Set(['int32', 'int64', 'float64']);
+
 /**
- * The reference's unstructured converter's error for a value of JSON type `got` where the typed
- * object has a map, a slice or a struct (`cannot restore map from string`); undefined elsewhere.
+ * The reference's unstructured converter's error (FromUnstructured, what a strategic merge
+ * patch's result goes through) for a value of JSON type `got` where the typed object has a map,
+ * a slice, a struct (`cannot restore map from string`) or, given its Go type, a scalar
+ * (`cannot convert int64 to string`, `unrecognized type: int32`); undefined elsewhere.
  */
-export function restoreError(expected: string, got: string): string | undefined {
-  const from = got === 'array' ? 'slice' : got === 'object' ? 'map' : got === 'number' ? 'int64' : got;
+export function restoreError(expected: string, got: string, t?: TypeErrorInfo): string | undefined {
+  const integral = t?.number !== undefined && Number.isInteger(t.number);
+  const from = got === 'array' ? 'slice' : got === 'object' ? 'map' : got === 'number' ? (t && !integral ? 'float64' : 'int64') : got;
   if (expected.startsWith('map')) return `cannot restore map from ${from}`;
   if (expected === 'array') return `cannot restore slice from ${from}`;
   if (expected === 'object') return `cannot restore struct from: ${from}`;
-  return undefined;
+  const dt = t?.goType;
+  if (dt === undefined || !(dt === 'string' || dt === 'bool' || GO_NUMBERS.has(dt))) return undefined;
+  // fromUnstructured's simple types: numbers convert among themselves (a float only when
+  // integral), an int64 is ConvertibleTo a string but refused, anything else is unrecognized.
+  if (from === 'int64' && dt === 'string') return 'cannot convert int64 to string';
+  if (from === 'int64' && GO_NUMBERS.has(dt)) return undefined;
+  if (from === 'float64' && GO_NUMBERS.has(dt) && dt !== 'float64') return `cannot convert float64 to ${dt}`;
+  return `unrecognized type: ${dt}`;
 }
 
 /** The 422 of a strategic merge patch whose result the converter refuses (on the field `patch`). */

@@ -378,7 +378,7 @@ export class ResourceStore {
       // A strategic merge patch's result is converted to the typed object from its map
       // (applyPatchToObject's converter errors); JSON and merge patches' results are decoded.
       if (patch && 'smp' in patch) {
-        const restore = restoreError(t.expected, t.got);
+        const restore = restoreError(t.expected, t.got, t);
         if (restore) throw smpConversionError(patch.smp, restore);
       } else if (patch) throw patchError(goUnmarshalError(t));
       throw badRequest(`${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${goUnmarshalError(t)}`);

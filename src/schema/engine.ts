@@ -28,6 +28,8 @@ export interface TypeErrorInfo {
   goType?: string;
   /** The found value as Go's decoder names it (`number 1.5` for an integer field). */
   goValue?: string;
+  /** The number found, when it is one (whether it is integral decides Go's conversions). */
+  number?: number;
 }
 
 export interface NormalizeOptions {
@@ -410,7 +412,7 @@ export class SchemaSet {
   }
 
   /** Go's words for a type error at the current field (none where the Go type is not known). */
-  private goContext(n: Node, v: unknown): Pick<TypeErrorInfo, 'goField' | 'goType' | 'goValue'> {
+  private goContext(n: Node, v: unknown): Pick<TypeErrorInfo, 'goField' | 'goType' | 'goValue' | 'number'> {
     const goType = goTypeOf(n);
     if (this.goStruct === '' || goType === undefined) return {};
     const integer = n.k === K.Int32 || n.k === K.Integer;
@@ -418,6 +420,7 @@ export class SchemaSet {
       goField: `${this.goStruct}.${this.goFields.join('.')}`,
       goType,
       goValue: integer && typeof v === 'number' ? `number ${v}` : jsonType(v),
+      ...(typeof v === 'number' ? { number: v } : {}),
     };
   }
 
