@@ -329,6 +329,17 @@ const CASES: Case[] = [
     message:
       'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "metadata.name", unknown field "foo"',
   },
+  // A YAML body's duplicate keys: the YAML serializer's strict YAMLToJSON error, after the decoder's.
+  {
+    name: 'strict: YAML duplicate keys',
+    method: 'POST',
+    path: `${CM}?fieldValidation=Strict`,
+    type: 'application/yaml',
+    body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n  name: y\ndata:\n  a: b\n  a: c\n',
+    code: 400,
+    message:
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 5: key "name" already set in map\n  line 8: key "a" already set in map',
+  },
   // Options: ValidateCreateOptions / ValidatePatchOptions → 422 Invalid on the options kind.
   {
     name: 'fieldValidation value',
@@ -623,6 +634,15 @@ const CASES: Case[] = [
     body: 'apiVersion: apps/v2\nkind: Deployment\nmetadata:\n  name: d\n',
     code: 400,
     message: 'invalid object type: apps/v2, Kind=Deployment',
+  },
+  {
+    name: 'apply with duplicate keys, Strict',
+    method: 'PATCH',
+    path: `${CM}/applied?fieldManager=m&fieldValidation=Strict`,
+    type: AP,
+    body: applyCm('data:\n  x: "1"\n  x: "2"\n'),
+    code: 400,
+    message: 'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "x" already set in map',
   },
   // Sizes and media types.
   {

@@ -80,6 +80,13 @@ export function decodeJson(text: string, duplicates?: string[]): unknown {
   return v;
 }
 
+/**
+ * How the duplicate keys of a YAML body are reported among `duplicates`: one entry, go-yaml's
+ * strict error (`yaml: unmarshal errors:\n  line 5: key "name" already set in map`), where a JSON
+ * body has one field path per duplicate.
+ */
+export const YAML_DUPLICATES = 'yaml: unmarshal errors:';
+
 /** go-yaml's words for the parse errors that have a counterpart here. */
 const GO_YAML_ERRORS: Record<string, string> = {
   BLOCK_AS_IMPLICIT_KEY: 'mapping values are not allowed in this context',
@@ -111,9 +118,14 @@ export function decodeYaml(text: string, duplicates?: string[]): unknown {
   if (!d || d.errors.length > 0) throw new BodySyntaxError('yaml', d?.errors[0] ? goYamlError(d.errors[0]) : 'yaml: invalid YAML', text);
   if (docs.length > 1) throw new BodySyntaxError('yaml', 'yaml: expected a single YAML document', text);
   if (duplicates) {
+    // One entry for all of them, as go-yaml's strict decoder reports them (YAML_DUPLICATES).
+    const lines: string[] = [];
     for (const e of YAML.parseDocument(text).errors) {
-      if (e.code === 'DUPLICATE_KEY') duplicates.push(`line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
+      if (e.code !== 'DUPLICATE_KEY') continue;
+      const key = /^(?:"([^"]*)"|'([^']*)'|([^:\n]*?))\s*:/.exec(text.slice(e.pos[0]));
+      lines.push(`  line ${e.linePos?.[0]?.line ?? '?'}: key "${key?.[1] ?? key?.[2] ?? key?.[3] ?? ''}" already set in map`);
     }
+    if (lines.length > 0) duplicates.push(`${YAML_DUPLICATES}\n${lines.join('\n')}`);
   }
   return d.toJSON();
 }

@@ -30,6 +30,7 @@ import {
 } from '../api/status';
 import type { UserInfo } from '../api/user';
 import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { YAML_DUPLICATES } from '../codec/json-media';
 import type { StoredObject } from '../codec/media';
 import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
@@ -383,13 +384,25 @@ export class ResourceStore {
       } else if (patch) throw patchError(goUnmarshalError(t));
       throw badRequest(`${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${goUnmarshalError(t)}`);
     }
-    const problems = [...(w.duplicates ?? []).map((f) => `duplicate field "${f}"`), ...r.unknown.map((f) => `unknown field "${f}"`)];
+    // JSON duplicates and unknown fields, then a YAML body's duplicate keys (the reference's YAML
+    // serializer adds its strict YAML error after the decoder's).
+    const dups = w.duplicates ?? [];
+    const yamlDups = dups.filter((f) => f.startsWith(YAML_DUPLICATES));
+    const problems = [
+      ...dups.filter((f) => !f.startsWith(YAML_DUPLICATES)).map((f) => `duplicate field "${f}"`),
+      ...r.unknown.map((f) => `unknown field "${f}"`),
+      ...yamlDups,
+    ];
     if (problems.length > 0 && w.fieldValidation !== 'Ignore') {
       if (w.fieldValidation === 'Strict') {
         const why = `strict decoding error: ${problems.join(', ')}`;
         // An apply patch's own strict errors are not the reference's (its YAML decoder's and the
         // structured merge's); they keep the decoder's words.
-        if (w.patch && !patch) throw badRequest(why);
+        if (w.patch && !patch) {
+          // The apply patcher's strict YAML decoding (into a map: duplicates only).
+          if (yamlDups.length > 0) throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${yamlDups[0]}`);
+          throw badRequest(why);
+        }
         throw (
           patchError(why) ?? badRequest(`${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${why}`)
         );
