@@ -43,6 +43,7 @@ test('a strategic merge patch that makes a map a string: cannot restore map from
   expect(r.status).toBe(422);
   expect(r.body.reason).toBe('Invalid');
   expect(r.body.message).toBe(' "" is invalid: patch: Invalid value: "map[metadata:map[labels:x]]": cannot restore map from string');
+  expect(r.body.details.kind).toBeUndefined();
   expect(r.body.details.causes).toEqual([
     {
       reason: 'FieldValueInvalid',

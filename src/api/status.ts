@@ -208,7 +208,8 @@ export function invalid(kind: string, group: string, name: string, errs: FieldEr
   const d: StatusDetails = {};
   if (name) d.name = name;
   if (group) d.group = group;
-  d.kind = kind;
+  // The reference's StatusDetails omit an empty kind (a patch's 422 on the field `patch` has none).
+  if (kind) d.kind = kind;
   d.causes = errs.map((e) => ({ reason: e.type, message: fieldErrorText(e), field: e.field }));
   const qualifiedKind = group ? `${kind}.${group}` : kind;
   const message =
