@@ -201,6 +201,15 @@ const CASES: Case[] = [
     code: 400,
     message: `the object provided is unrecognized (must be of type ConfigMap): error converting YAML to JSON: yaml: line 2: found character that cannot start any token (${hex('a: b\n\tc: d')})`,
   },
+  {
+    name: 'YAML alias without its anchor',
+    method: 'POST',
+    path: CM,
+    type: 'application/yaml',
+    body: 'a: *x',
+    code: 400,
+    message: `the object provided is unrecognized (must be of type ConfigMap): error converting YAML to JSON: yaml: unknown anchor 'x' referenced (${hex('a: *x')})`,
+  },
   // Another kind or version in the body: the decoder creates that kind (or cannot) and converts.
   {
     name: 'another kind',

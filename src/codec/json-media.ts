@@ -127,7 +127,19 @@ export function decodeYaml(text: string, duplicates?: string[]): unknown {
     }
     if (lines.length > 0) duplicates.push(`${YAML_DUPLICATES}\n${lines.join('\n')}`);
   }
-  return d.toJSON();
+  try {
+    return d.toJSON();
+  } catch (e) {
+    // Aliases resolved while building the value, worded as go-yaml's.
+    const m = (e as Error).message;
+    const anchor = /^Unresolved alias \(the anchor must be set before the alias\): (.*)$/.exec(m);
+    const why = anchor
+      ? `yaml: unknown anchor '${anchor[1]}' referenced`
+      : m.startsWith('Excessive alias count')
+        ? 'yaml: document contains excessive aliasing'
+        : `yaml: ${m}`;
+    throw new BodySyntaxError('yaml', why, text);
+  }
 }
 
 const textOf = (body: string | Uint8Array): string => (typeof body === 'string' ? body : utf8.decode(body));
