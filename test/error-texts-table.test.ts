@@ -33,6 +33,8 @@ const AP = 'application/apply-patch+yaml';
 const hex = (s: string) => Buffer.from(s).toString('hex');
 const unrecognized = (kind: string, why: string, summary: string) =>
   `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${why} (${summary})`;
+/** Go's name of the struct the reference's decoder first reads a body into (to find its kind). */
+const TYPE_META = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
 const SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30';
 const GENERIC_422 = 'the server rejected our request due to an error in our request';
 const cm = (extra: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t"}${extra}}`;
@@ -209,6 +211,25 @@ const CASES: Case[] = [
     body: 'a: *x',
     code: 400,
     message: `the object provided is unrecognized (must be of type ConfigMap): error converting YAML to JSON: yaml: unknown anchor 'x' referenced (${hex('a: *x')})`,
+  },
+  // JSON that is no object: the decoder's error into its TypeMeta struct, the body quoted as sent.
+  {
+    name: 'a list, spaced',
+    method: 'POST',
+    path: CM,
+    type: J,
+    body: '[ 1 ]',
+    code: 400,
+    message: unrecognized('ConfigMap', `json: cannot unmarshal array into Go value of type ${TYPE_META}`, hex('[ 1 ]')),
+  },
+  {
+    name: 'a YAML list',
+    method: 'POST',
+    path: CM,
+    type: 'application/yaml',
+    body: '- a',
+    code: 400,
+    message: unrecognized('ConfigMap', `json: cannot unmarshal array into Go value of type ${TYPE_META}`, hex('- a')),
   },
   // Another kind or version in the body: the decoder creates that kind (or cannot) and converts.
   {

@@ -23,7 +23,7 @@ import type { ProtobufCodec } from '../codec/protobuf';
 import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
-import { patchSyntaxError, unrecognizedBody } from '../registry/decode-errors';
+import { patchSyntaxError, unrecognized, unrecognizedBody } from '../registry/decode-errors';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
 import { statusLikeOf } from '../registry/kind';
@@ -297,6 +297,8 @@ export class ResourceHandler {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
         const w = writeOptions(q, 'CreateOptions');
         const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema).catch(unparsed(def.kind));
+        // A body that is JSON but no object: the reference's summary quotes it as sent.
+        if (body.text !== undefined && body.value !== null && !isObject(body.value)) throw unrecognized(def.kind, body.value, body.text);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
@@ -308,6 +310,8 @@ export class ResourceHandler {
       case 'update': {
         const w = writeOptions(q, 'UpdateOptions');
         const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema).catch(unparsed(def.kind));
+        // A body that is JSON but no object: the reference's summary quotes it as sent.
+        if (body.text !== undefined && body.value !== null && !isObject(body.value)) throw unrecognized(def.kind, body.value, body.text);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);

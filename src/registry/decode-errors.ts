@@ -22,13 +22,12 @@ export const goJsonType = (v: unknown): string => (Array.isArray(v) ? 'array' : 
 
 /**
  * A body that is JSON but not an object (an array, a string, a number, a boolean), answered as
- * the reference's transformDecodeError: the kind expected, the decoder's error, and the body in
- * hex (at most 30 bytes).
+ * the reference's transformDecodeError: the kind expected, the decoder's error, and the body as
+ * sent (`text`; else as JSON) in hex (at most 30 bytes).
  */
-export function unrecognized(kind: string, body: unknown): StatusError {
+export function unrecognized(kind: string, body: unknown, text?: string): StatusError {
   const type = goJsonType(body);
-  const bytes = Buffer.from(JSON.stringify(body) ?? '');
-  const summary = bytes.length > 30 ? `${bytes.subarray(0, 30).toString('hex')} ...` : bytes.toString('hex');
+  const summary = summarizeBody(text ?? JSON.stringify(body) ?? '');
   return badRequest(
     `the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${type} into Go value of type ${TYPE_META_STRUCT} (${summary})`,
   );
