@@ -231,6 +231,16 @@ const CASES: Case[] = [
     code: 400,
     message: unrecognized('ConfigMap', `json: cannot unmarshal array into Go value of type ${TYPE_META}`, hex('- a')),
   },
+  // Protobuf without the envelope's prefix: the protobuf serializer's error, then transformDecodeError.
+  {
+    name: 'protobuf without its prefix',
+    method: 'POST',
+    path: CM,
+    type: 'application/vnd.kubernetes.protobuf',
+    body: 'garbage',
+    code: 400,
+    message: `the object provided is unrecognized (must be of type ConfigMap): provided data does not appear to be a protobuf message, expected prefix [107 56 115 0] (${hex('garbage')})`,
+  },
   // Another kind or version in the body: the decoder creates that kind (or cannot) and converts.
   {
     name: 'another kind',

@@ -48,14 +48,18 @@ export function yamlText(v: unknown): string {
  */
 export class BodySyntaxError extends StatusError {
   constructor(
-    readonly format: 'json' | 'yaml',
+    readonly format: 'json' | 'yaml' | 'protobuf',
     readonly parseError: string,
-    readonly raw: string,
+    readonly raw: string | Uint8Array,
   ) {
     super(
       400,
       'BadRequest',
-      format === 'json' ? `couldn't get version/kind; json parse error: ${parseError}` : `error converting YAML to JSON: ${parseError}`,
+      format === 'json'
+        ? `couldn't get version/kind; json parse error: ${parseError}`
+        : format === 'yaml'
+          ? `error converting YAML to JSON: ${parseError}`
+          : parseError,
     );
   }
 }
