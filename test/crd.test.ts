@@ -327,6 +327,13 @@ describe('custom resources', () => {
     );
   });
 
+  test("a body of another kind: 422 kind must be Widget (the reference's customResourceValidator)", async () => {
+    const r = await srv.json('POST', W, { ...widget('w-kind', { size: 1 }), kind: 'Gadget' });
+    expect(r.status).toBe(422);
+    expect(r.body.message).toBe('Widget.example.com "w-kind" is invalid: kind: Invalid value: "Gadget": must be Widget');
+    expect((await srv.json('GET', `${W}/w-kind`)).status).toBe(404);
+  });
+
   test('validation against the schema: 422 with one cause per problem', async () => {
     const r = await srv.json('POST', W, widget('bad', { size: 'three', color: 'green', tags: ['a', 'b', 'c', 'd'], amount: 1.5 }));
     expect(r.status).toBe(422);

@@ -29,7 +29,7 @@ import {
   tooLargeResourceVersion,
 } from '../api/status';
 import type { UserInfo } from '../api/user';
-import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { type FieldError, invalidValue, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
 import { YAML_DUPLICATES } from '../codec/json-media';
 import type { StoredObject } from '../codec/media';
 import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
@@ -442,6 +442,11 @@ export class ResourceStore {
       throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
     }
     if (obj.kind !== undefined && obj.kind !== this.def.kind) {
+      // A custom resource decodes whatever its kind; the reference's customResourceValidator refuses it.
+      if (this.def.custom) {
+        const name = isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : '';
+        throw invalid(this.def.kind, this.def.group, name, [invalidValue('kind', obj.kind, `must be ${this.def.kind}`)]);
+      }
       throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${this.def.kind})`);
     }
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
