@@ -91,8 +91,9 @@ interface Node {
   keep: boolean;
   /** The definition's conditional defaulting (defaulters.ts), run after its static defaults. */
   fn: ((o: JsonObject) => void) | null;
-  /** A named struct's Go type (`v1.ObjectMeta`), from its definition's name. */
+  /** A named struct's Go type (`v1.ObjectMeta`), from its definition's name, and its bare name (`ObjectMeta`). */
   goName?: string;
+  goShort?: string;
 }
 
 /** A node's Go type as the reference's decoder prints it; undefined for types with their own decoding. */
@@ -190,9 +191,8 @@ export class SchemaSet {
   private path: (string | number)[] = [];
   private unknown: string[] = [];
   private typeErrors: TypeErrorInfo[] = [];
-  /** Go's error context: the innermost struct entered and the struct fields from the top. */
-  private goStruct = '';
-  private goFields: string[] = [];
+  /** The node the walk started from (Go's error context is recomputed from it, on errors only). */
+  private root: Node | null = null;
   private prune = false;
   private defaults = false;
 
@@ -288,8 +288,7 @@ export class SchemaSet {
     this.unknown = unknown;
     this.typeErrors = typeErrors;
     this.path.length = 0;
-    this.goStruct = '';
-    this.goFields.length = 0;
+    this.root = n;
     if (value === null) typeErrors.push({ field: '', expected: EXPECTED[n.k]!, got: 'null' });
     else this.visit(n, value);
     this.unknown = [];
@@ -313,7 +312,10 @@ export class SchemaSet {
     else {
       this.fill(n, def);
       const parts = name.split('.');
-      if (n.k === K.Struct && parts.length >= 2) n.goName = `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+      if (n.k === K.Struct && parts.length >= 2) {
+        n.goShort = parts[parts.length - 1]!;
+        n.goName = `${parts[parts.length - 2]}.${n.goShort}`;
+      }
     }
     return n;
   }
@@ -412,16 +414,39 @@ export class SchemaSet {
   }
 
   /** Go's words for a type error at the current field (none where the Go type is not known). */
-  private goContext(n: Node, v: unknown): Pick<TypeErrorInfo, 'goField' | 'goType' | 'goValue' | 'number'> {
+  private goContext(n: Node, v: unknown, last?: string): Pick<TypeErrorInfo, 'goField' | 'goType' | 'goValue' | 'number'> {
     const goType = goTypeOf(n);
-    if (this.goStruct === '' || goType === undefined) return {};
+    const field = this.goField(last);
+    if (field === undefined || goType === undefined) return {};
     const integer = n.k === K.Int32 || n.k === K.Integer;
     return {
-      goField: `${this.goStruct}.${this.goFields.join('.')}`,
+      goField: field,
       goType,
       goValue: integer && typeof v === 'number' ? `number ${v}` : jsonType(v),
       ...(typeof v === 'number' ? { number: v } : {}),
     };
+  }
+
+  /**
+   * Go's decoder context at the current path (plus `last`): the innermost named struct a field
+   * was found in, and the struct fields from the top (map keys and indexes are not part of it):
+   * `Container.spec.containers.image`. Walks the nodes again, so the walk itself keeps nothing.
+   */
+  private goField(last?: string): string | undefined {
+    let n = this.root;
+    let struct: string | undefined;
+    const fields: string[] = [];
+    const segs = last === undefined ? this.path : [...this.path, last];
+    for (const seg of segs) {
+      if (n === null) return undefined;
+      const prop = typeof seg === 'string' && n.k === K.Struct ? n.props?.[seg] : undefined;
+      if (prop !== undefined) {
+        struct = n.goShort;
+        fields.push(seg as string);
+        n = prop;
+      } else n = n.elem;
+    }
+    return struct === undefined ? undefined : `${struct}.${fields.join('.')}`;
   }
 
   /** `v` is not null. */
@@ -509,12 +534,7 @@ export class SchemaSet {
         continue;
       }
       path.push(key);
-      const savedStruct = this.goStruct;
-      this.goStruct = n.goName?.slice(n.goName.indexOf('.') + 1) ?? '';
-      this.goFields.push(key);
       this.visit(child, v);
-      this.goFields.pop();
-      this.goStruct = savedStruct;
       path.pop();
     }
     if (this.defaults && n.defNames !== null) {
@@ -545,11 +565,7 @@ export class SchemaSet {
         const v = o[key];
         if (typeof v === 'string') continue;
         if (v === null) o[key] = '';
-        else {
-          const go =
-            this.goStruct === '' ? {} : { goField: `${this.goStruct}.${this.goFields.join('.')}`, goType: 'string', goValue: jsonType(v) };
-          this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v), ...go });
-        }
+        else this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v), ...this.goContext(elem, v, key) });
       }
       return;
     }
