@@ -322,7 +322,16 @@ describe('custom resources', () => {
     expect(r.headers.get('warning')).toBe('299 - "unknown field \\"spec.unknown\\""');
     const strict = await srv.json('POST', `${W}?fieldValidation=Strict`, widget('w-strict', { size: 3, unknown: 1 }));
     expect(strict.status).toBe(400);
-    expect(strict.body.message).toBe('strict decoding error: unknown field "spec.unknown"');
+    expect(strict.body.message).toBe(
+      'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.unknown"',
+    );
+  });
+
+  test("a body of another kind: 422 kind must be Widget (the reference's customResourceValidator)", async () => {
+    const r = await srv.json('POST', W, { ...widget('w-kind', { size: 1 }), kind: 'Gadget' });
+    expect(r.status).toBe(422);
+    expect(r.body.message).toBe('Widget.example.com "w-kind" is invalid: kind: Invalid value: "Gadget": must be Widget');
+    expect((await srv.json('GET', `${W}/w-kind`)).status).toBe(404);
   });
 
   test('validation against the schema: 422 with one cause per problem', async () => {

@@ -270,7 +270,9 @@ describe('HTTP', () => {
     ]);
     const strict = await srv.json('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', body.replace('"fv"', '"fv2"'));
     expect(strict.status).toBe(400);
-    expect(strict.body.message).toBe('strict decoding error: duplicate field "metadata.name", unknown field "foo", unknown field "bar"');
+    expect(strict.body.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "metadata.name", unknown field "foo", unknown field "bar"',
+    );
     const ignore = await srv.fetch('/api/v1/namespaces/default/configmaps?fieldValidation=Ignore', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

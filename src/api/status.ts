@@ -208,7 +208,8 @@ export function invalid(kind: string, group: string, name: string, errs: FieldEr
   const d: StatusDetails = {};
   if (name) d.name = name;
   if (group) d.group = group;
-  d.kind = kind;
+  // The reference's StatusDetails omit an empty kind (a patch's 422 on the field `patch` has none).
+  if (kind) d.kind = kind;
   d.causes = errs.map((e) => ({ reason: e.type, message: fieldErrorText(e), field: e.field }));
   const qualifiedKind = group ? `${kind}.${group}` : kind;
   const message =
@@ -224,12 +225,12 @@ export const methodNotAllowed = (): StatusError =>
 export const notAcceptable = (accepted: string[]): StatusError =>
   new StatusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
 
-export const unsupportedMediaType = (contentType: string, accepted: string[]): StatusError =>
+/** The reference's errUnsupportedMediaType: the accepted types, no details (the type sent is not named). */
+export const unsupportedMediaType = (_contentType: string, accepted: string[]): StatusError =>
   new StatusError(
     415,
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-    contentType ? { causes: [{ reason: 'UnsupportedMediaType', message: `the media type "${contentType}" is not supported` }] } : undefined,
   );
 
 export const tooLarge = (limit: number): StatusError =>

@@ -8,7 +8,7 @@
 import type { Obj } from '../api/meta';
 import { badRequest } from '../api/status';
 import { CBOR_MEDIA_TYPE, CBOR_SEQ_MEDIA_TYPE, type CborCodec, CborError } from './cbor';
-import { objectOf, objectsOf } from './json-media';
+import { BodySyntaxError, objectOf, objectsOf } from './json-media';
 import type { EncodeContext, ListMeta, MediaCodec, StreamCodec, WatchCodec } from './media';
 import { PROTOBUF_LIST_TAIL, type ProtobufCodec } from './protobuf';
 import { decodeStoredItems } from './stored';
@@ -61,7 +61,16 @@ export function protobufCodec(pb: ProtobufCodec, mediaType: string, json: MediaC
       try {
         return pb.decode(bytesOf(body), def);
       } catch (e) {
-        throw badRequest(`the body of the request could not be decoded: ${(e as Error).message}`);
+        const m = (e as Error).message;
+        // The reference's protobuf serializer's words for a body without the envelope's prefix.
+        if (m.startsWith('protobuf: the body does not start with the envelope prefix')) {
+          throw new BodySyntaxError(
+            'protobuf',
+            'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]',
+            bytesOf(body),
+          );
+        }
+        throw badRequest(`the body of the request could not be decoded: ${m}`);
       }
     },
   };

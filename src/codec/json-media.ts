@@ -8,8 +8,9 @@
  */
 import YAML from 'yaml';
 import { isObject, type Obj } from '../api/meta';
-import { badRequest } from '../api/status';
+import { StatusError } from '../api/status';
 import type { BrandView } from './brand-view';
+import { goJsonSyntaxError } from './go-json-syntax';
 import { findDuplicateKeys } from './json-dups';
 import type { Encoded, ListItems, MediaCodec, ObjectInput, StreamCodec, WatchCodec } from './media';
 import { decodeStored, storedJsonChunks, storedListJson, storedText, storedTextAt, writtenText } from './stored';
@@ -39,40 +40,109 @@ export function yamlText(v: unknown): string {
   return YAML.stringify(v, { version: '1.1', aliasDuplicateObjects: false });
 }
 
-/** A JSON request body; duplicate fields are collected. Malformed JSON is 400. */
+/**
+ * A request body that does not parse: 400. `parseError` is the parser's error as the reference's Go
+ * parser words it (`unexpected end of JSON input`, `yaml: line 1: mapping values are not allowed
+ * in this context`); the message is the reference's serializer's error for a body whose kind is
+ * unknown. A handler that knows what it decodes rewords it (the kind expected, a patch).
+ */
+export class BodySyntaxError extends StatusError {
+  constructor(
+    readonly format: 'json' | 'yaml' | 'protobuf',
+    readonly parseError: string,
+    readonly raw: string | Uint8Array,
+  ) {
+    super(
+      400,
+      'BadRequest',
+      format === 'json'
+        ? `couldn't get version/kind; json parse error: ${parseError}`
+        : format === 'yaml'
+          ? `error converting YAML to JSON: ${parseError}`
+          : parseError,
+    );
+  }
+}
+
+/** A JSON request body; duplicate fields are collected. Malformed JSON is 400 (BodySyntaxError). */
 export function decodeJson(text: string, duplicates?: string[]): unknown {
   let v: unknown;
   try {
     v = JSON.parse(text);
-    // The scan also refuses nesting deeper than the reference's decoder takes (every later
-    // pass over the object recurses).
-    const dups = findDuplicateKeys(text);
-    if (duplicates) duplicates.push(...dups);
   } catch (e) {
-    throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    throw new BodySyntaxError('json', goJsonSyntaxError(text) ?? (e as Error).message, text);
   }
+  // The scan also refuses nesting deeper than the reference's decoder takes (every later
+  // pass over the object recurses).
+  let dups: string[];
+  try {
+    dups = findDuplicateKeys(text);
+  } catch (e) {
+    throw new BodySyntaxError('json', (e as Error).message, text);
+  }
+  if (duplicates) duplicates.push(...dups);
   return v;
+}
+
+/**
+ * How the duplicate keys of a YAML body are reported among `duplicates`: one entry, go-yaml's
+ * strict error (`yaml: unmarshal errors:\n  line 5: key "name" already set in map`), where a JSON
+ * body has one field path per duplicate.
+ */
+export const YAML_DUPLICATES = 'yaml: unmarshal errors:';
+
+/** go-yaml's words for the parse errors that have a counterpart here. */
+const GO_YAML_ERRORS: Record<string, string> = {
+  BLOCK_AS_IMPLICIT_KEY: 'mapping values are not allowed in this context',
+  TAB_AS_INDENT: 'found character that cannot start any token',
+};
+
+/** A parse error as go-yaml words it: `yaml: line N: ...` (the text where it has no counterpart). */
+function goYamlError(e: YAML.YAMLError): string {
+  const line = e.linePos?.[0]?.line;
+  const text = GO_YAML_ERRORS[e.code] ?? e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  return line === undefined ? `yaml: ${text}` : `yaml: line ${line}: ${text}`;
 }
 
 /** A YAML request body (one document; JSON text goes to the JSON parser). Malformed YAML is 400. */
 export function decodeYaml(text: string, duplicates?: string[]): unknown {
-  // YAML is a superset of JSON; JSON bodies go through the faster parser.
+  // YAML is a superset of JSON; JSON bodies go through the faster parser (and malformed ones
+  // through the YAML parser, for its error).
   const t = text.trimStart();
-  if (t.startsWith('{') || t.startsWith('[')) return decodeJson(text, duplicates);
-  try {
-    const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
-    if (docs.length === 0) return null;
-    const d = docs[0];
-    if (!d || d.errors.length > 0) throw new Error(d?.errors[0]?.message ?? 'invalid YAML');
-    if (docs.length > 1) throw new Error('expected a single YAML document');
-    if (duplicates) {
-      for (const e of YAML.parseDocument(text).errors) {
-        if (e.code === 'DUPLICATE_KEY') duplicates.push(`line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
-      }
+  if (t.startsWith('{') || t.startsWith('[')) {
+    try {
+      return decodeJson(text, duplicates);
+    } catch (e) {
+      if (!(e instanceof BodySyntaxError)) throw e;
     }
+  }
+  const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
+  if (docs.length === 0) return null;
+  const d = docs[0];
+  if (!d || d.errors.length > 0) throw new BodySyntaxError('yaml', d?.errors[0] ? goYamlError(d.errors[0]) : 'yaml: invalid YAML', text);
+  if (docs.length > 1) throw new BodySyntaxError('yaml', 'yaml: expected a single YAML document', text);
+  if (duplicates) {
+    // One entry for all of them, as go-yaml's strict decoder reports them (YAML_DUPLICATES).
+    const lines: string[] = [];
+    for (const e of YAML.parseDocument(text).errors) {
+      if (e.code !== 'DUPLICATE_KEY') continue;
+      const key = /^(?:"([^"]*)"|'([^']*)'|([^:\n]*?))\s*:/.exec(text.slice(e.pos[0]));
+      lines.push(`  line ${e.linePos?.[0]?.line ?? '?'}: key "${key?.[1] ?? key?.[2] ?? key?.[3] ?? ''}" already set in map`);
+    }
+    if (lines.length > 0) duplicates.push(`${YAML_DUPLICATES}\n${lines.join('\n')}`);
+  }
+  try {
     return d.toJSON();
   } catch (e) {
-    throw badRequest(`error converting YAML to JSON: ${(e as Error).message}`);
+    // Aliases resolved while building the value, worded as go-yaml's.
+    const m = (e as Error).message;
+    const anchor = /^Unresolved alias \(the anchor must be set before the alias\): (.*)$/.exec(m);
+    const why = anchor
+      ? `yaml: unknown anchor '${anchor[1]}' referenced`
+      : m.startsWith('Excessive alias count')
+        ? 'yaml: document contains excessive aliasing'
+        : `yaml: ${m}`;
+    throw new BodySyntaxError('yaml', why, text);
   }
 }
 

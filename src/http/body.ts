@@ -32,13 +32,14 @@ export async function readBodyBytes(req: Request, limit = MAX_BODY_BYTES): Promi
 
 /**
  * Read and decode a request body with its negotiated codec (src/http/negotiate.ts); `def` is
- * the kind's definition (protobuf and CBOR read by it). Duplicate fields are collected.
+ * the kind's definition (protobuf and CBOR read by it). Duplicate fields are collected; a text
+ * body's `text` comes along (error messages quote it).
  */
 export async function decodeBody(
   req: Request,
   body: NegotiatedBody,
   def?: DefName,
-): Promise<{ type: BodyType; value: unknown; duplicates: string[] }> {
+): Promise<{ type: BodyType; value: unknown; duplicates: string[]; text?: string }> {
   const { type, codec } = body;
   const duplicates: string[] = [];
   if (!codec.binary) {
@@ -46,9 +47,12 @@ export async function decodeBody(
     // read it as text in one native step. Without one (chunked), count the bytes first.
     const declared = req.headers.get('content-length');
     if (declared !== null && Number(declared) <= MAX_BODY_BYTES) {
-      return { type, value: codec.decode(await req.text(), def, duplicates), duplicates };
+      const text = await req.text();
+      return { type, value: codec.decode(text, def, duplicates), duplicates, text };
     }
   }
   const bytes = await readBodyBytes(req);
-  return { type, value: codec.decode(codec.binary ? bytes : utf8.decode(bytes), def, duplicates), duplicates };
+  if (codec.binary) return { type, value: codec.decode(bytes, def, duplicates), duplicates };
+  const text = utf8.decode(bytes);
+  return { type, value: codec.decode(text, def, duplicates), duplicates, text };
 }

@@ -8,14 +8,15 @@ import { isObject, type Obj } from '../api/meta';
 import { includeObject, prettyPrint, queryBool, queryInt } from '../api/query';
 import type { RequestUrl, ResourceRequest } from '../api/request-info';
 import { matchesFields, matchesLabels } from '../api/selectors';
-import { badRequest, methodNotAllowed, notFound, pathNotFound, StatusError, success } from '../api/status';
+import { badRequest, invalid, methodNotAllowed, notFound, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
+import { forbiddenField, notSupported } from '../api/validation';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import type { ServiceAccountTokens } from '../auth/sa-tokens';
 import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
 import { type BrandView, brandView } from '../codec/brand-view';
 import type { CborCodec } from '../codec/cbor';
-import { decodeJson, decodeYaml } from '../codec/json-media';
+import { BodySyntaxError, decodeJson, decodeYaml } from '../codec/json-media';
 import { inlineEncoder } from '../codec/list-chunks';
 import type { CodecKind, EncodeContext, ListItems, MediaCodec, StoredObject } from '../codec/media';
 import type { ProtobufCodec } from '../codec/protobuf';
@@ -23,6 +24,7 @@ import { decodeStored } from '../codec/stored';
 import { staleReadOf } from '../faults/read';
 import type { ApiRegistry } from '../registry/api-registry';
 import { BINDING_SCHEMA, bindPod } from '../registry/binding';
+import { patchSyntaxError, unrecognized, unrecognizedBody } from '../registry/decode-errors';
 import { evict } from '../registry/eviction';
 import type { ResourceStore } from '../registry/generic';
 import { statusLikeOf } from '../registry/kind';
@@ -67,6 +69,13 @@ const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'] as const;
 /** What the codecs need of serviceaccounts/token's answer (a TokenRequest). */
 const TOKEN_REQUEST_KIND: CodecKind = { kind: 'TokenRequest', listKind: 'TokenRequestList', schema: TOKEN_REQUEST_SCHEMA, columns: [] };
 
+/** A create or update body that does not parse, worded for the kind it should be (a `.catch` handler). */
+const unparsed =
+  (kind: string) =>
+  (e: unknown): never => {
+    throw e instanceof BodySyntaxError ? unrecognizedBody(kind, e) : e;
+  };
+
 /** The field manager: `fieldManager`, else the User-Agent up to its first '/' (as the reference). */
 function fieldManager(q: URLSearchParams, req: Request): string | undefined {
   const m = q.get('fieldManager');
@@ -78,13 +87,19 @@ function fieldManager(q: URLSearchParams, req: Request): string | undefined {
   return ua ? (ua.split('/')[0] as string).slice(0, 128) : undefined;
 }
 
-export function writeOptions(q: URLSearchParams): WriteOptions {
+/**
+ * The write options of a request. `optionsKind` names the options the reference validates (422
+ * Invalid `CreateOptions.meta.svc.io "" is invalid: fieldValidation: ...`, its sorted list of
+ * values with the empty one, which means Warn); a bad dryRun is 400 (issue 5's decision).
+ */
+export function writeOptions(q: URLSearchParams, optionsKind?: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): WriteOptions {
   const dry = q.getAll('dryRun');
   for (const d of dry) {
     if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
   }
-  const fv = q.get('fieldValidation') ?? 'Warn';
+  const fv = q.get('fieldValidation') || 'Warn';
   if (!(FIELD_VALIDATION as readonly string[]).includes(fv)) {
+    if (optionsKind) throw invalid(optionsKind, 'meta.svc.io', '', [notSupported('fieldValidation', fv, ['', 'Ignore', 'Strict', 'Warn'])]);
     throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Warn", "Strict"`);
   }
   return { dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
@@ -281,8 +296,10 @@ export class ResourceHandler {
       }
       case 'create': {
         if (sub !== '' || info.name !== '') throw methodNotAllowed();
-        const w = writeOptions(q);
-        const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema);
+        const w = writeOptions(q, 'CreateOptions');
+        const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema).catch(unparsed(def.kind));
+        // A body that is JSON but no object: the reference's summary quotes it as sent.
+        if (body.text !== undefined && body.value !== null && !isObject(body.value)) throw unrecognized(def.kind, body.value, body.text);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
@@ -292,8 +309,10 @@ export class ResourceHandler {
         return replyEncoded(codec.object({ obj }, ctx), { ...base, status: 201, warnings: w.warnings });
       }
       case 'update': {
-        const w = writeOptions(q);
-        const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema);
+        const w = writeOptions(q, 'UpdateOptions');
+        const body = await decodeBody(req, bodyIn(['json', 'yaml', 'protobuf', 'cbor']), def.schema).catch(unparsed(def.kind));
+        // A body that is JSON but no object: the reference's summary quotes it as sent.
+        if (body.text !== undefined && body.value !== null && !isObject(body.value)) throw unrecognized(def.kind, body.value, body.text);
         w.duplicates = body.duplicates;
         w.fieldManager = fieldManager(q, req);
         w.user = requestUser(req);
@@ -310,17 +329,16 @@ export class ResourceHandler {
       }
       case 'patch': {
         if (sub !== '' && sub !== 'status' && !statusLike) throw methodNotAllowed();
-        const w = writeOptions(q);
-        const body = await decodeBody(
-          req,
-          // Custom resources have no patch strategies: strategic merge patch is 415 for them, as the reference.
-          bodyIn(
-            def.custom
-              ? ['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor']
-              : ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
-          ),
-          def.schema,
+        const w = writeOptions(q, 'PatchOptions');
+        // Custom resources have no patch strategies: strategic merge patch is 415 for them, as the reference.
+        const patchBody = bodyIn(
+          def.custom
+            ? ['json-patch', 'merge-patch', 'apply-patch', 'apply-patch-cbor']
+            : ['json-patch', 'merge-patch', 'strategic-merge-patch', 'apply-patch', 'apply-patch-cbor'],
         );
+        const body = await decodeBody(req, patchBody, def.schema).catch((e) => {
+          throw e instanceof BodySyntaxError ? patchSyntaxError(patchBody.type, w.fieldValidation, e) : e;
+        });
         // apply-patch+cbor is server-side apply with a CBOR body; there is no other CBOR patch type.
         const patchType = (body.type === 'apply-patch-cbor' ? 'apply-patch' : body.type) as PatchType;
         w.duplicates = body.duplicates;
@@ -329,8 +347,9 @@ export class ResourceHandler {
         w.user = requestUser(req);
         w.auditAnnotations = requestAnnotations(req);
         const force = queryBool(q, 'force');
-        if (force !== undefined && patchType !== 'apply-patch')
-          throw badRequest('force: Forbidden: may not be specified for non-apply patch');
+        if (force !== undefined && patchType !== 'apply-patch') {
+          throw invalid('PatchOptions', 'meta.svc.io', '', [forbiddenField('force', 'may not be specified for non-apply patch')]);
+        }
         const codec = respond(false);
         const r = await store.patch(info.namespace, info.name, patchType, body.value, w, sub, force === true);
         return replyEncoded(codec.object({ obj: r.obj }, ctx), { ...base, status: r.created ? 201 : 200, warnings: w.warnings });

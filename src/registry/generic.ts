@@ -29,7 +29,8 @@ import {
   tooLargeResourceVersion,
 } from '../api/status';
 import type { UserInfo } from '../api/user';
-import { type FieldError, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { type FieldError, invalidValue, validateObjectMeta, validateObjectMetaUpdate } from '../api/validation';
+import { YAML_DUPLICATES } from '../codec/json-media';
 import type { StoredObject } from '../codec/media';
 import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
@@ -48,7 +49,15 @@ import {
   fieldPE,
   recordUpdate,
 } from './apply';
-import { goJsonType, restoreError, smpConversionError, unrecognized } from './decode-errors';
+import {
+  goJsonType,
+  goUnmarshalError,
+  patchedJsonError,
+  restoreError,
+  smpConversionError,
+  typeMetaMismatch,
+  unrecognized,
+} from './decode-errors';
 import {
   checkDeleteOptions,
   checkPreconditions,
@@ -360,24 +369,52 @@ export class ResourceStore {
 
   // ---- writes -------------------------------------------------------------------------
 
-  /** Schema pass over a decoded body: types (fatal 400), unknown fields (per fieldValidation), defaults. */
-  admit(obj: Obj, w: WriteOptions, smpPatch?: unknown, defaults = true): void {
+  /**
+   * Schema pass over a decoded body: types (fatal), unknown fields (per fieldValidation),
+   * defaults. The errors are worded as the reference's: a body's as its decoder's (400 `... cannot
+   * be handled as a ...`), a patch's result's as its patch handler's (422 on the field `patch`,
+   * showing the patch map (strategic merge patch) or the patched JSON (JSON and merge patches);
+   * `patch.json` recomputes that JSON, the object here being pruned by then).
+   */
+  admit(obj: Obj, w: WriteOptions, patch?: { smp: unknown } | { json: () => unknown }, defaults = true): void {
     this.def.strategy.decode?.(obj);
     const r = this.schemas.normalize(this.def.schema, obj, { prune: true, defaults });
+    const patchError = (why: string) =>
+      patch && 'smp' in patch ? smpConversionError(patch.smp, why) : patch ? patchedJsonError(patch.json(), why) : undefined;
     // Custom resources: a wrong type is a validation error (422, from the kind's strategy), as the reference.
     if (r.typeErrors.length > 0 && !this.def.custom) {
-      const t = r.typeErrors[0] as { field: string; expected: string; got: string };
-      // A strategic merge patch's result is converted to the typed object from its map, whose
-      // errors the reference answers as 422 on the field `patch` (applyPatchToObject).
-      const restore = smpPatch !== undefined ? restoreError(t.expected, t.got) : undefined;
-      if (restore) throw smpConversionError(smpPatch, restore);
-      throw badRequest(
-        `${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`,
-      );
+      const t = r.typeErrors[0]!;
+      // A strategic merge patch's result is converted to the typed object from its map
+      // (applyPatchToObject's converter errors); JSON and merge patches' results are decoded.
+      if (patch && 'smp' in patch) {
+        const restore = restoreError(t.expected, t.got, t);
+        if (restore) throw smpConversionError(patch.smp, restore);
+      } else if (patch) throw patchError(goUnmarshalError(t));
+      throw badRequest(`${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${goUnmarshalError(t)}`);
     }
-    const problems = [...(w.duplicates ?? []).map((f) => `duplicate field "${f}"`), ...r.unknown.map((f) => `unknown field "${f}"`)];
+    // JSON duplicates and unknown fields, then a YAML body's duplicate keys (the reference's YAML
+    // serializer adds its strict YAML error after the decoder's).
+    const dups = w.duplicates ?? [];
+    const yamlDups = dups.filter((f) => f.startsWith(YAML_DUPLICATES));
+    const problems = [
+      ...dups.filter((f) => !f.startsWith(YAML_DUPLICATES)).map((f) => `duplicate field "${f}"`),
+      ...r.unknown.map((f) => `unknown field "${f}"`),
+      ...yamlDups,
+    ];
     if (problems.length > 0 && w.fieldValidation !== 'Ignore') {
-      if (w.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+      if (w.fieldValidation === 'Strict') {
+        const why = `strict decoding error: ${problems.join(', ')}`;
+        // An apply patch's own strict errors are not the reference's (its YAML decoder's and the
+        // structured merge's); they keep the decoder's words.
+        if (w.patch && !patch) {
+          // The apply patcher's strict YAML decoding (into a map: duplicates only).
+          if (yamlDups.length > 0) throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${yamlDups[0]}`);
+          throw badRequest(why);
+        }
+        throw (
+          patchError(why) ?? badRequest(`${this.def.kind} in version "${this.def.version}" cannot be handled as a ${this.def.kind}: ${why}`)
+        );
+      }
       w.warnings.push(...problems);
     }
   }
@@ -392,12 +429,32 @@ export class ResourceStore {
     // A custom kind's patched or re-sent object may carry its storage version.
     const stored = this.def.storageVersion ? apiVersionOf({ group: this.def.group, version: this.def.storageVersion }) : want;
     if (
+      !this.def.custom &&
+      (typeof obj.apiVersion === 'string' || obj.apiVersion === undefined) &&
+      (typeof obj.kind === 'string' || obj.kind === undefined)
+    ) {
+      const parts = this.def.schema.split('.');
+      const pkg = parts[parts.length - 3] ?? '';
+      const why = typeMetaMismatch(
+        { apiVersion: want, kind: this.def.kind, pkg },
+        obj.apiVersion ?? want,
+        obj.kind ?? this.def.kind,
+        this.schemas,
+      );
+      if (why) throw badRequest(why);
+    }
+    if (
       obj.apiVersion !== undefined &&
       (typeof obj.apiVersion !== 'string' || (svcApiVersion(obj.apiVersion) !== want && obj.apiVersion !== stored))
     ) {
       throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${want})`);
     }
     if (obj.kind !== undefined && obj.kind !== this.def.kind) {
+      // A custom resource decodes whatever its kind; the reference's customResourceValidator refuses it.
+      if (this.def.custom) {
+        const name = isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : '';
+        throw invalid(this.def.kind, this.def.group, name, [invalidValue('kind', obj.kind, `must be ${this.def.kind}`)]);
+      }
       throw badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${this.def.kind})`);
     }
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
@@ -517,9 +574,8 @@ export class ResourceStore {
       decode: (o) => {
         this.def.strategy.decode?.(o);
         const r = this.schemas.normalize(this.def.schema, o, { prune: true, defaults: true });
-        const t = r.typeErrors[0] as { field: string; expected: string; got: string } | undefined;
-        if (t && !this.def.custom)
-          throw badRequest(`json: cannot unmarshal ${t.got} into Go struct field ${t.field} of type ${t.expected}`);
+        const t = r.typeErrors[0];
+        if (t && !this.def.custom) throw badRequest(goUnmarshalError(t));
       },
     };
   }
@@ -584,7 +640,18 @@ export class ResourceStore {
         // Issue 5 asks for 400 here; the reference's text is kept (the reference answers 422 Invalid PatchOptions).
         throw badRequest('PatchOptions.meta.svc.io "" is invalid: fieldManager: Required value: is required for apply patch');
       }
-      if (!isObject(body)) throw badRequest('error decoding YAML: the apply patch must be an object');
+      if (body === null) body = {};
+      if (!isObject(body)) {
+        throw badRequest(
+          `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${goJsonType(body)} into Go value of type map[string]interface {}`,
+        );
+      }
+      // The reference's field manager takes only its own group, version and kind (versionCheckManager).
+      const { apiVersion, kind } = body;
+      if (typeof apiVersion !== 'string' || svcApiVersion(apiVersion) !== apiVersionOf(this.def) || kind !== this.def.kind) {
+        const gv = typeof apiVersion === 'string' ? apiVersion : '';
+        throw badRequest(`invalid object type: ${gv.includes('/') ? gv : `/${gv}`}, Kind=${typeof kind === 'string' ? kind : ''}`);
+      }
       checkApplyManagedFields(body);
       const applied = this.checkTypeMeta(clone(body));
       // The applied configuration as its manager wrote it: defaults are not the manager's fields
@@ -624,7 +691,9 @@ export class ResourceStore {
         throw e;
       }
       const input = this.checkTypeMeta(patched);
-      this.admit(input, { ...w, warnings: w.warnings }, type === 'strategic-merge-patch' ? body : undefined);
+      const again = () =>
+        applyPatch(PATCH_MEDIA[type], cur, body, { fieldValidation: w.fieldValidation, schemas: this.schemas, defName: this.def.schema });
+      this.admit(input, { ...w, warnings: w.warnings }, type === 'strategic-merge-patch' ? { smp: body } : { json: again });
       if (input.metadata.name !== name)
         throw badRequest(`the name of the object (${input.metadata.name ?? ''}) does not match the name on the URL (${name})`);
       const rv = input.metadata.resourceVersion;

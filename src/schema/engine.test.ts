@@ -238,11 +238,26 @@ describe('type errors', () => {
     test(c.name, () => {
       const obj = structuredClone(c.obj);
       const r = norm(c.def, obj);
-      expect(r.typeErrors).toEqual(c.errors);
+      expect(r.typeErrors.map(({ field, expected, got }) => ({ field, expected, got }))).toEqual(c.errors);
       expect(r.unknown).toEqual([]);
       expect(obj).toEqual(c.obj); // bad values are reported, never changed
     });
   }
+
+  test("Go's decoder context: innermost struct, struct fields from the top (no indexes, no map keys), Go type", () => {
+    const go = (obj: Any) => norm(POD, obj).typeErrors.map(({ goField, goType, goValue }) => ({ goField, goType, goValue }));
+    expect(go({ spec: { containers: [{ name: 'c', image: 5 }] } })).toEqual([
+      { goField: 'Container.spec.containers.image', goType: 'string', goValue: 'number' },
+    ]);
+    expect(go({ metadata: { labels: { a: 1 } } })).toEqual([
+      { goField: 'ObjectMeta.metadata.labels', goType: 'string', goValue: 'number' },
+    ]);
+    expect(go({ spec: { containers: 'c' } })).toEqual([
+      { goField: 'PodSpec.spec.containers', goType: '[]v1.Container', goValue: 'string' },
+    ]);
+    expect(go({ spec: { priority: 1.5 } })).toEqual([{ goField: 'PodSpec.spec.priority', goType: 'int32', goValue: 'number 1.5' }]);
+    expect(go({ metadata: [] })).toEqual([{ goField: 'Pod.metadata', goType: 'v1.ObjectMeta', goValue: 'array' }]);
+  });
 
   test('a null root is a type error; nothing throws', () => {
     expect(norm(POD, null).typeErrors).toEqual([{ field: '', expected: 'object', got: 'null' }]);

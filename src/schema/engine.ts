@@ -18,6 +18,18 @@ export interface TypeErrorInfo {
   expected: string;
   /** The JSON type found: 'string' | 'number' | 'bool' | 'object' | 'array' | 'null'. */
   got: string;
+  /**
+   * As Go's decoder names the field, where the reference's type is known: the innermost struct
+   * with the path of struct fields from the top (no map keys, no indexes):
+   * `Container.spec.containers.image`, `ConfigMap.data`.
+   */
+  goField?: string;
+  /** Go's name of the field's type (`string`, `int32`, `map[string]string`, `[]v1.Container`, `v1.ObjectMeta`). */
+  goType?: string;
+  /** The found value as Go's decoder names it (`number 1.5` for an integer field). */
+  goValue?: string;
+  /** The number found, when it is one (whether it is integral decides Go's conversions). */
+  number?: number;
 }
 
 export interface NormalizeOptions {
@@ -79,6 +91,37 @@ interface Node {
   keep: boolean;
   /** The definition's conditional defaulting (defaulters.ts), run after its static defaults. */
   fn: ((o: JsonObject) => void) | null;
+  /** A named struct's Go type (`v1.ObjectMeta`), from its definition's name, and its bare name (`ObjectMeta`). */
+  goName?: string;
+  goShort?: string;
+}
+
+/** A node's Go type as the reference's decoder prints it; undefined for types with their own decoding. */
+function goTypeOf(n: Node): string | undefined {
+  switch (n.k) {
+    case K.String:
+      return 'string';
+    case K.Int32:
+      return 'int32';
+    case K.Integer:
+      return 'int64';
+    case K.Number:
+      return 'float64';
+    case K.Boolean:
+      return 'bool';
+    case K.Struct:
+      return n.goName;
+    case K.Map: {
+      const e = n.elem ? goTypeOf(n.elem) : undefined;
+      return e === undefined ? undefined : `map[string]${e}`;
+    }
+    case K.Array: {
+      const e = n.elem ? goTypeOf(n.elem) : undefined;
+      return e === undefined ? undefined : `[]${e}`;
+    }
+    default:
+      return undefined;
+  }
 }
 
 const INT32_MIN = -2147483648;
@@ -148,6 +191,8 @@ export class SchemaSet {
   private path: (string | number)[] = [];
   private unknown: string[] = [];
   private typeErrors: TypeErrorInfo[] = [];
+  /** The node the walk started from (Go's error context is recomputed from it, on errors only). */
+  private root: Node | null = null;
   private prune = false;
   private defaults = false;
 
@@ -243,6 +288,7 @@ export class SchemaSet {
     this.unknown = unknown;
     this.typeErrors = typeErrors;
     this.path.length = 0;
+    this.root = n;
     if (value === null) typeErrors.push({ field: '', expected: EXPECTED[n.k]!, got: 'null' });
     else this.visit(n, value);
     this.unknown = [];
@@ -263,7 +309,14 @@ export class SchemaSet {
     n = { k: K.Any, props: null, defNames: null, defValues: null, elem: null, keep: false, fn: null };
     this.nodes.set(name, n);
     if (def.type === 'ref') Object.assign(n, this.node(def.ref));
-    else this.fill(n, def);
+    else {
+      this.fill(n, def);
+      const parts = name.split('.');
+      if (n.k === K.Struct && parts.length >= 2) {
+        n.goShort = parts[parts.length - 1]!;
+        n.goName = `${parts[parts.length - 2]}.${n.goShort}`;
+      }
+    }
     return n;
   }
 
@@ -357,7 +410,43 @@ export class SchemaSet {
   }
 
   private typeError(n: Node, v: unknown, expected?: string): void {
-    this.typeErrors.push({ field: this.pathString(), expected: expected ?? EXPECTED[n.k]!, got: jsonType(v) });
+    this.typeErrors.push({ field: this.pathString(), expected: expected ?? EXPECTED[n.k]!, got: jsonType(v), ...this.goContext(n, v) });
+  }
+
+  /** Go's words for a type error at the current field (none where the Go type is not known). */
+  private goContext(n: Node, v: unknown, last?: string): Pick<TypeErrorInfo, 'goField' | 'goType' | 'goValue' | 'number'> {
+    const goType = goTypeOf(n);
+    const field = this.goField(last);
+    if (field === undefined || goType === undefined) return {};
+    const integer = n.k === K.Int32 || n.k === K.Integer;
+    return {
+      goField: field,
+      goType,
+      goValue: integer && typeof v === 'number' ? `number ${v}` : jsonType(v),
+      ...(typeof v === 'number' ? { number: v } : {}),
+    };
+  }
+
+  /**
+   * Go's decoder context at the current path (plus `last`): the innermost named struct a field
+   * was found in, and the struct fields from the top (map keys and indexes are not part of it):
+   * `Container.spec.containers.image`. Walks the nodes again, so the walk itself keeps nothing.
+   */
+  private goField(last?: string): string | undefined {
+    let n = this.root;
+    let struct: string | undefined;
+    const fields: string[] = [];
+    const segs = last === undefined ? this.path : [...this.path, last];
+    for (const seg of segs) {
+      if (n === null) return undefined;
+      const prop = typeof seg === 'string' && n.k === K.Struct ? n.props?.[seg] : undefined;
+      if (prop !== undefined) {
+        struct = n.goShort;
+        fields.push(seg as string);
+        n = prop;
+      } else n = n.elem;
+    }
+    return struct === undefined ? undefined : `${struct}.${fields.join('.')}`;
   }
 
   /** `v` is not null. */
@@ -476,7 +565,7 @@ export class SchemaSet {
         const v = o[key];
         if (typeof v === 'string') continue;
         if (v === null) o[key] = '';
-        else this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v) });
+        else this.typeErrors.push({ field: this.pathString(key), expected: 'string', got: jsonType(v), ...this.goContext(elem, v, key) });
       }
       return;
     }
