@@ -105,7 +105,7 @@ try {
       for (const paced of [true, false]) {
         const us = await measure(clients[name] as () => Promise<unknown>, paced);
         const key = `${name} ${paced ? `paced ${RATE}/s` : '16 in flight'}`;
-        (results[key] ??= []).push(us);
+        results[key] = [...(results[key] ?? []), us];
         console.log(`  round ${round} ${key}: ${us.toFixed(1)} us CPU/call`);
       }
   }
