@@ -18,6 +18,7 @@ import { decodeStored } from '../codec/stored';
 import type { ApiRegistry } from '../registry/api-registry';
 import { FOREGROUND, ORPHAN } from '../registry/deletion';
 import type { ResourceStore } from '../registry/generic';
+import { keyPrefix } from '../registry/kind';
 import type { CacheEvent } from '../watch/events';
 
 /** What the collector needs of an object's metadata (not the object: the graph holds every object of every kind). */
@@ -97,6 +98,9 @@ function plainChange(e: CacheEvent): boolean {
 /** Queue entries processed between two turns of the event loop. */
 const DRAIN_SLICE = 1000;
 
+/** Whether a store's values are converted when read (a kind served in another form than stored). */
+const converts = (s: ResourceStore) => s.def.storedAs !== undefined || s.def.convertedBy !== undefined;
+
 export class GarbageCollector {
   /** Live objects by uid. */
   private readonly live = new Map<string, Node>();
@@ -108,6 +112,8 @@ export class GarbageCollector {
   private stopped = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly watched = new Set<ResourceStore>();
+  /** The store followed for each key prefix: the objects of a kind served in several forms are followed once. */
+  private readonly byPrefix = new Map<string, ResourceStore>();
 
   constructor(
     private readonly api: ApiRegistry,
@@ -115,7 +121,11 @@ export class GarbageCollector {
   ) {}
 
   async start(): Promise<void> {
-    for (const store of [...this.api.stores]) await this.watchStore(store);
+    // Forms read without conversion first: a kind served in another form too (events.k8s.io
+    // Events stored as core Events, every version of a custom resource) is followed through the
+    // plain one, not converted once more for each form.
+    const plainFirst = [...this.api.stores].sort((a, b) => Number(converts(a)) - Number(converts(b)));
+    for (const store of plainFirst) await this.watchStore(store);
     this.synced = true;
     // Every dependent and every object being deleted is suspect once after a (re)start: owners
     // may have gone while the server was down. (Nothing else has anything to do: process() returns
@@ -137,6 +147,9 @@ export class GarbageCollector {
   /** Follows a kind's objects (every built-in kind at start; a custom kind when it is served). */
   async watchStore(store: ResourceStore): Promise<void> {
     if (this.watched.has(store) || this.stopped) return;
+    const prefix = keyPrefix(store.def);
+    if (this.byPrefix.has(prefix)) return;
+    this.byPrefix.set(prefix, store);
     this.watched.add(store);
     const cache = store.watchCache();
     await cache.start();
@@ -157,6 +170,11 @@ export class GarbageCollector {
         this.kick();
       }
       this.watched.delete(store);
+      if (this.byPrefix.get(prefix) === store) this.byPrefix.delete(prefix);
+      // The watch ended: the cache relisted (followed again), or the form stopped being served (a
+      // custom resource version removed: another form of the same objects, if any, takes over).
+      const next = this.api.stores.includes(store) ? store : this.api.stores.find((s) => keyPrefix(s.def) === prefix);
+      if (next && !this.stopped) setTimeout(() => void this.watchStore(next), 100).unref();
     })();
   }
 
