@@ -452,6 +452,10 @@ export function compare(t: Typer, schema: Schema, lhs: Json, rhs: Json): Compari
           if (ro && rc === undefined) rc = skel[key];
         }
         if (lc === undefined && rc === undefined) continue;
+        // Near the root, an unchanged branch (a status update's spec and metadata) is skipped
+        // whole: equal values add nothing to any set, and deepEqual is cheaper than the walk.
+        // Deeper down the walk itself finds the differences (no quadratic re-comparison).
+        if (path.length < 2 && lc !== undefined && rc !== undefined && deepEqual(lc, rc)) continue;
         path.push(fieldPE(key));
         walk(t.memberSchema(n, key), lc, rc, path);
         path.pop();
