@@ -7,8 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, readKubeconfig, type Target, TokenBucket } from './client';
-import { buildReport, type Report, renderHtml } from './report';
 import { type Outcome, RunPublisher } from './publish';
+import { buildReport, type Report, renderHtml } from './report';
 import { runScenario } from './run';
 import { builtin, parseScenario, type Scenario, ScenarioError } from './scenario';
 import { type ChildServer, metricsSampler, procSampler, startChild } from './target';
@@ -174,8 +174,7 @@ export async function main(argv: string[]): Promise<number> {
     .slice(0, 63);
   const client = new Client(target, new TokenBucket(Number(one('qps') ?? 100), Number(one('burst') ?? 200)));
   // The dashboard of the server under test shows the run (a child server goes at the end: not it).
-  const publisher =
-    kubeconfig && !flags.has('no-publish') ? await RunPublisher.open(client, runId, sc.name, (l) => log(l)) : undefined;
+  const publisher = kubeconfig && !flags.has('no-publish') ? await RunPublisher.open(client, runId, sc.name, (l) => log(l)) : undefined;
   if (publisher)
     for (const sig of ['SIGINT', 'SIGTERM'] as const)
       process.once(sig, () => {
