@@ -5,7 +5,7 @@ import { observeApi } from '../query';
 import { card, type Page, status } from './common';
 
 /** The live charts of a run: each plots the figures it names that the run has. */
-const CHARTS: { title: string; figures: string[]; unit?: string }[] = [
+const CHARTS: { title: string; figures: string[] }[] = [
   { title: 'Requests per second', figures: ['requests/s'] },
   { title: 'API latency (ms)', figures: ['API p50 ms', 'API p99 ms'] },
   { title: 'Pods', figures: ['pods created', 'pods ready'] },
@@ -61,15 +61,17 @@ export const loadRunsPage: Page = (root) => {
         );
         if (shown?.id !== run.id) {
           dropCharts();
-          const made = CHARTS.map((c) => ({ ...c, figures: c.figures.filter((f) => f in run.figures) }))
+          shown = { id: run.id, charts: [], last: '' };
+        }
+        // The charts come with the run's first figures (its first update has none yet).
+        if (shown.charts.length === 0)
+          shown.charts = CHARTS.map((c) => ({ title: c.title, figures: c.figures.filter((f) => f in run.figures) }))
             .filter((c) => c.figures.length > 0)
             .map((c) => {
               const el = h('div', { class: 'chart' });
               charts.append(el);
               return { chart: new LiveChart(el, c.title, c.figures), figures: c.figures };
             });
-          shown = { id: run.id, charts: made, last: '' };
-        }
         // A point per new set of figures (the harness publishes every 2 s at most).
         const key = JSON.stringify(run.figures);
         if (key !== shown.last) {
