@@ -174,7 +174,11 @@ export async function main(argv: string[]): Promise<number> {
     .slice(0, 63);
   const client = new Client(target, new TokenBucket(Number(one('qps') ?? 100), Number(one('burst') ?? 200)));
   // The dashboard of the server under test shows the run (a child server goes at the end: not it).
-  const publisher = kubeconfig && !flags.has('no-publish') ? await RunPublisher.open(client, runId, sc.name, (l) => log(l)) : undefined;
+  // Its own client: its calls are not the run's (not in the report, not held by --qps).
+  const publisher =
+    kubeconfig && !flags.has('no-publish')
+      ? await RunPublisher.open(new Client(target, new TokenBucket(0, 0)), runId, sc.name, (l) => log(l))
+      : undefined;
   if (publisher)
     for (const sig of ['SIGINT', 'SIGTERM'] as const)
       process.once(sig, () => {
