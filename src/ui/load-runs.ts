@@ -37,7 +37,6 @@ export interface LoadRuns {
   past(): LoadRunReport[];
 }
 
-
 /** Must match src/load/publish.ts (the harness does not import the server, nor the server it). */
 const RUN_LABEL = 'load.svc.io/run';
 const RUN_NAMESPACE = 'kube-system';
