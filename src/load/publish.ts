@@ -38,7 +38,7 @@ export class RunPublisher {
   private readonly name: string;
   private failed = false;
   private logged = false;
-  private last = 0;
+  private last = Number.NEGATIVE_INFINITY;
   private pending: Promise<void> = Promise.resolve();
 
   constructor(
