@@ -104,6 +104,16 @@ test('--no-publish: no ConfigMap', async () => {
   expect((await loadRuns()).past.map((r) => r.scenario)).not.toContain('tiny');
 }, 20_000);
 
+test('a failed phase: the run is published as failed, with its summary', async () => {
+  const file = path.join(tmp, 'fails.yaml');
+  fs.writeFileSync(file, 'name: fails\nnodes: 0\nphases:\n- name: never-ready\n  wait: { podsReady: 1, timeout: 1 }\n');
+  const p = load([file, `--kubeconfig=${srv.kubeconfig}`, `--out=${path.join(tmp, 'f')}`]);
+  expect(await p.exited, await new Response(p.stderr).text()).toBe(1);
+  const run = (await loadRuns()).past[0]!;
+  expect(run).toMatchObject({ scenario: 'fails', outcome: 'failed' });
+  expect(run.summary['failed phases']).toBe(1);
+}, 20_000);
+
 needs('chromium').test(
   'the load runs page shows the past run, then a running one with its progress and live charts, with no console error',
   async () => {
@@ -143,8 +153,8 @@ needs('chromium').test(
       await page.waitForFunction(`document.querySelectorAll('.charts .uplot').length >= 2`, { timeout: 10_000 });
       expect(await page.$eval('[data-figure="running-progress"]', (e) => e.textContent ?? '')).toMatch(/^\d+ %$/);
       expect(await p.exited, await new Response(p.stderr).text()).toBe(0);
-      await page.waitForFunction(`document.querySelectorAll('#past-runs tbody tr').length === 2`, { timeout: 5000 });
-      expect(await page.$$eval('#past-runs tbody tr', (rows) => rows.length)).toBe(2);
+      await page.waitForFunction(`document.querySelectorAll('#past-runs tbody tr').length === 3`, { timeout: 5000 });
+      expect(await page.$$eval('#past-runs tbody tr', (rows) => rows.length)).toBe(3);
       expect(await page.$$eval('.charts .uplot', (c) => c.length)).toBe(0);
     } finally {
       await browser.close();
