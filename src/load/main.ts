@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, readKubeconfig, type Target, TokenBucket } from './client';
+import { type Outcome, RunPublisher } from './publish';
 import { buildReport, type Report, renderHtml } from './report';
 import { runScenario } from './run';
 import { builtin, parseScenario, type Scenario, ScenarioError } from './scenario';
@@ -31,6 +32,8 @@ Target:
                       deletes its namespaces (load-<i>) at the end unless --keep-objects
   --keep-data         keep the child server's data dir
   --keep-objects      with --kubeconfig: leave the run's namespaces, leases and CRDs on the cluster
+  --no-publish        with --kubeconfig on this server: do not show the run on its dashboard (by default
+                      the run's progress, figures and outcome go to ConfigMap kube-system/load-run-<id>)
 Node lease traffic (any scenario, any target; independent of simulated nodes):
   --leases=N          N Leases kube-node-lease/load-node-<i> renewed (PUT) in the background all run long,
   --lease-interval=10 every so many seconds, as kubelets renew theirs (each lease stands for a kubelet
@@ -85,6 +88,7 @@ const OTHER_FLAGS = [
   'help',
   'keep-data',
   'keep-objects',
+  'no-publish',
 ];
 
 export async function main(argv: string[]): Promise<number> {
@@ -169,9 +173,21 @@ export async function main(argv: string[]): Promise<number> {
     .toLowerCase()
     .slice(0, 63);
   const client = new Client(target, new TokenBucket(Number(one('qps') ?? 100), Number(one('burst') ?? 200)));
+  // The dashboard of the server under test shows the run (a child server goes at the end: not it).
+  // Its own client: its calls are not the run's (not in the report, not held by --qps).
+  const publisher =
+    kubeconfig && !flags.has('no-publish')
+      ? await RunPublisher.open(new Client(target, new TokenBucket(0, 0)), runId, sc.name, (l) => log(l))
+      : undefined;
+  if (publisher)
+    for (const sig of ['SIGINT', 'SIGTERM'] as const)
+      process.once(sig, () => {
+        void publisher.finish('stopped', {}).finally(() => process.exit(130));
+      });
   let report: Report;
   try {
     const res = await runScenario(sc, {
+      onSample: publisher ? (progress, figures) => publisher.update(progress, figures) : undefined,
       client,
       runId,
       sampleProc: child ? procSampler(child.pid) : metricsSampler(target),
@@ -182,8 +198,28 @@ export async function main(argv: string[]): Promise<number> {
       inflight: Number(one('inflight') ?? 100),
     });
     report = buildReport(sc.name, targetName, client, res);
+  } catch (e) {
+    await publisher?.finish('failed', {});
+    throw e;
   } finally {
     await child?.stop();
+  }
+  if (publisher) {
+    const failedPhase = report.phases.some((p) => p.error !== undefined);
+    const outcome: Outcome = report.slo.ok && !failedPhase ? 'passed' : 'failed';
+    const e2e = report.PodStartupLatency.dataItems.find((d) => d.labels.Metric === 'pod_startup')?.data;
+    await publisher.finish(outcome, {
+      'duration s': report.durationMs / 1000,
+      requests: report.requests.total,
+      'requests throttled': report.requests.throttled,
+      'request errors': report.requests.errors,
+      'API p99 ms (max)': Math.max(0, ...report.APIResponsivenessPrometheus.dataItems.map((d) => d.data.Perc99)),
+      pods: report.pods,
+      'pod startup p50 ms': report.pods > 0 ? e2e?.Perc50 : undefined,
+      'pod startup p99 ms': report.pods > 0 ? e2e?.Perc99 : undefined,
+      'SLO violations': report.slo.violations.length,
+      'failed phases': report.phases.filter((p) => p.error !== undefined).length,
+    });
   }
   const out = one('out') ?? `load-${sc.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   fs.mkdirSync(out, { recursive: true });

@@ -45,6 +45,8 @@ export interface RunOptions {
   log: (line: string, transient?: boolean) => void;
   /** at most this many requests in flight from creates/deletes */
   inflight: number;
+  /** each sample (about every second), with the run's progress (0..1): the dashboard's live figures */
+  onSample?: (progress: number, figures: Record<string, number | undefined>) => void;
 }
 
 /** Run `n` tasks at `qps` per second (0: no pacing) with at most `inflight` running. */
@@ -82,6 +84,8 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
   const customResources: Record<string, number> = {};
   const leaseTraffic: LeaseTraffic[] = [];
   let current = { name: 'setup', done: 0, total: 0, start: client.now() };
+  /** phases finished, for the progress the dashboard shows */
+  let phasesDone = 0;
   let lastSample = 0;
   let lastT = client.now();
   let lastCpu = process.cpuUsage();
@@ -109,6 +113,18 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       rss: p?.rss,
     });
     lastT = now;
+    const s = series.at(-1)!;
+    const inPhase = current.total > 0 ? Math.min(1, current.done / current.total) : 0;
+    o.onSample?.(sc.phases.length > 0 ? Math.min(1, (phasesDone + inPhase) / sc.phases.length) : 1, {
+      'requests/s': s.requests,
+      'API p50 ms': s.p50,
+      'API p99 ms': s.p99,
+      'pods created': tracker.pods.size,
+      'pods ready': s.podsReady,
+      'server CPU %': s.cpu === undefined ? undefined : s.cpu * 100,
+      'server RSS MiB': s.rss === undefined ? undefined : s.rss / 2 ** 20,
+      'harness CPU %': s.harnessCpu * 100,
+    });
     const el = (now - current.start) / 1000;
     const rate = el > 0 ? current.done / el : 0;
     const eta = rate > 0 && current.total > current.done ? ` eta ${Math.ceil((current.total - current.done) / rate)}s` : '';
@@ -421,6 +437,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       try {
         const objects = await runPhase(ph);
         phases.push({ name: ph.name, startMs: Math.round(startMs), endMs: Math.round(client.now()), objects });
+        phasesDone++;
         o.log(`phase ${ph.name}: done in ${((client.now() - startMs) / 1000).toFixed(1)}s (${objects} objects)`);
       } catch (e) {
         const error = (e as Error).message;

@@ -26,7 +26,7 @@ import type { Metrics } from '../http/metrics';
 import type { ApiRegistry } from '../registry/api-registry';
 import { asBearer, CLEAR_COOKIE, checkLogin, cookieToken, sameOrigin, setCookie } from './access';
 import { type Asset, ClientBundle } from './bundle';
-import { type LoadRuns, NO_LOAD_RUNS } from './load-runs';
+import { cachedLoadRuns, type LoadRuns } from './load-runs';
 import { getObject, listObjects, UiError, watchObjects } from './objects';
 import { loginPage, SECURITY_HEADERS, SHELL } from './pages';
 import { kinds, nodes, overview, priorityAndFairness, requests, type SourceDeps, type StoreView, watches } from './sources';
@@ -41,7 +41,7 @@ export interface UiDeps {
   authz: Authorizer;
   store: StoreView;
   version: Record<string, string>;
-  /** The load harness's runs (none until it exists; see load-runs.ts). */
+  /** The load harness's runs (default: those it published as ConfigMaps; see load-runs.ts). */
   loadRuns?: LoadRuns;
 }
 
@@ -72,7 +72,7 @@ export function createUi(d: UiDeps): Ui {
   // failed build is retried on request.
   bundle.get().catch(() => {});
   const src: SourceDeps = { api: d.api, metrics: d.metrics, apf: d.apf, store: d.store, version: d.version };
-  const runs = d.loadRuns ?? NO_LOAD_RUNS;
+  const runs = d.loadRuns ?? cachedLoadRuns(d.api);
   /** The objects pages' change streams now open (ended at shutdown). */
   const streams = new Set<{ end(reason: 'closed'): void }>();
   const sources: Record<string, () => unknown> = {
@@ -82,7 +82,10 @@ export function createUi(d: UiDeps): Ui {
     watches: () => watches(src),
     kinds: () => kinds(src),
     nodes: () => nodes(src),
-    loadruns: () => ({ running: runs.running() ?? null, past: runs.past() }),
+    loadruns: async () => {
+      await runs.ready?.();
+      return { running: runs.running() ?? null, past: runs.past() };
+    },
   };
 
   async function login(req: Request): Promise<Response> {
