@@ -201,6 +201,13 @@ export function parseDuration(s: string): number {
   return total;
 }
 
+/** A comma-separated flag value: its items, trimmed, empty ones left out. */
+const commaList = (v: string): string[] =>
+  v
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+
 function parseBool(v: string, what: string): boolean {
   if (v === 'true' || v === '') return true;
   if (v === 'false') return false;
@@ -522,10 +529,7 @@ const FLAGS: FlagDef[] = [
     default: '',
     help: 'Comma-separated common names the front proxy client certificate may have (published with --requestheader-client-ca-file; empty: any).',
     apply: (c, v) => {
-      c.requestheaderAllowedNames = v
-        .split(',')
-        .map((x) => x.trim())
-        .filter((x) => x !== '');
+      c.requestheaderAllowedNames = commaList(v);
     },
   },
   {
@@ -542,10 +546,7 @@ const FLAGS: FlagDef[] = [
     default: '',
     help: 'Comma-separated etcd client URLs (http:// or https://). Set: the store is etcd (several replicas may share it); unset: the embedded store in --data-dir.',
     apply: (c, v) => {
-      c.etcdServers = v
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean);
+      c.etcdServers = commaList(v);
     },
   },
   {

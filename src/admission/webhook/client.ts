@@ -14,7 +14,7 @@
  *   Post "https://...": tls: failed to verify certificate: x509: certificate signed by unknown authority
  */
 
-import { type Http1Answer, post1 } from './http1';
+import { type Http1Address, type Http1Answer, post1 } from './http1';
 
 /** A Service port resolved to an address that serves it. */
 export interface Endpoint {
@@ -35,18 +35,11 @@ export class CallError extends Error {
   }
 }
 
-export interface Target {
+export interface Target extends Http1Address {
   /** The URL as the reference shows it in errors (the service's DNS name). */
   display: string;
   /** The URL connected to. */
   url: string;
-  /** The address connected to, the path with the query, and the Host header (the name addressed). */
-  host: string;
-  port: number;
-  path: string;
-  hostHeader: string;
-  ca?: string;
-  serverName?: string;
 }
 
 /** Where a call goes, with `?timeout=`; throws an Error when a service cannot be resolved. */
@@ -112,12 +105,7 @@ export async function post(t: Target, body: string, timeoutMs: number): Promise<
   let res: Http1Answer;
   try {
     res = await post1({
-      host: t.host,
-      port: t.port,
-      path: t.path,
-      hostHeader: t.hostHeader,
-      ca: t.ca,
-      serverName: t.serverName,
+      ...t,
       body,
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, */*' },
       timeoutMs,

@@ -32,7 +32,8 @@ export interface Http1Answer {
   close: boolean;
 }
 
-export interface Http1Request {
+/** Where a request goes: the address connected to, the TLS roots and name checked, the Host header. */
+export interface Http1Address {
   host: string;
   port: number;
   /** Path and query. */
@@ -41,6 +42,9 @@ export interface Http1Request {
   hostHeader: string;
   ca?: string;
   serverName?: string;
+}
+
+export interface Http1Request extends Http1Address {
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
