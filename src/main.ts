@@ -110,6 +110,7 @@ async function main(argv: string[]): Promise<void> {
     slowFsync: backend.slowFsync,
     log,
   });
+  if (faults) admission.setOwnWriteFaults(faults.ownWrites);
   const authn = await createAuthentication(cfg, dataDir, api).catch((e) => fail('', e));
   const ui = cfg.enableUi
     ? createUi({

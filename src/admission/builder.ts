@@ -80,6 +80,19 @@ export class Admission {
   private policyStatus: PolicyStatusController | undefined;
   private resources: Resources | undefined;
 
+  private ownWritesPlugin: Plugin | undefined;
+  /** A plugin given after the chains are built: it sees every kind's writes from then on. */
+  private readonly ownWrites: Plugin = {
+    name: 'OwnWriteFaults',
+    handles: (g, r, s, op) => this.ownWritesPlugin?.handles(g, r, s, op) ?? false,
+    validate: (a) => this.ownWritesPlugin?.validate?.(a),
+  };
+
+  /** Fault injection into the server's own writes (src/faults): set once, after the registry is built. */
+  setOwnWriteFaults(p: Plugin): void {
+    this.ownWritesPlugin = p;
+  }
+
   constructor(private readonly d: AdmissionDeps) {
     this.conversions = new ConversionWebhooks((ns, name, port) => this.resolver(ns, name, port), d.log);
   }
@@ -244,6 +257,8 @@ export class Admission {
       },
       { plugin: new CertificateAdmission(this.d.authorizer), kinds: (def) => def.plural === 'certificatesigningrequests' },
       { plugin: new FaultInjectionAuthorization(this.d.authorizer), kinds: (def) => def.plural === 'faultinjections' },
+      // Faults injected into the server's own writes (src/faults), set once the faults exist.
+      { plugin: this.ownWrites, kinds: () => true },
       // MutatingAdmissionPolicy (the reference's order: ..., MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ...).
       { plugin: this.mutatingPolicy, kinds: () => true },
       { plugin: this.policy, kinds: () => true },

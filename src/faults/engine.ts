@@ -15,7 +15,7 @@
  *
  * With no FaultInjection `active` is false and the request path takes one branch.
  */
-import { flowSchemaMatches } from '../apf/classify';
+import { type CompiledFlowSchema, flowSchemaMatches } from '../apf/classify';
 import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { StatusError, tooManyRequests } from '../api/status';
 import type { UserInfo } from '../api/user';
@@ -120,6 +120,12 @@ function onlyNamespaces(f: CompiledFault): string[] | undefined {
   return [...out];
 }
 
+/** Whether a rule that names `user` itself (as a User or a ServiceAccount) matches the request. */
+function namedAndMatches(fs: CompiledFlowSchema, user: UserInfo, info: RequestInfo): boolean {
+  const rules = fs.rules.filter((r) => r.users.has(user.name) || r.accounts.has(user.name));
+  return rules.length > 0 && flowSchemaMatches({ ...fs, rules }, user, info);
+}
+
 const byName = (a: CompiledFault, b: CompiledFault) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export class FaultSet {
@@ -164,15 +170,19 @@ export class FaultSet {
     this.active = faults.length > 0;
   }
 
-  /** The injection for a request, or undefined when no fault fires. */
-  decide(user: UserInfo, info: RequestInfo, url: RequestUrl, now: () => number = Date.now): Injection | undefined {
+  /**
+   * The injection for a request, or undefined when no fault fires. `own`: a write of the
+   * server's own (a controller's, the scheduler's, a simulated kubelet's), matched only by rules
+   * that name its identity itself (a User or ServiceAccount subject, not a group or '*').
+   */
+  decide(user: UserInfo, info: RequestInfo, url: RequestUrl, now: () => number = Date.now, own = false): Injection | undefined {
     const scoped = info.isResourceRequest && info.namespace !== '' ? this.byNamespace.get(info.namespace) : undefined;
     if (this.general.length === 0 && scoped === undefined) return undefined;
     let inj: Injection | undefined;
     let at = 0;
     for (const list of scoped ? [this.general, scoped] : [this.general]) {
       for (const f of list) {
-        if (!flowSchemaMatches(f.match, user, info)) continue;
+        if (own ? !namedAndMatches(f.match, user, info) : !flowSchemaMatches(f.match, user, info)) continue;
         if (at === 0) at = now();
         if (at < f.startAt || at >= f.endAt) continue;
         const c = f.counts;

@@ -8,6 +8,7 @@
  *   controller.ts  follows the kind's watch cache; writes matched/injected and conditions back
  *   watch.ts       a watch's action, handed to the watch handler (close, 410, delays, bookmarks)
  *   read.ts        a stale GET's revision, handed to the resource handler
+ *   own-writes.ts  faults in the server's own writes (controllers, scheduler, kubelets)
  *   index.ts       the front end's filter: delay, answer with the error, stale lists and GETs,
  *                  store faults (a failed write; a slow disk: the embedded store's WAL holds its
  *                  fsync while the matched write is in flight; a compaction now), the annotation
@@ -15,8 +16,8 @@
  *
  * Faults apply to requests that arrive over HTTP, in the front end, after authentication,
  * authorization and priority and fairness (a delay holds its seat, as a slow server would). The
- * server's own controllers write in-process through the registry, not over HTTP, so no fault
- * ever matches them. Requests on faultinjections themselves are never faulted (so a fault on
+ * server's own controllers write in-process through the registry, not over HTTP: their writes
+ * are faulted in the admission chain, and only by rules that name them (own-writes.ts). Requests on faultinjections themselves are never faulted (so a fault on
  * every resource can still be deleted). Who may create faults is the business of the
  * FaultInjectionAuthorization admission plugin (src/admission/fault-injection.ts); the kind's
  * schema and rules are in src/kinds (specs/testing.ts, validation/fault-injection.ts).
@@ -25,10 +26,12 @@ import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { StatusError } from '../api/status';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import { TESTING_GROUP } from '../kinds/specs/testing';
+import type { Plugin } from '../registry/admission';
 import type { ApiRegistry } from '../registry/api-registry';
 import { StoreError } from '../store/types';
 import { FaultController } from './controller';
 import { describe, FaultSet, type Injection } from './engine';
+import { ownWritesPlugin } from './own-writes';
 import { setStaleRead } from './read';
 import { setWatchFault } from './watch';
 
@@ -54,8 +57,16 @@ export interface FaultsDeps {
 export class Faults {
   readonly set = new FaultSet();
   readonly controller: FaultController | undefined;
+  /** The admission plugin that injects faults into the server's own writes (own-writes.ts). */
+  readonly ownWrites: Plugin;
 
   constructor(private readonly d: FaultsDeps) {
+    this.ownWrites = ownWritesPlugin({
+      set: this.set,
+      writeFailure: (info) => this.writeFailure(info),
+      log: d.log,
+      exempt: (group, resource) => group === TESTING_GROUP && resource === 'faultinjections',
+    });
     const store = d.api.lookup(TESTING_GROUP, 'v1alpha1', 'faultinjections');
     this.controller = store ? new FaultController(this.set, store, d.log) : undefined;
     d.metrics.sources.push((out) => this.metricLines(out));

@@ -31,6 +31,8 @@ export interface Attributes {
   dryRun: boolean;
   /** Who asks (absent for the server's own writes). */
   user?: UserInfo;
+  /** The writer's field manager (the server's own writers, which have no user, are known by it). */
+  fieldManager?: string;
   /** The request's options as their kind (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions). */
   options?: JsonObject;
   /** Warnings for the response (`Warning: 299` headers). */

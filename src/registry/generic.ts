@@ -568,6 +568,7 @@ export class ResourceStore {
       oldObject,
       dryRun: w.dryRun,
       user: w.user,
+      fieldManager: w.fieldManager,
       options,
       warnings: w.warnings,
       annotations: w.auditAnnotations,
