@@ -47,6 +47,7 @@ import {
   rfc3339Nano,
   type ServicePort,
   SKIP_MIRROR_LABEL,
+  seenOf,
   servicesOfPod,
   shouldPodBeInEndpoints,
   specOf,
@@ -256,7 +257,7 @@ export class EndpointsController {
   private readonly queue: WorkQueue;
   private readonly follows: { stop(): void }[] = [];
   private readonly triggers = new TriggerTimes();
-  /** The last pod version seen per key (a label change concerns the services that selected it). */
+  /** The labels of the last pod version seen per key (a label change concerns the services that selected it). */
   private readonly seen = new Map<string, Obj>();
 
   constructor(
@@ -295,13 +296,13 @@ export class EndpointsController {
       follow(
         this.podCache,
         (objs) => {
-          for (const o of objs) this.seen.set(key(o), o);
+          for (const o of objs) this.seen.set(key(o), seenOf(o));
         },
         (p, type) => {
           const k = key(p);
           const old = this.seen.get(k);
           if (type === 'DELETED') this.seen.delete(k);
-          else this.seen.set(k, p);
+          else this.seen.set(k, seenOf(p));
           for (const s of servicesOfPod(p, old, this.serviceCache, this.services.prefix)) {
             this.triggers.note(key(s), type === 'DELETED' ? Date.now() : podTriggerTime(p));
             this.queue.add(key(s));

@@ -50,6 +50,13 @@ export const selects = (selector: Record<string, string>, pod: Obj): boolean => 
   return Object.entries(selector).every(([k, v]) => l[k] === v);
 };
 
+/**
+ * What the controllers keep of the last pod version seen (to find the Services that selected it
+ * before a label change): its namespace and labels only. Keeping the parsed pod held one full
+ * copy of every pod on the heap (~30 KB each, most of the server's heap at 100k pods).
+ */
+export const seenOf = (pod: Obj): Obj => ({ metadata: { namespace: pod.metadata.namespace, labels: pod.metadata.labels } }) as Obj;
+
 /** The pods of the namespace a Service's selector selects. */
 export function podsOfService(svc: Obj, podCache: WatchCache, podPrefix: string): Obj[] {
   const sel = specOf(svc).selector ?? {};

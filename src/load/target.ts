@@ -37,6 +37,8 @@ export async function startChild(opts: { nodes: number; serverArgs: string[]; ke
     const proc = Bun.spawn(
       [
         process.execPath,
+        // SVC_SERVER_BUN_ARGS: runtime flags for the child (e.g. --cpu-prof), as test/helpers/server.ts.
+        ...(process.env.SVC_SERVER_BUN_ARGS?.split(' ').filter(Boolean) ?? []),
         path.join(ROOT, 'src/main.ts'),
         `--port=${port}`,
         `--data-dir=${dataDir}`,
@@ -47,9 +49,12 @@ export async function startChild(opts: { nodes: number; serverArgs: string[]; ke
     );
     let err = '';
     let out = '';
+    // SVC_LOAD_SERVER_LOG=FILE: the child's whole log, for investigations (logs() keeps the tail).
+    const logFile = process.env.SVC_LOAD_SERVER_LOG;
     (async () => {
       const d = new TextDecoder();
       for await (const c of proc.stderr as ReadableStream<Uint8Array>) {
+        if (logFile) fs.appendFileSync(logFile, c);
         err += d.decode(c);
         if (err.length > 200_000) err = err.slice(-100_000);
       }
