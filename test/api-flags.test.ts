@@ -314,5 +314,6 @@ describe('command line', () => {
     const missing = run([`--data-dir=${path.join(dir, 'd2')}`, `--port=${await freePort()}`, '--token-auth-file=/no/such/file.csv']);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('/no/such/file.csv');
-  });
+    // Five server processes, one after another (about 2 s each on a loaded 2-core machine).
+  }, 30_000);
 });

@@ -45,6 +45,8 @@ export interface Config {
   /** --watch-cache-max-events / --watch-cache-max-bytes: bounds of each resource's history. */
   watchCacheMaxEvents: number;
   watchCacheMaxBytes: number;
+  /** --own-write-seats: the server's own writes in flight at most (0: no bound). */
+  ownWriteSeats: number;
   watchBookmarkIntervalMs: number;
   serviceClusterIPRange: string;
   serviceNodePortRange: [number, number];
@@ -788,6 +790,14 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'own-write-seats',
+    default: '32',
+    help: "The server's own writes (controllers, scheduler, simulated kubelets, their events) in flight at most; the rest wait their turn, so that clients' requests are not queued behind a burst of them (0: no bound).",
+    apply: (c, v) => {
+      c.ownWriteSeats = int(v, 'own-write-seats');
+    },
+  },
+  {
     name: 'watch-cache-max-events',
     default: '102400',
     help: "Most events each resource's watch cache keeps (newest first) whatever their age (the reference's upper bound, 100 x 1024); a watch from an evicted resourceVersion gets 410 Gone.",
@@ -933,6 +943,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     watchHistoryMs: 0,
     watchCacheMaxEvents: 0,
     watchCacheMaxBytes: 0,
+    ownWriteSeats: 0,
     watchBookmarkIntervalMs: 0,
     serviceClusterIPRange: '',
     serviceNodePortRange: [0, 0],

@@ -65,25 +65,30 @@ export class OwnerIndex {
     await started;
   }
 
-  /** The current objects the controller `uid` owns, then the orphans of `namespace` (read-only). */
-  candidates(namespace: string, uid: string): Obj[] {
+  /**
+   * The current objects the controller `uid` owns, then the orphans of `namespace` (read-only).
+   * `shared`: the cache's shared parsed objects (CachedObject.shared) for a caller that never
+   * changes them, not a parse of each per call (the ReplicaSet controller's sync: 3.7% of the
+   * server's CPU in a density run).
+   */
+  candidates(namespace: string, uid: string, shared = false): Obj[] {
     const out: Obj[] = [];
     for (const set of [this.byOwner.get(uid), this.orphans.get(`${this.prefix}${namespace}/`)]) {
       if (!set) continue;
       for (const key of set) {
         const c = this.cache.get(key);
-        if (c) out.push(c.obj);
+        if (c) out.push(shared ? c.shared : c.obj);
       }
     }
     return out;
   }
 
-  /** The current objects the controller `uid` owns (read-only). */
-  owned(uid: string): Obj[] {
+  /** The current objects the controller `uid` owns (read-only; `shared` as in candidates). */
+  owned(uid: string, shared = false): Obj[] {
     const out: Obj[] = [];
     for (const key of this.byOwner.get(uid) ?? []) {
       const c = this.cache.get(key);
-      if (c) out.push(c.obj);
+      if (c) out.push(shared ? c.shared : c.obj);
     }
     return out;
   }

@@ -274,7 +274,7 @@ export class ReplicaSetController {
   }
 
   private setOf(ns: string, name: string): Obj | undefined {
-    return this.setCache.get(this.sets.key(ns, name))?.obj;
+    return this.setCache.get(this.sets.key(ns, name))?.shared;
   }
 
   /** The ReplicaSet controlling a pod (by its controller reference, same uid). */
@@ -320,7 +320,7 @@ export class ReplicaSetController {
     }
     const needsSync = this.expectations.satisfied(key);
     // Its pods and the namespace's orphans (from the owner index: not every pod of the namespace).
-    const candidates = this.index.candidates(ns, rs.metadata.uid as string);
+    const candidates = this.index.candidates(ns, rs.metadata.uid as string, true);
     const owned = await this.claimPods(rs, sel, candidates.filter(isPodActive));
     let err: unknown;
     if (needsSync && !rs.metadata.deletionTimestamp) err = await this.manage(key, rs, owned);
@@ -383,7 +383,7 @@ export class ReplicaSetController {
         if (controllerOf(c.obj)?.uid === owner.uid) uids.add(c.obj.metadata.uid as string);
       }
     }
-    return [...uids].flatMap((uid) => this.index.owned(uid));
+    return [...uids].flatMap((uid) => this.index.owned(uid, true));
   }
 
   private async createPod(rs: Obj): Promise<void> {

@@ -2,12 +2,14 @@
  * The registry as the server builds it: every kind's store over the store backend, each behind
  * its watch cache, with its admission chain and write hooks given at construction.
  */
+
 import type { Config } from '../config/flags';
 import type { SchemaSet } from '../schema/engine';
 import type { KV } from '../store/types';
 import { cachedStorage } from '../watch/storage';
 import { ApiRegistry, type RegistryDeps } from './api-registry';
 import type { KindDef } from './kind';
+import { OwnWriteSeats } from './own-writes';
 import { ServiceAllocator } from './service-allocator';
 
 /**
@@ -66,6 +68,7 @@ export function createRegistry(d: {
     options: {
       // Compaction off: continue tokens expire only if an explicit compaction passes them.
       continueTtlMs: cfg.compactionIntervalMs > 0 ? cfg.compactionIntervalMs : Number.POSITIVE_INFINITY,
+      ownWrites: cfg.ownWriteSeats > 0 ? new OwnWriteSeats(cfg.ownWriteSeats) : undefined,
     },
   });
   return { api, allocator };

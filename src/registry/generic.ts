@@ -79,6 +79,7 @@ import {
 } from './list';
 import type { NamespaceCheck } from './namespaces';
 import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
+import type { OwnWriteSeats } from './own-writes';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
 import { unavailableStatus } from './storage-errors';
 import { startWatch, type WatchRequest, type WatchStart } from './watch';
@@ -122,6 +123,8 @@ export class ResourceStore {
   private readonly clock: () => number;
   private readonly futureWait: number;
   private readonly continueTtl: number;
+  /** The seats of the server's own writes (own-writes.ts), shared by every resource. */
+  private readonly ownWrites: OwnWriteSeats | undefined;
   /** The definition of the kind's status, when it is a struct of its own (PodDisruptionBudgetStatus). */
   private readonly statusSchema: string | undefined;
 
@@ -141,6 +144,7 @@ export class ResourceStore {
     this.clock = opts.clock ?? Date.now;
     this.futureWait = opts.futureRevisionWait ?? 3000;
     this.continueTtl = opts.continueTtlMs ?? 5 * 60_000;
+    this.ownWrites = opts.ownWrites;
     const top = d.schemas.get(def.schema);
     const status = top?.type === 'object' ? top.properties?.status : undefined;
     this.statusSchema = status?.type === 'ref' ? status.ref : undefined;
@@ -476,7 +480,13 @@ export class ResourceStore {
   }
 
   /** Create; `managed`: managedFields were computed by the caller (server-side apply). */
-  async create(namespace: string, body: unknown, w: WriteOptions, managed = false): Promise<Obj> {
+  create(namespace: string, body: unknown, w: WriteOptions, managed = false): Promise<Obj> {
+    // The server's own writes take a seat (own-writes.ts); an apply's create runs in its patch's.
+    if (w.user === undefined && !managed && this.ownWrites) return this.ownWrites.run(() => this.createNow(namespace, body, w, managed));
+    return this.createNow(namespace, body, w, managed);
+  }
+
+  private async createNow(namespace: string, body: unknown, w: WriteOptions, managed: boolean): Promise<Obj> {
     const obj = this.checkTypeMeta(body);
     this.admit(obj, w);
     const meta = obj.metadata;
@@ -746,7 +756,19 @@ export class ResourceStore {
    * input from it, carry server-owned state over, record ownership, validate, and write if
    * anything changed, retrying on a write race unless the caller pinned a resourceVersion.
    */
-  private async guaranteedUpdate(
+  private guaranteedUpdate(
+    namespace: string,
+    name: string,
+    w: WriteOptions,
+    subresource: Subresource,
+    wantRv: number,
+    tryUpdate: (cur: Readonly<Obj>) => { input: Obj; managed: boolean; fresh?: boolean },
+  ): Promise<{ obj: Obj }> {
+    const run = () => this.guaranteedUpdateNow(namespace, name, w, subresource, wantRv, tryUpdate);
+    return w.user === undefined && this.ownWrites ? this.ownWrites.run(run) : run();
+  }
+
+  private async guaranteedUpdateNow(
     namespace: string,
     name: string,
     w: WriteOptions,
@@ -956,7 +978,12 @@ export class ResourceStore {
    * Strategy.beginDelete) becomes Terminating (deletionTimestamp set) and stays until they are
    * gone; otherwise it is removed. Deleting a Terminating object again changes nothing.
    */
-  async delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
+  delete(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
+    if (o.user === undefined && this.ownWrites) return this.ownWrites.run(() => this.deleteNow(namespace, name, o));
+    return this.deleteNow(namespace, name, o);
+  }
+
+  private async deleteNow(namespace: string, name: string, o: DeleteOptions): Promise<{ obj: Obj; deleted: boolean }> {
     const key = this.key(namespace, name);
     const why = this.def.strategy.deleteForbidden?.(name);
     if (why) throw forbidden(this.target, name, why);

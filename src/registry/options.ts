@@ -5,6 +5,7 @@
 
 import type { FieldRequirement, LabelSelector } from '../api/selectors';
 import type { UserInfo } from '../api/user';
+import type { OwnWriteSeats } from './own-writes';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -65,4 +66,6 @@ export interface RegistryOptions {
   futureRevisionWait?: number;
   /** Lifetime of continue tokens (the reference's compaction interval). */
   continueTtlMs?: number;
+  /** The seats of the server's own writes (writes without a user), shared by every resource. */
+  ownWrites?: OwnWriteSeats;
 }

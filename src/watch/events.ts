@@ -54,6 +54,7 @@ export function viewField(v: SelectorView, field: string): string {
  */
 export class CachedObject {
   private v: SelectorView | undefined;
+  private memo: WeakRef<Obj> | undefined;
 
   constructor(
     readonly key: string,
@@ -89,6 +90,20 @@ export class CachedObject {
   /** The parsed object (a new one on each call unless the cache keeps them: treat it as read-only). */
   get obj(): Obj {
     return this.parsed ?? decodeStoredAt(this.key, this.value, this.rv);
+  }
+
+  /**
+   * The parsed object, shared with every other caller of `shared` while something holds it
+   * (until a garbage collection finds none does): for readers that only read, such as a
+   * ReplicaSet controller reading its pods on each sync. Never change it.
+   */
+  get shared(): Obj {
+    if (this.parsed !== undefined) return this.parsed;
+    const o = this.memo?.deref();
+    if (o !== undefined) return o;
+    const n = decodeStoredAt(this.key, this.value, this.rv);
+    this.memo = new WeakRef(n);
+    return n;
   }
 }
 

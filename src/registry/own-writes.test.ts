@@ -1,0 +1,45 @@
+import { describe, expect, test } from 'bun:test';
+import { OwnWriteSeats } from './own-writes';
+
+const tick = () => new Promise<void>((r) => setTimeout(r, 1));
+
+describe('OwnWriteSeats', () => {
+  test('at most `seats` run at once; the others wait in order and each gets a seat', async () => {
+    const g = new OwnWriteSeats(2);
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    const gates: (() => void)[] = [];
+    const runs = [0, 1, 2, 3, 4].map((i) =>
+      g.run(async () => {
+        running++;
+        most = Math.max(most, running);
+        order.push(i);
+        await new Promise<void>((r) => gates.push(r));
+        running--;
+        return i * 10;
+      }),
+    );
+    await tick();
+    expect(order).toEqual([0, 1]);
+    expect(g.busy).toBe(2);
+    expect(g.queued).toBe(3);
+    while (gates.length > 0 || order.length < 5) {
+      (gates.shift() as () => void)();
+      await tick();
+    }
+    expect(await Promise.all(runs)).toEqual([0, 10, 20, 30, 40]);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    expect(most).toBe(2);
+    expect(g.busy).toBe(0);
+    expect(g.queued).toBe(0);
+    expect(g.waited).toBe(3);
+  });
+
+  test('a failing write gives its seat back', async () => {
+    const g = new OwnWriteSeats(1);
+    await expect(g.run(async () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    expect(await g.run(async () => 'next')).toBe('next');
+    expect(g.busy).toBe(0);
+  });
+});
