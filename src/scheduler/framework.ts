@@ -11,6 +11,8 @@
 import { type Reserved, runNodeFilters, type Status } from './filters';
 import type { ClusterCache, NodeInfo, PodInfo } from './node-info';
 import { addResources, emptyResources } from './resources';
+import { AffinityScore } from './affinity-score';
+import { type ClusterObjects, NO_OBJECTS } from './cluster-objects';
 import { scoreNodes, selectHost } from './scores';
 import { AffinityFilter, SpreadFilter, SpreadScore } from './topology';
 
@@ -92,7 +94,7 @@ export class Algorithm {
 
   constructor(
     private readonly cache: ClusterCache,
-    private readonly opts: { percentageOfNodesToScore?: number; random?: () => number } = {},
+    private readonly opts: { percentageOfNodesToScore?: number; random?: () => number; objects?: ClusterObjects } = {},
   ) {}
 
   schedule(p: PodInfo): Attempt {
@@ -121,7 +123,11 @@ export class Algorithm {
       return { node: undefined, numAllNodes: all.length, statuses, message: fitErrorMessage(all.length, statuses.values()), state };
     }
     if (feasible.length === 1) return { node: (feasible[0] as NodeInfo).name, evaluated: processed, feasible: 1 };
-    const scores = scoreNodes(p, feasible, SpreadScore.prepare(p, cache));
+    const objects = this.opts.objects ?? NO_OBJECTS;
+    const scores = scoreNodes(p, feasible, {
+      spread: SpreadScore.prepare(p, cache, feasible, (q) => objects.defaultSelector(q)),
+      affinity: AffinityScore.prepare(p, cache),
+    });
     const best = feasible[selectHost(scores, this.opts.random)] as NodeInfo;
     return { node: best.name, evaluated: processed, feasible: feasible.length };
   }
