@@ -36,8 +36,8 @@ export const NO_OBJECTS: ClusterObjects = { budgets: () => [], defaultSelector: 
 export function budgetOf(o: Obj): Budget {
   const spec = (isObject(o.spec) ? o.spec : {}) as { selector?: unknown };
   const status = (isObject(o.status) ? o.status : {}) as { disruptionsAllowed?: unknown; disruptedPods?: unknown };
-  // A nil selector converts to one matching nothing; `{}` to one the reference also skips.
-  const sel = selectorMatcher(spec.selector);
+  // A nil selector and `{}` match nothing here (the reference skips empty selectors).
+  const sel = isObject(spec.selector) ? selectorMatcher(spec.selector) : undefined;
   return {
     namespace: o.metadata.namespace ?? '',
     selector: sel && !sel.empty ? sel : undefined,

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
+import { type Budget, budgetOf } from './cluster-objects';
 import { cluster, pod, requests } from './fixtures.test-helpers';
 import { Algorithm, fitErrorMessage, numFeasibleNodesToFind, prepare } from './framework';
 import type { PodInfo } from './node-info';
-import { type Budget, budgetOf } from './cluster-objects';
 import { pickOne, preempt, splitByBudgets } from './preemption';
 
 describe('percentageOfNodesToScore (numFeasibleNodesToFind)', () => {
@@ -89,7 +89,14 @@ describe('preemption', () => {
   const attempt = (c: ReturnType<typeof cluster>, p: PodInfo, budgets: Budget[] = []) => {
     const r = new Algorithm(c).schedule(p);
     if (r.node !== undefined || !r.state) throw new Error('expected a failure');
-    return preempt(p, r.statuses, r.state, c, () => 0, () => budgets);
+    return preempt(
+      p,
+      r.statuses,
+      r.state,
+      c,
+      () => 0,
+      () => budgets,
+    );
   };
   const labeled = (name: string, priority: number, cpu: string, labels: Record<string, string>, start = 0): PodInfo => ({
     ...prio(name, priority, cpu, start),

@@ -8,11 +8,12 @@
  * When no node fits, the per-node statuses make the reference's FitError message:
  *   0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}.
  */
+
+import { AffinityScore } from './affinity-score';
+import { type ClusterObjects, NO_OBJECTS } from './cluster-objects';
 import { type Reserved, runNodeFilters, type Status } from './filters';
 import type { ClusterCache, NodeInfo, PodInfo } from './node-info';
 import { addResources, emptyResources } from './resources';
-import { AffinityScore } from './affinity-score';
-import { type ClusterObjects, NO_OBJECTS } from './cluster-objects';
 import { scoreNodes, selectHost } from './scores';
 import { AffinityFilter, SpreadFilter, SpreadScore } from './topology';
 

@@ -77,7 +77,13 @@ export function splitByBudgets(pods: PodInfo[], budgets: Budget[]): { violating:
   return { violating, nonViolating };
 }
 
-export function selectVictims(p: PodInfo, node: NodeInfo, state: CycleState, cache: ClusterCache, budgets: Budget[] = []): Candidate | Status {
+export function selectVictims(
+  p: PodInfo,
+  node: NodeInfo,
+  state: CycleState,
+  cache: ClusterCache,
+  budgets: Budget[] = [],
+): Candidate | Status {
   const lower = [...node.pods.values()].filter((q) => q.priority < p.priority);
   if (lower.length === 0) return { plugin: 'NodeResourcesFit', code: 'UnschedulableAndUnresolvable', reasons: [NO_VICTIMS] };
   const n = node.clone();

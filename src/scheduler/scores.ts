@@ -14,9 +14,10 @@
  *
  * ImageLocality is off (no images on simulated nodes).
  */
+
+import { type AffinityScore, normalizeAffinity } from './affinity-score';
 import { hasPreferredNodeAffinity, intolerablePreferNoSchedule, preferredAffinityScore } from './filters';
 import type { NodeInfo, PodInfo } from './node-info';
-import { type AffinityScore, normalizeAffinity } from './affinity-score';
 import { normalizeSpread, type SpreadScore } from './topology';
 
 export const MAX_NODE_SCORE = 100;

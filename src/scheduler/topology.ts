@@ -301,7 +301,8 @@ export function terms(raw: unknown, ownNamespace: string): Term[] {
   });
 }
 
-export const termMatchesPod = (t: Term, q: PodInfo): boolean => (!t.namespaces || t.namespaces.has(q.namespace)) && t.selector.matches(q.labels);
+export const termMatchesPod = (t: Term, q: PodInfo): boolean =>
+  (!t.namespaces || t.namespaces.has(q.namespace)) && t.selector.matches(q.labels);
 
 const required = (p: PodInfo, kind: 'podAffinity' | 'podAntiAffinity'): unknown =>
   (p.affinity?.[kind] as { requiredDuringSchedulingIgnoredDuringExecution?: unknown } | undefined)
