@@ -30,17 +30,17 @@ const section = (p: PodInfo, kind: Kind): Record<string, unknown> | undefined =>
 
 type RawWeighted = { weight?: unknown; podAffinityTerm?: unknown };
 
-/** Parsed terms per pod version (an existing pod's terms are read by every pod scheduled). */
-const parsed = new WeakMap<PodInfo, Map<string, WeightedTerm[]>>();
+/** Parsed terms per pod version and kind (an existing pod's terms are read by every pod scheduled). */
+const parsed = {
+  'podAffinity/preferred': new WeakMap<PodInfo, WeightedTerm[]>(),
+  'podAffinity/required': new WeakMap<PodInfo, WeightedTerm[]>(),
+  'podAntiAffinity/preferred': new WeakMap<PodInfo, WeightedTerm[]>(),
+  'podAntiAffinity/required': new WeakMap<PodInfo, WeightedTerm[]>(),
+};
 
 function weighted(p: PodInfo, kind: Kind, which: 'preferred' | 'required'): WeightedTerm[] {
-  let m = parsed.get(p);
-  if (!m) {
-    m = new Map();
-    parsed.set(p, m);
-  }
-  const key = `${kind}/${which}`;
-  let out = m.get(key);
+  const memo = parsed[`${kind}/${which}`];
+  let out = memo.get(p);
   if (out) return out;
   const s = section(p, kind);
   if (which === 'required') {
@@ -55,7 +55,7 @@ function weighted(p: PodInfo, kind: Kind, which: 'preferred' | 'required'): Weig
     );
     out = ts.map((t, i) => ({ ...t, weight: typeof raw[i]?.weight === 'number' ? (raw[i]?.weight as number) : 0 }));
   }
-  m.set(key, out);
+  memo.set(p, out);
   return out;
 }
 
@@ -94,10 +94,7 @@ export class AffinityScore {
       if (section(q, 'podAntiAffinity')) for (const t of weighted(q, 'podAntiAffinity', 'preferred')) processTerm(score, t, p, n, -1);
     };
     if (affinity.length + anti.length > 0) {
-      for (const name of cache.order) {
-        const n = cache.nodes.get(name) as NodeInfo;
-        for (const q of n.pods.values()) existing(q, n);
-      }
+      for (const n of cache.nodes.values()) if (n.present) for (const q of n.pods.values()) existing(q, n);
     } else {
       for (const q of cache.affinityPods) {
         const n = cache.nodes.get(q.nodeName);

@@ -208,6 +208,10 @@ export class NodeInfo {
     return true;
   }
 
+  hasPodsIn(namespace: string): boolean {
+    return this.byNamespace.has(namespace);
+  }
+
   /** The node's pods of one namespace. */
   podsIn(namespace: string): Iterable<PodInfo> {
     return this.byNamespace.get(namespace)?.values() ?? [];

@@ -223,19 +223,17 @@ export class SpreadScore {
       });
     }
     const weights = cs.map((c, i) => Math.log((c.topologyKey === HOSTNAME ? feasible.length - ignored.size : (sizes[i] as number)) + 2));
-    if (read.some((r, i) => r && (cs[i] as Constraint).topologyKey !== HOSTNAME)) {
-      for (const name of cache.order) {
-        const n = cache.nodes.get(name) as NodeInfo;
-        if (requireAll && !hasAllKeys(n)) continue;
-        cs.forEach((c, i) => {
-          if (!read[i] || c.topologyKey === HOSTNAME || !included(p, c, n)) return;
-          const v = n.labels[c.topologyKey] ?? '';
-          const cur = c.counts.get(v);
-          if (cur === undefined) return;
-          let matched = 0;
-          for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
-          c.counts.set(v, cur + matched);
-        });
+    // Per constraint, one pass over the nodes (cheapest checks first: this runs per pod over every node).
+    for (let i = 0; i < cs.length; i++) {
+      const c = cs[i] as Constraint;
+      if (!read[i] || c.topologyKey === HOSTNAME) continue;
+      for (const n of cache.nodes.values()) {
+        if (!n.present || !n.hasPodsIn(p.namespace)) continue;
+        const cur = c.counts.get(n.labels[c.topologyKey] ?? '');
+        if (cur === undefined || (requireAll && !hasAllKeys(n)) || !included(p, c, n)) continue;
+        let matched = 0;
+        for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
+        c.counts.set(n.labels[c.topologyKey] ?? '', cur + matched);
       }
     }
     return new SpreadScore(p, cs, weights, ignored);
