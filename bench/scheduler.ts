@@ -6,7 +6,10 @@
  * 1. The algorithm alone, in this process: a ClusterCache of N nodes (and of 5,000), M pods
  *    scheduled one after another with Algorithm.schedule and assumed on their node, as the
  *    scheduler's loop does: CPU per pod (filters, scores, the assume), and the nodes examined
- *    per pod (percentageOfNodesToScore).
+ *    per pod (percentageOfNodesToScore). Three workloads, each against the plain one measured in
+ *    the same run: `plain` (bare pods), `replicaset` (pods of a ReplicaSet: PodTopologySpread's
+ *    system default constraints score them, counting the set's pods per node and zone) and
+ *    `affinity` (pods with a preferred pod affinity term: InterPodAffinity visits every bound pod).
  * 2. Against a real server process (src/main.ts, embedded store), everything through the API,
  *    binds followed by a watch of the namespace:
  *    - bind throughput: M pods (100m, 100Mi) created while there is no node (the scheduler
@@ -19,6 +22,8 @@
  *      the binding write, the Scheduled event, their watch events).
  */
 
+import { selectorMatcher } from '../src/api/selectors';
+import type { ClusterObjects } from '../src/scheduler/cluster-objects';
 import { Algorithm } from '../src/scheduler/framework';
 import { ClusterCache, podInfo } from '../src/scheduler/node-info';
 import { startServer } from '../test/helpers/server';
@@ -48,14 +53,43 @@ const nodeObj = (name: string) => {
   };
 };
 
-function algorithm(nodes: number, pods: number): void {
+type Workload = 'plain' | 'replicaset' | 'affinity';
+
+/** Every pod is the ReplicaSet's (the selector its controller reference leads to). */
+const rsObjects: ClusterObjects = {
+  budgets: () => [],
+  defaultSelector: (() => {
+    const sel = selectorMatcher({ matchLabels: { app: 'bench' } });
+    return () => sel;
+  })(),
+};
+
+const preferredAffinity = {
+  podAffinity: {
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      { weight: 10, podAffinityTerm: { labelSelector: { matchLabels: { app: 'bench' } }, topologyKey: 'topology.kubernetes.io/zone' } },
+    ],
+  },
+};
+
+/** CPU per pod in microseconds. */
+function algorithm(nodes: number, pods: number, workload: Workload = 'plain'): number {
   const cache = new ClusterCache();
   for (let i = 0; i < nodes; i++) cache.setNode(nodeObj(`n-${i}`));
-  const a = new Algorithm(cache);
+  const a = new Algorithm(cache, { objects: workload === 'replicaset' ? rsObjects : undefined });
   const infos = Array.from({ length: pods }, (_, i) =>
     podInfo({
-      metadata: { name: `p-${i}`, namespace: 'bench', uid: `u-${i}`, creationTimestamp: '2026-01-01T00:00:00Z' },
-      spec: podSpec(),
+      metadata: {
+        name: `p-${i}`,
+        namespace: 'bench',
+        uid: `u-${i}`,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: { app: 'bench' },
+        ...(workload === 'replicaset'
+          ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs', controller: true }] }
+          : {}),
+      },
+      spec: { ...podSpec(), ...(workload === 'affinity' ? { affinity: preferredAffinity } : {}) },
     }),
   );
   let evaluated = 0;
@@ -75,9 +109,10 @@ function algorithm(nodes: number, pods: number): void {
   const cpu = process.cpuUsage(cpu0);
   const us = (cpu.user + cpu.system) / pods;
   console.log(
-    `algorithm: ${nodes} nodes, ${pods} pods: ${us.toFixed(1)} us CPU per pod (${Math.round(pods / (ms / 1000))} pods/s on one core), ` +
+    `algorithm (${workload}): ${nodes} nodes, ${pods} pods: ${us.toFixed(1)} us CPU per pod (${Math.round(pods / (ms / 1000))} pods/s on one core), ` +
       `${(evaluated / (pods - unscheduled)).toFixed(0)} nodes examined per pod, ${unscheduled} unschedulable`,
   );
+  return us;
 }
 
 type Srv = Awaited<ReturnType<typeof startServer>>;
@@ -207,7 +242,12 @@ async function endToEnd(): Promise<void> {
 }
 
 if (!process.argv.includes('--server-only')) {
-  algorithm(NODES, PODS);
-  algorithm(5000, PODS);
+  for (const n of [NODES, 5000]) {
+    const base = algorithm(n, PODS);
+    for (const w of ['replicaset', 'affinity'] as const) {
+      const us = algorithm(n, PODS, w);
+      console.log(`  ${w}: ${(us / base).toFixed(2)}x the plain pods' CPU per pod`);
+    }
+  }
 }
 if (!process.argv.includes('--algorithm-only')) await endToEnd();

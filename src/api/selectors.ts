@@ -204,10 +204,12 @@ export function selectorMatcher(sel: unknown): SelectorMatcher | undefined {
     if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && values.length > 0) return undefined;
     if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(text(r.operator))) return undefined;
   }
+  // Taken once: matches runs per pod in the scheduler's loops.
+  const pairs = Object.entries(ml);
   return {
     empty: false,
     matches: (labels) => {
-      for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
+      for (const [k, v] of pairs) if (labels[k] !== v) return false;
       for (const r of exprs) {
         const key = text(r.key);
         const has = Object.hasOwn(labels, key);

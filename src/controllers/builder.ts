@@ -15,6 +15,7 @@ import type { ConversionWebhooks } from '../admission/webhook/conversion';
 import { type Config, controllerEnabled } from '../config/flags';
 import type { ApiRegistry } from '../registry/api-registry';
 import { EventRecorder } from '../registry/event-recorder';
+import { CachedObjects } from '../scheduler/cluster-objects';
 import { Scheduler } from '../scheduler/scheduler';
 import type { SchemaSet } from '../schema/engine';
 import { Simulation } from '../simulation/simulation';
@@ -246,7 +247,15 @@ export class Controllers {
     }
     if (pods && nodes && cfg.scheduler) {
       const recorder = new EventRecorder(api, { component: 'default-scheduler' }, log);
-      all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log }));
+      const cached = (r: ReturnType<typeof lookup>) => r && { cache: r.watchCache(), prefix: r.prefix };
+      const objects = new CachedObjects({
+        budgets: cached(pdbs),
+        services: cached(lookup('', 'services')),
+        replicationControllers: cached(lookup('', 'replicationcontrollers')),
+        replicaSets: cached(api.lookup('apps', 'v1', 'replicasets')),
+        statefulSets: cached(api.lookup('apps', 'v1', 'statefulsets')),
+      });
+      all.push(new Scheduler(pods, pods.watchCache(), nodes.watchCache(), recorder, { log, objects }));
     }
     // The pods by controller, shared by the controllers of pods (ReplicaSets, RCs, Deployments, Jobs,
     // StatefulSets, DaemonSets).

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test';
+import { type Budget, budgetOf } from './cluster-objects';
 import { cluster, pod, requests } from './fixtures.test-helpers';
 import { Algorithm, fitErrorMessage, numFeasibleNodesToFind, prepare } from './framework';
 import type { PodInfo } from './node-info';
-import { pickOne, preempt } from './preemption';
+import { pickOne, preempt, splitByBudgets } from './preemption';
 
 describe('percentageOfNodesToScore (numFeasibleNodesToFind)', () => {
   test.each([
@@ -85,11 +86,30 @@ describe('preemption', () => {
     startTime: start,
   });
 
-  const attempt = (c: ReturnType<typeof cluster>, p: PodInfo) => {
+  const attempt = (c: ReturnType<typeof cluster>, p: PodInfo, budgets: Budget[] = []) => {
     const r = new Algorithm(c).schedule(p);
     if (r.node !== undefined || !r.state) throw new Error('expected a failure');
-    return preempt(p, r.statuses, r.state, c, () => 0);
+    return preempt(
+      p,
+      r.statuses,
+      r.state,
+      c,
+      () => 0,
+      () => budgets,
+    );
   };
+  const labeled = (name: string, priority: number, cpu: string, labels: Record<string, string>, start = 0): PodInfo => ({
+    ...prio(name, priority, cpu, start),
+    labels,
+  });
+  const budget = (selector: unknown, disruptionsAllowed: number, disruptedPods: Record<string, string> = {}, namespace = 'default') =>
+    budgetOf({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'b', namespace },
+      spec: { selector },
+      status: { disruptionsAllowed, disruptedPods },
+    });
 
   test('the fewest, least important victims; more important ones are reprieved', () => {
     const c = cluster([['n', { cpu: '2' }]], {
@@ -115,16 +135,72 @@ describe('preemption', () => {
     const v = (n: string, priority: number, start: number) => prio(n, priority, '1', start);
     expect(
       pickOne([
-        { node: 'a', victims: [v('1', 1, 0), v('2', 1, 0)] },
-        { node: 'b', victims: [v('3', 1, 1), v('4', 1, 2)] },
+        { node: 'a', victims: [v('1', 1, 0), v('2', 1, 0)], pdbViolations: 0 },
+        { node: 'b', victims: [v('3', 1, 1), v('4', 1, 2)], pdbViolations: 0 },
       ])?.node,
     ).toBe('b');
     expect(
       pickOne([
-        { node: 'a', victims: [v('1', 1, 0), v('2', 1, 0)] },
-        { node: 'b', victims: [v('3', 2, 0)] },
+        { node: 'a', victims: [v('1', 1, 0), v('2', 1, 0)], pdbViolations: 0 },
+        { node: 'b', victims: [v('3', 2, 0)], pdbViolations: 0 },
       ])?.node,
     ).toBe('a');
+    // Fewest budget violations comes first, before every priority criterion.
+    expect(
+      pickOne([
+        { node: 'a', victims: [v('1', 1, 0)], pdbViolations: 1 },
+        { node: 'b', victims: [v('3', 50, 0), v('4', 50, 0)], pdbViolations: 0 },
+      ])?.node,
+    ).toBe('b');
+  });
+
+  describe('PodDisruptionBudgets (filterPodsWithPDBViolation)', () => {
+    const web = (n: string) => labeled(n, 0, '1', { app: 'web' });
+    const names = (ps: PodInfo[]) => ps.map((q) => q.name);
+    test.each([
+      ['one disruption allowed: the second matching pod violates', [budget({ matchLabels: { app: 'web' } }, 1)], ['b'], ['a', 'c']],
+      ['none allowed: every matching pod violates', [budget({ matchLabels: { app: 'web' } }, 0)], ['a', 'b'], ['c']],
+      ['disruptedPods are already counted', [budget({ matchLabels: { app: 'web' } }, 0, { a: '2026-01-01T00:00:00Z' })], ['b'], ['a', 'c']],
+      ['another namespace', [budget({ matchLabels: { app: 'web' } }, 0, {}, 'other')], [], ['a', 'b', 'c']],
+      ['an empty selector matches nothing', [budget({}, 0)], [], ['a', 'b', 'c']],
+      ['a nil selector matches nothing', [budget(undefined, 0)], [], ['a', 'b', 'c']],
+    ] as [string, Budget[], string[], string[]][])('%s', (_, budgets, violating, nonViolating) => {
+      const pods = [web('a'), web('b'), labeled('c', 0, '1', { app: 'db' })];
+      const out = splitByBudgets(pods, budgets);
+      expect(names(out.violating)).toEqual(violating);
+      expect(names(out.nonViolating)).toEqual(nonViolating);
+    });
+
+    test('violating victims are reprieved first; the node with fewer violations wins', () => {
+      // Node x: the victim is protected by a budget with no disruptions left; node y: an
+      // unprotected victim of higher priority (worse on every other criterion).
+      const c = cluster(
+        [
+          ['x', { cpu: '1' }],
+          ['y', { cpu: '1' }],
+        ],
+        { x: [labeled('x1', 1, '1', { app: 'web' })], y: [labeled('y1', 50, '1', { app: 'db' })] },
+      );
+      const budgets = [budget({ matchLabels: { app: 'web' } }, 0)];
+      expect(attempt(c, prio('new', 100, '1'), budgets).plan).toMatchObject({ node: 'y', pdbViolations: 0 });
+      // Without the budget, the lower-priority victim on x is the choice.
+      expect(attempt(c, prio('new', 100, '1')).plan).toMatchObject({ node: 'x', pdbViolations: 0 });
+    });
+
+    test('on one node, a protected pod is kept when an unprotected one makes room', () => {
+      // 2 cpu: p (more important, protected) and q (unprotected); the new pod needs 1 cpu.
+      const c = cluster([['n', { cpu: '2' }]], {
+        n: [labeled('p', 10, '1', { app: 'web' }), labeled('q', 5, '1', { app: 'db' })],
+      });
+      const plan = attempt(c, prio('new', 100, '1'), [budget({ matchLabels: { app: 'db' } }, 0)]).plan;
+      // The violating q is reprieved first (it fits beside), so p is the victim.
+      expect(plan?.victims.map((v) => v.name)).toEqual(['p']);
+      expect(plan?.pdbViolations).toBe(0);
+      // Both protected with no disruptions left: q goes back first, p is the victim and counts.
+      const both = attempt(c, prio('new', 100, '1'), [budget({ matchExpressions: [{ key: 'app', operator: 'Exists' }] }, 0)]).plan;
+      expect(both?.victims.map((v) => v.name)).toEqual(['q']);
+      expect(both?.pdbViolations).toBe(1);
+    });
   });
 
   test('no lower-priority pods, unresolvable nodes, preemptionPolicy Never', () => {

@@ -8,6 +8,9 @@
  * When no node fits, the per-node statuses make the reference's FitError message:
  *   0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}.
  */
+
+import { AffinityScore } from './affinity-score';
+import { type ClusterObjects, NO_OBJECTS } from './cluster-objects';
 import { type Reserved, runNodeFilters, type Status } from './filters';
 import type { ClusterCache, NodeInfo, PodInfo } from './node-info';
 import { addResources, emptyResources } from './resources';
@@ -92,7 +95,7 @@ export class Algorithm {
 
   constructor(
     private readonly cache: ClusterCache,
-    private readonly opts: { percentageOfNodesToScore?: number; random?: () => number } = {},
+    private readonly opts: { percentageOfNodesToScore?: number; random?: () => number; objects?: ClusterObjects } = {},
   ) {}
 
   schedule(p: PodInfo): Attempt {
@@ -121,7 +124,11 @@ export class Algorithm {
       return { node: undefined, numAllNodes: all.length, statuses, message: fitErrorMessage(all.length, statuses.values()), state };
     }
     if (feasible.length === 1) return { node: (feasible[0] as NodeInfo).name, evaluated: processed, feasible: 1 };
-    const scores = scoreNodes(p, feasible, SpreadScore.prepare(p, cache));
+    const objects = this.opts.objects ?? NO_OBJECTS;
+    const scores = scoreNodes(p, feasible, {
+      spread: SpreadScore.prepare(p, cache, feasible, (q) => objects.defaultSelector(q)),
+      affinity: AffinityScore.prepare(p, cache),
+    });
     const best = feasible[selectHost(scores, this.opts.random)] as NodeInfo;
     return { node: best.name, evaluated: processed, feasible: feasible.length };
   }

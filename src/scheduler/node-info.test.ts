@@ -71,3 +71,26 @@ test('nominated pods by node', () => {
   c.nominate(p, '');
   expect([...c.nominatedTo('n2')]).toEqual([]);
 });
+
+test('pods with pod affinity of any kind are indexed (InterPodAffinity score); the controlling owner is parsed', () => {
+  const c = cluster([['n', {}]]);
+  const soft = pod('soft', { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } } });
+  const nodeOnly = pod('node-only', { affinity: { nodeAffinity: {} } });
+  c.addPod({ ...soft, nodeName: 'n' });
+  c.addPod({ ...nodeOnly, nodeName: 'n' });
+  expect([...c.affinityPods].map((p) => p.name)).toEqual(['soft']);
+  c.removePod(soft.key);
+  expect(c.affinityPods.size).toBe(0);
+  const owned = pod(
+    'o',
+    {},
+    {
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'Service', name: 'not-controller', uid: '1' },
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: '2', controller: true },
+      ],
+    },
+  );
+  expect(owned.controller).toEqual({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs' });
+  expect(nodeOnly.controller).toBeUndefined();
+});

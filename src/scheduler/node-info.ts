@@ -65,6 +65,10 @@ export interface PodInfo {
   plain: boolean;
   /** Requests of cpu and memory only (no ephemeral storage, no scalar resources), not all zero. */
   cpuMemoryOnly: boolean;
+  /** The controlling owner reference (PodTopologySpread's default selector). */
+  controller: { apiVersion: string; kind: string; name: string } | undefined;
+  /** Has pod affinity or anti-affinity of any kind (InterPodAffinity's score reads its terms). */
+  hasPodAffinity: boolean;
   /** The spec's scheduling-relevant parts as text: an update that changes it is worth retrying ('' for bound pods). */
   signature: string;
 }
@@ -81,6 +85,14 @@ function hostPorts(spec: Record<string, unknown>): HostPort[] {
     }
   }
   return out;
+}
+
+function controllerOf(refs: unknown): PodInfo['controller'] {
+  if (!Array.isArray(refs)) return undefined;
+  for (const r of refs as { apiVersion?: unknown; kind?: unknown; name?: unknown; controller?: unknown }[]) {
+    if (r.controller === true) return { apiVersion: str(r.apiVersion), kind: str(r.kind), name: str(r.name) };
+  }
+  return undefined;
 }
 
 export function podInfo(o: Obj): PodInfo {
@@ -120,6 +132,8 @@ export function podInfo(o: Obj): PodInfo {
     affinity,
     tolerations,
     topologySpreadConstraints: tsc,
+    controller: controllerOf(m.ownerReferences),
+    hasPodAffinity: affinity !== undefined && (isObject(affinity.podAffinity) || isObject(affinity.podAntiAffinity)),
     cpuMemoryOnly: requests.ephemeralStorage === 0 && requests.scalar.size === 0 && (requests.milliCPU > 0 || requests.memory > 0),
     plain:
       !spec.nodeName &&
@@ -192,6 +206,10 @@ export class NodeInfo {
     this.allowedPods = a.pods;
     this.refreshFree();
     return true;
+  }
+
+  hasPodsIn(namespace: string): boolean {
+    return this.byNamespace.has(namespace);
   }
 
   /** The node's pods of one namespace. */
@@ -278,6 +296,8 @@ export class ClusterCache {
   private readonly assumed = new Set<string>();
   /** Bound pods with required anti-affinity terms (every pod being scheduled must respect them). */
   readonly antiAffinityPods = new Set<PodInfo>();
+  /** Bound pods with pod affinity or anti-affinity of any kind (the reference's PodsWithAffinity). */
+  readonly affinityPods = new Set<PodInfo>();
   /** Node → pods nominated to it (preemptors), and pod → node. */
   private readonly nominated = new Map<string, Map<string, PodInfo>>();
   private readonly nominatedOf = new Map<string, string>();
@@ -316,6 +336,7 @@ export class ClusterCache {
     this.podNode.set(p.key, p.nodeName);
     this.nodeInfo(p.nodeName).addPod(p);
     if (hasRequiredAntiAffinity(p)) this.antiAffinityPods.add(p);
+    if (p.hasPodAffinity) this.affinityPods.add(p);
   }
 
   /** Forget a pod (deleted, finished, or its bind failed); answers what it was. */
@@ -326,7 +347,10 @@ export class ClusterCache {
     this.podNode.delete(key);
     const n = this.nodes.get(node);
     const p = n?.removePod(key);
-    if (p) this.antiAffinityPods.delete(p);
+    if (p) {
+      this.antiAffinityPods.delete(p);
+      this.affinityPods.delete(p);
+    }
     if (n && !n.present && n.pods.size === 0) this.nodes.delete(node);
     return p;
   }

@@ -9,16 +9,21 @@
  *   2. candidates: nodes whose rejection was Unschedulable (not ...AndUnresolvable), from a
  *      random offset, at most max(10% of them, 100)
  *   3. victims on a node: remove every lower-priority pod; if the pod fits, put them back one by
- *      one, most important first (higher priority, then older), keeping back those it still fits
- *      beside
- *   4. the node: lowest highest-victim priority, then lowest sum of priorities, then fewest
- *      victims, then the latest start among its most important victims, then the first
+ *      one, keeping back those it still fits beside: first those whose eviction would violate a
+ *      PodDisruptionBudget, then the others, each group most important first (higher priority,
+ *      then older)
+ *   4. the node: fewest PodDisruptionBudget violations, then lowest highest-victim priority, then
+ *      lowest sum of priorities, then fewest victims, then the latest start among its most
+ *      important victims, then the first
  *
  * Spread and inter-pod affinity counts follow the victims' removal (the reference's
- * PreFilterExtensions). PodDisruptionBudgets are not considered (the reference prefers victims
- * whose eviction violates none).
+ * PreFilterExtensions). A victim violates a budget (filterPodsWithPDBViolation) when, going
+ * down the sorted victims, a budget of its namespace selecting it has no disruptions left
+ * (status.disruptionsAllowed less the victims before it; pods in status.disruptedPods are
+ * already counted and never violate).
  */
 
+import type { Budget } from './cluster-objects';
 import type { Status } from './filters';
 import { type CycleState, cloneState, filterNode, fitErrorMessage, updateState } from './framework';
 import type { ClusterCache, NodeInfo, PodInfo } from './node-info';
@@ -34,7 +39,10 @@ const MIN_CANDIDATES_ABSOLUTE = 100;
 
 export interface Candidate {
   node: string;
+  /** Most important first. */
   victims: PodInfo[];
+  /** Victims whose eviction violates a PodDisruptionBudget. */
+  pdbViolations: number;
 }
 
 /** A plan (node and victims), or the message that preemption found none (the PostFilter message, without `preemption: `). */
@@ -46,7 +54,36 @@ export type Outcome =
 /** Higher priority first, then the older. */
 const moreImportant = (a: PodInfo, b: PodInfo): number => (a.priority !== b.priority ? b.priority - a.priority : a.startTime - b.startTime);
 
-export function selectVictims(p: PodInfo, node: NodeInfo, state: CycleState, cache: ClusterCache): Candidate | Status {
+/**
+ * The reference's filterPodsWithPDBViolation: `pods` (sorted) split into those whose eviction
+ * would violate a budget and the others, each in the given order.
+ */
+export function splitByBudgets(pods: PodInfo[], budgets: Budget[]): { violating: PodInfo[]; nonViolating: PodInfo[] } {
+  const allowed = budgets.map((b) => b.disruptionsAllowed);
+  const violating: PodInfo[] = [];
+  const nonViolating: PodInfo[] = [];
+  for (const q of pods) {
+    let violated = false;
+    // A pod without labels matches no budget.
+    if (Object.keys(q.labels).length > 0) {
+      budgets.forEach((b, i) => {
+        if (b.namespace !== q.namespace || !b.selector?.matches(q.labels) || b.disruptedPods.has(q.name)) return;
+        allowed[i] = (allowed[i] as number) - 1;
+        if ((allowed[i] as number) < 0) violated = true;
+      });
+    }
+    (violated ? violating : nonViolating).push(q);
+  }
+  return { violating, nonViolating };
+}
+
+export function selectVictims(
+  p: PodInfo,
+  node: NodeInfo,
+  state: CycleState,
+  cache: ClusterCache,
+  budgets: Budget[] = [],
+): Candidate | Status {
   const lower = [...node.pods.values()].filter((q) => q.priority < p.priority);
   if (lower.length === 0) return { plugin: 'NodeResourcesFit', code: 'UnschedulableAndUnresolvable', reasons: [NO_VICTIMS] };
   const n = node.clone();
@@ -58,20 +95,26 @@ export function selectVictims(p: PodInfo, node: NodeInfo, state: CycleState, cac
   const s = filterNode(p, n, st, cache);
   if (s) return s;
   lower.sort(moreImportant);
+  const { violating, nonViolating } = splitByBudgets(lower, budgets);
   const victims: PodInfo[] = [];
-  for (const q of lower) {
+  /** Put `q` back; true when the pod no longer fits (then `q` is a victim). */
+  const reprieve = (q: PodInfo): boolean => {
     n.addPod(q);
     updateState(st, q, n, 1);
-    if (filterNode(p, n, st, cache)) {
-      n.removePod(q.key);
-      updateState(st, q, n, -1);
-      victims.push(q);
-    }
-  }
-  return { node: node.name, victims };
+    if (!filterNode(p, n, st, cache)) return false;
+    n.removePod(q.key);
+    updateState(st, q, n, -1);
+    victims.push(q);
+    return true;
+  };
+  let pdbViolations = 0;
+  for (const q of violating) if (reprieve(q)) pdbViolations++;
+  for (const q of nonViolating) reprieve(q);
+  if (violating.length > 0 && nonViolating.length > 0) victims.sort(moreImportant);
+  return { node: node.name, victims, pdbViolations };
 }
 
-/** The reference's pickOneNodeForPreemption (without the PDB criterion). */
+/** The reference's pickOneNodeForPreemption. */
 export function pickOne(candidates: Candidate[]): Candidate | undefined {
   const INT32 = 2 ** 31;
   const keyOf = (c: Candidate) => {
@@ -80,7 +123,7 @@ export function pickOne(candidates: Candidate[]): Candidate | undefined {
     const earliestOfHighest = c.victims
       .filter((v) => v.priority === highest)
       .reduce((m, v) => Math.min(m, v.startTime), Number.POSITIVE_INFINITY);
-    return { highest, sum, count: c.victims.length, earliestOfHighest };
+    return { pdb: c.pdbViolations, highest, sum, count: c.victims.length, earliestOfHighest };
   };
   let best: Candidate | undefined;
   let bk: ReturnType<typeof keyOf> | undefined;
@@ -89,10 +132,12 @@ export function pickOne(candidates: Candidate[]): Candidate | undefined {
     const k = keyOf(c);
     if (
       !bk ||
-      k.highest < bk.highest ||
-      (k.highest === bk.highest &&
-        (k.sum < bk.sum ||
-          (k.sum === bk.sum && (k.count < bk.count || (k.count === bk.count && k.earliestOfHighest > bk.earliestOfHighest)))))
+      k.pdb < bk.pdb ||
+      (k.pdb === bk.pdb &&
+        (k.highest < bk.highest ||
+          (k.highest === bk.highest &&
+            (k.sum < bk.sum ||
+              (k.sum === bk.sum && (k.count < bk.count || (k.count === bk.count && k.earliestOfHighest > bk.earliestOfHighest)))))))
     ) {
       best = c;
       bk = k;
@@ -107,6 +152,8 @@ export function preempt(
   state: CycleState,
   cache: ClusterCache,
   random: () => number = Math.random,
+  /** The PodDisruptionBudgets of the cluster (read once per preemption, as the reference). */
+  budgets: () => Budget[] = () => [],
 ): Outcome {
   if (p.preemptionPolicy === 'Never') return { plan: undefined, message: NEVER, eligible: false };
   if (p.nominatedNodeName) {
@@ -132,10 +179,11 @@ export function preempt(
     Math.max(Math.trunc((potential.length * MIN_CANDIDATES_PERCENTAGE) / 100), MIN_CANDIDATES_ABSOLUTE),
   );
   const offset = Math.floor(random() * potential.length);
+  const pdbs = budgets();
   const candidates: Candidate[] = [];
   for (let i = 0; i < potential.length && candidates.length < want; i++) {
     const n = potential[(offset + i) % potential.length] as NodeInfo;
-    const c = selectVictims(p, n, state, cache);
+    const c = selectVictims(p, n, state, cache, pdbs);
     if ('victims' in c) candidates.push(c);
     else result.set(n.name, c);
   }

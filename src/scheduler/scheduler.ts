@@ -8,6 +8,9 @@
  *                     └─ no node fits ──▶ preemption ──▶ PodScheduled=False, FailedScheduling,
  *                                                       victims deleted, nominatedNodeName
  *
+ * PodDisruptionBudgets, Services, ReplicationControllers, ReplicaSets and StatefulSets come
+ * from their watch caches too (ClusterObjects: preemption's budgets, default spreading).
+ *
  * It reads only the watch caches and writes only through the registry (bindPod, the status
  * subresource, deletes, events), so it runs on either store backend; the controllers' builder
  * runs it on the leader replica only. In-process writes do not pass through APF, so they take
@@ -21,6 +24,7 @@ import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 import type { WatchCache } from '../watch/cache';
 import type { Watcher } from '../watch/watcher';
+import { type ClusterObjects, NO_OBJECTS } from './cluster-objects';
 import type { Plugin } from './filters';
 import { Algorithm } from './framework';
 import { ClusterCache, type PodInfo, podInfo } from './node-info';
@@ -40,6 +44,8 @@ export interface SchedulerOptions {
   maxBindsInFlight?: number;
   random?: () => number;
   log?: (msg: string) => void;
+  /** PodDisruptionBudgets (preemption) and Services and controllers (default spreading); none when unset. */
+  objects?: ClusterObjects & { start?(): Promise<void> };
 }
 
 /** What the scheduler did (tests, the bench). */
@@ -91,6 +97,7 @@ export class Scheduler {
   readonly queue: SchedulingQueue;
   readonly stats: SchedulerStats = { attempts: 0, bound: 0, unschedulable: 0, bindErrors: 0, preemptions: 0, algorithmMs: 0 };
   private readonly algorithm: Algorithm;
+  private readonly objects: ClusterObjects & { start?(): Promise<void> };
   private readonly name: string;
   private readonly log: (msg: string) => void;
   private readonly random: () => number;
@@ -112,11 +119,16 @@ export class Scheduler {
     this.log = opts.log ?? (() => {});
     this.random = opts.random ?? Math.random;
     this.queue = new SchedulingQueue({ initialBackoffMs: opts.initialBackoffMs, maxBackoffMs: opts.maxBackoffMs });
-    this.algorithm = new Algorithm(this.cache, { percentageOfNodesToScore: opts.percentageOfNodesToScore, random: this.random });
+    this.objects = opts.objects ?? NO_OBJECTS;
+    this.algorithm = new Algorithm(this.cache, {
+      percentageOfNodesToScore: opts.percentageOfNodesToScore,
+      random: this.random,
+      objects: this.objects,
+    });
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.nodeCache.start(), this.podCache.start()]);
+    await Promise.all([this.nodeCache.start(), this.podCache.start(), this.objects.start?.()]);
     // Nodes first: the pods' initial events then find their nodes.
     this.follow(
       this.nodeCache,
@@ -268,7 +280,7 @@ export class Scheduler {
     let nominated: string | undefined;
     let victims: PodInfo[] = [];
     if (attempt.state) {
-      const outcome = preempt(p, attempt.statuses, attempt.state, this.cache, this.random);
+      const outcome = preempt(p, attempt.statuses, attempt.state, this.cache, this.random, () => this.objects.budgets());
       if (outcome.plan) {
         nominated = outcome.plan.node;
         victims = outcome.plan.victims;

@@ -6,13 +6,16 @@
  *   plugin                               weight   score
  *   TaintToleration                       3       fewer untolerated PreferNoSchedule taints
  *   NodeAffinity                          2       summed weights of matching preferred terms
- *   PodTopologySpread                     2       fewer matching pods in the domain (ScheduleAnyway)
+ *   PodTopologySpread                     2       fewer matching pods in the domain (ScheduleAnyway, or the
+ *                                                 system defaults for pods of Services and controllers)
+ *   InterPodAffinity                      2       preferred (anti-)affinity weights, both ways
  *   NodeResourcesFit (LeastAllocated)     1       (allocatable - requested) * 100 / allocatable, cpu and memory weight 1
  *   NodeResourcesBalancedAllocation       1       (1 - |cpu fraction - memory fraction| / 2) * 100
  *
- * ImageLocality is off (no images on simulated nodes); InterPodAffinity's preferred terms are
- * not scored.
+ * ImageLocality is off (no images on simulated nodes).
  */
+
+import { type AffinityScore, normalizeAffinity } from './affinity-score';
 import { hasPreferredNodeAffinity, intolerablePreferNoSchedule, preferredAffinityScore } from './filters';
 import type { NodeInfo, PodInfo } from './node-info';
 import { normalizeSpread, type SpreadScore } from './topology';
@@ -23,6 +26,7 @@ export const WEIGHTS = {
   TaintToleration: 3,
   NodeAffinity: 2,
   PodTopologySpread: 2,
+  InterPodAffinity: 2,
   NodeResourcesFit: 1,
   NodeResourcesBalancedAllocation: 1,
 } as const;
@@ -58,8 +62,14 @@ export function defaultNormalize(scores: number[], reverse: boolean): number[] {
   });
 }
 
+/** What the cluster-wide scores prepared (PreScore); a missing one adds nothing. */
+export interface PreScored {
+  spread?: SpreadScore;
+  affinity?: AffinityScore;
+}
+
 /** The weighted total of every node (same order as `nodes`). */
-export function scoreNodes(p: PodInfo, nodes: NodeInfo[], spread: SpreadScore | undefined): number[] {
+export function scoreNodes(p: PodInfo, nodes: NodeInfo[], { spread, affinity }: PreScored = {}): number[] {
   const total = nodes.map(
     (n) => WEIGHTS.NodeResourcesFit * leastAllocated(p, n) + WEIGHTS.NodeResourcesBalancedAllocation * balancedAllocation(p, n),
   );
@@ -89,6 +99,7 @@ export function scoreNodes(p: PodInfo, nodes: NodeInfo[], spread: SpreadScore | 
       WEIGHTS.NodeAffinity,
     );
   if (spread) add(normalizeSpread(nodes.map((n) => spread.score(n))), WEIGHTS.PodTopologySpread);
+  if (affinity) add(normalizeAffinity(nodes.map((n) => affinity.score(n))), WEIGHTS.InterPodAffinity);
   return total;
 }
 

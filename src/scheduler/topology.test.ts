@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
+import { selectorMatcher } from '../api/selectors';
 import { cluster, pod } from './fixtures.test-helpers';
 import type { NodeInfo, PodInfo } from './node-info';
-import { AffinityFilter, SpreadFilter } from './topology';
+import { AffinityFilter, normalizeSpread, SpreadFilter, SpreadScore } from './topology';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const app = (name: string, labels: Record<string, string>, spec: Record<string, unknown> = {}) => pod(name, spec, { labels });
@@ -99,5 +100,72 @@ describe('InterPodAffinity (required)', () => {
     const f = AffinityFilter.prepare(app('new', { app: 'web' }), c);
     expect(verdicts(f, c)).toEqual({ 'n-a': 'ok', 'n-b': 'ok', 'n-c': "node(s) didn't satisfy existing pods anti-affinity rules" });
     expect(AffinityFilter.prepare(app('new', { app: 'db' }), c)?.filter(c.nodes.get('n-c') as NodeInfo)).toBeUndefined();
+  });
+});
+
+describe('PodTopologySpread score and the system default constraints', () => {
+  const webSelector = () => selectorMatcher({ matchLabels: { app: 'web' } });
+  const web = (n: string) => app(n, { app: 'web' });
+  const scores = (p: PodInfo, c: ReturnType<typeof cluster>, selector = webSelector) => {
+    const feasible = c.order.map((n) => c.nodes.get(n) as NodeInfo);
+    const s = SpreadScore.prepare(p, c, feasible, selector);
+    return s && feasible.map((n) => s.score(n));
+  };
+  const hosts = (bound: Record<string, PodInfo[]>) =>
+    cluster(
+      [
+        ['n-a', {}],
+        ['n-b', {}],
+        ['n-c', {}],
+      ],
+      bound,
+    );
+
+  test('hostname only (nodes without zones): maxSkew 3, weight log(3 nodes + 2); the zone default adds nothing', () => {
+    const c = hosts({ 'n-a': [web('w1'), web('w2')], 'n-b': [web('w3'), app('x', { app: 'db' })] });
+    // 2 * ln 5 + 2 = 5.2, ln 5 + 2 = 3.6, 0 + 2.
+    const raw = scores(app('new', { app: 'web' }), c);
+    expect(raw).toEqual([5, 4, 2]);
+    expect(normalizeSpread(raw ?? [])).toEqual([40, 60, 100]);
+  });
+
+  test('with zones: the zone constraint (maxSkew 5) counts the pods of the zone over every node', () => {
+    const c = zones({ 'n-a': [web('w1'), web('w2')], 'n-b': [web('w3')] }, [['n-a2', { [ZONE]: 'a' }]]);
+    const feasible = ['n-a', 'n-b', 'n-c'].map((n) => c.nodes.get(n) as NodeInfo);
+    const s = SpreadScore.prepare(app('new', { app: 'web' }), c, feasible, webSelector);
+    // n-a: host 2*ln5+2, zone 2*ln5+4 → 12; n-b: 3.6 + 5.6 → 9; n-c: 2 + 4 → 6; n-a2 (not feasible, zone a): 2 + 7.2 → 9.
+    expect(feasible.map((n) => s?.score(n))).toEqual([12, 9, 6]);
+    expect(s?.score(c.nodes.get('n-a2') as NodeInfo)).toBe(9);
+  });
+
+  test('no default selector (no Service or controller selects the pod): no score', () => {
+    expect(scores(app('new', { app: 'web' }), hosts({}), () => undefined)).toBeUndefined();
+  });
+
+  test("a pod's own constraints replace the defaults, even DoNotSchedule ones only", () => {
+    const dns = app(
+      'new',
+      { app: 'web' },
+      {
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } } },
+        ],
+      },
+    );
+    expect(scores(dns, hosts({}))).toBeUndefined();
+    // Its own ScheduleAnyway constraint on zones: a node without the key is ignored (scores 0 after normalising).
+    const own = app(
+      'new',
+      { app: 'web' },
+      {
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } },
+        ],
+      },
+    );
+    const c = zones({ 'n-a': [web('w1')] }, [['bare', {}]]);
+    const raw = scores(own, c);
+    expect(raw).toEqual([2, 0, 0, undefined]);
+    expect(normalizeSpread(raw ?? [])).toEqual([0, 100, 100, 0]);
   });
 });

@@ -5,9 +5,11 @@
  * matching pods over the cluster, only when the pod has constraints or terms, or some bound pod
  * has required anti-affinity) and then answers per node in constant time.
  *
- * Not done: namespaceSelector in affinity terms other than `{}` (all namespaces) and the system
- * default spread constraints (zone/hostname, ScheduleAnyway) for pods of Services and
- * ReplicaSets; preferred inter-pod affinity is not scored.
+ * The system default spread constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway)
+ * apply to the score of a pod without constraints that a Service or controller selects.
+ * Preferred inter-pod affinity is scored in affinity-score.ts.
+ *
+ * Not done: namespaceSelector in affinity terms other than `{}` (all namespaces).
  */
 import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
 import { type Code, matchesNodeSelectorAndAffinity, type Status, taintToleration } from './filters';
@@ -145,34 +147,119 @@ const fail = (plugin: 'PodTopologySpread' | 'InterPodAffinity', code: Code, reas
   reasons: [reason],
 });
 
-/** PodTopologySpread's score for ScheduleAnyway constraints (raw: lower is better; see normalizeSpread). */
+/** The node label of the hostname constraint (counted per node, not per domain). */
+export const HOSTNAME = 'kubernetes.io/hostname';
+export const ZONE = 'topology.kubernetes.io/zone';
+
+/**
+ * The reference's system default constraints, for pods without constraints of their own that
+ * some Service, ReplicationController, ReplicaSet or StatefulSet selects (scoring only: both are
+ * ScheduleAnyway).
+ */
+export const SYSTEM_DEFAULT_CONSTRAINTS = [
+  { topologyKey: HOSTNAME, whenUnsatisfiable: 'ScheduleAnyway', maxSkew: 3 },
+  { topologyKey: ZONE, whenUnsatisfiable: 'ScheduleAnyway', maxSkew: 5 },
+] as const;
+
+/** The reference's buildDefaultConstraints: the system defaults with the pod's default selector, or none. */
+function defaultConstraints(selector: SelectorMatcher | undefined): Constraint[] {
+  if (!selector) return [];
+  return SYSTEM_DEFAULT_CONSTRAINTS.map((c) => ({
+    maxSkew: c.maxSkew,
+    topologyKey: c.topologyKey,
+    selector,
+    minDomains: 1,
+    honorAffinity: true,
+    honorTaints: false,
+    selfMatch: 0,
+    counts: new Map(),
+  }));
+}
+
+/**
+ * PodTopologySpread's score for ScheduleAnyway constraints (raw: lower is better; see
+ * normalizeSpread), as the reference's PreScore and Score: the domains are those of the feasible
+ * nodes; the pods are counted over every node the constraint's policies include, per domain
+ * (hostname: per node, at Score); a constraint weighs log(its domains + 2).
+ *
+ * A pod without constraints gets the system defaults (when it has a default selector). Then a
+ * node lacking a key is not ignored (requireAllTopologies false): the constraint just adds nothing.
+ */
 export class SpreadScore {
-  private readonly weights: number[];
+  private constructor(
+    private readonly p: PodInfo,
+    private readonly cs: Constraint[],
+    private readonly weights: number[],
+    private readonly ignored: Set<string>,
+  ) {}
 
-  private constructor(private readonly cs: Constraint[]) {
-    // The reference weighs a constraint by log(number of domains + 2).
-    this.weights = cs.map((c) => Math.log(c.counts.size + 2));
+  /** `defaultSelector` is asked only for a pod without constraints. */
+  static prepare(
+    p: PodInfo,
+    cache: ClusterCache,
+    feasible: NodeInfo[],
+    defaultSelector: (p: PodInfo) => SelectorMatcher | undefined = () => undefined,
+  ): SpreadScore | undefined {
+    const requireAll = p.topologySpreadConstraints.length > 0;
+    const cs = requireAll ? constraints(p, 'ScheduleAnyway') : defaultConstraints(defaultSelector(p));
+    if (cs.length === 0 || feasible.length === 0) return undefined;
+    const hasAllKeys = (n: NodeInfo) => cs.every((c) => c.topologyKey in n.labels);
+    const ignored = new Set<string>();
+    const sizes = cs.map(() => 0);
+    // Some feasible node has the constraint's key (else no node reads its counts: skip counting).
+    const read = cs.map(() => false);
+    for (const n of feasible) {
+      if (requireAll && !hasAllKeys(n)) {
+        ignored.add(n.name);
+        continue;
+      }
+      cs.forEach((c, i) => {
+        if (c.topologyKey === HOSTNAME) return;
+        const v = n.labels[c.topologyKey];
+        if (v !== undefined) read[i] = true;
+        if (c.counts.has(v ?? '')) return;
+        c.counts.set(v ?? '', 0);
+        sizes[i] = (sizes[i] as number) + 1;
+      });
+    }
+    const weights = cs.map((c, i) => Math.log((c.topologyKey === HOSTNAME ? feasible.length - ignored.size : (sizes[i] as number)) + 2));
+    // Per constraint, one pass over the nodes (cheapest checks first: this runs per pod over every node).
+    for (let i = 0; i < cs.length; i++) {
+      const c = cs[i] as Constraint;
+      if (!read[i] || c.topologyKey === HOSTNAME) continue;
+      for (const n of cache.nodes.values()) {
+        if (!n.present || !n.hasPodsIn(p.namespace)) continue;
+        const cur = c.counts.get(n.labels[c.topologyKey] ?? '');
+        if (cur === undefined || (requireAll && !hasAllKeys(n)) || !included(p, c, n)) continue;
+        let matched = 0;
+        for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
+        c.counts.set(n.labels[c.topologyKey] ?? '', cur + matched);
+      }
+    }
+    return new SpreadScore(p, cs, weights, ignored);
   }
 
-  static prepare(p: PodInfo, cache: ClusterCache): SpreadScore | undefined {
-    const cs = constraints(p, 'ScheduleAnyway');
-    if (cs.length === 0) return undefined;
-    count(p, cs, cache);
-    return new SpreadScore(cs);
-  }
-
-  /** The raw score, or undefined for a node missing a topology key (it gets 0). */
+  /** The raw score, or undefined for an ignored node (missing a key of the pod's own constraints: it gets 0). */
   score(n: NodeInfo): number | undefined {
+    if (this.ignored.has(n.name)) return undefined;
     let s = 0;
     for (let i = 0; i < this.cs.length; i++) {
       const c = this.cs[i] as Constraint;
       const value = n.labels[c.topologyKey];
-      if (value === undefined) return undefined;
-      s += (c.counts.get(value) ?? 0) * (this.weights[i] as number) + (c.maxSkew - 1);
+      if (value === undefined) continue;
+      let count = 0;
+      if (c.topologyKey === HOSTNAME) {
+        for (const q of n.podsIn(this.p.namespace)) if (spreadMatches(this.p, c, q)) count++;
+      } else count = c.counts.get(value) ?? 0;
+      s += count * (this.weights[i] as number) + (c.maxSkew - 1);
     }
     return Math.round(s);
   }
 }
+
+/** The node passes the constraint's nodeAffinityPolicy and nodeTaintsPolicy (matchNodeInclusionPolicies). */
+const included = (p: PodInfo, c: Constraint, n: NodeInfo): boolean =>
+  (!c.honorAffinity || matchesNodeSelectorAndAffinity(p, n)) && !(c.honorTaints && taintToleration(p, n));
 
 /** The reference's PodTopologySpread.NormalizeScore: fewer matching pods score higher, 0-100. */
 export function normalizeSpread(raw: (number | undefined)[]): number[] {
@@ -190,7 +277,7 @@ export function normalizeSpread(raw: (number | undefined)[]): number[] {
   });
 }
 
-interface Term {
+export interface Term {
   selector: SelectorMatcher;
   /** undefined: every namespace. */
   namespaces: Set<string> | undefined;
@@ -199,7 +286,7 @@ interface Term {
 
 type RawTerm = { labelSelector?: unknown; namespaces?: string[]; namespaceSelector?: unknown; topologyKey?: string };
 
-function terms(raw: unknown, ownNamespace: string): Term[] {
+export function terms(raw: unknown, ownNamespace: string): Term[] {
   if (!Array.isArray(raw)) return [];
   return (raw as RawTerm[]).map((t) => {
     const listed = t.namespaces ?? [];
@@ -212,7 +299,8 @@ function terms(raw: unknown, ownNamespace: string): Term[] {
   });
 }
 
-const termMatchesPod = (t: Term, q: PodInfo): boolean => (!t.namespaces || t.namespaces.has(q.namespace)) && t.selector.matches(q.labels);
+export const termMatchesPod = (t: Term, q: PodInfo): boolean =>
+  (!t.namespaces || t.namespaces.has(q.namespace)) && t.selector.matches(q.labels);
 
 const required = (p: PodInfo, kind: 'podAffinity' | 'podAntiAffinity'): unknown =>
   (p.affinity?.[kind] as { requiredDuringSchedulingIgnoredDuringExecution?: unknown } | undefined)
