@@ -55,7 +55,7 @@ export function defaultSelector(
   p: PodInfo,
   services: Iterable<Obj>,
   controller: (kind: 'ReplicationController' | 'ReplicaSet' | 'StatefulSet', name: string) => Obj | undefined,
-): SelectorMatcher | undefined {
+): (SelectorMatcher & { key: string }) | undefined {
   const merged: Record<string, string> = {};
   for (const s of services) {
     const sel = (isObject(s.spec) ? (s.spec.selector as Record<string, string> | undefined) : undefined) ?? {};
@@ -78,7 +78,10 @@ export function defaultSelector(
   }
   const keys = Object.entries(merged);
   if (keys.length === 0 && !extra) return undefined;
+  const ownerSpec = extra && owner ? controller(owner.kind as 'ReplicaSet', owner.name)?.spec : undefined;
   return {
+    // What it selects by, as text (PodTopologySpread memoizes per-node counts by it).
+    key: `${JSON.stringify(keys)}|${extra && isObject(ownerSpec) ? JSON.stringify(ownerSpec.selector) : ''}`,
     empty: false,
     matches: (labels) => keys.every(([k, v]) => labels[k] === v) && (extra?.matches(labels) ?? true),
   };
@@ -128,7 +131,7 @@ export class CachedObjects implements ClusterObjects {
 
   defaultSelector(p: PodInfo): SelectorMatcher | undefined {
     const s = this.src.services;
-    const services = s ? s.cache.list(`${s.prefix}${p.namespace}/`).map((c) => c.obj) : [];
+    const services = s ? s.cache.list(`${s.prefix}${p.namespace}/`).map((c) => c.shared) : [];
     return defaultSelector(p, services, (kind, name) => {
       const r =
         kind === 'ReplicationController'
@@ -136,7 +139,7 @@ export class CachedObjects implements ClusterObjects {
           : kind === 'ReplicaSet'
             ? this.src.replicaSets
             : this.src.statefulSets;
-      return r?.cache.get(`${r.prefix}${p.namespace}/${name}`)?.obj;
+      return r?.cache.get(`${r.prefix}${p.namespace}/${name}`)?.shared;
     });
   }
 }

@@ -94,3 +94,27 @@ test('pods with pod affinity of any kind are indexed (InterPodAffinity score); t
   expect(owned.controller).toEqual({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs' });
   expect(nodeOnly.controller).toBeUndefined();
 });
+
+test('countMatching counts a node pods once per change of them, again after a pod comes, changes or goes', () => {
+  const c = cluster([['n', {}]]);
+  const n = c.nodes.get('n');
+  if (!n) throw new Error('no node');
+  let calls = 0;
+  const isWeb = (q: { labels: Record<string, string>; deleting: boolean }) => {
+    calls++;
+    return q.labels.app === 'web' && !q.deleting;
+  };
+  c.addPod({ ...pod('a', {}, { labels: { app: 'web' } }), nodeName: 'n' });
+  c.addPod({ ...pod('b', {}, { labels: { app: 'db' } }), nodeName: 'n' });
+  expect(n.countMatching('app=web', 'default', isWeb)).toBe(1);
+  expect(calls).toBe(2);
+  expect(n.countMatching('app=web', 'default', isWeb)).toBe(1);
+  expect(calls).toBe(2);
+  expect(n.countMatching('app=web', 'other', isWeb)).toBe(0);
+  c.addPod({ ...pod('c', {}, { labels: { app: 'web' } }), nodeName: 'n' });
+  expect(n.countMatching('app=web', 'default', isWeb)).toBe(2);
+  c.addPod({ ...pod('c', {}, { labels: { app: 'web' } }), nodeName: 'n', deleting: true });
+  expect(n.countMatching('app=web', 'default', isWeb)).toBe(1);
+  c.removePod('default/a');
+  expect(n.countMatching('app=web', 'default', isWeb)).toBe(0);
+});

@@ -186,6 +186,9 @@ export class NodeInfo {
   readonly usedPorts = new Map<string, Map<string, number>>();
   /** Scheduling-relevant node fields as text (labels, taints, allocatable, unschedulable). */
   signature = '';
+  /** Bumped on every change of the node's pods (countMatching's memo). */
+  private version = 0;
+  private readonly counted = new Map<string, { version: number; n: number }>();
 
   constructor(readonly name: string) {}
 
@@ -217,6 +220,21 @@ export class NodeInfo {
     return this.byNamespace.get(namespace)?.values() ?? [];
   }
 
+  /**
+   * How many of the node's pods of `namespace` `matches` (a function of the pod alone, named by
+   * `key`), counted again only after the node's pods change.
+   */
+  countMatching(key: string, namespace: string, matches: (q: PodInfo) => boolean): number {
+    const k = `${namespace}\u0000${key}`;
+    const memo = this.counted.get(k);
+    if (memo !== undefined && memo.version === this.version) return memo.n;
+    let n = 0;
+    for (const q of this.podsIn(namespace)) if (matches(q)) n++;
+    if (this.counted.size >= 64) this.counted.clear();
+    this.counted.set(k, { version: this.version, n });
+    return n;
+  }
+
   private refreshFree(): void {
     this.allocMilliCPU = this.allocatable.milliCPU;
     this.allocMemory = this.allocatable.memory;
@@ -230,6 +248,7 @@ export class NodeInfo {
   }
 
   addPod(p: PodInfo): void {
+    this.version++;
     this.pods.set(p.key, p);
     let ns = this.byNamespace.get(p.namespace);
     if (!ns) {
@@ -254,6 +273,7 @@ export class NodeInfo {
   removePod(key: string): PodInfo | undefined {
     const p = this.pods.get(key);
     if (!p) return undefined;
+    this.version++;
     this.pods.delete(key);
     const ns = this.byNamespace.get(p.namespace);
     ns?.delete(key);

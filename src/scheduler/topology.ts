@@ -33,6 +33,8 @@ interface Constraint {
   selfMatch: number;
   /** Domain value → matching pods. */
   counts: Map<string, number>;
+  /** The selector as text, when it has one (the system defaults'): per-node counts are memoized by it. */
+  selectorKey?: string;
 }
 
 function constraints(p: PodInfo, when: 'DoNotSchedule' | 'ScheduleAnyway'): Constraint[] {
@@ -162,9 +164,10 @@ export const SYSTEM_DEFAULT_CONSTRAINTS = [
 ] as const;
 
 /** The reference's buildDefaultConstraints: the system defaults with the pod's default selector, or none. */
-function defaultConstraints(selector: SelectorMatcher | undefined): Constraint[] {
+function defaultConstraints(selector: (SelectorMatcher & { key?: string }) | undefined): Constraint[] {
   if (!selector) return [];
   return SYSTEM_DEFAULT_CONSTRAINTS.map((c) => ({
+    selectorKey: selector.key,
     maxSkew: c.maxSkew,
     topologyKey: c.topologyKey,
     selector,
@@ -249,7 +252,12 @@ export class SpreadScore {
       if (value === undefined) continue;
       let count = 0;
       if (c.topologyKey === HOSTNAME) {
-        for (const q of n.podsIn(this.p.namespace)) if (spreadMatches(this.p, c, q)) count++;
+        // The pods of a ReplicaSet are scheduled one after another with the same default
+        // selector: each node counts its matching pods once per change of its pods, not per pod
+        // (5,000 nodes: ~1 ms per pod without).
+        const p = this.p;
+        if (c.selectorKey !== undefined) count = n.countMatching(c.selectorKey, p.namespace, (q) => spreadMatches(p, c, q));
+        else for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) count++;
       } else count = c.counts.get(value) ?? 0;
       s += count * (this.weights[i] as number) + (c.maxSkew - 1);
     }
