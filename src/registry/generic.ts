@@ -756,16 +756,9 @@ export class ResourceStore {
    * input from it, carry server-owned state over, record ownership, validate, and write if
    * anything changed, retrying on a write race unless the caller pinned a resourceVersion.
    */
-  private guaranteedUpdate(
-    namespace: string,
-    name: string,
-    w: WriteOptions,
-    subresource: Subresource,
-    wantRv: number,
-    tryUpdate: (cur: Readonly<Obj>) => { input: Obj; managed: boolean; fresh?: boolean },
-  ): Promise<{ obj: Obj }> {
-    const run = () => this.guaranteedUpdateNow(namespace, name, w, subresource, wantRv, tryUpdate);
-    return w.user === undefined && this.ownWrites ? this.ownWrites.run(run) : run();
+  private guaranteedUpdate(...a: Parameters<ResourceStore['guaranteedUpdateNow']>): Promise<{ obj: Obj }> {
+    const run = () => this.guaranteedUpdateNow(...a);
+    return a[2].user === undefined && this.ownWrites ? this.ownWrites.run(run) : run();
   }
 
   private async guaranteedUpdateNow(
