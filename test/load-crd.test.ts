@@ -238,7 +238,10 @@ test('scenario errors of the CRD and lease phases name their line (in the CRD fi
   });
   expect(ok.phases[1]!.churn!.kind).toBe('Widget');
   expect(ok.phases[3]!.leases).toEqual({ count: 3, interval: 10, duration: undefined });
-  expect(parse(`${head}  churn: { kind: ConfigMap }\n`)).toThrow('f.yaml:4: phases[0].churn.kind: must be one of Pod');
+  expect(parse(`${head}  churn: { kind: ConfigMap }\n`)).not.toThrow();
+  expect(parse(`${head}  churn: { kind: Gadget }\n`)).toThrow(
+    'f.yaml:4: phases[0].churn.kind: must be one of Namespace, Deployment, Service, ConfigMap, Secret, Job, Pod, or the kind of a CRD',
+  );
   expect(parse(`${head}  leases: { count: 3, interval: 0 }\n`)).toThrow('f.yaml:4: interval: must be a number > 0');
   expect(parse(`${head}  leases: { count: 3, interval: 2, duration: 1 }\n`)).toThrow('f.yaml:4: duration: must be a number >= 2');
 });

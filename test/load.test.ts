@@ -135,6 +135,8 @@ phases:
   create: { kind: Namespace, count: 1 }
 - name: configmaps
   create: { kind: ConfigMap, count: 4, qps: 50 }
+- name: churn-configmaps
+  churn: { kind: ConfigMap, writers: 2, watchers: 1, patches: 8 }
 - name: a-fault
   faults:
   - apiVersion: rbac.authorization.k8s.io/v1
@@ -170,9 +172,11 @@ phases:
     expect(ns.status === 404 || ns.body.status.phase === 'Terminating').toBe(true);
     expect(item(r, 'DELETE', 'namespaces').labels.Count).toBe('1');
     expect(item(r, 'PATCH', 'pods').labels).toMatchObject({ Count: '12', Scope: 'resource' });
+    // A built-in kind's churn patches the objects an earlier phase made, watched like the pods.
+    expect(item(r, 'PATCH', 'configmaps').labels).toMatchObject({ Count: '8', Scope: 'resource' });
     // Each patch and each pod create was seen on the harness's watch.
     const w = r.WatchLatency.dataItems[0];
-    expect(Number(w.labels.Count)).toBe(18);
+    expect(Number(w.labels.Count)).toBe(18 + 8);
     expect(w.data.Perc50).toBeGreaterThan(0);
     // No CPU/RSS for a server that is not the harness's child.
     expect(r.series.every((s: any) => s.rss === undefined || s.rss === null)).toBe(true);

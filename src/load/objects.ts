@@ -24,6 +24,18 @@ export function collectionPath(kind: Kind, ns: string): string {
   }
 }
 
+/** The path of a kind's objects in every namespace (a watch over all of them). */
+export function allPath(kind: Kind): string {
+  switch (kind) {
+    case 'Deployment':
+      return '/apis/apps/v1/deployments';
+    case 'Job':
+      return '/apis/batch/v1/jobs';
+    default:
+      return `/api/v1/${kind.toLowerCase()}s`;
+  }
+}
+
 function podSpec(): Record<string, unknown> {
   return {
     containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1m', memory: '1Mi' } } }],

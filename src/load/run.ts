@@ -2,7 +2,7 @@
 import { type Client, informer, TokenBucket } from './client';
 import { type CrdInfo, crManifest, crPath, installCrd } from './crd';
 import { type LeaseStats, LeaseTraffic } from './leases';
-import { collectionPath, LABEL, manifest, nsName } from './objects';
+import { allPath, collectionPath, type Kind, LABEL, manifest, nsName } from './objects';
 import { PodTracker, percentile } from './pods';
 import type { Phase, Scenario } from './scenario';
 
@@ -317,11 +317,12 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
       let pending: Map<string, number>;
       let watchPath = '/api/v1/pods';
       const sel = `labelSelector=${encodeURIComponent(`${LABEL}=${o.runId}`)}`;
-      if (crd) {
-        watchPath = crPath(crd, '');
+      if (crd || ch.kind !== 'Pod') {
+        // A custom resource or a built-in kind the run created (the pods are the tracker's).
+        watchPath = crd ? crPath(crd, '') : allPath(ch.kind as Kind);
         targets = (created.get(ch.kind) ?? []).map((p) => {
           const parts = p.split('/');
-          const ns = parts.includes('namespaces') ? parts[parts.indexOf('namespaces') + 1]! : '';
+          const ns = ch.kind !== 'Namespace' && parts.includes('namespaces') ? parts[parts.indexOf('namespaces') + 1]! : '';
           return { key: `${ns}/${parts.at(-1)}`, path: p };
         });
         // The harness's own watch of them, for the watch latency of each write.

@@ -49,7 +49,7 @@ export interface Phase {
   /** podsReady: until exactly so many of the scenario's pods are Ready (up or down); rollout: ns/name */
   wait?: { podsReady?: number; rollout?: string; timeout: number };
   watchers?: { count: number; per: 'node' | 'namespace' };
-  /** patches of the pods (kind Pod) or of an earlier phase's custom resources, while watchers follow */
+  /** patches of the pods (kind Pod), of an earlier phase's objects of a built-in kind or of its custom resources, while watchers follow */
   churn?: { kind: string; writers: number; watchers: number; patches: number; qps: number };
   sleep?: number;
   faults?: Record<string, unknown>[];
@@ -255,7 +255,7 @@ export function parseScenario(text: string, file = 'scenario', dir = path.dirnam
     if (ch) {
       known(ch, ['kind', 'writers', 'watchers', 'patches', 'qps'], `phases[${i}].churn`);
       phase.churn = {
-        kind: kindRef(ch, 'Pod', ['Pod'], `phases[${i}].churn`),
+        kind: kindRef(ch, 'Pod', KINDS, `phases[${i}].churn`),
         writers: num(ch, 'writers', 10, 1),
         watchers: num(ch, 'watchers', 10),
         patches: num(ch, 'patches', 1000, 1),
