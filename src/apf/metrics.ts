@@ -64,7 +64,12 @@ export function flowControlMetrics(fc: FlowControl, out: string[]): void {
     if (f.execRegular.count > 0) f.execRegular.lines(out, `${P}request_execution_seconds`, `${fl(f)},type="regular"`);
     if (f.execWatch.count > 0) f.execWatch.lines(out, `${P}request_execution_seconds`, `${fl(f)},type="watch"`);
   }
-  family(out, 'work_estimated_seats', 'histogram', 'Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness');
+  family(
+    out,
+    'work_estimated_seats',
+    'histogram',
+    'Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness',
+  );
   for (const f of flows) {
     if (f.estimatedSeats.count > 0) f.estimatedSeats.lines(out, `${P}work_estimated_seats`, fl(f));
   }
