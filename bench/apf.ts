@@ -16,8 +16,10 @@
  *    the quiet user in another) and on its floor (bench/apf-floor.ts: a bare Bun.serve holding the
  *    flood's LISTs to those seats with a queue, returning seats as src/apf does): per seat count
  *    the unloaded and loaded p99, their ratio, the server's ratio over the floor's, LISTs/s.
- *    APF_WIDTH_BYTES=<n>: the floor's LISTs take a seat per n bytes of answer instead of the
- *    reference's width; APF_TARGETS=server or floor runs one side only.
+ *    APF_WIDTH=bytes: LISTs take seats by bytes instead of objects, on the server by the gate
+ *    SizeBasedListCostEstimate (a seat per 100 kB of stored objects, at most 1 MB from the
+ *    cache), on the floor a seat per APF_BYTES_PER_SEAT (100,000) bytes of its answer, at most
+ *    1 MB; APF_TARGETS=server or floor runs one side only.
  *
  * Parts 3 and 4 pin the server (the floor) to core 0 and the load generators to core 1 (APF_PIN=0
  * does not). PHASE_MS (6000) is each load phase's length.
@@ -249,10 +251,15 @@ if (PARTS.has('3')) {
  * seat). Neither lends nor borrows; the bootstrap levels keep 1 seat each (their shares are
  * nothing beside these).
  */
-async function sweepServer(seats: number): Promise<Server> {
+async function sweepServer(seats: number, byBytes: boolean): Promise<Server> {
   const SCALE = 100_000;
   const srv = await startServer({
-    args: [`--token-auth-file=${tokenFile}`, `--max-requests-inflight=${seats + 4}`, '--max-mutating-requests-inflight=0'],
+    args: [
+      `--token-auth-file=${tokenFile}`,
+      `--max-requests-inflight=${seats + 4}`,
+      '--max-mutating-requests-inflight=0',
+      ...(byBytes ? ['--feature-gates=SizeBasedListCostEstimate=true'] : []),
+    ],
   });
   try {
     pin(srv.proc.pid, 0);
@@ -309,19 +316,31 @@ async function sweepServer(seats: number): Promise<Server> {
   }
 }
 
-/** The width the reference's list estimator gives the flood's LISTs: a seat per 100 objects, at most 10 and the level's seats. */
-const referenceWidth = (seats: number) => Math.max(1, Math.min(10, seats, Math.ceil(OBJECTS / 100)));
+/** What the server's LIST estimate says of the flood's LISTs: the mean of work_estimated_seats. */
+async function serverWidth(srv: Server): Promise<number> {
+  const m = await (await srv.fetch('/metrics')).text();
+  const read = (what: string) =>
+    Number(
+      new RegExp(
+        `^apiserver_flowcontrol_work_estimated_seats_${what}\\{flow_schema="bench-flood",priority_level="bench-flood"\\} (\\S+)$`,
+        'm',
+      ).exec(m)?.[1],
+    );
+  return read('sum') / read('count');
+}
 
 // 4. The sweep: the flood's seats 1, 2, 4, 8, 12 (APF_SEATS), a flood of 10 × seats connections
 // (FLOOD_PER_SEAT), against the server (sweepServer) and against bench/apf-floor.ts holding the
 // flood to the same seats with a queue of 300 (the flood's hand of 6 queues of 50) and answering
-// the real server's bytes. The floor's LISTs take the reference's width, or with
-// APF_WIDTH_BYTES=<bytes per seat> a seat per that many bytes of the LIST answer (at most the
-// seats): what width by response bytes would do.
+// the real server's bytes. The floor's LISTs take the width the reference's estimator gives them
+// (a seat per 100 ConfigMaps stored, in all namespaces), or with APF_WIDTH=bytes a seat per
+// APF_BYTES_PER_SEAT bytes of the LIST answer (at most 1 MB): what width by response bytes does.
 if (PARTS.has('4')) {
   const SWEEP = (process.env.APF_SEATS ?? '1,2,4,8,12').split(',').map(Number);
   const PER_SEAT = Number(process.env.FLOOD_PER_SEAT ?? 10);
-  const WIDTH_BYTES = Number(process.env.APF_WIDTH_BYTES ?? 0);
+  const BY_BYTES = process.env.APF_WIDTH === 'bytes';
+  const BYTES_PER_SEAT = Number(process.env.APF_BYTES_PER_SEAT ?? 100_000);
+  let stored = 0;
   const TARGETS = new Set((process.env.APF_TARGETS ?? 'server,floor').split(','));
   const listFile = path.join(dir, 'list.json');
   const getFile = path.join(dir, 'get.json');
@@ -331,27 +350,30 @@ if (PARTS.has('4')) {
       await prepare(srv);
       fs.writeFileSync(listFile, new Uint8Array(await (await srv.fetch(LIST, { token: 'flood-token' })).arrayBuffer()));
       fs.writeFileSync(getFile, new Uint8Array(await (await srv.fetch(GET, { token: 'quiet-token' })).arrayBuffer()));
+      stored = ((await srv.json('GET', '/api/v1/configmaps')).body as { items: unknown[] }).items.length;
     } finally {
       await srv.stop();
     }
   }
   const listBytes = fs.statSync(listFile).size;
   const floorWidth = (seats: number) =>
-    WIDTH_BYTES > 0 ? Math.max(1, Math.min(seats, Math.ceil(listBytes / WIDTH_BYTES))) : referenceWidth(seats);
+    Math.max(1, Math.min(10, seats, BY_BYTES ? Math.ceil(Math.min(listBytes, 1_000_000) / BYTES_PER_SEAT) : Math.ceil(stored / 100)));
   const { servingCerts } = await import('../src/auth/certs');
   const certs = await servingCerts(fs.mkdtempSync(path.join(dir, 'certs-')), '127.0.0.1');
   console.log(
-    `\n4. sweep: the flood LISTs ${OBJECTS} ConfigMaps (${listBytes} bytes) with ${PER_SEAT} × seats connections; 4 quiet connections GET; quiet alone: median p99 of ${RUNS} runs; ${PIN ? 'server / floor on core 0, load generators on core 1' : 'not pinned'}; floor LIST width: ${WIDTH_BYTES > 0 ? `a seat per ${WIDTH_BYTES} bytes` : "the reference's (a seat per 100 objects)"}`,
+    `\n4. sweep: the flood LISTs ${OBJECTS} ConfigMaps (${listBytes} bytes) with ${PER_SEAT} × seats connections; 4 quiet connections GET; quiet alone: median p99 of ${RUNS} runs; ${PIN ? 'server / floor on core 0, load generators on core 1' : 'not pinned'}; LIST width ${BY_BYTES ? `by bytes (the floor: a seat per ${BYTES_PER_SEAT} bytes)` : `by objects (${stored} ConfigMaps stored: a seat per 100)`}`,
   );
   const rows: string[] = [];
   for (const seats of SWEEP) {
     const flood = seats * PER_SEAT;
     const got: Record<string, FloodFigures> = {};
     if (TARGETS.has('server')) {
-      const srv = await sweepServer(seats);
+      const srv = await sweepServer(seats, BY_BYTES);
       try {
-        console.log(`   server, ${seats} seat${seats > 1 ? 's' : ''} (LIST width ${referenceWidth(seats)}), ${flood} flood connections:`);
         got.server = await flooded(srv, 'quiet-token', flood);
+        console.log(
+          `   server, ${seats} seat${seats > 1 ? 's' : ''} (LIST width ${(await serverWidth(srv)).toFixed(2)} on average), ${flood} flood connections:`,
+        );
         printFlood(got.server);
       } finally {
         await srv.stop();
