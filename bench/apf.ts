@@ -191,7 +191,7 @@ async function flooded(target: { url: string; ca: string }, quietToken: string, 
   for (let i = 0; i < RUNS; i++) alone.push((await phase(target, quietToken, GET, 4)).p99);
   const [flood, quiet] = await Promise.all([
     phase(target, 'flood-token', LIST, floodConns),
-    Bun.sleep(500).then(() => phase(target, quietToken, GET, 4, PHASE_MS - 1000)),
+    Bun.sleep(500).then(() => phase(target, quietToken, GET, 4, Math.max(500, PHASE_MS - 1000))),
   ]);
   const aloneP99 = median(alone);
   return { alone, aloneP99, quiet, flood, ratio: quiet.p99 / aloneP99 };
