@@ -6,13 +6,23 @@
  *    QueueSet dispatch, metrics), for an exempt admin, against calling the handler directly.
  * 2. CPU per GET on the real server with APF on and off (two servers, same run, phases
  *    alternated), for a non-exempt user (global-default).
- * 3. A flood: one user LISTs (100 objects) with 10× the server's seats in concurrent requests
- *    while another user GETs one object; the quiet user's p99 under the flood over its unloaded
- *    p99, with APF on and off; how the flood was answered (200 / 429 / other) and the server's
- *    RSS. The server shares 12 seats (--max-requests-inflight=8 --max-mutating-requests-inflight=4).
- * 4. The floor of part 3: the same flood against a bare Bun.serve that only holds the flood to 12
- *    seats (and to 1) with a queue (bench/apf-floor.ts): the quiet user's p99 ratio no in-process
- *    APF on this runtime and machine can beat.
+ * 3. A flood at the server's default configuration (12 seats: --max-requests-inflight=8
+ *    --max-mutating-requests-inflight=4): one user LISTs (APF_OBJECTS, 100 objects) with 120
+ *    concurrent requests while another user GETs one object; the quiet user's p99 under the flood
+ *    over its unloaded p99 (the median of APF_RUNS=5 runs), with APF on and off, and the flood's
+ *    LISTs/s and answers (200 / 429 / other) and the server's RSS.
+ * 4. The sweep: the flood held to 1, 2, 4, 8, 12 seats (APF_SEATS) with 10 × seats connections
+ *    (FLOOD_PER_SEAT), on the server (the flood in a level of its own with exactly those seats,
+ *    the quiet user in another) and on its floor (bench/apf-floor.ts: a bare Bun.serve holding the
+ *    flood's LISTs to those seats with a queue, returning seats as src/apf does): per seat count
+ *    the unloaded and loaded p99, their ratio, the server's ratio over the floor's, LISTs/s.
+ *    APF_WIDTH=bytes: LISTs take seats by bytes instead of objects, on the server by the gate
+ *    SizeBasedListCostEstimate (a seat per 100 kB of stored objects, at most 1 MB from the
+ *    cache), on the floor a seat per APF_BYTES_PER_SEAT (100,000) bytes of its answer, at most
+ *    1 MB; APF_TARGETS=server or floor runs one side only.
+ *
+ * Parts 3 and 4 pin the server (the floor) to core 0 and the load generators to core 1 (APF_PIN=0
+ * does not). PHASE_MS (6000) is each load phase's length.
  *
  *     bun bench/apf.ts
  */
@@ -27,6 +37,8 @@ import { type Server, startServer } from '../test/helpers/server';
 import { type LoadResult, load, rssMiB, serverCpuPerRequest, threadCpu } from './harness';
 
 const PHASE_MS = Number(process.env.PHASE_MS ?? 6000);
+/** ConfigMaps the flood LISTs (APF_OBJECTS; the reference's width is a seat per 100). */
+const OBJECTS = Number(process.env.APF_OBJECTS ?? 100);
 /** Which parts to run (APF_PARTS=1,3); all by default. */
 const PARTS = new Set((process.env.APF_PARTS ?? '1,2,3,4').split(','));
 
@@ -84,7 +96,7 @@ async function prepare(srv: Server): Promise<void> {
     ],
   });
   await srv.json('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'quiet' } });
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < OBJECTS; i++) {
     await srv.json('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: `cm-${i}` }, data: { v: 'x'.repeat(200) } });
   }
   // The binding reaches the authorizer within a second.
@@ -143,17 +155,65 @@ if (PARTS.has('2')) {
   }
 }
 
-// 3. The flood.
+// Parts 3 and 4 pin the server (or the floor) to core 0 and this process and its load generators
+// (separate processes: wrk or bench/load.ts) to core 1, so that the flood's clients do not take
+// the server's core. APF_PIN=0 leaves scheduling to the kernel.
+const PIN = process.env.APF_PIN !== '0' && os.availableParallelism() >= 2 && fs.existsSync('/usr/bin/taskset');
+function pin(pid: number, core: number): void {
+  if (!PIN) return;
+  const r = Bun.spawnSync(['/usr/bin/taskset', '-a', '-p', '-c', String(core), String(pid)], { stdout: 'ignore', stderr: 'pipe' });
+  if (r.exitCode !== 0) throw new Error(`taskset ${pid}: ${r.stderr.toString()}`);
+}
+if (PIN && (PARTS.has('3') || PARTS.has('4'))) pin(process.pid, 1);
+
+const RUNS = Number(process.env.APF_RUNS ?? 5);
+const GET = '/api/v1/namespaces/default/configmaps/cm-7';
+const LIST = '/api/v1/namespaces/default/configmaps';
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+interface FloodFigures {
+  /** The quiet user's p99 alone, one per run, and their median. */
+  alone: number[];
+  aloneP99: number;
+  quiet: LoadResult;
+  flood: LoadResult;
+  ratio: number;
+}
+
+/**
+ * The quiet user (4 connections GETting one ConfigMap) alone RUNS times (the median p99 is the
+ * unloaded figure; a run's p99 varies by several times on this machine), then under a flood of
+ * `floodConns` connections LISTing, starting 500 ms into the flood.
+ */
+async function flooded(target: { url: string; ca: string }, quietToken: string, floodConns: number): Promise<FloodFigures> {
+  await phase(target, quietToken, GET, 4, 1000);
+  const alone: number[] = [];
+  for (let i = 0; i < RUNS; i++) alone.push((await phase(target, quietToken, GET, 4)).p99);
+  const [flood, quiet] = await Promise.all([
+    phase(target, 'flood-token', LIST, floodConns),
+    Bun.sleep(500).then(() => phase(target, quietToken, GET, 4, Math.max(500, PHASE_MS - 1000))),
+  ]);
+  const aloneP99 = median(alone);
+  return { alone, aloneP99, quiet, flood, ratio: quiet.p99 / aloneP99 };
+}
+
+const answers = (r: LoadResult) => JSON.stringify({ ok: r.ok, ...r.codes });
+function printFlood(f: FloodFigures, indent = '     '): void {
+  console.log(`${indent}quiet alone       : p99 ${f.aloneP99} ms (median of ${f.alone.length} runs: ${f.alone.join(', ')})`);
+  console.log(`${indent}quiet under flood : ${f.quiet.ops} ok/s, p50 ${f.quiet.p50} ms, p99 ${f.quiet.p99} ms`);
+  console.log(`${indent}flood             : ${f.flood.ops} LISTs/s, p99 ${f.flood.p99} ms, answers ${answers(f.flood)}`);
+  console.log(`${indent}quiet p99 under flood / alone: ${f.ratio.toFixed(2)}`);
+}
+
+// 3. The server's default configuration: 12 seats shared by the bootstrap levels, the flood and
+// the quiet user both global-default users (QUIET=sa: the quiet user is a service account,
+// workload-low), APF on and off.
 if (PARTS.has('3')) {
   const SEATS = 12;
   const FLOOD = Number(process.env.FLOOD_CONNS ?? SEATS * 10);
-  const report = (what: string, r: LoadResult) =>
-    `${what}: ${r.ops} ok/s, p50 ${r.p50} ms, p99 ${r.p99} ms, answers ${JSON.stringify({ ok: r.ok, ...r.codes })}`;
-  // QUIET=sa: the quiet client is a service account (workload-low), not a second person
-  // (global-default, the flood's level).
   const quietSa = process.env.QUIET === 'sa';
   console.log(
-    `\n3. flood: LISTs of 100 ConfigMaps with ${FLOOD} connections (the server has ${SEATS} seats) while ${quietSa ? 'a service account (workload-low)' : 'another user (global-default)'} GETs`,
+    `\n3. flood at the default configuration: LISTs of ${OBJECTS} ConfigMaps with ${FLOOD} connections (the server has ${SEATS} seats) while ${quietSa ? 'a service account (workload-low)' : 'another user (global-default)'} GETs${PIN ? '; server on core 0, load generators on core 1' : ''}`,
   );
   for (const apf of [true, false]) {
     const srv = await startServer({
@@ -165,8 +225,8 @@ if (PARTS.has('3')) {
       ],
     });
     try {
+      pin(srv.proc.pid, 0);
       await prepare(srv);
-      const GET = '/api/v1/namespaces/default/configmaps/cm-7';
       const quietToken = quietSa
         ? ((
             (await srv.json('POST', '/api/v1/namespaces/default/serviceaccounts/quiet/token', { spec: {} })).body as {
@@ -174,68 +234,183 @@ if (PARTS.has('3')) {
             }
           ).status.token as string)
         : 'quiet-token';
-      const quietAlone = await phase(srv, quietToken, GET, 4);
       const rss0 = rssMiB(srv.proc.pid);
-      const [flood, quiet] = await Promise.all([
-        phase(srv, 'flood-token', '/api/v1/namespaces/default/configmaps', FLOOD),
-        Bun.sleep(500).then(() => phase(srv, quietToken, GET, 4, PHASE_MS - 1000)),
-      ]);
-      const rss1 = rssMiB(srv.proc.pid);
-      console.log(`   APF ${apf ? 'on' : 'off'}:`);
-      console.log(`     ${report('quiet alone      ', quietAlone)}`);
-      console.log(`     ${report('quiet under flood', quiet)}`);
-      console.log(`     ${report('flood            ', flood)}`);
-      console.log(`     quiet p99 under flood / alone: ${(quiet.p99 / quietAlone.p99).toFixed(2)}; server RSS ${rss0} -> ${rss1} MiB`);
+      const f = await flooded(srv, quietToken, FLOOD);
+      console.log(`   APF ${apf ? 'on' : 'off'}: server RSS ${rss0} -> ${rssMiB(srv.proc.pid)} MiB`);
+      printFlood(f);
     } finally {
       await srv.stop();
     }
   }
 }
-// 4. The floor: part 3's flood against bench/apf-floor.ts, a bare Bun.serve holding the flood to
-// SEATS seats and a queue of 300 (the flood's hand of 6 queues of 50), answering the real server's
-// bytes. 1 seat as well: how much of the tail is the flood's admitted work.
+
+/**
+ * The server configured so that the flood has exactly `seats` seats: its user is the only one of a
+ * level "bench-flood" (queues as global-default's: 128, hand of 6, 50 each), the quiet user the
+ * only one of "bench-quiet" with 4 seats (its 4 connections never wait, as the floor's GETs take no
+ * seat). Neither lends nor borrows; the bootstrap levels keep 1 seat each (their shares are
+ * nothing beside these).
+ */
+async function sweepServer(seats: number, byBytes: boolean): Promise<Server> {
+  const SCALE = 100_000;
+  const srv = await startServer({
+    args: [
+      `--token-auth-file=${tokenFile}`,
+      `--max-requests-inflight=${seats + 4}`,
+      '--max-mutating-requests-inflight=0',
+      ...(byBytes ? ['--feature-gates=SizeBasedListCostEstimate=true'] : []),
+    ],
+  });
+  try {
+    pin(srv.proc.pid, 0);
+    await prepare(srv);
+    const GROUP = '/apis/flowcontrol.apiserver.k8s.io/v1';
+    for (const [name, user, shares] of [
+      ['bench-flood', 'flood', seats * SCALE],
+      ['bench-quiet', 'quiet', 4 * SCALE],
+    ] as const) {
+      const pl = await srv.json('POST', `${GROUP}/prioritylevelconfigurations`, {
+        apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+        kind: 'PriorityLevelConfiguration',
+        metadata: { name },
+        spec: {
+          type: 'Limited',
+          limited: {
+            nominalConcurrencyShares: shares,
+            lendablePercent: 0,
+            borrowingLimitPercent: 0,
+            limitResponse: { type: 'Queue', queuing: { queues: 128, handSize: 6, queueLengthLimit: 50 } },
+          },
+        },
+      });
+      if (pl.status !== 201) throw new Error(`priority level ${name}: ${pl.status} ${JSON.stringify(pl.body)}`);
+      const fsr = await srv.json('POST', `${GROUP}/flowschemas`, {
+        apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+        kind: 'FlowSchema',
+        metadata: { name },
+        spec: {
+          priorityLevelConfiguration: { name },
+          matchingPrecedence: 100,
+          distinguisherMethod: { type: 'ByUser' },
+          rules: [
+            {
+              subjects: [{ kind: 'User', user: { name: user } }],
+              resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }],
+            },
+          ],
+        },
+      });
+      if (fsr.status !== 201) throw new Error(`flow schema ${name}: ${fsr.status} ${JSON.stringify(fsr.body)}`);
+    }
+    const want = `apiserver_flowcontrol_nominal_limit_seats{priority_level="bench-flood"} ${seats}\n`;
+    for (let i = 0; ; i++) {
+      const m = await (await srv.fetch('/metrics')).text();
+      if (m.includes(want) && m.includes('priority_level="bench-quiet"} 4\n')) break;
+      if (i > 100) throw new Error(`the flood's level never got ${seats} seats`);
+      await Bun.sleep(20);
+    }
+    return srv;
+  } catch (e) {
+    await srv.stop();
+    throw e;
+  }
+}
+
+/** What the server's LIST estimate says of the flood's LISTs: the mean of work_estimated_seats. */
+async function serverWidth(srv: Server): Promise<number> {
+  const m = await (await srv.fetch('/metrics')).text();
+  const read = (what: string) =>
+    Number(
+      new RegExp(
+        `^apiserver_flowcontrol_work_estimated_seats_${what}\\{flow_schema="bench-flood",priority_level="bench-flood"\\} (\\S+)$`,
+        'm',
+      ).exec(m)?.[1],
+    );
+  return read('sum') / read('count');
+}
+
+// 4. The sweep: the flood's seats 1, 2, 4, 8, 12 (APF_SEATS), a flood of 10 × seats connections
+// (FLOOD_PER_SEAT), against the server (sweepServer) and against bench/apf-floor.ts holding the
+// flood to the same seats with a queue of 300 (the flood's hand of 6 queues of 50) and answering
+// the real server's bytes. The floor's LISTs take the width the reference's estimator gives them
+// (a seat per 100 ConfigMaps stored, in all namespaces), or with APF_WIDTH=bytes a seat per
+// APF_BYTES_PER_SEAT bytes of the LIST answer (at most 1 MB): what width by response bytes does.
 if (PARTS.has('4')) {
-  const FLOOD = Number(process.env.FLOOD_CONNS ?? 120);
-  const GET = '/api/v1/namespaces/default/configmaps/cm-7';
-  const LIST = '/api/v1/namespaces/default/configmaps';
-  const srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
+  const SWEEP = (process.env.APF_SEATS ?? '1,2,4,8,12').split(',').map(Number);
+  const PER_SEAT = Number(process.env.FLOOD_PER_SEAT ?? 10);
+  const BY_BYTES = process.env.APF_WIDTH === 'bytes';
+  const BYTES_PER_SEAT = Number(process.env.APF_BYTES_PER_SEAT ?? 100_000);
+  let stored = 0;
+  const TARGETS = new Set((process.env.APF_TARGETS ?? 'server,floor').split(','));
   const listFile = path.join(dir, 'list.json');
   const getFile = path.join(dir, 'get.json');
-  try {
-    await prepare(srv);
-    fs.writeFileSync(listFile, new Uint8Array(await (await srv.fetch(LIST, { token: 'flood-token' })).arrayBuffer()));
-    fs.writeFileSync(getFile, new Uint8Array(await (await srv.fetch(GET, { token: 'quiet-token' })).arrayBuffer()));
-  } finally {
-    await srv.stop();
+  {
+    const srv = await startServer({ args: [`--token-auth-file=${tokenFile}`] });
+    try {
+      await prepare(srv);
+      fs.writeFileSync(listFile, new Uint8Array(await (await srv.fetch(LIST, { token: 'flood-token' })).arrayBuffer()));
+      fs.writeFileSync(getFile, new Uint8Array(await (await srv.fetch(GET, { token: 'quiet-token' })).arrayBuffer()));
+      stored = ((await srv.json('GET', '/api/v1/configmaps')).body as { items: unknown[] }).items.length;
+    } finally {
+      await srv.stop();
+    }
   }
+  const listBytes = fs.statSync(listFile).size;
+  const floorWidth = (seats: number) =>
+    Math.max(1, Math.min(10, seats, BY_BYTES ? Math.ceil(Math.min(listBytes, 1_000_000) / BYTES_PER_SEAT) : Math.ceil(stored / 100)));
   const { servingCerts } = await import('../src/auth/certs');
   const certs = await servingCerts(fs.mkdtempSync(path.join(dir, 'certs-')), '127.0.0.1');
   console.log(
-    `\n4. the floor: a bare Bun.serve (bench/apf-floor.ts) under part 3's flood, ${FLOOD} connections LISTing (${fs.statSync(listFile).size} bytes each), 4 quiet connections GETting`,
+    `\n4. sweep: the flood LISTs ${OBJECTS} ConfigMaps (${listBytes} bytes) with ${PER_SEAT} × seats connections; 4 quiet connections GET; quiet alone: median p99 of ${RUNS} runs; ${PIN ? 'server / floor on core 0, load generators on core 1' : 'not pinned'}; LIST width ${BY_BYTES ? `by bytes (the floor: a seat per ${BYTES_PER_SEAT} bytes)` : `by objects (${stored} ConfigMaps stored: a seat per 100)`}`,
   );
-  for (const seats of [12, 1]) {
-    const proc = Bun.spawn([process.execPath, path.join(import.meta.dir, 'apf-floor.ts')], {
-      env: { ...process.env, C: certs.cert, K: certs.key, LIST_FILE: listFile, GET_FILE: getFile, SEATS: String(seats), QUEUE: '300' },
-      stdout: 'pipe',
-    });
-    const port = Number(new TextDecoder().decode((await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()).value).trim());
-    const floor = { url: `https://127.0.0.1:${port}`, ca: certs.ca ?? '' };
-    try {
-      await phase(floor, 'quiet-token', GET, 4, 2000);
-      const alone = await phase(floor, 'quiet-token', GET, 4);
-      const [flood, quiet] = await Promise.all([
-        phase(floor, 'flood-token', LIST, FLOOD),
-        Bun.sleep(500).then(() => phase(floor, 'quiet-token', GET, 4, PHASE_MS - 1000)),
-      ]);
-      console.log(`   ${seats} seat${seats > 1 ? 's' : ''}:`);
-      console.log(`     quiet alone      : ${alone.ops} ok/s, p50 ${alone.p50} ms, p99 ${alone.p99} ms`);
-      console.log(`     quiet under flood: ${quiet.ops} ok/s, p50 ${quiet.p50} ms, p99 ${quiet.p99} ms`);
-      console.log(`     flood            : ${flood.ops} ok/s, answers ${JSON.stringify({ ok: flood.ok, ...flood.codes })}`);
-      console.log(`     quiet p99 under flood / alone: ${(quiet.p99 / alone.p99).toFixed(2)}`);
-    } finally {
-      proc.kill();
+  const rows: string[] = [];
+  for (const seats of SWEEP) {
+    const flood = seats * PER_SEAT;
+    const got: Record<string, FloodFigures> = {};
+    if (TARGETS.has('server')) {
+      const srv = await sweepServer(seats, BY_BYTES);
+      try {
+        got.server = await flooded(srv, 'quiet-token', flood);
+        console.log(
+          `   server, ${seats} seat${seats > 1 ? 's' : ''} (LIST width ${(await serverWidth(srv)).toFixed(2)} on average), ${flood} flood connections:`,
+        );
+        printFlood(got.server);
+      } finally {
+        await srv.stop();
+      }
     }
+    if (TARGETS.has('floor')) {
+      const proc = Bun.spawn([process.execPath, path.join(import.meta.dir, 'apf-floor.ts')], {
+        env: {
+          ...process.env,
+          C: certs.cert,
+          K: certs.key,
+          LIST_FILE: listFile,
+          GET_FILE: getFile,
+          SEATS: String(seats),
+          QUEUE: '300',
+          WIDTH: String(floorWidth(seats)),
+        },
+        stdout: 'pipe',
+      });
+      try {
+        pin(proc.pid, 0);
+        const port = Number(new TextDecoder().decode((await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()).value).trim());
+        console.log(`   floor, ${seats} seat${seats > 1 ? 's' : ''} (LIST width ${floorWidth(seats)}), ${flood} flood connections:`);
+        got.floor = await flooded({ url: `https://127.0.0.1:${port}`, ca: certs.ca ?? '' }, 'quiet-token', flood);
+        printFlood(got.floor);
+      } finally {
+        proc.kill();
+      }
+    }
+    const cell = (f: FloodFigures | undefined) =>
+      f ? `${f.aloneP99.toFixed(2)} / ${f.quiet.p99.toFixed(2)} ms = ${f.ratio.toFixed(2)}, ${f.flood.ops} LISTs/s` : '-';
+    const vs = got.server && got.floor ? (got.server.ratio / got.floor.ratio).toFixed(2) : '-';
+    rows.push(`   ${String(seats).padStart(5)}  ${cell(got.server).padEnd(44)} ${cell(got.floor).padEnd(44)} ${vs}`);
   }
+  console.log('\n   quiet p99 alone (median) / under flood = ratio, flood LISTs/s');
+  console.log(`   seats  ${'server'.padEnd(44)} ${'floor'.padEnd(44)} server ratio / floor ratio`);
+  for (const r of rows) console.log(r);
 }
 
 fs.rmSync(dir, { recursive: true, force: true });

@@ -4,20 +4,33 @@
  *   - GETs/s of one ConfigMap, creates/s of 1 KB ConfigMaps (64 keep-alive clients);
  *   - LIST of 10k and 100k pods, full and pages of 500, with server RSS;
  *   - patches/s (strategic merge and server-side apply) on existing objects.
- * `bun bench/api.ts --quick` is the short run; `--etcd` runs the server under test on a new etcd
+ * The create target's baseline is a real etcd's durable puts through the lean client
+ * (bench/etcd-put.ts) at the creates' concurrency, with the server's and etcd's CPU from /proc.
+ * `bun bench/api.ts --quick` is the short run (PHASE_MS sets the phases' length, --writes stops
+ * after the write phases); `--etcd` runs the server under test on a new etcd
  * (Debian's etcd-server) instead of the embedded store. Figures go to bench/README.md.
  */
-import { Etcd3 } from 'etcd3';
 import { startServer } from '../test/helpers/server';
 import { startEtcd } from './etcd';
-import { bareServer, cpuReport as cpuText, createFloorServer, type LoadResult, load as loadPhase, rssMiB, threadCpu, WRK } from './harness';
+import { leanPutClient } from './etcd-put';
+import {
+  bareServer,
+  cpuReport as cpuText,
+  createFloorServer,
+  type LoadResult,
+  load as loadPhase,
+  processCpuUs,
+  rssMiB,
+  threadCpu,
+  WRK,
+} from './harness';
 
 const QUICK = process.argv.includes('--quick');
 const ON_ETCD = process.argv.includes('--etcd');
 const WRITES_ONLY = process.argv.includes('--writes');
 const OPTS = {
   concurrency: 64,
-  phaseMs: QUICK ? 3000 : 8000,
+  phaseMs: Number(process.env.PHASE_MS) || (QUICK ? 3000 : 8000),
   listSizes: QUICK ? [10_000] : [10_000, 100_000],
   listRepeats: QUICK ? 3 : 5,
 };
@@ -59,40 +72,65 @@ function report(line: string): void {
   console.log(line);
 }
 
+interface EtcdBaseline {
+  version: string;
+  puts: number;
+  /** The etcd process's CPU per put (us, utime + stime from /proc). */
+  etcdCpuUs: number;
+  /** This process's (the lean client's) CPU per put (us). */
+  clientCpuUs: number;
+}
+
 /**
  * The create target's baseline, measured in the same run: durable 1 KB puts/s of a real etcd
- * (Debian's etcd-server, default settings) from `writers` concurrent loops over one etcd3 client,
- * as bench/store.ts drives it. Undefined without /usr/bin/etcd.
+ * (Debian's etcd-server, default settings) from as many concurrent loops as the server's creates
+ * have connections (64), through the lean node:http2 gRPC client (bench/etcd-put.ts: ~20 us of
+ * client CPU per put, where the `etcd3` client spends ~60), after a 2 s warm-up; with the etcd
+ * process's CPU per put. Undefined without /usr/bin/etcd.
  */
-async function etcdPuts(writerCounts: number[]): Promise<Map<number, number> | undefined> {
+async function etcdPuts(): Promise<EtcdBaseline | undefined> {
   const server = await startEtcd();
   if (!server) {
     console.log('etcd not installed (apt-get install etcd-server): no create ratio');
     return undefined;
   }
-  const client = new Etcd3({ hosts: server.endpoint });
-  const out = new Map<number, number>();
+  const client = leanPutClient(server.endpoint);
   try {
     const value = Buffer.alloc(1024, 'v');
-    for (const writers of writerCounts) {
+    const run = async (label: string, ms: number) => {
       let done = 0;
-      const end = performance.now() + OPTS.phaseMs;
+      const end = performance.now() + ms;
       await Promise.all(
-        Array.from({ length: writers }, async (_, w) => {
+        Array.from({ length: OPTS.concurrency }, async (_, w) => {
           for (let i = 0; performance.now() < end; i++) {
-            await client.put(`/bench/api/${writers}/${w}/${i}`).value(value);
+            await client.put(`/bench/api/${label}/${w}/${i}`, value);
             done++;
           }
         }),
       );
-      out.set(writers, Math.round(done / (OPTS.phaseMs / 1000)));
-      report(`etcd ${server.version} durable 1 KB puts (${writers} writers): ${out.get(writers)} ops/s`);
-    }
+      return done;
+    };
+    await run('warm', 2000);
+    const etcd0 = processCpuUs(server.pid);
+    const client0 = process.cpuUsage();
+    const t0 = performance.now();
+    const done = await run('put', OPTS.phaseMs);
+    const secs = (performance.now() - t0) / 1000;
+    const used = process.cpuUsage(client0);
+    const b: EtcdBaseline = {
+      version: server.version,
+      puts: Math.round(done / secs),
+      etcdCpuUs: (processCpuUs(server.pid) - etcd0) / done,
+      clientCpuUs: (used.user + used.system) / done,
+    };
+    report(
+      `etcd ${b.version} durable 1 KB puts (lean http2 gRPC client, ${OPTS.concurrency} concurrent): ${b.puts} puts/s; CPU per put: etcd ${b.etcdCpuUs.toFixed(1)} us, client ${b.clientCpuUs.toFixed(1)} us`,
+    );
+    return b;
   } finally {
     client.close();
     await server.stop();
   }
-  return out;
 }
 
 /**
@@ -123,7 +161,7 @@ function walReport(what: string, a: { records: number; fsyncs: number }, b: { re
 }
 
 async function main(): Promise<void> {
-  const etcd = await etcdPuts([64, 256]);
+  const etcd = await etcdPuts();
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
   const doc = JSON.stringify({
     kind: 'ConfigMap',
@@ -152,8 +190,7 @@ async function main(): Promise<void> {
     `bare Bun.serve TLS create ceiling (parse, metadata, 201; nothing stored; 64 clients): ${bareCreate.ops} req/s p50 ${bareCreate.p50} ms p99 ${bareCreate.p99} ms (errors ${bareCreate.errors})`,
   );
   cpuReport('bare create', bareCpu, bare.pid, bareCreate);
-  for (const [writers, ops] of etcd ?? [])
-    report(`bare create ceiling / etcd puts (${writers} writers): ${(bareCreate.ops / ops).toFixed(2)}`);
+  if (etcd) report(`bare create ceiling / etcd puts: ${(bareCreate.ops / etcd.puts).toFixed(2)}`);
 
   // The durable floor: the bare create plus what acknowledging it requires (a 409 check, the
   // bytes kept, a checksummed log frame, group-committed fdatasync). See bench/create-floor.ts.
@@ -167,8 +204,7 @@ async function main(): Promise<void> {
   );
   cpuReport('durable create floor', floorCpu, floor.pid, floorCreate);
   floor.stop();
-  for (const [writers, ops] of etcd ?? [])
-    report(`durable create floor / etcd puts (${writers} writers): ${(floorCreate.ops / ops).toFixed(2)}`);
+  if (etcd) report(`durable create floor / etcd puts: ${(floorCreate.ops / etcd.puts).toFixed(2)}`);
 
   const backing = ON_ETCD ? await startEtcd() : undefined;
   if (ON_ETCD && !backing) throw new Error('--etcd: etcd is not installed (apt-get install etcd-server)');
@@ -201,6 +237,8 @@ async function main(): Promise<void> {
     });
     const createWal = await walCounts(srv);
     const createCpu = threadCpu(srv.proc.pid);
+    const createProcCpu = processCpuUs(srv.proc.pid);
+    const createEtcdCpu = backing ? processCpuUs(backing.pid) : 0;
     let phaseStart = Date.now();
     const create = await load({
       url: `${srv.url}/api/v1/namespaces/default/configmaps`,
@@ -215,8 +253,21 @@ async function main(): Promise<void> {
     cpuReport('create', createCpu, srv.proc.pid, create);
     report(walReport('create', createWal, await walCounts(srv), (Date.now() - phaseStart) / 1000));
     report(`store snapshots finished during the create phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
-    for (const [writers, ops] of etcd ?? [])
-      report(`create ratio server/etcd puts (${writers} writers): ${(create.ops / ops).toFixed(2)} (target 3)`);
+    // Like for like: the server's whole process per full create (authentication, admission,
+    // validation, managedFields, durable write, watch cache) against etcd's per bare durable put,
+    // both from /proc, and creates/s against the lean client's puts/s at the same concurrency.
+    const serverPerCreate = (processCpuUs(srv.proc.pid) - createProcCpu) / Math.max(create.ok, 1);
+    const backingPerCreate = backing
+      ? ` (+ the backing etcd's ${((processCpuUs(backing.pid) - createEtcdCpu) / Math.max(create.ok, 1)).toFixed(1)} us)`
+      : '';
+    if (etcd) {
+      report(
+        `server CPU per create ${serverPerCreate.toFixed(1)} us${backingPerCreate} / etcd CPU per put ${etcd.etcdCpuUs.toFixed(1)} us: ${(serverPerCreate / etcd.etcdCpuUs).toFixed(2)} (target <= 1)`,
+      );
+      report(
+        `creates/s / etcd puts/s (lean client, ${OPTS.concurrency} concurrent): ${(create.ops / etcd.puts).toFixed(2)} (target >= 1.5)`,
+      );
+    } else report(`server CPU per create ${serverPerCreate.toFixed(1)} us${backingPerCreate}`);
 
     // The patch phases warm up on the objects of the create phase's warm-up (warm-0, warm-1, ...).
     const smpSpec = (name: string) => ({

@@ -5,13 +5,13 @@
  * twice (the first warms the JIT): the `etcd3` client the server uses (@grpc/grpc-js over Bun's
  * node:http2, protobufjs), and a bare gRPC unary call over one node:http2 session with the
  * PutRequest encoded by hand (key = 1, value = 2) and the answer only checked for grpc-status.
- * Prints puts/s and this process's CPU per put.
+ * Prints puts/s and this process's CPU per put. The lean client is bench/etcd-put.ts.
  *
  *     bun bench/etcd-client.ts        (needs Debian's etcd-server)
  */
-import * as http2 from 'node:http2';
 import { Etcd3 } from 'etcd3';
 import { startEtcd } from './etcd';
+import { leanPutClient } from './etcd-put';
 
 const PHASE_MS = Number(process.env.PHASE_MS ?? 5000);
 const WRITERS = 64;
@@ -21,25 +21,6 @@ const etcd = await startEtcd();
 if (!etcd) {
   console.log('etcd not installed (apt-get install etcd-server)');
   process.exit(0);
-}
-
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return out;
-}
-
-/** A gRPC message frame (uncompressed, 4-byte big-endian length) of a PutRequest. */
-function putFrame(key: Buffer, val: Buffer): Buffer {
-  const body = Buffer.concat([Buffer.from([0x0a, ...varint(key.length)]), key, Buffer.from([0x12, ...varint(val.length)]), val]);
-  const frame = Buffer.alloc(5 + body.length);
-  frame.writeUInt32BE(body.length, 1);
-  body.copy(frame, 5);
-  return frame;
 }
 
 async function measure(label: string, put: (key: string) => Promise<unknown>): Promise<void> {
@@ -68,21 +49,11 @@ try {
   await measure('etcd3', (k) => client.put(k).value(value).exec());
   client.close();
 
-  const session = http2.connect(etcd.endpoint);
-  const rawPut = (key: string) =>
-    new Promise<void>((resolve, reject) => {
-      const s = session.request({ ':method': 'POST', ':path': '/etcdserverpb.KV/Put', 'content-type': 'application/grpc', te: 'trailers' });
-      s.on('data', () => {});
-      s.on('trailers', (t) => {
-        if (t['grpc-status'] !== '0') reject(new Error(`grpc-status ${t['grpc-status']}: ${t['grpc-message']}`));
-      });
-      s.on('end', () => resolve());
-      s.on('error', reject);
-      s.end(putFrame(Buffer.from(key), value));
-    });
+  const lean = leanPutClient(etcd.endpoint);
+  const rawPut = (key: string) => lean.put(key, value);
   await measure('raw (warm-up)', rawPut);
   await measure('raw http2 gRPC', rawPut);
-  session.close();
+  lean.close();
 } finally {
   await etcd.stop();
 }

@@ -211,6 +211,13 @@ export function cpuReport(what: string, before: Map<string, number>, pid: number
   );
 }
 
+/** A process's CPU time so far (us, all its threads): utime + stime from /proc/<pid>/stat. */
+export function processCpuUs(pid: number): number {
+  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * (1e6 / 100); // USER_HZ
+}
+
 export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : 0;

@@ -98,6 +98,7 @@ async function main(argv: string[]): Promise<void> {
         metrics,
         serverConcurrencyLimit: cfg.maxRequestsInflight + cfg.maxMutatingRequestsInflight,
         requestTimeoutMs: cfg.requestTimeoutMs,
+        sizeBasedListEstimate: cfg.featureGates.SizeBasedListCostEstimate === true,
         log,
       })
     : undefined;

@@ -20,7 +20,10 @@ type Json = any;
 const FC = '/apis/flowcontrol.apiserver.svc.io/v1';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-apf-'));
 const tokenFile = path.join(dir, 'tokens.csv');
-fs.writeFileSync(tokenFile, ['dev-token,dev,uid-dev,"developers"', 'ops-token,ops,uid-ops,"operators"', ''].join('\n'));
+fs.writeFileSync(
+  tokenFile,
+  ['dev-token,dev,uid-dev,"developers"', 'ops-token,ops,uid-ops,"operators"', 'wide-token,wide,uid-wide,"wide"', ''].join('\n'),
+);
 let srv: Server;
 beforeAll(async () => {
   srv = await startServer({
@@ -35,6 +38,7 @@ beforeAll(async () => {
     subjects: [
       { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dev' },
       { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'ops' },
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'wide' },
     ],
   });
 });
@@ -396,6 +400,75 @@ describe('limits', () => {
       /apiserver_flowcontrol_request_wait_duration_seconds_count\{execute="true",flow_schema="narrow",priority_level="narrow"\} [1-9]/,
     );
   }, 10_000);
+});
+
+describe('seats by work', () => {
+  test("a LIST takes a seat per 100 objects of its resource (the reference's list estimator): 3 for 250 ConfigMaps, 1 for a few Services", async () => {
+    // 10,000 shares of the server's 3 seats: the level owns all 3 (the others keep 1 each).
+    const pl = plc('wide', {
+      nominalConcurrencyShares: 10_000,
+      lendablePercent: 0,
+      borrowingLimitPercent: 0,
+      limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 2, queueLengthLimit: 5 } },
+    });
+    expect((await srv.json('POST', `${FC}/prioritylevelconfigurations`, pl)).status).toBe(201);
+    expect((await srv.json('POST', `${FC}/flowschemas`, flowSchema('wide', 'wide', 'wide'))).status).toBe(201);
+    try {
+      expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'wide' } })).status).toBe(201);
+      for (let b = 0; b < 250; b += 50) {
+        const batch = Array.from({ length: 50 }, (_, i) =>
+          srv.json('POST', '/api/v1/namespaces/wide/configmaps', { metadata: { name: `cm-${b + i}` } }),
+        );
+        for (const r of await Promise.all(batch)) expect(r.status).toBe(201);
+      }
+      const uid = await uidOf('flowschemas', 'wide');
+      await until(
+        () => get('/api/v1/namespaces/default/services', 'wide-token'),
+        (r) => r.headers.get('x-kubernetes-pf-flowschema-uid') === uid,
+      );
+      const seatsHistogram = async () => {
+        const m = (await get('/metrics')).body as string;
+        const le = (b: string) =>
+          Number(
+            new RegExp(
+              `apiserver_flowcontrol_work_estimated_seats_bucket\\{flow_schema="wide",priority_level="wide",le="${b}"\\} (\\d+)`,
+            ).exec(m)?.[1] ?? -1,
+          );
+        return { m, one: le('1'), four: le('4') };
+      };
+      // The Services LIST (until()'s) took 1 seat.
+      const before = await seatsHistogram();
+      expect(before.one).toBeGreaterThanOrEqual(1);
+      expect(before.four).toBe(before.one);
+      expect(before.m).toContain('apiserver_flowcontrol_nominal_limit_seats{priority_level="wide"} 3');
+      // A ConfigMaps LIST held 3 s (a resourceVersion not reached) occupies 3 seats while it runs.
+      const slow = get('/api/v1/namespaces/wide/configmaps?resourceVersion=999999999&resourceVersionMatch=NotOlderThan', 'wide-token');
+      await Bun.sleep(300);
+      const during = await seatsHistogram();
+      expect(during.m).toContain('apiserver_flowcontrol_current_executing_seats{flow_schema="wide",priority_level="wide"} 3');
+      expect(during.m).toContain('apiserver_flowcontrol_current_executing_requests{flow_schema="wide",priority_level="wide"} 1');
+      expect(during.one).toBe(before.one);
+      expect(during.four).toBe(before.four + 1);
+      const queues = (await get('/debug/api_priority_and_fairness/dump_queues')).body as string;
+      const seatsInUse = queues
+        .split('\n')
+        .filter((l) => l.startsWith('wide,'))
+        .reduce((n, l) => n + Number(l.split(',')[4]), 0);
+      expect(seatsInUse).toBe(3);
+      // Meanwhile a one-seat request of the same flow waits, no seat being free, and times out
+      // at the wait limit (2 s) before the LIST ends (3 s).
+      const small = get('/api/v1/namespaces/default/services', 'wide-token');
+      await Bun.sleep(300);
+      expect((await get('/metrics')).body as string).toContain(
+        'apiserver_flowcontrol_current_inqueue_requests{flow_schema="wide",priority_level="wide"} 1',
+      );
+      expect((await small).status).toBe(429);
+      expect((await slow).status).toBe(504);
+    } finally {
+      await srv.json('DELETE', `${FC}/flowschemas/wide`);
+      await srv.json('DELETE', `${FC}/prioritylevelconfigurations/wide`);
+    }
+  }, 20_000);
 });
 
 describe('off', () => {

@@ -111,6 +111,8 @@ export interface FlowControlOptions {
   clock?: Clock;
   /** Objects stored and watchers open for a request's resource (seat estimates). */
   counts?: Counts;
+  /** LISTs take seats by the bytes they hold rather than the objects they process (gate SizeBasedListCostEstimate). */
+  sizeBasedListEstimate?: boolean;
 }
 
 export class FlowControl {
@@ -225,7 +227,8 @@ export class FlowControl {
         flow.done(1, (this.clock.now() - started) / 1000, watch);
       }
     }
-    const work = estimateWork(info, query, pl.limits.nominal, this.o.counts);
+    const work = estimateWork(info, query, pl.limits.nominal, this.o.counts, this.o.sizeBasedListEstimate);
+    flow.estimatedSeats.observe(Math.max(work.initialSeats, work.finalSeats));
     const tag: RequestTag = { fs, distinguisher: distinguisher(fs, user, info), user, info, flow };
     const r: QueuedRequest<RequestTag> = qs.start(hashFlow(fs.name, tag.distinguisher), work, tag, this.o.requestWaitLimitMs, signal);
     let waited = 0;

@@ -9,8 +9,11 @@ import { ApfConfigController } from './config-controller';
 import { dumpPriorityLevels, dumpQueues, dumpRequests } from './debug';
 import { FlowControl } from './flow-control';
 import { flowControlMetrics } from './metrics';
+import type { ResourceCounts } from './work-estimate';
 
 export const FLOWCONTROL_GROUP = 'flowcontrol.apiserver.svc.io';
+/** Objects read to estimate a resource's average stored size. */
+const AVERAGE_SAMPLE = 64;
 
 export interface ApfDeps {
   api: ApiRegistry;
@@ -19,6 +22,8 @@ export interface ApfDeps {
   /** --max-requests-inflight + --max-mutating-requests-inflight. */
   serverConcurrencyLimit: number;
   requestTimeoutMs: number;
+  /** The gate SizeBasedListCostEstimate: LIST seats by bytes rather than objects. */
+  sizeBasedListEstimate?: boolean;
   log: (msg: string) => void;
 }
 
@@ -37,17 +42,33 @@ export function createApf(d: ApfDeps): Apf | undefined {
     d.log('priority and fairness needs --max-requests-inflight + --max-mutating-requests-inflight > 0; it is off');
     return undefined;
   }
-  const counts = (info: ResourceRequest) => {
+  // The resource's objects in all namespaces (the reference counts per group and resource) and,
+  // for size-based estimates, their average stored size from a sample of the cache's first
+  // objects, taken at most once a second per resource.
+  const averages = new Map<string, { at: number; bytes: number }>();
+  const counts = (info: ResourceRequest): ResourceCounts => {
     const s = d.api.lookup(info.group, info.version, info.resource);
     const c = s?.cache;
     if (!s || !c) return { objects: 0, watchers: 0 };
-    return { objects: c.size(info.namespace && s.def.namespaced ? `${s.prefix}${info.namespace}/` : ''), watchers: c.watcherCount };
+    const averageBytes = () => {
+      const now = performance.now();
+      const known = averages.get(s.prefix);
+      if (known && now - known.at < 1000) return known.bytes;
+      const sample = c.list('', AVERAGE_SAMPLE);
+      let sum = 0;
+      for (const o of sample) sum += o.value.length;
+      const bytes = sample.length > 0 ? sum / sample.length : 0;
+      averages.set(s.prefix, { at: now, bytes });
+      return bytes;
+    };
+    return { objects: c.size(''), watchers: c.watcherCount, averageBytes };
   };
   const fc = new FlowControl({
     serverConcurrencyLimit: d.serverConcurrencyLimit,
     // The reference: a quarter of the request timeout (15 s of the default minute).
     requestWaitLimitMs: d.requestTimeoutMs > 0 ? d.requestTimeoutMs / 4 : 15_000,
     counts,
+    sizeBasedListEstimate: d.sizeBasedListEstimate,
   });
   // Until the controller has read the stored objects, the bootstrap configuration classifies.
   const boot = bootstrapConfig();

@@ -6,7 +6,7 @@
  *   per flow schema × level  rejected_requests_total{reason}, dispatched_requests_total,
  *                            current_inqueue_requests, current_executing_requests,
  *                            current_executing_seats, request_wait_duration_seconds{execute},
- *                            request_execution_seconds{type}
+ *                            request_execution_seconds{type}, work_estimated_seats
  *   per level                nominal_limit_seats, current_limit_seats, lower_limit_seats,
  *                            upper_limit_seats, demand_seats (now), demand_seats_average,
  *                            demand_seats_stdev, demand_seats_high_watermark, demand_seats_smoothed
@@ -63,6 +63,15 @@ export function flowControlMetrics(fc: FlowControl, out: string[]): void {
   for (const f of flows) {
     if (f.execRegular.count > 0) f.execRegular.lines(out, `${P}request_execution_seconds`, `${fl(f)},type="regular"`);
     if (f.execWatch.count > 0) f.execWatch.lines(out, `${P}request_execution_seconds`, `${fl(f)},type="watch"`);
+  }
+  family(
+    out,
+    'work_estimated_seats',
+    'histogram',
+    'Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness',
+  );
+  for (const f of flows) {
+    if (f.estimatedSeats.count > 0) f.estimatedSeats.lines(out, `${P}work_estimated_seats`, fl(f));
   }
   const levels = [...fc.priorityLevels.values()];
   const gauge = (name: string, help: string, v: (pl: (typeof levels)[number]) => number) => {
