@@ -258,7 +258,7 @@ async function sweepServer(seats: number, byBytes: boolean): Promise<Server> {
       `--token-auth-file=${tokenFile}`,
       `--max-requests-inflight=${seats + 4}`,
       '--max-mutating-requests-inflight=0',
-      ...(byBytes ? ['--feature-gates=SizeBasedListCostEstimate=true'] : []),
+      `--feature-gates=SizeBasedListCostEstimate=${byBytes}`,
     ],
   });
   try {

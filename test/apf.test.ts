@@ -27,7 +27,14 @@ fs.writeFileSync(
 let srv: Server;
 beforeAll(async () => {
   srv = await startServer({
-    args: [`--token-auth-file=${tokenFile}`, '--max-requests-inflight=2', '--max-mutating-requests-inflight=1', '--request-timeout=8s'],
+    args: [
+      `--token-auth-file=${tokenFile}`,
+      '--max-requests-inflight=2',
+      '--max-mutating-requests-inflight=1',
+      '--request-timeout=8s',
+      // LIST seats by the objects returned (the 1.34 default counts bytes: see work-estimate.test.ts).
+      '--feature-gates=SizeBasedListCostEstimate=false',
+    ],
   });
   // Both test users may list configmaps.
   await srv.json('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
