@@ -38,8 +38,6 @@ export interface EtcdCrashTotals extends CrashTotals {
 
 const NS = 'crash';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
-/** Where the server keeps the namespace's ConfigMaps in etcd (--etcd-prefix /registry). */
-const ETCD_PREFIX = `/registry/configmaps/${NS}/`;
 /** A request not answered within this is given up (not acknowledged). */
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Both replicas ready again within this of the restarted member being healthy. */
@@ -274,7 +272,7 @@ interface GatewayKv {
  * watch through its JSON gateway from fromRv + 1, read until an event at untilRv (the fence,
  * which is in the range). The value is data.v where the stored object is JSON, else undefined.
  */
-async function etcdHistory(endpoints: string[], fromRv: number, untilRv: number): Promise<WatchEvent[]> {
+async function etcdHistory(endpoints: string[], prefix: string, fromRv: number, untilRv: number): Promise<WatchEvent[]> {
   let lastError = '';
   for (const ep of endpoints) {
     const ac = new AbortController();
@@ -284,7 +282,7 @@ async function etcdHistory(endpoints: string[], fromRv: number, untilRv: number)
       const res = await fetch(`${ep}/v3/watch`, {
         method: 'POST',
         body: JSON.stringify({
-          create_request: { key: b64(ETCD_PREFIX), range_end: b64(`${ETCD_PREFIX.slice(0, -1)}0`), start_revision: String(fromRv + 1) },
+          create_request: { key: b64(prefix), range_end: b64(`${prefix.slice(0, -1)}0`), start_revision: String(fromRv + 1) },
         }),
         signal: ac.signal,
       });
@@ -306,7 +304,7 @@ async function etcdHistory(endpoints: string[], fromRv: number, untilRv: number)
           for (const e of (r.events ?? []) as { type?: string; kv: GatewayKv }[]) {
             const rv = Number(e.kv.mod_revision);
             if (rv > untilRv) continue;
-            const name = Buffer.from(e.kv.key, 'base64').toString().slice(ETCD_PREFIX.length);
+            const name = Buffer.from(e.kv.key, 'base64').toString().slice(prefix.length);
             let v: string | undefined;
             const raw = e.kv.value ? Buffer.from(e.kv.value, 'base64') : undefined;
             if (raw && raw[0] === 0x7b) v = JSON.parse(raw.toString()).data?.v;
@@ -326,6 +324,25 @@ async function etcdHistory(endpoints: string[], fromRv: number, untilRv: number)
     }
   }
   throw new Error(`could not read the store's history (${fromRv}, ${untilRv}] from etcd: ${lastError}`);
+}
+
+/**
+ * The etcd key prefix under which the server keeps the namespace's ConfigMaps, found from where
+ * the fence ConfigMap is (so the tool does not depend on the server's key layout).
+ */
+async function etcdPrefix(endpoint: string): Promise<string> {
+  const r = await fetch(`${endpoint}/v3/kv/range`, {
+    method: 'POST',
+    body: JSON.stringify({ key: b64('\0'), range_end: b64('\0'), keys_only: true }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = (await r.json()) as { kvs?: { key: string }[] };
+  const suffix = `/${NS}/fence`;
+  for (const kv of body.kvs ?? []) {
+    const key = Buffer.from(kv.key, 'base64').toString();
+    if (key.includes('configmaps') && key.endsWith(suffix)) return key.slice(0, -'fence'.length);
+  }
+  throw new Error(`no key ending in ${suffix} in etcd`);
 }
 
 /** Whether `m` is the cluster's leader now (its status through the gateway). */
@@ -414,6 +431,7 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
     const first = await fence();
     if (!first) throw new Error('could not write the first fence');
     let from = Number(first.body.metadata?.resourceVersion);
+    const prefix = await etcdPrefix(endpoints[0] as string);
     const allKeys = Array.from({ length: o.writers }, (_, w) => Array.from({ length: o.keys }, (_, k) => `w${w}-k${k}`)).flat();
     const watchers = srvs.map((s) => watcher(s, from));
     const gate = new Gate();
@@ -475,7 +493,7 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
             problems.push(...checkState(logs, after, allKeys));
           }
           try {
-            history = await etcdHistory(endpoints, from, until);
+            history = await etcdHistory(endpoints, prefix, from, until);
             problems.push(...checkWatch("etcd's history", history, logs, from, until));
           } catch (e) {
             problems.push(String(e));
@@ -486,6 +504,8 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
             if (gap) problems.push(`watcher ${i}: ${gap}`);
             else if (w.reached() < until)
               problems.push(`watcher ${i}: at rv=${w.reached()} ${WATCH_BOUND_MS} ms after the fence at rv=${until}`);
+            // Order over the whole run: nothing at or before the last check's fence comes again.
+            problems.push(...checkWatch(`watcher ${i}`, w.events, [], from, until));
             if (history.length > 0) problems.push(...checkHistory(`watcher ${i}`, w.events, history, from, Math.min(until, w.reached())));
           }
         }
