@@ -521,6 +521,15 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
         totals.resumptions = resumptions;
         if (problems.length > 0) {
           totals.problems.push(...problems.map((p) => `cycle ${cycle} (seed ${o.seed}): ${p}`));
+          // What the replicas said about etcd and their watch caches, for the diagnosis.
+          for (const [i, s] of srvs.entries()) {
+            const said = s
+              .logs()
+              .split('\n')
+              .filter((l) => /etcd|watch cache/i.test(l));
+            if (said.length > 0)
+              o.log(`replica ${i}'s log (etcd, watch caches; last 10 of ${said.length}):\n  ${said.slice(-10).join('\n  ')}`);
+          }
           break;
         }
         // Keep only what the next checks need: each key's last acknowledged write, events past the fence.
