@@ -30,6 +30,8 @@ export interface EtcdCrashTotals extends CrashTotals {
   memberKills: number;
   /** Writes answered with an error or not answered (not acknowledged). */
   refused: number;
+  /** The refused writes by answer: an HTTP status, or 'no answer' (a timeout or a broken connection). */
+  refusedBy: Record<string, number>;
   /** Watches resumed from their last resourceVersion (after a 410, an end or a broken stream). */
   resumptions: number;
   /** The longest wait for both replicas to be ready after a member came back, ms. */
@@ -94,6 +96,7 @@ class Gate {
 interface Writer {
   log: WriterLog;
   refused: number;
+  refusedBy: Record<string, number>;
   problems: string[];
 }
 
@@ -155,6 +158,8 @@ async function writer(
     }
     // Not acknowledged: did it happen? The key is the writer's alone, so a quorum read tells.
     out.refused++;
+    const why = res ? String(res.status) : 'no answer';
+    out.refusedBy[why] = (out.refusedBy[why] ?? 0) + 1;
     let got: StoredState | undefined | 'unknown' = 'unknown';
     for (let i = 0; got === 'unknown' && !stopped(); i++) {
       try {
@@ -396,7 +401,16 @@ async function until2xx(f: () => Promise<Answer>, bound: number): Promise<Answer
 
 export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTotals> {
   const random = rng(o.seed);
-  const totals: EtcdCrashTotals = { cycles: 0, acknowledged: 0, problems: [], memberKills: 0, refused: 0, resumptions: 0, maxReadyMs: 0 };
+  const totals: EtcdCrashTotals = {
+    cycles: 0,
+    acknowledged: 0,
+    problems: [],
+    memberKills: 0,
+    refused: 0,
+    refusedBy: {},
+    resumptions: 0,
+    maxReadyMs: 0,
+  };
   const members = await startEtcdCluster(3);
   if (!members) throw new Error('no etcd (apt-get install etcd-server)');
   const endpoints = members.map((m) => m.endpoint);
@@ -436,7 +450,7 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
     const watchers = srvs.map((s) => watcher(s, from));
     const gate = new Gate();
     let stopped = false;
-    const writers: Writer[] = Array.from({ length: o.writers }, () => ({ log: { acks: [] }, refused: 0, problems: [] }));
+    const writers: Writer[] = Array.from({ length: o.writers }, () => ({ log: { acks: [] }, refused: 0, refusedBy: {}, problems: [] }));
     const running = writers.map((out, w) =>
       writer(
         w % 2 === 0 ? pair : [pair[1], pair[0]],
@@ -549,6 +563,7 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
       // The writers' requests time out at the latest REQUEST_TIMEOUT_MS after the servers stop.
       await stopAll();
       await Promise.all(running);
+      for (const w of writers) for (const [why, n] of Object.entries(w.refusedBy)) totals.refusedBy[why] = (totals.refusedBy[why] ?? 0) + n;
     }
   } catch (e) {
     await stopAll();

@@ -217,7 +217,9 @@ if (import.meta.main) {
   if (process.argv.includes('--etcd')) {
     const t = await runEtcdCrashCycles(options);
     totals = t;
-    more = `, ${t.memberKills} member kills, ${t.refused} writes refused, ${t.resumptions} watch resumptions, replicas ready at most ${t.maxReadyMs} ms after a member was back`;
+    more = `, ${t.memberKills} member kills, ${t.refused} writes refused (${Object.entries(t.refusedBy)
+      .map(([why, n]) => `${why}: ${n}`)
+      .join(', ')}), ${t.resumptions} watch resumptions, replicas ready at most ${t.maxReadyMs} ms after a member was back`;
   } else totals = await runCrashCycles(options);
   console.log(
     `${totals.cycles} cycles, ${totals.acknowledged} acknowledged writes${more}, ${totals.problems.length} problems (seed ${seed}, ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
