@@ -32,6 +32,8 @@ export interface EtcdCrashTotals extends CrashTotals {
   refused: number;
   /** The refused writes by answer: an HTTP status, or 'no answer' (a timeout or a broken connection). */
   refusedBy: Record<string, number>;
+  /** Refused writes that happened all the same (read back afterwards): durable, not acknowledged. */
+  refusedButDone: number;
   /** Watches resumed from their last resourceVersion (after a 410, an end or a broken stream). */
   resumptions: number;
   /** The longest wait for both replicas to be ready after a member came back, ms. */
@@ -97,6 +99,7 @@ interface Writer {
   log: WriterLog;
   refused: number;
   refusedBy: Record<string, number>;
+  refusedButDone: number;
   problems: string[];
 }
 
@@ -178,6 +181,7 @@ async function writer(
       op === 'delete' ? got === undefined && cur !== undefined : got !== undefined && got.value === value && got.rv > (cur?.rv ?? 0);
     if (happened) {
       // Durable though not acknowledged: from here on it is the key's history like any other write.
+      out.refusedButDone++;
       if (op === 'delete') out.log.acks.push({ key, op, rv: cur?.rv ?? 0 });
       else out.log.acks.push({ key, op, rv: (got as StoredState).rv, value });
     } else if (!unchanged) {
@@ -408,6 +412,7 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
     memberKills: 0,
     refused: 0,
     refusedBy: {},
+    refusedButDone: 0,
     resumptions: 0,
     maxReadyMs: 0,
   };
@@ -450,7 +455,13 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
     const watchers = srvs.map((s) => watcher(s, from));
     const gate = new Gate();
     let stopped = false;
-    const writers: Writer[] = Array.from({ length: o.writers }, () => ({ log: { acks: [] }, refused: 0, refusedBy: {}, problems: [] }));
+    const writers: Writer[] = Array.from({ length: o.writers }, () => ({
+      log: { acks: [] },
+      refused: 0,
+      refusedBy: {},
+      refusedButDone: 0,
+      problems: [],
+    }));
     const running = writers.map((out, w) =>
       writer(
         w % 2 === 0 ? pair : [pair[1], pair[0]],
@@ -563,6 +574,7 @@ export async function runEtcdCrashCycles(o: CrashOptions): Promise<EtcdCrashTota
       // The writers' requests time out at the latest REQUEST_TIMEOUT_MS after the servers stop.
       await stopAll();
       await Promise.all(running);
+      totals.refusedButDone = writers.reduce((n, w) => n + w.refusedButDone, 0);
       for (const w of writers) for (const [why, n] of Object.entries(w.refusedBy)) totals.refusedBy[why] = (totals.refusedBy[why] ?? 0) + n;
     }
   } catch (e) {

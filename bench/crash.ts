@@ -219,7 +219,9 @@ if (import.meta.main) {
     totals = t;
     more = `, ${t.memberKills} member kills, ${t.refused} writes refused (${Object.entries(t.refusedBy)
       .map(([why, n]) => `${why}: ${n}`)
-      .join(', ')}), ${t.resumptions} watch resumptions, replicas ready at most ${t.maxReadyMs} ms after a member was back`;
+      .join(
+        ', ',
+      )}; ${t.refusedButDone} of them done all the same), ${t.resumptions} watch resumptions, replicas ready at most ${t.maxReadyMs} ms after a member was back`;
   } else totals = await runCrashCycles(options);
   console.log(
     `${totals.cycles} cycles, ${totals.acknowledged} acknowledged writes${more}, ${totals.problems.length} problems (seed ${seed}, ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
