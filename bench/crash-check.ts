@@ -124,3 +124,42 @@ export function checkWatch(name: string, events: WatchEvent[], writers: WriterLo
   }
   return problems;
 }
+
+/**
+ * A watcher's events against the store's own history (the etcd mode reads it from etcd): in the
+ * window (fromRv, untilRv] both sequences must be the same events (type, key, resourceVersion,
+ * and value where the history has one), in the same order: nothing missing, nothing extra or
+ * repeated. Names at most `limit` differences, from the first.
+ */
+export function checkHistory(
+  name: string,
+  events: WatchEvent[],
+  history: WatchEvent[],
+  fromRv: number,
+  untilRv: number,
+  limit = 5,
+): string[] {
+  const inWindow = (e: WatchEvent) => e.rv > fromRv && e.rv <= untilRv;
+  const got = events.filter(inWindow);
+  const want = history.filter(inWindow);
+  const show = (e: WatchEvent | undefined) =>
+    e ? `${e.type} ${e.key} rv=${e.rv}${e.value === undefined ? '' : ` v=${e.value}`}` : 'nothing';
+  const problems: string[] = [];
+  for (let i = 0, j = 0; (i < got.length || j < want.length) && problems.length < limit; ) {
+    const g = got[i];
+    const w = want[j];
+    if (g && w && g.rv === w.rv && g.key === w.key && g.type === w.type && (w.value === undefined || g.value === w.value)) {
+      i++;
+      j++;
+    } else if (g && (!w || g.rv <= w.rv)) {
+      // An event the store does not have at that point (a duplicate, a reordering, a changed one).
+      problems.push(`${name}: event ${show(g)} where the store's history has ${show(w)}`);
+      i++;
+      if (w && g.rv === w.rv) j++;
+    } else {
+      problems.push(`${name}: missing ${show(w)} (next event seen: ${show(g)})`);
+      j++;
+    }
+  }
+  return problems;
+}

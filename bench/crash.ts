@@ -10,6 +10,11 @@
  *
  *   bun bench/crash.ts [--cycles=N] [--writers=N] [--keys=N] [--seed=N]
  *
+ * With --etcd the same writers run through two replicas on a 3-member etcd cluster whose members
+ * are SIGKILLed and restarted instead (bench/crash-etcd.ts):
+ *
+ *   bun bench/crash.ts --etcd [--cycles=N] [--writers=N] [--keys=N] [--seed=N]
+ *
  * Prints one line per cycle and a total; exits 1 on the first problem (with the seed).
  */
 import * as fs from 'node:fs';
@@ -17,7 +22,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { rng } from '../test/helpers/rng';
 import { type Server, startServer } from '../test/helpers/server';
-import { type Ack, checkState, checkWatch, type InFlight, type StoredState, type WatchEvent, type WriterLog } from './crash-check';
+import { checkState, checkWatch, type InFlight, type StoredState, type WatchEvent, type WriterLog } from './crash-check';
+import { runEtcdCrashCycles } from './crash-etcd';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 
@@ -199,15 +205,26 @@ export async function runCrashCycles(o: CrashOptions): Promise<CrashTotals> {
 if (import.meta.main) {
   const seed = Number(arg('seed') ?? Date.now() % 1_000_000);
   const t0 = Date.now();
-  const totals = await runCrashCycles({
+  const options: CrashOptions = {
     cycles: Number(arg('cycles') ?? 20),
     writers: Number(arg('writers') ?? 64),
     keys: Number(arg('keys') ?? 4),
     seed,
     log: (l) => console.log(l),
-  });
+  };
+  let totals: CrashTotals;
+  let more = '';
+  if (process.argv.includes('--etcd')) {
+    const t = await runEtcdCrashCycles(options);
+    totals = t;
+    more = `, ${t.memberKills} member kills, ${t.refused} writes refused (${Object.entries(t.refusedBy)
+      .map(([why, n]) => `${why}: ${n}`)
+      .join(
+        ', ',
+      )}; ${t.refusedButDone} of them done all the same), ${t.resumptions} watch resumptions, replicas ready at most ${t.maxReadyMs} ms after a member was back`;
+  } else totals = await runCrashCycles(options);
   console.log(
-    `${totals.cycles} cycles, ${totals.acknowledged} acknowledged writes, ${totals.problems.length} problems (seed ${seed}, ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+    `${totals.cycles} cycles, ${totals.acknowledged} acknowledged writes${more}, ${totals.problems.length} problems (seed ${seed}, ${((Date.now() - t0) / 1000).toFixed(0)} s)`,
   );
   for (const p of totals.problems) console.log(`  ${p}`);
   process.exit(totals.problems.length > 0 ? 1 : 0);

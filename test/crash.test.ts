@@ -1,12 +1,13 @@
 /**
  * The crash tool (bench/crash.ts, issue 42 item 3): its invariant checker finds a planted lost
  * write, a planted missing, duplicated or reordered watch event, and accepts an in-flight
- * operation's result; and a short run (a few kill-and-restart cycles under 16 writers) finds
- * nothing lost. The long runs are the tool's, not CI's.
+ * operation's result; a watcher's sequence is held to the store's history exactly; and a short
+ * run (a few kill-and-restart cycles under 16 writers) finds nothing lost. The etcd mode's short
+ * run is test/crash-etcd.test.ts. The long runs are the tool's, not CI's.
  */
 import { describe, expect, test } from 'bun:test';
 import { runCrashCycles } from '../bench/crash';
-import { checkState, checkWatch, type WriterLog } from '../bench/crash-check';
+import { checkHistory, checkState, checkWatch, type WriterLog } from '../bench/crash-check';
 
 const writers: WriterLog[] = [
   {
@@ -73,6 +74,38 @@ describe('the checker', () => {
     expect(checkWatch('w', dup, writers, 9, 16)[0]).toContain('duplicate or out of order');
     // A watcher that stopped at rv 12 is not blamed for what came after.
     expect(checkWatch('w', history.slice(0, 2), writers, 9, 12)).toEqual([]);
+  });
+
+  test("history: a watcher's sequence must be the store's, event for event", () => {
+    const store = [
+      { type: 'ADDED' as const, key: 'a', rv: 10, value: '1' },
+      { type: 'MODIFIED' as const, key: 'a', rv: 12, value: '2' },
+      { type: 'ADDED' as const, key: 'x', rv: 13, value: '9' },
+      { type: 'DELETED' as const, key: 'a', rv: 14 },
+    ];
+    const seen = store.map((e) => ({ ...e, value: e.type === 'DELETED' ? '2' : e.value }));
+    expect(checkHistory('w', seen, store, 9, 14)).toEqual([]);
+    // Only the window counts.
+    expect(checkHistory('w', seen.slice(2), store, 12, 14)).toEqual([]);
+    // An unacknowledged write's event (x) missing is found too.
+    expect(
+      checkHistory(
+        'w',
+        seen.filter((e) => e.key !== 'x'),
+        store,
+        9,
+        14,
+      ),
+    ).toEqual(['w: missing ADDED x rv=13 v=9 (next event seen: DELETED a rv=14 v=2)']);
+    expect(checkHistory('w', [...seen.slice(0, 2), seen[1], ...seen.slice(2)] as typeof seen, store, 9, 14)).toEqual([
+      "w: event MODIFIED a rv=12 v=2 where the store's history has ADDED x rv=13 v=9",
+    ]);
+    const changed = seen.map((e) => (e.rv === 12 ? { ...e, value: '7' } : e));
+    expect(checkHistory('w', changed, store, 9, 14)).toEqual([
+      "w: event MODIFIED a rv=12 v=7 where the store's history has MODIFIED a rv=12 v=2",
+    ]);
+    const swapped = [seen[0], seen[2], seen[1], seen[3]] as typeof seen;
+    expect(checkHistory('w', swapped, store, 9, 14).length).toBeGreaterThan(0);
   });
 });
 

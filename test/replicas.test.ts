@@ -92,6 +92,26 @@ needs('etcd').describe('two replicas on one etcd', () => {
     expect(all).toEqual(direct);
   });
 
+  test("a watch on one replica from a resourceVersion the other answered, before the first replica ever used the resource's cache, has every event after it", async () => {
+    // Pod templates: no controller watches them, so neither replica has started their cache.
+    const PTS = '/api/v1/namespaces/default/podtemplates';
+    const pt = (name: string) => ({ metadata: { name }, template: { spec: { containers: [{ name: 'c', image: 'i' }] } } });
+    const first = await a.json('POST', PTS, pt('pt-1'));
+    expect(first.status).toBe(201);
+    // Another write after it: the store's revision moves past the one the watch starts from.
+    expect((await a.json('POST', CMS, { metadata: { name: 'after-pt-1' } })).status).toBe(201);
+    const w = await openWatch(b, `${PTS}?watch=1&resourceVersion=${first.body.metadata.resourceVersion}`);
+    try {
+      expect((await a.json('POST', PTS, pt('pt-2'))).status).toBe(201);
+      const evs = await w.until((e) => e.type !== 'BOOKMARK', 10_000);
+      expect(evs.filter((e) => e.type !== 'BOOKMARK').map((e) => [e.type, e.object.metadata.name ?? e.object.reason])).toEqual([
+        ['ADDED', 'pt-2'],
+      ]);
+    } finally {
+      await w.close();
+    }
+  });
+
   test('one replica leads; when it is killed the other takes over and the controllers go on', async () => {
     const lease = await until(
       () => a.json('GET', LEASE),

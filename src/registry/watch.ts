@@ -79,7 +79,6 @@ export interface WatchStart {
  * start is older than the history window, 504 when a consistent start cannot catch up in time.
  */
 export async function startWatch(kv: KV, cache: WatchCache, keyPrefix: string, r: WatchRequest): Promise<WatchStart> {
-  await cache.start();
   let from: Revision | 'now';
   let waitFor = 0;
   if (r.initialEvents || r.resourceVersion === '' || r.resourceVersion === '0') {
@@ -90,6 +89,8 @@ export async function startWatch(kv: KV, cache: WatchCache, keyPrefix: string, r
   } else {
     from = parseResourceVersion(r.resourceVersion);
   }
+  // A cache this watch starts begins its history at the watch's start (see WatchCache.start).
+  await cache.start(from === 'now' ? undefined : from);
   if (waitFor > 0 && !(await cache.waitFresh(waitFor, r.freshnessTimeoutMs))) {
     throw tooLargeResourceVersion(waitFor, cache.revision);
   }

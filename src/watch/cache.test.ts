@@ -270,3 +270,28 @@ test('namespace watchers get only the events of their namespace and are signalle
   cache.stop();
   await kv.close();
 });
+
+test('a cache first started for a watch from an earlier revision serves the history after it; a compacted one is 410', async () => {
+  const kv = await MvccStore.open({});
+  const ra = await create(kv, `${P}ns/a`, encodeStored(cm('a', {}, '1')));
+  // Other writes after it: the store's revision moves on before the cache is ever used.
+  const rb = await create(kv, `${P}ns/b`, encodeStored(cm('b', {}, '1')));
+  await create(kv, '/registry/secrets/ns/s', encodeStored(cm('s', {}, '1')));
+  const cache = new WatchCache(kv, P);
+  await cache.start(ra);
+  const all = { keyPrefix: '', match: () => true, key: 'all' };
+  const w = cache.watch(all, ra).watcher;
+  const rc = await update(kv, `${P}ns/a`, encodeStored(cm('a', {}, '2')), ra);
+  await settle(cache, rc);
+  expect(seen(w).map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual([`ADDED ${rb} b`, `MODIFIED ${rc} a`]);
+  // The state is the newest, as if the cache had been there all along.
+  expect(cache.list().map((c) => c.rv)).toEqual([rc, rb]);
+  cache.stop();
+
+  // History the store no longer has: the cache starts at the newest state, and the watch is 410.
+  await kv.compact(rc);
+  const late = new WatchCache(kv, P);
+  await late.start(ra);
+  expect(() => late.watch(all, ra)).toThrow('too old resource version');
+  late.stop();
+});

@@ -17,7 +17,7 @@
 import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
 import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../codec/stored';
-import type { ChangeEvent, ChangeStream, KeyValue, KV, Revision } from '../store/types';
+import type { ChangeEvent, ChangeStream, KeyValue, KV, RangeResult, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 import { CachedObject, CacheEvent, selectorView, viewField } from './events';
 import { type Selection, type SelectionMemo, Watcher } from './watcher';
@@ -155,14 +155,26 @@ export class WatchCache {
     this.keepParsed = opts.keepParsed ?? false;
   }
 
-  /** Load the state and start following the store. Idempotent. */
-  start(): Promise<void> {
-    this.ready ??= this.load();
+  /**
+   * Load the state and start following the store. Idempotent. `from`: the revision the first
+   * caller needs history after (a watch's resourceVersion). A cache starts on first use, so
+   * without it the window would begin at that use, and a watch from a revision a client had
+   * before (from another replica, or from a write) would be 410 Expired as soon as anything else
+   * was written in between: the first load then reads the state at `from` and follows the store
+   * from there, when the store still has that revision (else it loads the newest state).
+   */
+  start(from?: Revision): Promise<void> {
+    this.ready ??= this.load(from);
     return this.ready;
   }
 
-  private async load(): Promise<void> {
-    const r = await this.kv.range(this.prefix, { end: this.end });
+  private async load(from?: Revision): Promise<void> {
+    let r: RangeResult | undefined;
+    if (from !== undefined && from > 0) {
+      // Compacted, or a revision the store does not have yet: the newest state instead.
+      r = await this.kv.range(this.prefix, { end: this.end, revision: from }).catch(() => undefined);
+    }
+    r ??= await this.kv.range(this.prefix, { end: this.end });
     this.state.clear();
     this.counts.clear();
     this.corrupt.clear();
