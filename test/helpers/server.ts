@@ -85,7 +85,14 @@ const ON_ETCD = process.env.SVC_TEST_STORE === 'etcd';
 const etcdOfDataDir = new Map<string, EtcdServer>();
 
 export async function startServer(
-  opts: { args?: string[]; dataDir?: string; root?: string; env?: Record<string, string> } = {},
+  opts: {
+    args?: string[];
+    dataDir?: string;
+    root?: string;
+    env?: Record<string, string>;
+    /** How long the server may take to start (default 15 s). */
+    startTimeoutMs?: number;
+  } = {},
 ): Promise<Server> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'svc-e2e-'));
   let etcd: EtcdServer | undefined;
@@ -144,7 +151,7 @@ export async function startServer(
       const d = new TextDecoder();
       for await (const chunk of p.stderr as ReadableStream<Uint8Array>) if (proc === p) stderr += d.decode(chunk);
     })();
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + (opts.startTimeoutMs ?? 15_000);
     // Ready when the kubeconfig is written (after listen).
     reader = (p.stdout as ReadableStream<Uint8Array>).getReader() as unknown as Reader;
     pending = reader.read();
