@@ -40,7 +40,7 @@ async function loadRuns(): Promise<LoadRuns> {
 const runConfigMaps = async () => ((await srv.json('GET', RUNS)).body as { items: { metadata: { name: string } }[] }).items;
 
 test('a density run through the kubeconfig: running with progress and figures while it runs, then passed with a summary', async () => {
-  // 15 Deployments of one pod at 5 per second: about 3 s of run, long enough for a few samples
+  // 15 Deployments of one pod, then 3 latency pods, at 5 per second: about 4 s of run, long enough for a few samples
   // (one a second, published every 2 s at most).
   const p = load([
     'density',
@@ -48,6 +48,8 @@ test('a density run through the kubeconfig: running with progress and figures wh
     '--pods-per-node=5',
     '--replicas=1',
     '--create-qps=5',
+    '--latency-pods=3',
+    '--latency-qps=5',
     `--kubeconfig=${srv.kubeconfig}`,
     `--out=${path.join(tmp, 'd')}`,
   ]);
@@ -88,7 +90,7 @@ test('a density run through the kubeconfig: running with progress and figures wh
   const run = after.past[0]!;
   expect(run).toMatchObject({ id: first.id, scenario: 'density', outcome: 'passed', startedAt: first.startedAt });
   expect(Date.parse(run.finishedAt)).toBeGreaterThan(Date.parse(run.startedAt));
-  expect(run.summary.pods).toBe(15);
+  expect(run.summary.pods).toBe(18);
   expect(run.summary.requests).toBeGreaterThan(15);
   expect(run.summary['SLO violations']).toBe(0);
   expect((await runConfigMaps()).map((c) => c.metadata.name)).toEqual([`load-run-${run.id}`]);
@@ -136,7 +138,7 @@ needs('chromium').test(
       await page.waitForFunction(`document.getElementById('past-runs')?.textContent?.includes('density') === true`, { timeout: 5000 });
       const text = await page.$eval('#past-runs', (e) => e.textContent ?? '');
       expect(text).toContain('passed');
-      expect(text).toContain('pods 15');
+      expect(text).toContain('pods 18');
       // A run while the page is open: its scenario, progress and charts, then it joins the past runs.
       const p = load([
         'density',
@@ -144,6 +146,8 @@ needs('chromium').test(
         '--pods-per-node=5',
         '--replicas=1',
         '--create-qps=3',
+        '--latency-pods=3',
+        '--latency-qps=3',
         `--kubeconfig=${srv.kubeconfig}`,
         `--out=${path.join(tmp, 'c')}`,
       ]);

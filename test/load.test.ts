@@ -36,17 +36,34 @@ const item = (r: any, verb: string, resource: string) =>
 const density = path.join(tmp, 'density');
 let densityRun: Awaited<ReturnType<typeof load>>;
 beforeAll(async () => {
-  densityRun = await load(['density', '--nodes=5', '--pods-per-node=10', '--replicas=10', `--out=${density}`]);
+  densityRun = await load([
+    'density',
+    '--nodes=5',
+    '--pods-per-node=10',
+    '--replicas=10',
+    '--create-qps=50',
+    '--latency-pods=10',
+    '--latency-qps=20',
+    `--out=${density}`,
+  ]);
 }, 60_000);
 
-test('density at 5 nodes × 10 pods: exit 0, 50 pods, latencies positive, ordered and within the run', () => {
+test('density at 5 nodes × 10 pods and 10 latency pods: exit 0, latencies positive, ordered and within the run', () => {
   expect(densityRun.stderr).toContain('SLOs met');
   expect(densityRun.code).toBe(0);
   // Not a TTY here: plain progress lines, no carriage returns.
   expect(densityRun.stderr).toContain('phase pods-ready: done');
+  expect(densityRun.stderr).toContain('phase latency-pods-ready: done');
   expect(densityRun.stderr).not.toContain('\r');
   const r = JSON.parse(fs.readFileSync(path.join(density, 'report.json'), 'utf8'));
-  expect(r.pods).toBe(50);
+  expect(r.pods).toBe(60);
+  // As clusterloader2: PodStartupLatency over the 10 latency pods, the 50 saturation pods apart,
+  // against pods / 20 + 180 s.
+  const counts = (items: any[]) => Object.fromEntries(items.map((d: any) => [d.labels.Metric, Number(d.labels.Count)]));
+  expect(counts(r.PodStartupLatency.dataItems).pod_startup).toBe(10);
+  expect(counts(r.SaturationPodStartupLatency.dataItems).pod_startup).toBe(50);
+  expect(r.SaturationPodStartupLatency.thresholdMs).toBe((50 / 20 + 180) * 1000);
+  expect(fs.readdirSync(density).some((f) => f.startsWith('PodStartupLatency_SaturationPodStartupLatency_density_'))).toBe(true);
   expect(r.slo).toEqual({ ok: true, violations: [] });
   const startup = Object.fromEntries(r.PodStartupLatency.dataItems.map((d: any) => [d.labels.Metric, d.data]));
   const e2e = startup.pod_startup;
@@ -57,11 +74,11 @@ test('density at 5 nodes × 10 pods: exit 0, 50 pods, latencies positive, ordere
   expect(e2e.Perc99).toBeLessThan(densityRun.ms);
   expect(startup.create_to_schedule.Perc50).toBeLessThanOrEqual(e2e.Perc99);
   expect(r.durationMs).toBeLessThan(densityRun.ms);
-  // 5 Deployments of 10, created once and deleted once, each call timed.
+  // 5 Deployments of 10 and 10 of one, created once and deleted once, each call timed.
   const post = item(r, 'POST', 'deployments');
-  expect(post.labels).toMatchObject({ Scope: 'namespace', Count: '5', SlowCount: '0' });
+  expect(post.labels).toMatchObject({ Scope: 'namespace', Count: '15', SlowCount: '0' });
   expect(post.data.Perc50).toBeGreaterThan(0);
-  expect(item(r, 'DELETE', 'deployments').labels.Count).toBe('5');
+  expect(item(r, 'DELETE', 'deployments').labels.Count).toBe('15');
   // 5 per-node watchers listed their node's pods first (list then watch).
   expect(item(r, 'LIST', 'pods').labels.Count).toBe('6'); // + the harness's own pod informer
   expect(r.watchers.count).toBe(5);

@@ -17,7 +17,9 @@ const HELP = `usage: npm run load -- <density|load|informers|churn|file.yaml> [f
        npm run load -- --compare a.json b.json [--out=compare.html]
 
 Built-in scenarios and their size flags:
-  density     clusterloader2 density: Deployments of --pods-per-node (30) × --nodes pods, per-node watchers, wait Ready
+  density     clusterloader2 density: per-node watchers; saturation Deployments (one per namespace of 100 nodes)
+              of --pods-per-node (30) × --nodes pods, wait Ready; then --latency-pods (max(500, nodes))
+              one-pod Deployments at --latency-qps (5)/s, wait Ready; PodStartupLatency measures those
   load        ConfigMaps, Secrets, Services, Deployments (--deployments), wait Ready, delete all
   informers   --watchers (= --nodes) list+watch clients, one per node, while pods are created
   churn       --writers (10) patch pods --patches times while --watchers (10) follow
@@ -71,6 +73,8 @@ const SIZE_FLAGS = [
   'writers',
   'patches',
   'create-qps',
+  'latency-pods',
+  'latency-qps',
   'timeout',
   'leases',
   'lease-interval',
@@ -231,12 +235,21 @@ export async function main(argv: string[]): Promise<number> {
   for (const [summary, body] of [
     ['APIResponsivenessPrometheus', report.APIResponsivenessPrometheus],
     ['PodStartupLatency_PodStartupLatency', report.PodStartupLatency],
+    ...(report.SaturationPodStartupLatency
+      ? ([['PodStartupLatency_SaturationPodStartupLatency', report.SaturationPodStartupLatency]] as const)
+      : []),
   ] as const)
     fs.writeFileSync(path.join(out, `${summary}_${sc.name}_${stamp}.json`), `${JSON.stringify(body, null, 2)}\n`);
   const e2e = report.PodStartupLatency.dataItems.find((d) => d.labels.Metric === 'pod_startup')?.data;
   log(
     `${report.slo.ok ? 'SLOs met' : 'SLOs MISSED'}: ${report.pods} pods, ${report.requests.total} requests (${report.requests.throttled} × 429), pod startup p50/p99 ${report.pods > 0 && e2e ? `${e2e.Perc50.toFixed(0)}/${e2e.Perc99.toFixed(0)} ms` : 'n/a (no pods)'}${report.leases ? `, ${report.leases.renewals} lease renewals` : ''}, in ${(report.durationMs / 1000).toFixed(1)} s`,
   );
+  const sat = report.SaturationPodStartupLatency;
+  const satE2e = sat?.dataItems.find((d) => d.labels.Metric === 'pod_startup');
+  if (sat && satE2e)
+    log(
+      `  (latency pods: ${satE2e ? report.PodStartupLatency.dataItems.find((d) => d.labels.Metric === 'pod_startup')?.labels.Count : 0}; saturation pods: ${satE2e.labels.Count}, startup p50/p99 ${satE2e.data.Perc50.toFixed(0)}/${satE2e.data.Perc99.toFixed(0)} ms, threshold ${(sat.thresholdMs / 1000).toFixed(0)} s)`,
+    );
   for (const v of report.slo.violations) log(`  ${v}`);
   log(`report: ${path.join(out, 'report.json')} ${path.join(out, 'report.html')}`);
   return report.slo.ok ? 0 : 1;

@@ -43,8 +43,13 @@ function podSpec(): Record<string, unknown> {
   };
 }
 
-export function manifest(kind: Kind, name: string, ns: string, replicas: number, run: string): Record<string, unknown> {
-  const labels = { [LABEL]: run, app: name };
+/**
+ * `group`: clusterloader2's `group` label (saturation, latency), on the object and its pods: the
+ * pod startup measurements select by it.
+ */
+export function manifest(kind: Kind, name: string, ns: string, replicas: number, run: string, group?: string): Record<string, unknown> {
+  const labels: Record<string, string> = { [LABEL]: run, app: name };
+  if (group) labels.group = group;
   const meta = { name, namespace: ns, labels };
   switch (kind) {
     case 'Namespace':

@@ -8,6 +8,8 @@ import { type Client, informer } from './client';
 import { LABEL } from './objects';
 
 interface PodTimes {
+  /** its `group` label (clusterloader2's saturation / latency), '' when none */
+  group: string;
   created: number;
   scheduled?: number;
   running?: number;
@@ -49,7 +51,7 @@ export class PodTracker {
     this.live.add(key);
     let t = this.pods.get(key);
     if (!t) {
-      t = { created: this.createSent.get(key) ?? now };
+      t = { group: pod.metadata.labels?.group ?? '', created: this.createSent.get(key) ?? now };
       this.pods.set(key, t);
       if (this.createSent.has(key)) this.watchLatencies.push(now - t.created);
     }
@@ -75,8 +77,14 @@ export class PodTracker {
     this.abort.abort();
   }
 
-  /** Per transition, the list of durations (ms) over pods that made it. */
-  transitions(): Record<string, number[]> {
+  /** Whether some pod carries the `group` label value. */
+  hasGroup(group: string): boolean {
+    for (const t of this.pods.values()) if (t.group === group) return true;
+    return false;
+  }
+
+  /** Per transition, the list of durations (ms) over pods that made it (of one `group` when given). */
+  transitions(group?: string): Record<string, number[]> {
     const out: Record<string, number[]> = {
       create_to_schedule: [],
       schedule_to_run: [],
@@ -85,6 +93,7 @@ export class PodTracker {
       pod_startup: [],
     };
     for (const t of this.pods.values()) {
+      if (group !== undefined && t.group !== group) continue;
       if (t.scheduled !== undefined) out.create_to_schedule!.push(t.scheduled - t.created);
       if (t.scheduled !== undefined && t.running !== undefined) out.schedule_to_run!.push(t.running - t.scheduled);
       if (t.running !== undefined && t.ready !== undefined) out.run_to_watch!.push(t.ready - t.running);
@@ -94,9 +103,9 @@ export class PodTracker {
     return out;
   }
 
-  /** Ready times (ms since start) sorted, for the CDF plot. */
-  startupSorted(): number[] {
-    return (this.transitions().pod_startup ?? []).sort((a, b) => a - b);
+  /** Startup times (ms) sorted, for the CDF plot (of one `group` when given). */
+  startupSorted(group?: string): number[] {
+    return (this.transitions(group).pod_startup ?? []).sort((a, b) => a - b);
   }
 }
 

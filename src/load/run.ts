@@ -245,7 +245,7 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
           const name = c.kind === 'Namespace' ? nsName(i) : `${kindPrefix}-${i}`;
           const coll = collectionPath(c.kind, ns);
           if (c.kind === 'Pod') tracker.createSent.set(`${ns}/${name}`, client.now());
-          const r = await client.call('POST', coll, manifest(c.kind, name, ns, c.replicas, o.runId));
+          const r = await client.call('POST', coll, manifest(c.kind, name, ns, c.replicas, o.runId, c.group));
           // A namespace may be there already; any other object left by an earlier run would
           // carry that run's label, so its pods would never be counted: a failure, said plainly.
           if (r.status < 300 || (r.status === 409 && c.kind === 'Namespace')) paths.push(`${coll}/${name}`);

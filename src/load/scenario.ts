@@ -36,6 +36,8 @@ export interface CreateStep {
   namespaces: number;
   /** target rate, objects per second (0: as fast as the client limiter allows) */
   qps: number;
+  /** clusterloader2's `group` label on the objects and their pods (`latency` pods are the ones PodStartupLatency measures) */
+  group?: string;
 }
 export interface Phase {
   name: string;
@@ -75,17 +77,33 @@ export function builtin(name: string, f: Record<string, number>): Scenario | und
   const L = 0;
   switch (name) {
     case 'density': {
-      // clusterloader2 density: saturation Deployments of pods, then wait for all pods Ready.
-      const replicas = f.replicas ?? Math.min(ppn * nodes, 100);
+      // clusterloader2's density (testing/density/config.yaml): saturation Deployments, one per
+      // namespace of 30 pods per node (--replicas: pods per Deployment instead), then latency
+      // pods, max(500, nodes) Deployments of one pod each at 5 per second (Uniform5qps), whose
+      // startup is what PodStartupLatency measures; the saturation pods' is
+      // SaturationPodStartupLatency, against a threshold of pods / 20 + 180 s.
+      const replicas = f.replicas ?? Math.ceil(pods / ns);
       const count = Math.ceil(pods / replicas);
+      const latency = f['latency-pods'] ?? Math.max(500, nodes);
+      const saturated = Math.ceil(pods / count) * count;
       return {
         name,
         nodes,
         phases: [
           { name: 'namespaces', line: L, create: { kind: 'Namespace', count: ns, replicas: 0, namespaces: ns, qps } },
           { name: 'watch-pods', line: L, watchers: { count: Math.min(nodes, f.watchers ?? nodes), per: 'node' } },
-          { name: 'deployments', line: L, create: { kind: 'Deployment', count, replicas: Math.ceil(pods / count), namespaces: ns, qps } },
-          { name: 'pods-ready', line: L, wait: { podsReady: Math.ceil(pods / count) * count, timeout } },
+          {
+            name: 'deployments',
+            line: L,
+            create: { kind: 'Deployment', count, replicas: saturated / count, namespaces: ns, qps: f['create-qps'] ?? 5, group: 'saturation' },
+          },
+          { name: 'pods-ready', line: L, wait: { podsReady: saturated, timeout } },
+          {
+            name: 'latency-pods',
+            line: L,
+            create: { kind: 'Deployment', count: latency, replicas: 1, namespaces: ns, qps: f['latency-qps'] ?? 5, group: 'latency' },
+          },
+          { name: 'latency-pods-ready', line: L, wait: { podsReady: saturated + latency, timeout } },
           { name: 'delete', line: L, delete: { kind: 'Deployment', qps } },
         ],
       };
@@ -215,7 +233,7 @@ export function parseScenario(text: string, file = 'scenario', dir = path.dirnam
     };
     const c = sub('create');
     if (c) {
-      known(c, ['kind', 'count', 'replicas', 'namespaces', 'qps'], `phases[${i}].create`);
+      known(c, ['kind', 'count', 'replicas', 'namespaces', 'qps', 'group'], `phases[${i}].create`);
       phase.create = {
         kind: kindOf(c),
         count: num(c, 'count', 1, 1),
@@ -223,6 +241,12 @@ export function parseScenario(text: string, file = 'scenario', dir = path.dirnam
         namespaces: num(c, 'namespaces', 1, 1),
         qps: num(c, 'qps', 0),
       };
+      const g = c.get('group', true);
+      if (g !== undefined) {
+        const v = (g as { value?: unknown }).value;
+        if (typeof v !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v)) fail(g, 'group: must be a label value (a-z, 0-9, -)');
+        phase.create.group = v as string;
+      }
     }
     const d = sub('delete');
     if (d) {
