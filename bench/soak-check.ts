@@ -45,6 +45,8 @@ export interface SoakWindow {
   /** Requests answered with something other than the expected 2xx (after 429 retries). */
   errors: number;
   watchEvents: number;
+  /** Objects stored in the run's namespace at the window's end, by resource (Events have no TTL here). */
+  stored?: Record<string, number>;
 }
 
 export interface SoakRecord {

@@ -11,8 +11,10 @@
  *   bun bench/soak.ts [--minutes=30 | --seconds=N] [--window=60] [--warmup=1] [--rate=100]
  *                     [--writers=8] [--keys=4] [--nodes=10] [--seed=N]
  *                     [--rss-growth=0.1] [--p99-growth=1.5] [--plant=lost-write|rss|watch|p99]
+ *                     [--prune-events]
  *
- * Prints a table per window (requests, p50, p99, errors, RSS, watch events) and the verdict;
+ * Prints a table per window (requests, p50, p99, errors, RSS, watch events, the Events, Pods and
+ * ReplicaSets stored: the Events grow all run long unless `--prune-events`) and the verdict;
  * exits 1 when a target is missed. `--plant` spoils the record before the verdict (for the test
  * that the verdict catches it).
  */
@@ -42,6 +44,12 @@ export interface SoakOptions {
   seed: number;
   targets: SoakTargets;
   plant?: Plant;
+  /**
+   * Delete the namespace's Events once a window. The server keeps Events until deleted (no
+   * `--event-ttl`; the reference expires them after 1 h and keeps no watch cache of them), so
+   * without this the RSS grows with the ~60 Events/s the controllers record at 100 writes/s.
+   */
+  pruneEvents?: boolean;
   log: (line: string) => void;
 }
 
@@ -202,6 +210,34 @@ async function reader(c: Ctx, o: SoakOptions, stop: () => boolean): Promise<void
   }
 }
 
+/** The count of a namespaced collection without listing it: a page of 1 and the remaining count. */
+async function count(srv: Server, p: string): Promise<number> {
+  const r = await srv.json('GET', `${p}?limit=1`).catch(() => undefined);
+  const b = r && typeof r.body === 'object' ? r.body : undefined;
+  return (b?.items?.length ?? 0) + (b?.metadata?.remainingItemCount ?? 0);
+}
+
+/** What the run's namespace holds, into the current window, until stopped: the data behind the RSS. */
+async function counter(c: Ctx, everyMs: number, stop: () => boolean, pruneEveryMs?: number): Promise<void> {
+  let pruned = performance.now();
+  while (!stop()) {
+    if (pruneEveryMs !== undefined && performance.now() - pruned >= pruneEveryMs) {
+      pruned = performance.now();
+      const r = await c.srv.json('DELETE', `/api/v1/namespaces/${NS}/events`).catch(() => undefined);
+      if (r?.status !== 200 && c.problems.length < 20) c.problems.push(`pruning Events: ${r?.status}`);
+    }
+    const stored: Record<string, number> = {};
+    for (const [name, p] of [
+      ['events', `/api/v1/namespaces/${NS}/events`],
+      ['pods', collection('pods')],
+      ['replicasets', `/apis/apps/v1/namespaces/${NS}/replicasets`],
+    ] as const)
+      stored[name] = await count(c.srv, p);
+    c.win.at().stored = stored;
+    await Bun.sleep(everyMs);
+  }
+}
+
 /** A watcher of one resource from `fromRv`, reconnecting from where it got to until stopped. */
 function watcher(c: Ctx, r: Resource | 'pods', fromRv: number) {
   const events: SoakEvent[] = [];
@@ -293,7 +329,11 @@ export async function runSoak(o: SoakOptions): Promise<{ record: SoakRecord; ver
       const done = c.win.list.length - 1;
       for (; shown < done; shown++) o.log(row(c.win.list[shown] as SoakWindow, o.windowSeconds));
     }, 1000);
-    await Promise.all([...acksPer.map((a, i) => writer(c, i, o, stop, a)), reader(c, o, stop)]);
+    await Promise.all([
+      ...acksPer.map((a, i) => writer(c, i, o, stop, a)),
+      reader(c, o, stop),
+      counter(c, Math.max(1000, (o.windowSeconds * 1000) / 4), stop, o.pruneEvents ? o.windowSeconds * 1000 : undefined),
+    ]);
     clearInterval(sampler);
     clearInterval(progress);
     const windows = c.win.list.filter((w) => w.index * o.windowSeconds < o.seconds);
@@ -335,7 +375,7 @@ export async function runSoak(o: SoakOptions): Promise<{ record: SoakRecord; ver
   }
 }
 
-export const HEADER = `${'window'.padStart(6)} ${'requests'.padStart(9)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'errors'.padStart(7)} ${'RSS MiB'.padStart(8)} ${'watch ev'.padStart(9)}`;
+export const HEADER = `${'window'.padStart(6)} ${'requests'.padStart(9)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'errors'.padStart(7)} ${'RSS MiB'.padStart(8)} ${'watch ev'.padStart(9)}  stored (events/pods/replicasets)`;
 
 export function row(w: SoakWindow, windowSeconds: number): string {
   return [
@@ -347,6 +387,7 @@ export function row(w: SoakWindow, windowSeconds: number): string {
     String(w.errors).padStart(7),
     String(quantile(w.rssMiB, 0.5)).padStart(8),
     String(w.watchEvents).padStart(9),
+    ` ${w.stored ? `${w.stored.events}/${w.stored.pods}/${w.stored.replicasets}` : '-'}`,
   ].join(' ');
 }
 
@@ -370,9 +411,12 @@ if (import.meta.main) {
       p99Growth: num('p99-growth', DEFAULT_TARGETS.p99Growth),
     },
     plant: arg('plant') as Plant | undefined,
+    pruneEvents: process.argv.includes('--prune-events'),
     log: (l) => console.log(l),
   };
-  console.log(`soak: ${seconds} s, ${o.rate} writes/s by ${o.writers} writers, ${o.nodes} simulated nodes, seed ${seed}`);
+  console.log(
+    `soak: ${seconds} s, ${o.rate} writes/s by ${o.writers} writers, ${o.nodes} simulated nodes, seed ${seed}${o.pruneEvents ? ', Events deleted every window' : ''}`,
+  );
   console.log(HEADER);
   const { record, verdict } = await runSoak(o);
   const v = verdict;
