@@ -383,7 +383,15 @@ export function judge(req: FuzzRequest, status: number, contentType: string, tex
     if (!allowed) return `${status} ${text.slice(0, 200)}`;
     return undefined;
   }
-  if (status >= 400 && req.method !== 'HEAD' && contentType.includes('json') && status_?.kind !== 'Status')
-    return `${status} without a Status body: ${text.slice(0, 200)}`;
+  if (status < 400 || req.method === 'HEAD') return undefined;
+  // A 4xx is a Status in the type it was negotiated to: JSON parsed; YAML, protobuf (the Unknown
+  // envelope's TypeMeta) and CBOR (a text string) carry the kind's name as text; anything else (a
+  // plain-text page, an empty body) is not a Status.
+  const isStatus = contentType.includes('json')
+    ? status_?.kind === 'Status'
+    : /yaml|protobuf|cbor/.test(contentType)
+      ? /Status/.test(text)
+      : false;
+  if (!isStatus) return `${status} without a Status body (${contentType || 'no content-type'}): ${text.slice(0, 200)}`;
   return undefined;
 }

@@ -3,12 +3,16 @@
  * (bench/fuzz-gen.ts: JSON, YAML, protobuf, CBOR bodies, the four patch types, query parameters,
  * headers, paths), one at a time so that each can be checked:
  *
- * - the answer is not a 5xx (but for the reference's own 500s on some patch inputs) and a 4xx in
- *   JSON is a Status;
- * - a write answered 4xx changed nothing: the collection's resourceVersion is the same after it;
+ * - the answer is not a 5xx (but for the reference's own 500s on some patch inputs) and a 4xx is
+ *   a Status in the type it was served in (bench/fuzz-gen.ts `judge`);
+ * - a write answered 4xx (or one of those 500s) changed nothing: the collection's
+ *   resourceVersion (the store's revision) is the same after it;
  * - the server is alive at the end and its RSS grew by less than 256 MiB.
  *
- *   bun bench/fuzz.ts [--per-decoder=N] [--seed=N]
+ *   bun bench/fuzz.ts [--per-decoder=N] [--seed=N] [--decoders=json,smp,...]
+ *
+ * A problem names its decoder, its index and the seed: `--seed=S --decoders=D --per-decoder=I+1`
+ * replays it (each decoder's requests come from their own generator seeded from S).
  *
  * Prints the answers by code per decoder; exits 1 with the seed and the request on any problem.
  */
@@ -86,7 +90,7 @@ export async function runFuzz(o: { perDecoder: number; seed: number; decoders?: 
           totals.problems.push(
             `${decoder} #${i} (seed ${o.seed}): ${req.method} ${req.path.slice(0, 200)} ${JSON.stringify(req.headers)} ${bodyText}\n    -> ${wrong}`,
           );
-        if (req.write && status >= 400 && status < 500) {
+        if (req.write && status >= 400) {
           const after = await revision(srv);
           if (after !== before)
             totals.problems.push(
@@ -109,7 +113,9 @@ if (import.meta.main) {
   const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const seed = Number(arg('seed') ?? Date.now() % 1_000_000);
   const t0 = Date.now();
-  const t = await runFuzz({ perDecoder: Number(arg('per-decoder') ?? 10_000), seed });
+  const decoders = arg('decoders')?.split(',') as Decoder[] | undefined;
+  for (const d of decoders ?? []) if (!DECODERS.includes(d)) throw new Error(`--decoders: no decoder ${d} (${DECODERS.join(', ')})`);
+  const t = await runFuzz({ perDecoder: Number(arg('per-decoder') ?? 10_000), seed, decoders });
   for (const [d, codes] of Object.entries(t.codes)) console.log(`${d.padEnd(12)} ${JSON.stringify(codes)}`);
   console.log(
     `${t.requests} requests, ${t.problems.length} problems, RSS +${t.rssGrowthMiB} MiB (seed ${seed}, ${((Date.now() - t0) / 1000).toFixed(0)} s)`,

@@ -24,6 +24,7 @@
  */
 import type { RequestInfo, RequestUrl } from '../api/request-info';
 import { StatusError } from '../api/status';
+import { warningHeader } from '../api/warning';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import { TESTING_GROUP } from '../kinds/specs/testing';
 import type { Plugin } from '../registry/admission';
@@ -100,7 +101,7 @@ export class Faults {
   private async inject(inj: Injection, info: RequestInfo, req: Request, url: RequestUrl, next: () => Promise<Response>): Promise<Response> {
     const text = describe(inj);
     requestAnnotations(req)[INJECTED_ANNOTATION] = text;
-    const warning = inj.warn ? `299 - ${JSON.stringify(`fault injected: ${text}`)}` : undefined;
+    const warning = inj.warn ? warningHeader(`fault injected: ${text}`) : undefined;
     if (inj.delayBeforeMs > 0) await Bun.sleep(inj.delayBeforeMs);
     if (inj.compact) await this.d.compact?.().catch((e) => this.d.log(`fault compaction: ${e instanceof Error ? e.message : String(e)}`));
     if (!inj.error && inj.failWrite) inj.error = this.writeFailure(info);

@@ -11,6 +11,7 @@ import { matchesFields, matchesLabels } from '../api/selectors';
 import { badRequest, invalid, methodNotAllowed, notFound, pathNotFound, StatusError, success } from '../api/status';
 import type { UserInfo } from '../api/user';
 import { forbiddenField, notSupported } from '../api/validation';
+import { warningHeader } from '../api/warning';
 import { requestAnnotations, requestUser } from '../auth/request-user';
 import type { ServiceAccountTokens } from '../auth/sa-tokens';
 import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
@@ -136,7 +137,7 @@ export class ResourceHandler {
     const view = brandView(store.def, info.brand);
     // A deprecated version: every answer carries its warning, errors too (as the reference).
     const deprecation = store.def.deprecation;
-    const warning = deprecation === undefined ? undefined : `299 - ${JSON.stringify(deprecation)}`;
+    const warning = deprecation === undefined ? undefined : warningHeader(deprecation);
     if (deprecation !== undefined) {
       this.opts.onDeprecated?.(store.def, info.subresource);
       // As the reference's audit annotation k8s.io/deprecated, in the svc spelling.

@@ -3,6 +3,7 @@
  * and the one place Status errors become HTTP responses.
  */
 import { internal, StatusError } from '../api/status';
+import { warningHeader } from '../api/warning';
 import { JSON_MEDIA_TYPE, jsonText } from '../codec/json-media';
 import type { Encoded } from '../codec/media';
 import { unavailableStatus } from '../registry/storage-errors';
@@ -28,7 +29,7 @@ export function headersFor(contentType: string, o: ReplyOptions): [string, strin
   // (`299 - "a", 299 - "b"`, the list form RFC 9110 §5.3 makes equivalent) and refuses CR/LF in
   // a value, so clients see one header with each warning as a list element; client-go, kubectl
   // and the Python client split it as they split separate fields.
-  if (o.warnings) for (const w of o.warnings) h.push(['Warning', `299 - ${JSON.stringify(w)}`]);
+  if (o.warnings) for (const w of o.warnings) h.push(['Warning', warningHeader(w)]);
   if (o.headers) for (const k in o.headers) h.push([k, o.headers[k] as string]);
   return h;
 }

@@ -24,6 +24,7 @@ import { svcApiVersion } from '../../api/brand';
 import type { Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
 import type { UserInfo } from '../../api/user';
+import { warningHeader } from '../../api/warning';
 import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
 import type { WatchCache } from '../../watch/cache';
@@ -259,7 +260,7 @@ export class PolicyAdmission implements Plugin {
     details.causes = [{ message }];
     const err = new StatusError(CODES[reason] ?? 500, reason, `${subject} is forbidden: ${message}`, details);
     const all = a.warnings ?? warnings;
-    if (all.length > 0) err.headers = { Warning: all.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
+    if (all.length > 0) err.headers = { Warning: all.map(warningHeader).join(', ') };
     throw err;
   }
 

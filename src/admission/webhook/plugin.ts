@@ -35,6 +35,7 @@
 import { apiVersionOf, isObject, type Obj } from '../../api/meta';
 import { StatusError, type StatusReason } from '../../api/status';
 import type { UserInfo } from '../../api/user';
+import { warningHeader } from '../../api/warning';
 import { CostBudget, OUT_OF_BUDGET_MESSAGE, RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS } from '../../cel/budget';
 import type { Decider } from '../../cel/lib/authz';
 import type { Attributes, Operation, Plugin } from '../../registry/admission';
@@ -111,7 +112,7 @@ export function dryRunRefusal(hook: Hook, a: Pick<Attributes, 'dryRun'>): Status
 /** A refusal carries the request's warnings so far (`Warning: 299` headers on the error answer). */
 function withWarnings(e: unknown, a: Attributes): unknown {
   if (!(e instanceof StatusError) || !a.warnings || a.warnings.length === 0) return e;
-  e.headers = { ...e.headers, Warning: a.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') };
+  e.headers = { ...e.headers, Warning: a.warnings.map(warningHeader).join(', ') };
   return e;
 }
 
