@@ -47,6 +47,8 @@ export interface Config {
   watchCacheMaxBytes: number;
   /** --own-write-seats: the server's own writes in flight at most (0: no bound). */
   ownWriteSeats: number;
+  /** --event-ttl: how long an Event stays after its last write (0: for ever). */
+  eventTtlMs: number;
   watchBookmarkIntervalMs: number;
   serviceClusterIPRange: string;
   serviceNodePortRange: [number, number];
@@ -796,6 +798,14 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'event-ttl',
+    default: '1h0m0s',
+    help: 'Amount of time to retain events (after their last write; 0 keeps them), as the reference.',
+    apply: (c, v) => {
+      c.eventTtlMs = parseDuration(v);
+    },
+  },
+  {
     name: 'own-write-seats',
     default: '32',
     help: "The server's own writes (controllers, scheduler, simulated kubelets, their events) in flight at most; the rest wait their turn, so that clients' requests are not queued behind a burst of them (0: no bound).",
@@ -950,6 +960,7 @@ export function parseFlags(argv: string[]): Config | undefined {
     watchCacheMaxEvents: 0,
     watchCacheMaxBytes: 0,
     ownWriteSeats: 0,
+    eventTtlMs: 0,
     watchBookmarkIntervalMs: 0,
     serviceClusterIPRange: '',
     serviceNodePortRange: [0, 0],

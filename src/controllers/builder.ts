@@ -28,6 +28,7 @@ import { DisruptionController } from './disruption';
 import { apiserverAddress, EndpointsController, hostIPv4Addresses } from './endpoints';
 import { EndpointSliceController } from './endpointslice/controller';
 import { EndpointSliceMirroringController } from './endpointslice/mirroring';
+import { EventTtl } from './event-ttl';
 import { GarbageCollector } from './gc';
 import { HorizontalPodAutoscalerController } from './hpa/controller';
 import { JobController } from './job/controller';
@@ -154,6 +155,9 @@ export class Controllers {
     const all: { start(): Promise<void> | void; stop(): void }[] = [gc];
     const namespaces = lookup('', 'namespaces');
     if (namespaces) all.push(new NamespaceController(api, namespaces.watchCache(), { log }));
+    // The apiserver's --event-ttl (not a controller-manager controller: --controllers leaves it).
+    const events = lookup('', 'events');
+    if (events && cfg.eventTtlMs > 0) all.push(new EventTtl(events, events.watchCache(), cfg.eventTtlMs, { log }));
     const pdbs = lookup('policy', 'poddisruptionbudgets');
     const pods = lookup('', 'pods');
     if (pdbs && pods) all.push(new DisruptionController(pdbs, pdbs.watchCache(), pods, pods.watchCache(), api, { log }));
