@@ -95,7 +95,14 @@ export function builtin(name: string, f: Record<string, number>): Scenario | und
           {
             name: 'deployments',
             line: L,
-            create: { kind: 'Deployment', count, replicas: saturated / count, namespaces: ns, qps: f['create-qps'] ?? 5, group: 'saturation' },
+            create: {
+              kind: 'Deployment',
+              count,
+              replicas: saturated / count,
+              namespaces: ns,
+              qps: f['create-qps'] ?? 5,
+              group: 'saturation',
+            },
           },
           { name: 'pods-ready', line: L, wait: { podsReady: saturated, timeout } },
           {
