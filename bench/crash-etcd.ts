@@ -22,6 +22,7 @@
 
 import { rng } from '../test/helpers/rng';
 import { type Server, startServer } from '../test/helpers/server';
+import { watchLines } from '../test/helpers/watch';
 import type { CrashOptions, CrashTotals } from './crash';
 import { checkHistory, checkState, checkWatch, type InFlight, type StoredState, type WatchEvent, type WriterLog } from './crash-check';
 import { type EtcdServer, startEtcdCluster } from './etcd';
@@ -222,24 +223,14 @@ function watcher(srv: Server, fromRv: number): Watcher {
         const res = await srv.fetch(`${CMS}?watch=true&resourceVersion=${reached}&allowWatchBookmarks=true`, { signal: ac.signal });
         if (res.status === 410) expired = true;
         else if (res.status === 200 && res.body) {
-          const reader = res.body.getReader();
-          const dec = new TextDecoder();
-          let buf = '';
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            buf += dec.decode(value, { stream: true });
-            for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-              const e = JSON.parse(buf.slice(0, nl));
-              buf = buf.slice(nl + 1);
-              const rv = Number(e.object?.metadata?.resourceVersion ?? 0);
-              if (e.type === 'ERROR') expired = e.object?.code === 410;
-              else if (e.type === 'BOOKMARK') reached = Math.max(reached, rv);
-              else if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
-                events.push({ type: e.type, key: e.object.metadata.name, rv, value: e.object.data?.v });
-                reached = Math.max(reached, rv);
-                seen++;
-              }
+          for await (const e of watchLines(res.body)) {
+            const rv = Number(e.object?.metadata?.resourceVersion ?? 0);
+            if (e.type === 'ERROR') expired = e.object?.code === 410;
+            else if (e.type === 'BOOKMARK') reached = Math.max(reached, rv);
+            else if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
+              events.push({ type: e.type, key: e.object.metadata.name, rv, value: e.object.data?.v });
+              reached = Math.max(reached, rv);
+              seen++;
             }
           }
         } else await res.text();

@@ -22,6 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { rng } from '../test/helpers/rng';
 import { type Server, startServer } from '../test/helpers/server';
+import { watchLines } from '../test/helpers/watch';
 import { checkState, checkWatch, type InFlight, type StoredState, type WatchEvent, type WriterLog } from './crash-check';
 import { runEtcdCrashCycles } from './crash-etcd';
 
@@ -58,23 +59,13 @@ function watcher(
   const done = (async () => {
     try {
       const res = await srv.fetch(`${CMS}?watch=true&resourceVersion=${fromRv}&allowWatchBookmarks=true`, { signal: ac.signal });
-      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      const dec = new TextDecoder();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += dec.decode(value, { stream: true });
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          const e = JSON.parse(buf.slice(0, nl));
-          buf = buf.slice(nl + 1);
-          const rv = Number(e.object?.metadata?.resourceVersion ?? 0);
-          if (e.type === 'ERROR') expired = e.object?.code === 410;
-          else if (e.type === 'BOOKMARK') reached = Math.max(reached, rv);
-          else if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
-            events.push({ type: e.type, key: e.object.metadata.name, rv, value: e.object.data?.v });
-            reached = Math.max(reached, rv);
-          }
+      for await (const e of watchLines(res.body as ReadableStream<Uint8Array>)) {
+        const rv = Number(e.object?.metadata?.resourceVersion ?? 0);
+        if (e.type === 'ERROR') expired = e.object?.code === 410;
+        else if (e.type === 'BOOKMARK') reached = Math.max(reached, rv);
+        else if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
+          events.push({ type: e.type, key: e.object.metadata.name, rv, value: e.object.data?.v });
+          reached = Math.max(reached, rv);
         }
       }
     } catch {

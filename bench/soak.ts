@@ -20,6 +20,7 @@
  */
 import { rng } from '../test/helpers/rng';
 import { type Server, startServer } from '../test/helpers/server';
+import { watchLines } from '../test/helpers/watch';
 import { rssMiB } from './harness';
 import {
   DEFAULT_TARGETS,
@@ -250,27 +251,22 @@ function watcher(c: Ctx, r: Resource | 'pods', fromRv: number) {
         const res = await c.srv.fetch(`${collection(r)}?watch=true&resourceVersion=${reached}&allowWatchBookmarks=true`, {
           signal: ac.signal,
         });
-        const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-        const dec = new TextDecoder();
-        let buf = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buf += dec.decode(value, { stream: true });
-          for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-            const e = JSON.parse(buf.slice(0, nl));
-            buf = buf.slice(nl + 1);
-            const rv = Number(e.object?.metadata?.resourceVersion ?? 0);
-            if (e.type === 'ERROR') {
-              c.problems.push(`${r} watcher: ERROR ${e.object?.code} ${e.object?.message} (from rv=${reached})`);
-              stopped = true;
-            } else if (e.type === 'BOOKMARK') reached = Math.max(reached, rv);
-            else {
-              if (r !== 'pods')
-                events.push({ type: e.type, key: `${r}/${e.object.metadata.name}`, rv, value: e.object.metadata.annotations?.[ANN] });
-              c.win.at().watchEvents++;
-              reached = Math.max(reached, rv);
-            }
+        for await (const e of watchLines(res.body as ReadableStream<Uint8Array>)) {
+          const rv = Number(e.object?.metadata?.resourceVersion ?? 0);
+          if (e.type === 'ERROR') {
+            c.problems.push(`${r} watcher: ERROR ${e.object?.code} ${e.object?.message} (from rv=${reached})`);
+            stopped = true;
+          } else if (e.type === 'BOOKMARK') reached = Math.max(reached, rv);
+          else {
+            if (r !== 'pods')
+              events.push({
+                type: e.type as 'ADDED' | 'MODIFIED' | 'DELETED',
+                key: `${r}/${e.object.metadata.name}`,
+                rv,
+                value: e.object.metadata.annotations?.[ANN],
+              });
+            c.win.at().watchEvents++;
+            reached = Math.max(reached, rv);
           }
         }
       } catch {

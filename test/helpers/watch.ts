@@ -33,6 +33,24 @@ export interface WatchReader {
   close(): Promise<void>;
 }
 
+/** The events of a watch body, one per newline-delimited JSON line, until the stream ends. */
+export async function* watchLines(body: ReadableStream<Uint8Array>): AsyncGenerator<WatchEvent> {
+  const reader = body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line) yield JSON.parse(line) as WatchEvent;
+    }
+  }
+  if (buf.trim()) yield JSON.parse(buf) as WatchEvent;
+}
+
 export async function openWatch(srv: Pick<Server, 'fetch'>, path: string, init: RequestInit = {}): Promise<WatchReader> {
   const ac = new AbortController();
   const res = await srv.fetch(path, { ...init, signal: ac.signal });
