@@ -23,6 +23,8 @@ const IDLE = Number(arg('idle-seconds') ?? 60);
 const LEASE = Number(arg('lease-seconds') ?? 30);
 const PODS = Number(arg('pods') ?? 20000);
 const CONCURRENCY = Number(arg('concurrency') ?? 64);
+/** --after-gc: also the RSS after a full garbage collection (SIGUSR2; a heap snapshot too with SVC_DEBUG_HEAP_SNAPSHOT=DIR). */
+const AFTER_GC = process.argv.includes('--after-gc');
 /** The longest the kubelet waits between renewals with a 40 s lease: a quarter, plus 4%. */
 const MAX_INTERVAL_MS = 10_000 * 1.04;
 
@@ -44,6 +46,7 @@ type Event = {
 
 const srv = await startServer({
   args: [`--simulated-nodes=${NODES}`, '--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+  env: AFTER_GC ? { SVC_DEBUG_HEAP_SIGNAL: '1' } : {},
 });
 try {
   const t0 = performance.now();
@@ -154,6 +157,25 @@ try {
         `create-to-Ready p50 ${pct(lat, 0.5).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms; server CPU ${(cpu / readyAt.size).toFixed(0)} us per pod (create + status + events); ` +
         `server RSS ${rssMiB(srv.proc.pid)} MiB`,
     );
+    // Events are best effort (a bounded queue, as client-go's broadcaster): how many were recorded
+    // once the last ones queued are written.
+    await Bun.sleep(3000);
+    const ev = (await srv.json('GET', '/api/v1/namespaces/bench/events?limit=1')).body;
+    console.log(
+      `events recorded in the pods' namespace: ${(ev.items?.length ?? 0) + (ev.metadata?.remainingItemCount ?? 0)} (${PODS * 3} for three per pod)`,
+    );
+    if (AFTER_GC) {
+      process.kill(srv.proc.pid, 'SIGUSR2');
+      // A snapshot of a large heap takes a while to write; the GC itself is done in a second or two.
+      await Bun.sleep(process.env.SVC_DEBUG_HEAP_SNAPSHOT ? 60_000 : 5_000);
+      console.log(
+        `server RSS after a full garbage collection ${rssMiB(srv.proc.pid)} MiB; ${srv
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes('heap'))
+          .join('; ')}`,
+      );
+    }
   }
 } finally {
   await srv.stop();

@@ -205,7 +205,16 @@ async function main(argv: string[]): Promise<void> {
         .slice(0, 12)
         .map(([t, n]) => `${t}=${n}`)
         .join(' ');
-      log(`heap: size ${(h.heapSize / 2 ** 20).toFixed(1)} MiB, ${h.objectCount} objects; ${top}`);
+      // Where the rest of the RSS is: the JS heap's capacity, memory outside it that it accounts
+      // (array buffers, strings' bytes), and malloc (mimalloc: Bun's own and native allocations).
+      const mi = (
+        h as { mimalloc?: { committed?: { current?: number }; malloc_normal?: { current?: number }; malloc_huge?: { current?: number } } }
+      ).mimalloc;
+      const mib = (n: number | undefined) => `${((n ?? 0) / 2 ** 20).toFixed(1)} MiB`;
+      log(
+        `heap: size ${mib(h.heapSize)}, capacity ${mib(h.heapCapacity)}, extra ${mib(h.extraMemorySize)}, ${h.objectCount} objects; ` +
+          `malloc ${mib((mi?.malloc_normal?.current ?? 0) + (mi?.malloc_huge?.current ?? 0))} (committed ${mib(mi?.committed?.current)}); ${top}`,
+      );
       // SVC_DEBUG_HEAP_SNAPSHOT=DIR: also a V8-format heap snapshot (Chrome DevTools reads it).
       const dir = process.env.SVC_DEBUG_HEAP_SNAPSHOT;
       if (dir) {

@@ -5,6 +5,12 @@
  * correlation window is not a new object: its `count` and `lastTimestamp` are patched, as the
  * reference's EventCorrelator aggregates repeats. Writes go through the registry; a failure is
  * logged and dropped (events are best effort, as the reference's broadcaster).
+ *
+ * At most an EventQueue's limit of events wait to be written (client-go's broadcaster queues
+ * 1,000, maxQueuedEvents, and drops the rest with "too many queued events"); the writes are
+ * background writes (own-writes.ts), behind the server's other own writes. Unbounded, a
+ * 150,000-pod run queued hundreds of thousands of events, each holding its pod, and the server
+ * grew by gigabytes. Recorders may share one queue (the simulated kubelets, one per node).
  */
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
@@ -24,6 +30,17 @@ const CORRELATION_MS = 10 * 60_000;
 /** Distinct events remembered for aggregation (the reference's LRU of 4096). */
 const MAX_REMEMBERED = 4096;
 
+/** The reference's maxQueuedEvents: events a broadcaster holds before it drops new ones. */
+export const MAX_QUEUED_EVENTS = 1000;
+
+/** Events waiting to be written, shared by the recorders given it, and those dropped. */
+export class EventQueue {
+  pending = 0;
+  dropped = 0;
+
+  constructor(readonly limit = MAX_QUEUED_EVENTS) {}
+}
+
 interface Seen {
   name: string;
   namespace: string;
@@ -40,13 +57,27 @@ export class EventRecorder {
     private readonly source: EventSource,
     private readonly log: (msg: string) => void = () => {},
     private readonly clock: () => number = Date.now,
+    private readonly queue = new EventQueue(),
   ) {}
 
   /** Record an event about `obj` (fire and forget; the returned promise never rejects). */
   event(obj: Obj, type: EventType, reason: string, message: string, fieldPath?: string): Promise<void> {
-    return this.write(obj, type, reason, message, fieldPath).catch((e) =>
-      this.log(`event ${reason} on ${obj.kind}/${obj.metadata.name}: ${e instanceof Error ? e.message : String(e)}`),
-    );
+    const q = this.queue;
+    if (q.pending >= q.limit) {
+      // As the reference logs each one; here the first and then every thousandth, with the count.
+      if (q.dropped++ % 1000 === 0) {
+        this.log(
+          `unable to record event: too many queued events (${q.limit}), dropped event ${reason} on ${obj.kind}/${obj.metadata.name} (${q.dropped} dropped so far)`,
+        );
+      }
+      return Promise.resolve();
+    }
+    q.pending++;
+    return this.write(obj, type, reason, message, fieldPath)
+      .catch((e) => this.log(`event ${reason} on ${obj.kind}/${obj.metadata.name}: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        q.pending--;
+      });
   }
 
   private async write(obj: Obj, type: EventType, reason: string, message: string, fieldPath?: string): Promise<void> {
@@ -68,7 +99,13 @@ export class EventRecorder {
       reason,
       message,
     ].join('\u0000');
-    const w = { dryRun: false, fieldValidation: 'Ignore' as const, warnings: [] as string[], fieldManager: this.source.component };
+    const w = {
+      dryRun: false,
+      fieldValidation: 'Ignore' as const,
+      warnings: [] as string[],
+      fieldManager: this.source.component,
+      background: true,
+    };
     const prior = this.seen.get(key);
     if (prior && now - prior.first < CORRELATION_MS) {
       prior.count++;

@@ -482,7 +482,8 @@ export class ResourceStore {
   /** Create; `managed`: managedFields were computed by the caller (server-side apply). */
   create(namespace: string, body: unknown, w: WriteOptions, managed = false): Promise<Obj> {
     // The server's own writes take a seat (own-writes.ts); an apply's create runs in its patch's.
-    if (w.user === undefined && !managed && this.ownWrites) return this.ownWrites.run(() => this.createNow(namespace, body, w, managed));
+    if (w.user === undefined && !managed && this.ownWrites)
+      return this.ownWrites.run(() => this.createNow(namespace, body, w, managed), w.background);
     return this.createNow(namespace, body, w, managed);
   }
 
@@ -758,7 +759,7 @@ export class ResourceStore {
    */
   private guaranteedUpdate(...a: Parameters<ResourceStore['guaranteedUpdateNow']>): Promise<{ obj: Obj }> {
     const run = () => this.guaranteedUpdateNow(...a);
-    return a[2].user === undefined && this.ownWrites ? this.ownWrites.run(run) : run();
+    return a[2].user === undefined && this.ownWrites ? this.ownWrites.run(run, a[2].background) : run();
   }
 
   private async guaranteedUpdateNow(

@@ -24,6 +24,11 @@ export interface WriteOptions {
   patch?: boolean;
   /** The request's audit annotations (admission adds to them). */
   auditAnnotations?: Record<string, string>;
+  /**
+   * A best-effort write of the server's own (an event): it waits for an own-write seat behind the
+   * others (own-writes.ts), so that events never hold back the writes they describe.
+   */
+  background?: boolean;
 }
 
 export type PatchType = 'json-patch' | 'merge-patch' | 'strategic-merge-patch' | 'apply-patch';

@@ -42,4 +42,34 @@ describe('OwnWriteSeats', () => {
     expect(await g.run(async () => 'next')).toBe('next');
     expect(g.busy).toBe(0);
   });
+
+  test('background writes wait behind the others, taking every fourth freed seat while both wait', async () => {
+    const g = new OwnWriteSeats(1);
+    const order: string[] = [];
+    const gates: (() => void)[] = [];
+    const write = (name: string, background: boolean) =>
+      g.run(async () => {
+        order.push(name);
+        await new Promise<void>((r) => gates.push(r));
+      }, background);
+    const runs = [write('first', false), write('b1', true), write('b2', true)];
+    for (let i = 1; i <= 6; i++) runs.push(write(`w${i}`, false));
+    await tick();
+    expect(g.queued).toBe(8);
+    while (order.length < 9 || gates.length > 0) {
+      (gates.shift() as () => void)();
+      await tick();
+    }
+    await Promise.all(runs);
+    // Freed seats 1-3 go to the other writes, the 4th to a background one; 5-7 to the others,
+    // the 8th to the second background one.
+    expect(order).toEqual(['first', 'w1', 'w2', 'w3', 'b1', 'w4', 'w5', 'w6', 'b2']);
+    expect(g.busy).toBe(0);
+  });
+
+  test('a background write alone gets a free seat at once', async () => {
+    const g = new OwnWriteSeats(2);
+    expect(await g.run(async () => 'event', true)).toBe('event');
+    expect(g.waited).toBe(0);
+  });
 });

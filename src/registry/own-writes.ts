@@ -9,22 +9,57 @@
  * a client's request waits for at most `seats` writes' worth of work, as the reference's
  * controller-manager traffic is held to its own APF priority level, while the group commit still
  * gets enough concurrent writes to fill each fsync.
+ *
+ * Background writes (events, best effort) wait in a lane of their own: a freed seat goes to the
+ * other writes first, and to a background write only every BACKGROUND_TURN-th time while both
+ * wait. In one queue, the events of a burst of pods starting (three per pod) sat in front of
+ * the status writes that start the next pods: 39,000 of them waited at the end of a 20,000-pod
+ * run, and create-to-Ready took 12 s at the median.
  */
+
+/** While both lanes wait, every this many freed seats one goes to a background write. */
+const BACKGROUND_TURN = 4;
+
+/** A FIFO of waiters that drops its consumed head in chunks. */
+class Lane {
+  private readonly waiting: (() => void)[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.waiting.length - this.head;
+  }
+
+  push(f: () => void): void {
+    this.waiting.push(f);
+  }
+
+  shift(): (() => void) | undefined {
+    if (this.head >= this.waiting.length) return undefined;
+    const next = this.waiting[this.head++] as () => void;
+    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting.splice(0, this.head);
+      this.head = 0;
+    }
+    return next;
+  }
+}
 
 export class OwnWriteSeats {
   private inUse = 0;
-  private readonly waiting: (() => void)[] = [];
-  private head = 0;
+  private readonly first = new Lane();
+  private readonly background = new Lane();
+  private handoffs = 0;
   /** Writes that had to wait for a seat (the dashboard's and /metrics' figure). */
   waited = 0;
 
   constructor(readonly seats: number) {}
 
-  /** Runs `f` in a seat (at once when one is free). */
-  async run<T>(f: () => Promise<T>): Promise<T> {
+  /** Runs `f` in a seat (at once when one is free); `background`: in the background lane. */
+  async run<T>(f: () => Promise<T>, background = false): Promise<T> {
     if (this.inUse >= this.seats) {
       this.waited++;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      const lane = background ? this.background : this.first;
+      await new Promise<void>((resolve) => lane.push(resolve));
     } else this.inUse++;
     try {
       return await f();
@@ -35,7 +70,7 @@ export class OwnWriteSeats {
 
   /** Writes waiting for a seat now. */
   get queued(): number {
-    return this.waiting.length - this.head;
+    return this.first.length + this.background.length;
   }
 
   get busy(): number {
@@ -43,14 +78,10 @@ export class OwnWriteSeats {
   }
 
   private release(): void {
-    if (this.head < this.waiting.length) {
-      // The seat passes to the next waiter (inUse unchanged).
-      const next = this.waiting[this.head++] as () => void;
-      if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-        this.waiting.splice(0, this.head);
-        this.head = 0;
-      }
-      next();
-    } else this.inUse--;
+    // The seat passes to the next waiter (inUse unchanged).
+    const turn = ++this.handoffs % BACKGROUND_TURN === 0;
+    const next = (turn && this.background.shift()) || this.first.shift() || this.background.shift();
+    if (next) next();
+    else this.inUse--;
   }
 }

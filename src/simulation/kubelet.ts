@@ -15,7 +15,7 @@ import type { Obj } from '../api/meta';
 import { ipv4ToNumber, ipv4ToString } from '../api/net';
 import { StatusError } from '../api/status';
 import type { Resources } from '../registry/api-registry';
-import { EventRecorder } from '../registry/event-recorder';
+import { EventQueue, EventRecorder } from '../registry/event-recorder';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 import type { WatchCache } from '../watch/cache';
@@ -54,6 +54,8 @@ export class Kubelets {
   /** Per node, the host part (2..254) of each pod's IP by pod uid. */
   private readonly ips = new Map<string, Map<string, number>>();
   private readonly recorders = new Map<string, EventRecorder>();
+  /** One queue for every node's recorder: the kubelets run in one process, and their events wait in its memory. */
+  readonly events = new EventQueue();
   private readonly clock: () => number;
   private stopped = false;
 
@@ -98,7 +100,7 @@ export class Kubelets {
   private recorder(node: string): EventRecorder {
     let r = this.recorders.get(node);
     if (!r) {
-      r = new EventRecorder(this.resources, { component: 'kubelet', host: node }, this.opts.log);
+      r = new EventRecorder(this.resources, { component: 'kubelet', host: node }, this.opts.log, this.clock, this.events);
       this.recorders.set(node, r);
     }
     return r;
