@@ -11,10 +11,11 @@
  *   bun bench/soak.ts [--minutes=30 | --seconds=N] [--window=60] [--warmup=1] [--rate=100]
  *                     [--writers=8] [--keys=4] [--nodes=10] [--seed=N]
  *                     [--rss-growth=0.1] [--p99-growth=1.5] [--plant=lost-write|rss|watch|p99]
- *                     [--prune-events]
+ *                     [--prune-events | --event-ttl=5m]
  *
  * Prints a table per window (requests, p50, p99, errors, RSS, watch events, the Events, Pods and
- * ReplicaSets stored: the Events grow all run long unless `--prune-events`) and the verdict;
+ * ReplicaSets stored: the Events grow for the server's event TTL, 1 h unless `--event-ttl`
+ * is given, or all run long unless `--prune-events` deletes them every window) and the verdict;
  * exits 1 when a target is missed. `--plant` spoils the record before the verdict (for the test
  * that the verdict catches it).
  */
@@ -51,6 +52,8 @@ export interface SoakOptions {
    * without this the RSS grows with the ~60 Events/s the controllers record at 100 writes/s.
    */
   pruneEvents?: boolean;
+  /** The server's --event-ttl (the reference's way Events go; its default is 1 h). */
+  eventTtl?: string;
   log: (line: string) => void;
 }
 
@@ -305,7 +308,7 @@ export function plant(rec: SoakRecord, what: Plant): void {
 }
 
 export async function runSoak(o: SoakOptions): Promise<{ record: SoakRecord; verdict: SoakVerdict }> {
-  const srv = await startServer({ args: [`--simulated-nodes=${o.nodes}`] });
+  const srv = await startServer({ args: [`--simulated-nodes=${o.nodes}`, ...(o.eventTtl ? [`--event-ttl=${o.eventTtl}`] : [])] });
   const problems: string[] = [];
   try {
     await srv.json('POST', '/api/v1/namespaces', { metadata: { name: NS } });
@@ -408,10 +411,11 @@ if (import.meta.main) {
     },
     plant: arg('plant') as Plant | undefined,
     pruneEvents: process.argv.includes('--prune-events'),
+    eventTtl: arg('event-ttl'),
     log: (l) => console.log(l),
   };
   console.log(
-    `soak: ${seconds} s, ${o.rate} writes/s by ${o.writers} writers, ${o.nodes} simulated nodes, seed ${seed}${o.pruneEvents ? ', Events deleted every window' : ''}`,
+    `soak: ${seconds} s, ${o.rate} writes/s by ${o.writers} writers, ${o.nodes} simulated nodes, seed ${seed}${o.pruneEvents ? ', Events deleted every window' : ''}${o.eventTtl ? `, server --event-ttl=${o.eventTtl}` : ''}`,
   );
   console.log(HEADER);
   const { record, verdict } = await runSoak(o);

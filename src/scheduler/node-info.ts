@@ -188,7 +188,7 @@ export class NodeInfo {
   signature = '';
   /** Bumped on every change of the node's pods (countMatching's memo). */
   private version = 0;
-  private readonly counted = new Map<string, { version: number; n: number }>();
+  private readonly counted = new Map<string, Map<string, { version: number; n: number }>>();
 
   constructor(readonly name: string) {}
 
@@ -225,13 +225,18 @@ export class NodeInfo {
    * `key`), counted again only after the node's pods change.
    */
   countMatching(key: string, namespace: string, matches: (q: PodInfo) => boolean): number {
-    const k = `${namespace}\u0000${key}`;
-    const memo = this.counted.get(k);
+    // By namespace, then key: no string built per node and pod scheduled.
+    let byKey = this.counted.get(namespace);
+    const memo = byKey?.get(key);
     if (memo !== undefined && memo.version === this.version) return memo.n;
     let n = 0;
     for (const q of this.podsIn(namespace)) if (matches(q)) n++;
-    if (this.counted.size >= 64) this.counted.clear();
-    this.counted.set(k, { version: this.version, n });
+    if (byKey === undefined) {
+      if (this.counted.size >= 16) this.counted.clear();
+      byKey = new Map();
+      this.counted.set(namespace, byKey);
+    } else if (memo === undefined && byKey.size >= 64) byKey.clear();
+    byKey.set(key, { version: this.version, n });
     return n;
   }
 

@@ -234,8 +234,11 @@ export class SpreadScore {
         if (!n.present || !n.hasPodsIn(p.namespace)) continue;
         const cur = c.counts.get(n.labels[c.topologyKey] ?? '');
         if (cur === undefined || (requireAll && !hasAllKeys(n)) || !included(p, c, n)) continue;
+        // A default constraint's count per node is memoized as score()'s is (the same function
+        // of the pod's namespace and selector).
         let matched = 0;
-        for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
+        if (c.selectorKey !== undefined) matched = n.countMatching(c.selectorKey, p.namespace, (q) => spreadMatches(p, c, q));
+        else for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
         c.counts.set(n.labels[c.topologyKey] ?? '', cur + matched);
       }
     }

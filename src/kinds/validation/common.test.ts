@@ -85,5 +85,16 @@ describe('Go rendering of bad values', () => {
     expect(semanticEqual(undefined, {})).toBe(true);
     expect(semanticEqual({ a: [] }, {})).toBe(true);
     expect(semanticEqual({ a: 1 }, { a: 2 })).toBe(false);
+    // A key on one side only counts as absent; lists compare item by item.
+    expect(semanticEqual({}, { x: null })).toBe(true);
+    expect(semanticEqual({ x: null }, {})).toBe(true);
+    expect(semanticEqual({ a: { b: [1, { c: {} }] } }, { a: { b: [1, {}] } })).toBe(true);
+    expect(semanticEqual({ a: { b: [1, { c: 1 }] } }, { a: { b: [1, {}] } })).toBe(false);
+    expect(semanticEqual([1, 2], [1])).toBe(false);
+    expect(semanticEqual({ a: 'x' }, { a: 'x', b: 'y' })).toBe(false);
+    expect(semanticEqual('x', 'x')).toBe(true);
+    expect(semanticEqual(0, '0')).toBe(false);
+    const same = { spec: { containers: [{ name: 'c' }] } };
+    expect(semanticEqual(same, same)).toBe(true);
   });
 });
