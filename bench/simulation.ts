@@ -25,6 +25,8 @@ const PODS = Number(arg('pods') ?? 20000);
 const CONCURRENCY = Number(arg('concurrency') ?? 64);
 /** --after-gc: also the RSS after a full garbage collection (SIGUSR2; a heap snapshot too with SVC_DEBUG_HEAP_SNAPSHOT=DIR). */
 const AFTER_GC = process.argv.includes('--after-gc');
+/** --own-write-seats=N: the server's seats for its own writes (its default otherwise). */
+const OWN_SEATS = arg('own-write-seats');
 /** The longest the kubelet waits between renewals with a 40 s lease: a quarter, plus 4%. */
 const MAX_INTERVAL_MS = 10_000 * 1.04;
 
@@ -45,7 +47,12 @@ type Event = {
 };
 
 const srv = await startServer({
-  args: [`--simulated-nodes=${NODES}`, '--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+  args: [
+    `--simulated-nodes=${NODES}`,
+    '--max-requests-inflight=0',
+    '--max-mutating-requests-inflight=0',
+    ...(OWN_SEATS ? [`--own-write-seats=${OWN_SEATS}`] : []),
+  ],
   env: AFTER_GC ? { SVC_DEBUG_HEAP_SIGNAL: '1' } : {},
 });
 try {
