@@ -14,12 +14,12 @@
  *
  *     store ──change stream──▶ WatchCache.apply ──▶ state, history ──▶ watcher queues ──▶ HTTP
  */
-import BTree from 'sorted-btree';
 import type { Obj } from '../api/meta';
 import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../codec/stored';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, RangeResult, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 import { CachedObject, CacheEvent, selectorView, viewField } from './events';
+import { CacheState } from './state';
 import { type Selection, type SelectionMemo, Watcher } from './watcher';
 
 /** Fields a watch cache indexes its objects by at most (see WatchCache.listWhere). */
@@ -85,11 +85,9 @@ export class TooOldError extends Error {
 }
 
 export class WatchCache {
-  // Keys are strings: a plain comparison (the library's default comparator handles mixed types
-  // and was a measurable share of a create).
   /** Watchers whose selection is not `all` (they match events by views). */
   private selecting = 0;
-  private readonly state = new BTree<string, CachedObject>(undefined, (a, b) => (a < b ? -1 : a > b ? 1 : 0), 64);
+  private readonly state = new CacheState();
   /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
   private readonly counts = new Map<string, number>();
   private readonly corrupt = new Set<string>();
@@ -488,12 +486,7 @@ export class WatchCache {
   list(keyPrefix = '', limit = 0): CachedObject[] {
     const from = keyPrefix || this.prefix;
     const to = prefixEnd(from);
-    if (limit > 0) return this.state.getRange(from, to, false, limit).map(([, v]) => v);
-    const out: CachedObject[] = [];
-    this.state.forRange(from, to, false, (_k, v) => {
-      out.push(v);
-    });
-    return out;
+    return this.state.range(from, to, limit);
   }
 
   /**
@@ -507,7 +500,7 @@ export class WatchCache {
     if (byValue === undefined) {
       if (this.objectIndexes.size >= MAX_OBJECT_INDEXES) return undefined;
       byValue = new Map();
-      this.state.forEachPair((key, c) => {
+      this.state.forEach((key, c) => {
         addTo(byValue as Map<string, Set<string>>, viewField(c.view, field), key);
       });
       this.objectIndexes.set(field, byValue);
