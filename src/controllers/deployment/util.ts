@@ -4,9 +4,9 @@
  * maxUnavailable down), ReplicaSet counts and orders, the new ReplicaSet (the one whose template
  * equals the Deployment's, ignoring the hash label), the replicas annotations, and conditions.
  */
-import { clone, type Obj } from '../../api/meta';
+import type { Obj } from '../../api/meta';
 import type { EventType } from '../../registry/event-recorder';
-import { canonical, intOr, scaledValue } from '../controller-utils';
+import { intOr, scaledValue } from '../controller-utils';
 
 export { computeHash, safeEncodeString, scaledValue } from '../controller-utils';
 
@@ -85,28 +85,64 @@ export function annotationsOf(o: Obj): Record<string, string> {
 
 // --- templates and finding the new ReplicaSet ---
 
-/** Drops empty maps and lists, as apiequality.Semantic treats nil and empty alike. */
-function pruneEmpty(v: unknown): unknown {
-  if (Array.isArray(v)) return v.length === 0 ? undefined : v.map(pruneEmpty);
-  if (v && typeof v === 'object') {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      const p = pruneEmpty(x);
-      if (p !== undefined) o[k] = p;
-    }
-    return Object.keys(o).length === 0 ? undefined : o;
-  }
-  return v;
+/**
+ * EqualIgnoreHash: the templates are equal but for the pod-template-hash label, with empty maps
+ * and lists equal to absent ones (apiequality.Semantic after a JSON round trip). Compared in
+ * place: it runs on every sync for each of the Deployment's ReplicaSets (twice), and cloning and
+ * canonicalising both templates each time was 8% of the main thread in a density profile
+ * (2026-11-27).
+ */
+export function equalIgnoreHash(a: unknown, b: unknown): boolean {
+  return equalPruned(withoutHash(a ?? {}), withoutHash(b ?? {}));
 }
 
-/** EqualIgnoreHash: the templates are equal but for the pod-template-hash label. */
-export function equalIgnoreHash(a: unknown, b: unknown): boolean {
-  const strip = (t: unknown) => {
-    const c = clone((t ?? {}) as Obj);
-    if (c.metadata?.labels) delete c.metadata.labels[HASH_LABEL];
-    return canonical(pruneEmpty(c) ?? {});
-  };
-  return strip(a) === strip(b);
+/** The template without the pod-template-hash label (shallow copies of what leads to it). */
+function withoutHash(t: unknown): unknown {
+  const m = (t as { metadata?: { labels?: Record<string, string> } }).metadata;
+  if (m?.labels === undefined || m.labels === null || typeof m.labels !== 'object' || !Object.hasOwn(m.labels, HASH_LABEL)) return t;
+  const { [HASH_LABEL]: _, ...labels } = m.labels;
+  return { ...(t as object), metadata: { ...m, labels } };
+}
+
+/** Absent, an empty list, or a map of nothing but such values (what pruneEmpty drops). */
+function isEmpty(v: unknown): boolean {
+  if (v === undefined) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (v !== null && typeof v === 'object') {
+    for (const k in v) if (!isEmpty((v as Record<string, unknown>)[k])) return false;
+    return true;
+  }
+  return false;
+}
+
+/** Whether a and b are equal once empty maps and lists are dropped (an empty list item reads as null). */
+function equalPruned(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const ea = isEmpty(a);
+  const eb = isEmpty(b);
+  if (ea || eb) return ea && eb;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i];
+      const y = b[i];
+      if ((x === null || isEmpty(x)) && (y === null || isEmpty(y))) continue;
+      if (!equalPruned(x, y)) return false;
+    }
+    return true;
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in ao) {
+    const x = ao[k];
+    if (isEmpty(x)) continue;
+    n++;
+    if (!equalPruned(x, bo[k])) return false;
+  }
+  for (const k in bo) if (!isEmpty(bo[k])) n--;
+  return n === 0;
 }
 
 const created = (o: Obj): number => Date.parse(o.metadata.creationTimestamp ?? '') || 0;
