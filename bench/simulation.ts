@@ -2,6 +2,7 @@
  * Simulated nodes and kubelets (src/simulation) against the real server process:
  *
  *   bun bench/simulation.ts [--nodes=5000] [--idle-seconds=60] [--lease-seconds=30] [--pods=20000] [--concurrency=64]
+ *     [--own-write-seats=N] [--after-gc] [--server-args="--flag=v ..."]
  *
  * 1. A server with --simulated-nodes=NODES; wait until every node is Ready.
  * 2. Idle: nothing but the simulation runs (NODES/10 lease renewals per second); the server's CPU
@@ -27,6 +28,8 @@ const CONCURRENCY = Number(arg('concurrency') ?? 64);
 const AFTER_GC = process.argv.includes('--after-gc');
 /** --own-write-seats=N: the server's seats for its own writes (its default otherwise). */
 const OWN_SEATS = arg('own-write-seats');
+/** More server flags, space-separated (`--server-args='--watch-cache-max-bytes=33554432'`). */
+const SERVER_ARGS = (process.argv.find((a) => a.startsWith('--server-args='))?.slice('--server-args='.length) ?? '').split(' ').filter(Boolean);
 /** The longest the kubelet waits between renewals with a 40 s lease: a quarter, plus 4%. */
 const MAX_INTERVAL_MS = 10_000 * 1.04;
 
@@ -52,6 +55,7 @@ const srv = await startServer({
     '--max-requests-inflight=0',
     '--max-mutating-requests-inflight=0',
     ...(OWN_SEATS ? [`--own-write-seats=${OWN_SEATS}`] : []),
+    ...SERVER_ARGS,
   ],
   env: AFTER_GC ? { SVC_DEBUG_HEAP_SIGNAL: '1' } : {},
 });

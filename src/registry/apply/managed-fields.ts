@@ -49,6 +49,20 @@ export class ManagedFieldsError extends Error {
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
+ * Decoded FieldsV1 by their JSON text, and each set's FieldsV1 object. A write decodes every
+ * entry of the live object and encodes them again, though most are unchanged (a status write
+ * leaves the creator's entry, the largest, as it was), and the objects of one template have the
+ * same entries: a text seen before decodes to the same set without parsing its keys, and a set
+ * encodes to the same object (whose text the store's stringify has kept too). Field sets never
+ * change once made and nothing writes into a FieldsV1 tree (creates of one shape share them
+ * already). A client's own managedFields still come back normalized: the object written is the
+ * set's encoding, never the client's tree. Bounded and strong, like the store's tree texts.
+ */
+const setOfText = new Map<string, FieldSet>();
+const SET_TEXTS = 1024;
+const encodedOfSet = new WeakMap<FieldSet, Record<string, unknown>>();
+
+/**
  * Decodes `metadata.managedFields` (undefined/null → no entries). Throws ManagedFieldsError for
  * an entry whose operation is not Apply/Update, whose apiVersion is empty, whose fieldsType is not
  * FieldsV1 or whose fieldsV1 does not parse, with the reference's messages.
@@ -69,7 +83,7 @@ export function decodeManagedFields(list: unknown): Managed {
       throw new ManagedFieldsError(`invalid fieldsType ${JSON.stringify(fieldsType)} in managed fields entry ${i}`);
     let fields: FieldSet;
     try {
-      fields = FieldSet.fromFieldsV1(e.fieldsV1 ?? {});
+      fields = decodeSet(e.fieldsV1);
     } catch (err) {
       throw new ManagedFieldsError(`error decoding versioned set from entry ${i}: error decoding set: ${(err as Error).message}`);
     }
@@ -79,6 +93,22 @@ export function decodeManagedFields(list: unknown): Managed {
     out.set(managerId(entry), entry);
   });
   return out;
+}
+
+function decodeSet(json: unknown): FieldSet {
+  if (!isObject(json)) return FieldSet.fromFieldsV1(json ?? {});
+  const text = JSON.stringify(json);
+  let set = setOfText.get(text);
+  if (set === undefined) {
+    set = FieldSet.fromFieldsV1(json);
+    rememberText(text, set);
+  }
+  return set;
+}
+
+function rememberText(text: string, set: FieldSet): void {
+  if (setOfText.size >= SET_TEXTS) setOfText.clear();
+  setOfText.set(text, set);
 }
 
 function seconds(t: string | undefined): number {
@@ -119,7 +149,13 @@ export function encodeManagedFields(managed: Managed | Iterable<ManagedEntry>): 
     o.apiVersion = e.apiVersion;
     if (e.time) o.time = e.time;
     o.fieldsType = 'FieldsV1';
-    o.fieldsV1 = e.fields.toFieldsV1();
+    let json = encodedOfSet.get(e.fields);
+    if (json === undefined) {
+      json = e.fields.toFieldsV1();
+      encodedOfSet.set(e.fields, json);
+      rememberText(JSON.stringify(json), e.fields);
+    }
+    o.fieldsV1 = json;
     if (e.subresource) o.subresource = e.subresource;
     return o;
   });
