@@ -43,7 +43,13 @@ function status(ready: boolean, i: number): Record<string, unknown> {
   const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
   return {
     phase: 'Running',
-    conditions: [cond('PodReadyToStartContainers', true), cond('Initialized', true), cond('Ready', ready), cond('ContainersReady', ready), cond('PodScheduled', true)],
+    conditions: [
+      cond('PodReadyToStartContainers', true),
+      cond('Initialized', true),
+      cond('Ready', ready),
+      cond('ContainersReady', ready),
+      cond('PodScheduled', true),
+    ],
     hostIP: '172.18.0.2',
     hostIPs: [{ ip: '172.18.0.2' }],
     podIP: ip,

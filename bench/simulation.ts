@@ -29,7 +29,9 @@ const AFTER_GC = process.argv.includes('--after-gc');
 /** --own-write-seats=N: the server's seats for its own writes (its default otherwise). */
 const OWN_SEATS = arg('own-write-seats');
 /** More server flags, space-separated (`--server-args='--watch-cache-max-bytes=33554432'`). */
-const SERVER_ARGS = (process.argv.find((a) => a.startsWith('--server-args='))?.slice('--server-args='.length) ?? '').split(' ').filter(Boolean);
+const SERVER_ARGS = (process.argv.find((a) => a.startsWith('--server-args='))?.slice('--server-args='.length) ?? '')
+  .split(' ')
+  .filter(Boolean);
 /** The longest the kubelet waits between renewals with a 40 s lease: a quarter, plus 4%. */
 const MAX_INTERVAL_MS = 10_000 * 1.04;
 
