@@ -12,10 +12,8 @@ import {
   checkApplyManagedFields,
   checkApplyType,
   conflictStatus,
-  decodeManagedFields,
   FieldSet,
   fieldPE,
-  ManagedFieldsError,
   recordUpdate,
   recordUpdateSlow,
 } from './index';
@@ -798,50 +796,4 @@ describe('recordUpdate fast path (scalar changes owned only by the writer)', () 
     both(q, (o) => delete o.status.used.pods, { manager: 'resourcequota-admission', subresource: 'status' });
     both(q, (o) => (o.spec.hard.pods = '20'), { manager: 'resourcequota-admission' });
   });
-});
-
-test("a write keeps its unchanged entries' FieldsV1 objects (decoded by text once), as the uncached path writes them", () => {
-  const opts = { apiVersion: 'v1', schemas, defName: CONFIGMAP, now: at(1) };
-  const created = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'cm', namespace: 'ns', labels: { a: 'b' } },
-    data: { k: 'v' },
-  } as Obj;
-  recordUpdate(undefined, created, { ...opts, manager: 'creator' });
-  // A second writer changes another field (the slow path: a key added).
-  const next = { ...created, metadata: { ...created.metadata }, data: { k: 'v', other: 'x' } } as Obj;
-  recordUpdate(created, next, { ...opts, manager: 'other', now: at(2) });
-  const entries = next.metadata.managedFields as { manager: string; fieldsV1: unknown }[];
-  const creatorBefore = (created.metadata.managedFields as { fieldsV1: unknown }[])[0]?.fieldsV1;
-  const creatorAfter = entries.find((e) => e.manager === 'creator')?.fieldsV1;
-  // The creator's entry did not change: the same object, not a copy.
-  expect(creatorAfter).toBe(creatorBefore);
-  // The same write from copies (nothing to look up) gives the same list.
-  const old2 = structuredClone(created);
-  const next2 = structuredClone({ ...next, metadata: { ...next.metadata, managedFields: undefined } }) as Obj;
-  recordUpdateSlow(old2, next2, { ...opts, manager: 'other', now: at(2) });
-  expect(next2.metadata.managedFields).toEqual(next.metadata.managedFields);
-  // A client's own managedFields (not encoded here) are parsed and written back normalized.
-  const edited = structuredClone(next) as Obj;
-  const own = [
-    {
-      manager: 'mine',
-      operation: 'Update',
-      apiVersion: 'v1',
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:data': { 'f:k': {}, 'x:unknown': {} } },
-    },
-  ];
-  edited.metadata.managedFields = own as typeof edited.metadata.managedFields;
-  recordUpdate(next, edited, { ...opts, manager: 'mine', now: at(3) });
-  expect((edited.metadata.managedFields as { fieldsV1: unknown }[])[0]?.fieldsV1).toEqual({ 'f:data': { 'f:k': {} } });
-  // The same text decodes to the same set; a bad one fails every time (nothing cached).
-  const entry = { manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:z': {} } } };
-  const a = decodeManagedFields([entry]);
-  const b = decodeManagedFields([structuredClone(entry)]);
-  expect([...a.values()][0]?.fields).toBe([...b.values()][0]?.fields as FieldSet);
-  const bad = { ...entry, fieldsV1: { 'f:data': 'x' } };
-  expect(() => decodeManagedFields([bad])).toThrow(ManagedFieldsError);
-  expect(() => decodeManagedFields([bad])).toThrow(ManagedFieldsError);
 });

@@ -241,21 +241,11 @@ export function pathString(path: Path): string {
 // The set
 // ---------------------------------------------------------------------------------------------
 
-/** Each set's FieldsV1 object, made once (sets never change once built; nothing writes into a FieldsV1 tree). */
-const emitted = new WeakMap<FieldSet, Record<string, unknown>>();
-/** The same with the `.` marker, for a subtree that is also a member. */
-const emittedWithSelf = new WeakMap<FieldSet, Record<string, unknown>>();
-
 interface Child {
   pe: PathElement;
   set: FieldSet;
 }
 
-/**
- * A set of field paths. A set is filled while it is built (insert, addMember, setChild) and
- * never changed after: the operations (union, difference, ...) make new sets that share the
- * subtrees they leave as they were, and a set's FieldsV1 object is made once and shared.
- */
 export class FieldSet {
   /** Members at this level, by serialized path element. */
   private readonly members = new Map<string, PathElement>();
@@ -376,9 +366,9 @@ export class FieldSet {
     for (const [k, pe] of o.members) out.members.set(k, pe);
     for (const [k, c] of this.children) {
       const oc = o.children.get(k);
-      out.put(k, c.pe, oc ? c.set.union(oc.set) : c.set);
+      out.put(k, c.pe, oc ? c.set.union(oc.set) : c.set.clone());
     }
-    for (const [k, c] of o.children) if (!this.children.has(k)) out.put(k, c.pe, c.set);
+    for (const [k, c] of o.children) if (!this.children.has(k)) out.put(k, c.pe, c.set.clone());
     return out;
   }
 
@@ -398,7 +388,7 @@ export class FieldSet {
     for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
     for (const [k, c] of this.children) {
       const oc = o.children.get(k);
-      out.put(k, c.pe, oc ? c.set.difference(oc.set) : c.set);
+      out.put(k, c.pe, oc ? c.set.difference(oc.set) : c.set.clone());
     }
     return out;
   }
@@ -410,7 +400,7 @@ export class FieldSet {
     for (const [k, c] of this.children) {
       if (o.members.has(k)) continue;
       const oc = o.children.get(k);
-      out.put(k, c.pe, oc ? c.set.recursiveDifference(oc.set) : c.set);
+      out.put(k, c.pe, oc ? c.set.recursiveDifference(oc.set) : c.set.clone());
     }
     return out;
   }
@@ -468,9 +458,6 @@ export class FieldSet {
   }
 
   private emit(includeSelf: boolean): Record<string, unknown> {
-    const cache = includeSelf ? emittedWithSelf : emitted;
-    const done = cache.get(this);
-    if (done !== undefined) return done;
     const out: Record<string, unknown> = {};
     if (includeSelf && !this.empty()) out['.'] = {};
     const items: { pe: PathElement; set?: FieldSet; member: boolean }[] = [];
@@ -483,7 +470,6 @@ export class FieldSet {
     }
     items.sort((a, b) => comparePE(a.pe, b.pe));
     for (const it of items) out[serializePE(it.pe)] = it.set ? it.set.emit(it.member) : {};
-    cache.set(this, out);
     return out;
   }
 

@@ -49,20 +49,6 @@ export class ManagedFieldsError extends Error {
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
- * Decoded FieldsV1 by their text (treeKey), and each set's FieldsV1 object. A write decodes every
- * entry of the live object and encodes them again, though most are unchanged (a status write
- * leaves the creator's entry, the largest, as it was), and the objects of one template have the
- * same entries: a text seen before decodes to the same set without parsing its keys, and a set
- * encodes to the same object (whose text the store's stringify has kept too). Field sets never
- * change once made and nothing writes into a FieldsV1 tree (creates of one shape share them
- * already). A client's own managedFields still come back normalized: the object written is the
- * set's encoding, never the client's tree. Bounded and strong, like the store's tree texts.
- */
-const setOfText = new Map<string, FieldSet>();
-const SET_TEXTS = 1024;
-const encodedOfSet = new WeakMap<FieldSet, Record<string, unknown>>();
-
-/**
  * Decodes `metadata.managedFields` (undefined/null → no entries). Throws ManagedFieldsError for
  * an entry whose operation is not Apply/Update, whose apiVersion is empty, whose fieldsType is not
  * FieldsV1 or whose fieldsV1 does not parse, with the reference's messages.
@@ -83,7 +69,7 @@ export function decodeManagedFields(list: unknown): Managed {
       throw new ManagedFieldsError(`invalid fieldsType ${JSON.stringify(fieldsType)} in managed fields entry ${i}`);
     let fields: FieldSet;
     try {
-      fields = decodeSet(e.fieldsV1);
+      fields = FieldSet.fromFieldsV1(e.fieldsV1 ?? {});
     } catch (err) {
       throw new ManagedFieldsError(`error decoding versioned set from entry ${i}: error decoding set: ${(err as Error).message}`);
     }
@@ -93,40 +79,6 @@ export function decodeManagedFields(list: unknown): Managed {
     out.set(managerId(entry), entry);
   });
   return out;
-}
-
-function decodeSet(json: unknown): FieldSet {
-  const text = isObject(json) ? treeKey(json) : undefined;
-  if (text === undefined) return FieldSet.fromFieldsV1(json ?? {});
-  let set = setOfText.get(text);
-  if (set === undefined) {
-    set = FieldSet.fromFieldsV1(json);
-    rememberText(text, set);
-  }
-  return set;
-}
-
-/**
- * A FieldsV1 tree's keys, nesting and order as one string (keys length-prefixed, so no key can
- * pass for another), or undefined when a value is not an object (that tree is not FieldsV1:
- * parsed each time, so its error is too). A quarter of JSON.stringify's time on a pod's entry:
- * list-item keys (`k:{"name":"web"}`) make stringify escape most of them.
- */
-function treeKey(node: Record<string, unknown>): string | undefined {
-  let out = '';
-  for (const k in node) {
-    const c = node[k];
-    if (typeof c !== 'object' || c === null || Array.isArray(c)) return undefined;
-    const below = treeKey(c as Record<string, unknown>);
-    if (below === undefined) return undefined;
-    out += `${k.length}:${k}{${below}}`;
-  }
-  return out;
-}
-
-function rememberText(text: string, set: FieldSet): void {
-  if (setOfText.size >= SET_TEXTS) setOfText.clear();
-  setOfText.set(text, set);
 }
 
 function seconds(t: string | undefined): number {
@@ -167,14 +119,7 @@ export function encodeManagedFields(managed: Managed | Iterable<ManagedEntry>): 
     o.apiVersion = e.apiVersion;
     if (e.time) o.time = e.time;
     o.fieldsType = 'FieldsV1';
-    let json = encodedOfSet.get(e.fields);
-    if (json === undefined) {
-      json = e.fields.toFieldsV1();
-      encodedOfSet.set(e.fields, json);
-      const key = treeKey(json);
-      if (key !== undefined) rememberText(key, e.fields);
-    }
-    o.fieldsV1 = json;
+    o.fieldsV1 = e.fields.toFieldsV1();
     if (e.subresource) o.subresource = e.subresource;
     return o;
   });
