@@ -144,6 +144,26 @@ describe('scale subresource', () => {
     expect(d.body.spec.replicas).toBe(6);
     expect(d.body.metadata.generation).toBe(3);
   });
+
+  test('a merge patch of the Scale racing other writers is applied again to the newer object; a resourceVersion in it still pins it', async () => {
+    srv.kubectl(['create', '-f', writeFile('race.json', JSON.stringify(deployment('race', 1, 'busybox')))]);
+    const base = '/apis/apps/v1/namespaces/default/deployments/race';
+    const mp = { 'content-type': 'application/merge-patch+json' };
+    // Label patches of the Deployment move its resourceVersion between the Scale's read and write.
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0
+          ? srv.json('PATCH', `${base}/scale`, { spec: { replicas: 2 + (i % 5) } }, mp)
+          : srv.json('PATCH', base, { metadata: { labels: { [`l${i}`]: 'x' } } }, mp),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
+    const stale = await srv.json('PATCH', `${base}/scale`, { metadata: { resourceVersion: '1' }, spec: { replicas: 9 } }, mp);
+    expect(stale.status).toBe(409);
+    expect(stale.body.reason).toBe('Conflict');
+    const d = await srv.json('GET', base);
+    expect(d.body.spec.replicas).not.toBe(9);
+  });
 });
 
 describe('HTTP', () => {

@@ -68,8 +68,16 @@ export async function handleScale(store: ResourceStore, info: ResourceRequest, r
       return scaleOf(await store.update(namespace, name, next, w, ''), paths, map);
     } catch (e) {
       // Raced with another writer between the read and the write: read again (the update pins
-      // the version it read through metadata.resourceVersion).
-      if (e instanceof Error && 'code' in e && (e as { code: number }).code === 409 && want.resourceVersion === undefined) continue;
+      // the version it read through metadata.resourceVersion). A patch is applied again to the
+      // newer object, as the reference's patcher does: the resourceVersion it carries came from
+      // the Scale it patched, unless the patch set one, which the check above then refuses.
+      if (
+        e instanceof Error &&
+        'code' in e &&
+        (e as { code: number }).code === 409 &&
+        (want.resourceVersion === undefined || info.verb === 'patch')
+      )
+        continue;
       throw e;
     }
   }

@@ -286,7 +286,14 @@ export async function runScenario(sc: Scenario, o: RunOptions): Promise<RunResul
         ph.scale.qps,
         o.inflight,
         async (i) => {
-          await client.call('PATCH', `${paths[i]}/scale`, { spec: { replicas } }, { 'content-type': 'application/merge-patch+json' });
+          const r = await client.call(
+            'PATCH',
+            `${paths[i]}/scale`,
+            { spec: { replicas } },
+            { 'content-type': 'application/merge-patch+json' },
+          );
+          // A refused scale would only show as a wait that times out later: say which and why.
+          if (r.status >= 300) throw new Error(`scaling ${paths[i]}: ${r.status} ${r.body?.message ?? ''}`.trim());
         },
         () => current.done++,
       );
