@@ -183,14 +183,14 @@ export function withoutManagedFields(o: Obj): JsonObject {
   return out;
 }
 
-function setManagedFields(obj: Obj, managed: Managed): void {
+export function setManagedFields(obj: Obj, managed: Managed): void {
   if (typeof obj.metadata !== 'object' || obj.metadata === null) obj.metadata = {};
   const list = encodeManagedFields(managed);
   if (list) obj.metadata.managedFields = list;
   else delete obj.metadata.managedFields;
 }
 
-function entryInfo(opts: WriteOptions, operation: Operation, manager = opts.manager): Omit<ManagedEntry, 'fields'> {
+export function entryInfo(opts: WriteOptions, operation: Operation, manager = opts.manager): Omit<ManagedEntry, 'fields'> {
   const e: Omit<ManagedEntry, 'fields'> = { manager: manager || 'unknown', operation, apiVersion: opts.apiVersion };
   if (opts.subresource) e.subresource = opts.subresource;
   return e;
@@ -211,7 +211,7 @@ function updateOwnership(
   force: boolean,
   ignored: FieldSet | undefined,
 ) {
-  const cmp = compare(t, root, oldV, newV);
+  const cmp = compare(t, root, oldV, newV, ignored);
   if (ignored && !ignored.empty()) {
     cmp.added = cmp.added.recursiveDifference(ignored);
     cmp.modified = cmp.modified.recursiveDifference(ignored);
@@ -253,7 +253,7 @@ const CURRENT_OPERATION = 'current-operation';
  * An Update by `info` from `oldV` to `newV` (merge.Updater.Update wrapped in the reference's
  * managedFieldsUpdater, stripMetaManager and capManagersManager).
  */
-function updateManaged(
+export function updateManaged(
   t: Typer,
   root: Schema,
   oldV: unknown,
@@ -378,195 +378,6 @@ export function apply(live: Obj | undefined, applied: Obj, opts: ApplyOptions): 
   const obj = (changed ? merged : cloneJson(liveV)) as Obj;
   setManagedFields(obj, managed);
   return { obj, changed };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Update
-// ---------------------------------------------------------------------------------------------
-
-function decodeOrEmpty(list: unknown): Managed {
-  try {
-    return decodeManagedFields(list);
-  } catch {
-    return new Map();
-  }
-}
-
-/**
- * Records a create/update/patch (non-apply) write from `old` (undefined: create) to `next`, in
- * place: `next.metadata.managedFields` becomes the new list. Ownership starts from the request's
- * managedFields when they are valid and non-empty (direct edits), else from `old`'s; a request
- * carrying the reset marker `[{}]` starts from nothing (`[]` does not reset). On a subresource
- * the request's managedFields are ignored. The changed fields go to the writer's Update entry
- * (time `now`) and leave the other entries; entries left empty are dropped; at most 10 Update
- * entries are kept. Never throws for bad data: the old managedFields are kept instead.
- */
-export function recordUpdate(old: Obj | undefined, next: Obj, opts: WriteOptions): void {
-  if (typeof next.metadata !== 'object' || next.metadata === null) next.metadata = {};
-  if (old === undefined && !opts.subresource && next.metadata.managedFields === undefined) {
-    createdManaged(next, opts);
-    return;
-  }
-  if (old !== undefined && recordUpdateFast(old, next, opts)) return;
-  recordUpdateSlow(old, next, opts);
-}
-
-/**
- * The commonest controller write, without the typed walk: an update that only changes scalar
- * values (no key added or removed, no list changed), each owned by the writer's own Update entry
- * and by no other. updateManaged would then find no conflict, nothing removed and nothing new
- * for the writer, and only move the writer's time to now: that is done here directly (decoded
- * and encoded as the slow path does, so the two agree). Anything else: false (the slow path).
- */
-function recordUpdateFast(old: Obj, next: Obj, opts: WriteOptions): boolean {
-  const live = old.metadata?.managedFields;
-  if (!Array.isArray(live) || live.length === 0) return false;
-  const requested = next.metadata.managedFields;
-  if (!opts.subresource && requested !== undefined && requested !== live && !deepEqual(requested, live)) return false;
-  const changed: string[][] = [];
-  if (!changedLeaves(withoutManagedFields(old), withoutManagedFields(next), [], changed) || changed.length === 0) return false;
-  const id = managerId(entryInfo(opts, 'Update'));
-  const entries = live as JsonObject[];
-  const writer = entries.findIndex((e) => managerId(e as unknown as ManagedEntry) === id);
-  if (writer < 0) return false;
-  for (const path of changed) {
-    for (let i = 0; i < entries.length; i++) {
-      if (ownsLeaf((entries[i] as JsonObject).fieldsV1, path) !== (i === writer)) return false;
-    }
-  }
-  // The live list was written by setManagedFields (any other list took the slow path when it
-  // was written), so decoding and encoding it again would give it back unchanged: only the
-  // writer's time moves, and the order, which depends on times, is made again. The fieldsV1
-  // trees are shared with `old`; nothing writes into them.
-  const ids = new Set<string>();
-  const list: JsonObject[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i] as JsonObject;
-    const { manager, operation, apiVersion, time, fieldsType, fieldsV1, subresource } = e;
-    if (operation !== 'Apply' && operation !== 'Update') return false;
-    if (typeof apiVersion !== 'string' || apiVersion === '' || fieldsType !== 'FieldsV1' || !isJsonObject(fieldsV1)) return false;
-    if ((manager !== undefined && typeof manager !== 'string') || (subresource !== undefined && typeof subresource !== 'string'))
-      return false;
-    if (time !== undefined && typeof time !== 'string') return false;
-    if (Object.keys(fieldsV1).length === 0) return false;
-    ids.add(managerId(e as unknown as ManagedEntry));
-    const o: JsonObject = {};
-    if (manager) o.manager = manager;
-    o.operation = operation;
-    o.apiVersion = apiVersion;
-    const t = i === writer ? opts.now : time;
-    if (t) o.time = t;
-    o.fieldsType = 'FieldsV1';
-    o.fieldsV1 = fieldsV1;
-    if (subresource) o.subresource = subresource;
-    list.push(o);
-  }
-  if (ids.size !== entries.length) return false;
-  list.sort((p, q) => entryOrder(p as unknown as ManagedEntry, q as unknown as ManagedEntry));
-  next.metadata.managedFields = list as typeof next.metadata.managedFields;
-  return true;
-}
-
-const isJsonObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * The paths of scalar values that differ between two objects of the same shape; false when the
- * shapes differ (a key added or removed, a scalar became an object) or a list changed.
- */
-function changedLeaves(a: unknown, b: unknown, path: string[], out: string[][]): boolean {
-  if (a === b) return true;
-  const ao = typeof a === 'object' && a !== null;
-  const bo = typeof b === 'object' && b !== null;
-  if (!ao && !bo) {
-    out.push(path);
-    return true;
-  }
-  if (!ao || !bo || Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && deepEqual(a, b);
-  const ak = Object.keys(a as JsonObject);
-  if (ak.length !== Object.keys(b as JsonObject).length) return false;
-  for (const k of ak) {
-    if (!Object.hasOwn(b as JsonObject, k)) return false;
-    if (!changedLeaves((a as JsonObject)[k], (b as JsonObject)[k], [...path, k], out)) return false;
-  }
-  return true;
-}
-
-/** Whether a FieldsV1 tree has `path` as a leaf (`{"f:a":{"f:b":{}}}` owns a.b). */
-function ownsLeaf(fields: unknown, path: string[]): boolean {
-  let node = fields;
-  for (const seg of path) {
-    if (typeof node !== 'object' || node === null) return false;
-    node = (node as JsonObject)[`f:${seg}`];
-  }
-  return typeof node === 'object' && node !== null && Object.keys(node).length === 0;
-}
-
-/**
- * Creates without managedFields in the request (nearly all of them): the writer's one Update
- * entry holds every field of the object, which depends only on the object's shape (its keys,
- * the kinds of its values and its lists, which carry the items' keys), the definition, the
- * manager and the version. Computed once per shape and reused with the write's time; the
- * computation is the general one (recordUpdateSlow), so both agree by construction.
- */
-const createdByShape = new Map<string, JsonObject[] | null>();
-const MAX_SHAPES = 4096;
-
-function createdManaged(next: Obj, opts: WriteOptions): void {
-  const key = `${opts.defName}\u0000${opts.manager}\u0000${opts.apiVersion}\u0000${opts.ignoredFields ? pathsKey(opts.ignoredFields) : ''}\u0000${shapeOf(next)}`;
-  let list = createdByShape.get(key);
-  if (list === undefined) {
-    recordUpdateSlow(undefined, next, opts);
-    const got = next.metadata.managedFields as JsonObject[] | undefined;
-    list = got ? got.map((e) => ({ ...e })) : null;
-    if (createdByShape.size >= MAX_SHAPES) createdByShape.clear();
-    createdByShape.set(key, list);
-    return;
-  }
-  if (list === null) delete next.metadata.managedFields;
-  else next.metadata.managedFields = list.map((e) => ({ ...e, time: opts.now }));
-}
-
-function pathsKey(s: FieldSet): string {
-  return s
-    .paths()
-    .map((p) => pathString(p))
-    .join('|');
-}
-
-/**
- * A value's shape for createdManaged: keys and the kind of every value (null, scalar, empty or
- * not), with arrays in full (their items' keys or values are part of the field set).
- */
-function shapeOf(v: unknown): string {
-  if (v === null) return 'n';
-  if (typeof v !== 'object') return v === undefined ? 'u' : 's';
-  if (Array.isArray(v)) return JSON.stringify(v);
-  let out = '{';
-  for (const k in v) out += `${k.length}:${k}${shapeOf((v as Record<string, unknown>)[k])},`;
-  return `${out}}`;
-}
-
-/** recordUpdate without the per-shape reuse for creates (@internal: exported for tests). */
-export function recordUpdateSlow(old: Obj | undefined, next: Obj, opts: WriteOptions): void {
-  const liveList = old?.metadata?.managedFields;
-  const requested = next.metadata.managedFields;
-  let managed: Managed;
-  if (opts.subresource) managed = decodeOrEmpty(liveList);
-  else if (isResetManagedFields(requested)) managed = new Map();
-  else {
-    managed = decodeOrEmpty(requested);
-    if (managed.size === 0) managed = decodeOrEmpty(liveList);
-  }
-  const t = typerFor(opts.schemas);
-  const root = t.root(opts.defName);
-  try {
-    const oldV = old ? withoutManagedFields(old) : {};
-    updateManaged(t, root, oldV, withoutManagedFields(next), managed, entryInfo(opts, 'Update'), opts.now, opts.ignoredFields);
-    setManagedFields(next, managed);
-  } catch {
-    if (liveList !== undefined) next.metadata.managedFields = cloneJson(liveList) as typeof liveList;
-    else delete next.metadata.managedFields;
-  }
 }
 
 /** The field set of an object of definition `defName` (leaves, list items, map entries). */

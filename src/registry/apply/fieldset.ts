@@ -47,6 +47,18 @@ export function keyPE(fields: Iterable<readonly [string, unknown]>): PathElement
   return { kind: 'key', fields: list };
 }
 
+const singleKeyCache = new Map<string, PathElement>();
+
+/**
+ * keyPE of one key field with a scalar value (`k:{"type":"Ready"}`, `k:{"name":"web"}`), the
+ * same element object each time, so its serialization is made once (serializePE keeps it per
+ * element): the typed walks make one per list item of every write.
+ */
+export function singleKeyPE(name: string, value: string | number | boolean): PathElement {
+  const k = `${typeof value}\u0000${name}\u0000${value}`;
+  return singleKeyCache.get(k) ?? remember(singleKeyCache, k, { kind: 'key', fields: [[name, value]] });
+}
+
 export const valuePE = (value: unknown): PathElement => ({ kind: 'value', value });
 
 export const indexPE = (index: number): PathElement => ({ kind: 'index', index });
@@ -246,6 +258,12 @@ interface Child {
   set: FieldSet;
 }
 
+/**
+ * A set is a value: insert, addMember and setChild only build a new set (the typed walks, the
+ * decoder), and nothing changes a set once it is handed on. So the operations share what they
+ * leave alone: union and difference put the operands' untouched subtrees into their results
+ * (or answer an operand itself) instead of copying them.
+ */
 export class FieldSet {
   /** Members at this level, by serialized path element. */
   private readonly members = new Map<string, PathElement>();
@@ -361,14 +379,16 @@ export class FieldSet {
   }
 
   union(o: FieldSet): FieldSet {
+    if (o.empty()) return this;
+    if (this.empty()) return o;
     const out = new FieldSet();
     for (const [k, pe] of this.members) out.members.set(k, pe);
     for (const [k, pe] of o.members) out.members.set(k, pe);
     for (const [k, c] of this.children) {
       const oc = o.children.get(k);
-      out.put(k, c.pe, oc ? c.set.union(oc.set) : c.set.clone());
+      out.put(k, c.pe, oc ? c.set.union(oc.set) : c.set);
     }
-    for (const [k, c] of o.children) if (!this.children.has(k)) out.put(k, c.pe, c.set.clone());
+    for (const [k, c] of o.children) if (!this.children.has(k)) out.put(k, c.pe, c.set);
     return out;
   }
 
@@ -384,23 +404,36 @@ export class FieldSet {
 
   /** Paths in this set and not in `o` (path by path: removing a parent keeps its children). */
   difference(o: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      const oc = o.children.get(k);
-      out.put(k, c.pe, oc ? c.set.difference(oc.set) : c.set.clone());
-    }
-    return out;
+    return this.minus(o, false);
   }
 
   /** Like difference, but a member of `o` also removes everything below it. */
   recursiveDifference(o: FieldSet): FieldSet {
+    return this.minus(o, true);
+  }
+
+  /** difference / recursiveDifference; answers `this` itself when `o` takes nothing from it. */
+  private minus(o: FieldSet, recursive: boolean): FieldSet {
+    if (o.empty() || this.empty()) return this;
+    let same = true;
+    for (const k of this.members.keys()) if (o.members.has(k)) same = false;
+    const kids: [string, Child, FieldSet][] = [];
+    for (const [k, c] of this.children) {
+      if (recursive && o.members.has(k)) {
+        same = false;
+        continue;
+      }
+      const oc = o.children.get(k);
+      const rest = oc ? c.set.minus(oc.set, recursive) : c.set;
+      if (rest !== c.set) same = false;
+      kids.push([k, c, rest]);
+    }
+    if (same) return this;
     const out = new FieldSet();
     for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      if (o.members.has(k)) continue;
-      const oc = o.children.get(k);
-      out.put(k, c.pe, oc ? c.set.recursiveDifference(oc.set) : c.set.clone());
+    for (const [k, c, rest] of kids) {
+      if (rest === c.set) out.children.set(k, c);
+      else out.put(k, c.pe, rest);
     }
     return out;
   }
@@ -429,6 +462,27 @@ export class FieldSet {
       out.put(k, c.pe, c.set.withPromotedChildren(below(state, c.pe), promote, below));
     }
     return out;
+  }
+
+  /**
+   * Whether this set and the FieldsV1 tree `json` share a member path, read from the tree as
+   * it is (no decoding): a node of the tree is a member when it carries `.` or no child of a
+   * known element type, as fromFieldsV1 reads it. Keys are compared as serialized, so the tree
+   * must be as toFieldsV1 writes it; a value that is not an object answers true (let the
+   * decoder judge it).
+   */
+  intersectsFieldsV1(json: unknown): boolean {
+    if (!isMapValue(json)) return true;
+    for (const k of this.members.keys()) {
+      const node = json[k];
+      if (node === undefined) continue;
+      if (!isMapValue(node) || isFieldsV1Member(node)) return true;
+    }
+    for (const [k, c] of this.children) {
+      const node = json[k];
+      if (node !== undefined && c.set.intersectsFieldsV1(node)) return true;
+    }
+    return false;
   }
 
   /** Adds a subtree unless it is empty. */
@@ -507,6 +561,13 @@ export class FieldSet {
     // A node with no children at all is a member ({}).
     return { set, self: self || !any };
   }
+}
+
+/** A FieldsV1 node that is itself a member: it has `.`, or no child of a known element type. */
+function isFieldsV1Member(node: Record<string, unknown>): boolean {
+  if (Object.hasOwn(node, '.')) return true;
+  for (const key in node) if (key.length >= 2 && key[1] === ':' && 'fkvi'.includes(key[0]!)) return false;
+  return true;
 }
 
 /** Encodes a set as FieldsV1 JSON. */

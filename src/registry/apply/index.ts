@@ -13,8 +13,6 @@ export {
   checkApplyType,
   conflictStatus,
   fieldSetOf,
-  recordUpdate,
-  recordUpdateSlow,
   type WriteOptions,
 } from './apply';
 export { mergeApplyConfiguration } from './apply-configuration';
@@ -47,3 +45,4 @@ export {
   STRIPPED_FIELDS,
 } from './managed-fields';
 export { TypedValueError } from './typed';
+export { recordUpdate, recordUpdateSlow } from './update';

@@ -19,7 +19,7 @@
 import { cloneJson, deepEqual, isObject, type JsonObject } from '../../api/meta';
 import type { SchemaSet } from '../../schema/engine';
 import type { DefName, Schema } from '../../schema/types';
-import { FieldSet, fieldPE, keyPE, type PathElement, pathString, peString, valuePE } from './fieldset';
+import { FieldSet, fieldPE, keyPE, type PathElement, pathString, peString, serializePE, singleKeyPE, valuePE } from './fieldset';
 
 export { deepEqual };
 
@@ -255,6 +255,10 @@ export class Typer {
       if (item === null) throw new TypedValueError('associative list with keys may not have a null element');
       if (!isObject(item)) throw new TypedValueError('associative list with keys may not have non-map elements');
       const elem = this.node(n.elem);
+      if (n.keys.length === 1) {
+        const v = own(item, n.keys[0]!);
+        if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return singleKeyPE(n.keys[0]!, v);
+      }
       const fields: [string, Json][] = [];
       for (const key of n.keys) {
         let v = own(item, key);
@@ -329,7 +333,8 @@ function indexList(t: Typer, n: Extract<TypeNode, { k: 'list' }>, list: Json[] |
       if (strict && e instanceof TypedValueError) throw new TypedValueError(`${pathString(path)}: element ${i}: ${e.message}`);
       continue;
     }
-    const k = peString(pe);
+    // The FieldsV1 key: the element's serialization is cached with it for the sets built next.
+    const k = serializePE(pe);
     const seen = out.byKey.get(k);
     if (seen) {
       if (strict) throw new TypedValueError(`${pathString(path)}: duplicate entries for key ${peString(pe)}`);
@@ -406,9 +411,9 @@ export interface Comparison {
  * removed, in both with different values modified; non-leaf nodes (list items, map entries,
  * maps, lists, structs) present on one side only are added or removed too. Empty or absent
  * containers on both sides compare as leaves. List items that have no path element are ignored,
- * as are later duplicates.
+ * as are later duplicates. Top-level fields that are members of `skip` are not compared.
  */
-export function compare(t: Typer, schema: Schema, lhs: Json, rhs: Json): Comparison {
+export function compare(t: Typer, schema: Schema, lhs: Json, rhs: Json, skip?: FieldSet): Comparison {
   const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
   const leaf = (l: Json, r: Json, path: Path) => {
     if (l === undefined) c.added.insert(path);
@@ -452,6 +457,9 @@ export function compare(t: Typer, schema: Schema, lhs: Json, rhs: Json): Compari
           if (ro && rc === undefined) rc = skel[key];
         }
         if (lc === undefined && rc === undefined) continue;
+        // A top-level field the write cannot set (a status write's spec): whatever differs there
+        // would be taken out of the comparison again.
+        if (path.length === 0 && skip?.hasMember(fieldPE(key))) continue;
         // Near the root, an unchanged branch (a status update's spec and metadata) is skipped
         // whole: equal values add nothing to any set, and deepEqual is cheaper than the walk.
         // Deeper down the walk itself finds the differences (no quadratic re-comparison).
@@ -522,10 +530,10 @@ export function merge(t: Typer, schema: Schema, lhs: Json, rhs: Json): Json {
       path.pop();
       if (v !== undefined) out.push(v);
     };
-    const inR = (pe: PathElement) => ri.byKey.has(peString(pe));
-    const sharedOrder = ri.order.filter((pe) => li.byKey.has(peString(pe)));
+    const inR = (pe: PathElement) => ri.byKey.has(serializePE(pe));
+    const sharedOrder = ri.order.filter((pe) => li.byKey.has(serializePE(pe)));
     let nextShared: PathElement | undefined = sharedOrder.shift();
-    const same = (a: PathElement, b: PathElement | undefined) => b !== undefined && peString(a) === peString(b);
+    const same = (a: PathElement, b: PathElement | undefined) => b !== undefined && serializePE(a) === serializePE(b);
     const lOrder = li.order;
     const rOrder = ri.order;
     let lI = 0;
@@ -534,7 +542,7 @@ export function merge(t: Typer, schema: Schema, lhs: Json, rhs: Json): Json {
       if (lI < lOrder.length && rI < rOrder.length) {
         const pe = lOrder[lI]!;
         if (same(pe, rOrder[rI])) {
-          const k = peString(pe);
+          const k = serializePE(pe);
           emit(pe, li.byKey.get(k)!.item, ri.byKey.get(k)!.item);
           lI++;
           rI++;
@@ -551,7 +559,7 @@ export function merge(t: Typer, schema: Schema, lhs: Json, rhs: Json): Json {
         const pe = lOrder[lI]!;
         if (!inR(pe)) {
           // Take the lhs item (and any duplicates of it, untouched).
-          const e = li.byKey.get(peString(pe))!;
+          const e = li.byKey.get(serializePE(pe))!;
           emit(pe, e.item, undefined);
           for (const d of e.dups) out.push(clone(d));
           lI++;
@@ -560,7 +568,7 @@ export function merge(t: Typer, schema: Schema, lhs: Json, rhs: Json): Json {
       }
       if (rI < rOrder.length) {
         const pe = rOrder[rI]!;
-        const k = peString(pe);
+        const k = serializePE(pe);
         emit(pe, li.byKey.get(k)?.item, ri.byKey.get(k)!.item);
         rI++;
         if (same(pe, nextShared)) nextShared = sharedOrder.shift();
