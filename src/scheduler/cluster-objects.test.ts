@@ -51,6 +51,17 @@ describe("DefaultSelector (the Services' and the controller's selectors)", () =>
     expect(verdicts(p, services)).toEqual(want);
   });
 
+  test('the anchor is a label every selected pod carries: the ReplicaSet pod-template-hash, else a required one, else none', () => {
+    const rs = (matchLabels: Record<string, string>) => () =>
+      ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'o' }, spec: { selector: { matchLabels } } }) as Obj;
+    const p = owned('apps/v1', 'ReplicaSet', { app: 'web', 'pod-template-hash': 'abc', tier: 'a' });
+    expect(defaultSelector(p, [], rs({ app: 'web', 'pod-template-hash': 'abc' }))?.anchor).toEqual(['pod-template-hash', 'abc']);
+    expect(defaultSelector(p, [svc({ tier: 'a' })], rs({ app: 'web' }))?.anchor).toEqual(['app', 'web']);
+    expect(defaultSelector(pod('q', {}, { labels: { tier: 'a' } }), [svc({ tier: 'a' })], lookup)?.anchor).toEqual(['tier', 'a']);
+    // A StatefulSet's expressions only: no label is required by value.
+    expect(defaultSelector(owned('apps/v1', 'StatefulSet', { tier: 'a' }), [], lookup)?.anchor).toBeUndefined();
+  });
+
   test('a missing owner object adds nothing', () => {
     expect(defaultSelector(owned('apps/v1', 'ReplicaSet', { app: 'web' }), [], () => undefined)).toBeUndefined();
   });

@@ -27,7 +27,7 @@ export interface ClusterObjects {
   /** Every budget of every namespace (the reference lists them all). */
   budgets(): Budget[];
   /** The selector of the pod's Services and controlling RC/ReplicaSet/StatefulSet; undefined when it is empty. */
-  defaultSelector(p: PodInfo): SelectorMatcher | undefined;
+  defaultSelector(p: PodInfo): DefaultSelector | undefined;
 }
 
 /** No budgets, no Services, no controllers. */
@@ -55,7 +55,7 @@ export function defaultSelector(
   p: PodInfo,
   services: Iterable<Obj>,
   controller: (kind: 'ReplicationController' | 'ReplicaSet' | 'StatefulSet', name: string) => Obj | undefined,
-): (SelectorMatcher & { key: string }) | undefined {
+): DefaultSelector | undefined {
   const merged: Record<string, string> = {};
   for (const s of services) {
     const sel = (isObject(s.spec) ? (s.spec.selector as Record<string, string> | undefined) : undefined) ?? {};
@@ -79,13 +79,23 @@ export function defaultSelector(
   const keys = Object.entries(merged);
   if (keys.length === 0 && !extra) return undefined;
   const ownerSpec = extra && owner ? controller(owner.kind as 'ReplicaSet', owner.name)?.spec : undefined;
+  const ownerLabels = extra && isObject(ownerSpec) && isObject(ownerSpec.selector) ? ownerSpec.selector.matchLabels : undefined;
+  const required = [...(isObject(ownerLabels) ? (Object.entries(ownerLabels) as [string, string][]) : []), ...keys];
   return {
     // What it selects by, as text (PodTopologySpread memoizes per-node counts by it).
     key: `${JSON.stringify(keys)}|${extra && isObject(ownerSpec) ? JSON.stringify(ownerSpec.selector) : ''}`,
     empty: false,
     matches: (labels) => keys.every(([k, v]) => labels[k] === v) && (extra?.matches(labels) ?? true),
+    // A ReplicaSet's pod-template-hash picks out its own pods among the Deployment's.
+    anchor: required.find(([k]) => k === 'pod-template-hash') ?? required[0],
   };
 }
+
+/**
+ * A default selector: its text, and one label every pod it selects carries (when it requires
+ * one): the pods to count are looked up by that label instead of walking the namespace's.
+ */
+export type DefaultSelector = SelectorMatcher & { key?: string; anchor?: readonly [string, string] };
 
 /** A resource's watch cache and its key prefix (`<prefix><namespace>/<name>`). */
 export interface CachedResource {
@@ -129,7 +139,7 @@ export class CachedObjects implements ClusterObjects {
     });
   }
 
-  defaultSelector(p: PodInfo): SelectorMatcher | undefined {
+  defaultSelector(p: PodInfo): DefaultSelector | undefined {
     const s = this.src.services;
     const services = s ? s.cache.list(`${s.prefix}${p.namespace}/`).map((c) => c.shared) : [];
     return defaultSelector(p, services, (kind, name) => {

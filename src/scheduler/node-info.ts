@@ -323,6 +323,8 @@ export class ClusterCache {
   readonly antiAffinityPods = new Set<PodInfo>();
   /** Bound pods with pod affinity or anti-affinity of any kind (the reference's PodsWithAffinity). */
   readonly affinityPods = new Set<PodInfo>();
+  /** Bound pods by namespace, then by label (`key=value`): the default spread counts look pods up here. */
+  private readonly byLabel = new Map<string, Map<string, Set<PodInfo>>>();
   /** Node → pods nominated to it (preemptors), and pod → node. */
   private readonly nominated = new Map<string, Map<string, PodInfo>>();
   private readonly nominatedOf = new Map<string, string>();
@@ -360,6 +362,20 @@ export class ClusterCache {
     this.removePod(p.key);
     this.podNode.set(p.key, p.nodeName);
     this.nodeInfo(p.nodeName).addPod(p);
+    let ns = this.byLabel.get(p.namespace);
+    if (!ns) {
+      ns = new Map();
+      this.byLabel.set(p.namespace, ns);
+    }
+    for (const k in p.labels) {
+      const kv = `${k}=${p.labels[k]}`;
+      let set = ns.get(kv);
+      if (!set) {
+        set = new Set();
+        ns.set(kv, set);
+      }
+      set.add(p);
+    }
     if (hasRequiredAntiAffinity(p)) this.antiAffinityPods.add(p);
     if (p.hasPodAffinity) this.affinityPods.add(p);
   }
@@ -375,9 +391,24 @@ export class ClusterCache {
     if (p) {
       this.antiAffinityPods.delete(p);
       this.affinityPods.delete(p);
+      const ns = this.byLabel.get(p.namespace);
+      if (ns) {
+        for (const k in p.labels) {
+          const kv = `${k}=${p.labels[k]}`;
+          const set = ns.get(kv);
+          set?.delete(p);
+          if (set?.size === 0) ns.delete(kv);
+        }
+        if (ns.size === 0) this.byLabel.delete(p.namespace);
+      }
     }
     if (n && !n.present && n.pods.size === 0) this.nodes.delete(node);
     return p;
+  }
+
+  /** The bound pods of `namespace` labelled `key`=`value`. */
+  podsLabelled(namespace: string, key: string, value: string): Iterable<PodInfo> {
+    return this.byLabel.get(namespace)?.get(`${key}=${value}`) ?? [];
   }
 
   hasPod(key: string): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { selectorMatcher } from '../api/selectors';
+import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
 import { cluster, pod } from './fixtures.test-helpers';
 import type { NodeInfo, PodInfo } from './node-info';
 import { AffinityFilter, normalizeSpread, SpreadFilter, SpreadScore } from './topology';
@@ -127,6 +127,28 @@ describe('PodTopologySpread score and the system default constraints', () => {
     const raw = scores(app('new', { app: 'web' }), c);
     expect(raw).toEqual([5, 4, 2]);
     expect(normalizeSpread(raw ?? [])).toEqual([40, 60, 100]);
+  });
+
+  test('a default selector with an anchor label counts the pods found by it: the same scores as walking the nodes', () => {
+    const anchored = () => ({ ...(webSelector() as SelectorMatcher), key: 'web', anchor: ['app', 'web'] as const });
+    const other = (n: string) => pod(n, {}, { labels: { app: 'web' }, namespace: 'other' });
+    const c = zones({ 'n-a': [web('w1'), web('w2'), other('o1')], 'n-b': [web('w3'), app('x', { app: 'db' })], 'n-c': [other('o2')] }, [
+      ['n-a2', { [ZONE]: 'a' }],
+    ]);
+    c.addPod({ ...web('w4'), nodeName: 'n-a2' });
+    const feasible = ['n-a', 'n-b', 'n-c'].map((n) => c.nodes.get(n) as NodeInfo);
+    const both = () => {
+      const plain = SpreadScore.prepare(app('new', { app: 'web' }), c, feasible, webSelector);
+      const byLabel = SpreadScore.prepare(app('new', { app: 'web' }), c, feasible, anchored);
+      const all = [...feasible, c.nodes.get('n-a2') as NodeInfo];
+      expect(all.map((n) => byLabel?.score(n))).toEqual(all.map((n) => plain?.score(n)));
+      return all.map((n) => byLabel?.score(n));
+    };
+    const before = both();
+    // The index follows the cache: a pod gone, a pod moved.
+    c.removePod(web('w1').key);
+    c.addPod({ ...web('w3'), nodeName: 'n-c' });
+    expect(both()).not.toEqual(before);
   });
 
   test('with zones: the zone constraint (maxSkew 5) counts the pods of the zone over every node', () => {

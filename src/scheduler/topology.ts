@@ -12,6 +12,7 @@
  * Not done: namespaceSelector in affinity terms other than `{}` (all namespaces).
  */
 import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
+import type { DefaultSelector } from './cluster-objects';
 import { type Code, matchesNodeSelectorAndAffinity, type Status, taintToleration } from './filters';
 import { type ClusterCache, hasRequiredAntiAffinity, type NodeInfo, type PodInfo } from './node-info';
 
@@ -164,7 +165,7 @@ export const SYSTEM_DEFAULT_CONSTRAINTS = [
 ] as const;
 
 /** The reference's buildDefaultConstraints: the system defaults with the pod's default selector, or none. */
-function defaultConstraints(selector: (SelectorMatcher & { key?: string }) | undefined): Constraint[] {
+function defaultConstraints(selector: DefaultSelector | undefined): Constraint[] {
   if (!selector) return [];
   return SYSTEM_DEFAULT_CONSTRAINTS.map((c) => ({
     selectorKey: selector.key,
@@ -194,6 +195,8 @@ export class SpreadScore {
     private readonly cs: Constraint[],
     private readonly weights: number[],
     private readonly ignored: Set<string>,
+    /** With a default selector that requires a label: its matching pods per node (else counted per node). */
+    private readonly perNode?: Map<string, number>,
   ) {}
 
   /** `defaultSelector` is asked only for a pod without constraints. */
@@ -201,11 +204,23 @@ export class SpreadScore {
     p: PodInfo,
     cache: ClusterCache,
     feasible: NodeInfo[],
-    defaultSelector: (p: PodInfo) => SelectorMatcher | undefined = () => undefined,
+    defaultSelector: (p: PodInfo) => DefaultSelector | undefined = () => undefined,
   ): SpreadScore | undefined {
     const requireAll = p.topologySpreadConstraints.length > 0;
-    const cs = requireAll ? constraints(p, 'ScheduleAnyway') : defaultConstraints(defaultSelector(p));
+    const selector = requireAll ? undefined : defaultSelector(p);
+    const cs = requireAll ? constraints(p, 'ScheduleAnyway') : defaultConstraints(selector);
     if (cs.length === 0 || feasible.length === 0) return undefined;
+    // Every pod the default selector matches carries its anchor label: count those pods by node
+    // (a new ReplicaSet's selector matched nothing yet, so walking the namespace's pods node by
+    // node was O(pods in the namespace) per pod scheduled).
+    let perNode: Map<string, number> | undefined;
+    const anchor = selector?.anchor;
+    if (anchor) {
+      perNode = new Map();
+      const c = cs[0] as Constraint;
+      for (const q of cache.podsLabelled(p.namespace, anchor[0], anchor[1]))
+        if (spreadMatches(p, c, q)) perNode.set(q.nodeName, (perNode.get(q.nodeName) ?? 0) + 1);
+    }
     const hasAllKeys = (n: NodeInfo) => cs.every((c) => c.topologyKey in n.labels);
     const ignored = new Set<string>();
     const sizes = cs.map(() => 0);
@@ -230,19 +245,33 @@ export class SpreadScore {
     for (let i = 0; i < cs.length; i++) {
       const c = cs[i] as Constraint;
       if (!read[i] || c.topologyKey === HOSTNAME) continue;
-      for (const n of cache.nodes.values()) {
-        if (!n.present || !n.hasPodsIn(p.namespace)) continue;
+      const add = (n: NodeInfo, matched: (n: NodeInfo) => number) => {
+        if (!n.present || !n.hasPodsIn(p.namespace)) return;
         const cur = c.counts.get(n.labels[c.topologyKey] ?? '');
-        if (cur === undefined || (requireAll && !hasAllKeys(n)) || !included(p, c, n)) continue;
-        // A default constraint's count per node is memoized as score()'s is (the same function
-        // of the pod's namespace and selector).
-        let matched = 0;
-        if (c.selectorKey !== undefined) matched = n.countMatching(c.selectorKey, p.namespace, (q) => spreadMatches(p, c, q));
-        else for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
-        c.counts.set(n.labels[c.topologyKey] ?? '', cur + matched);
+        if (cur === undefined || (requireAll && !hasAllKeys(n)) || !included(p, c, n)) return;
+        c.counts.set(n.labels[c.topologyKey] ?? '', cur + matched(n));
+      };
+      if (perNode) {
+        // Only the nodes holding a matching pod add anything.
+        for (const [name, k] of perNode) {
+          const n = cache.nodes.get(name);
+          if (n) add(n, () => k);
+        }
+        continue;
+      }
+      // A default constraint's count per node is memoized as score()'s is (the same function of
+      // the pod's namespace and selector).
+      const key = c.selectorKey;
+      for (const n of cache.nodes.values()) {
+        add(n, (n) => {
+          if (key !== undefined) return n.countMatching(key, p.namespace, (q) => spreadMatches(p, c, q));
+          let matched = 0;
+          for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) matched++;
+          return matched;
+        });
       }
     }
-    return new SpreadScore(p, cs, weights, ignored);
+    return new SpreadScore(p, cs, weights, ignored, perNode);
   }
 
   /** The raw score, or undefined for an ignored node (missing a key of the pod's own constraints: it gets 0). */
@@ -259,7 +288,8 @@ export class SpreadScore {
         // selector: each node counts its matching pods once per change of its pods, not per pod
         // (5,000 nodes: ~1 ms per pod without).
         const p = this.p;
-        if (c.selectorKey !== undefined) count = n.countMatching(c.selectorKey, p.namespace, (q) => spreadMatches(p, c, q));
+        if (this.perNode) count = this.perNode.get(n.name) ?? 0;
+        else if (c.selectorKey !== undefined) count = n.countMatching(c.selectorKey, p.namespace, (q) => spreadMatches(p, c, q));
         else for (const q of n.podsIn(p.namespace)) if (spreadMatches(p, c, q)) count++;
       } else count = c.counts.get(value) ?? 0;
       s += count * (this.weights[i] as number) + (c.maxSkew - 1);

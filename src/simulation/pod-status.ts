@@ -116,11 +116,19 @@ export function normalizeImage(image: string): string {
   return ref;
 }
 
+/** imageID by image: a pod's statuses are built at each step, each image's id hashed once. */
+const imageIds = new Map<string, string>();
+
 const imageIdOf = (image: string): string => {
+  let id = imageIds.get(image);
+  if (id !== undefined) return id;
   const n = normalizeImage(image);
   const at = n.indexOf('@');
   const repo = at >= 0 ? n.slice(0, at) : n.slice(0, n.lastIndexOf(':'));
-  return `${repo}@sha256:${hexId(n, 64)}`;
+  id = `${repo}@sha256:${hexId(n, 64)}`;
+  if (imageIds.size >= 1024) imageIds.clear();
+  imageIds.set(image, id);
+  return id;
 };
 
 const containerId = (uid: string, name: string, restarts: number): string => `containerd://${hexId(`${uid}/${name}/${restarts}`, 64)}`;
@@ -175,8 +183,8 @@ export function buildStatus(pod: Obj, rs: RunState, ctx: StatusContext): Record<
     const b = base(c);
     const id = containerId(uid, c.name, rs.restarts);
     // Backing off, the dead container is the current one; running again, it is the previous one.
-    const lastId = s === 'backoff' ? id : containerId(uid, c.name, Math.max(0, rs.restarts - 1));
-    const lastState = rs.lastExit && (s === 'backoff' || (s === 'running' && rs.restarts > 0)) ? terminated(rs.lastExit, lastId) : {};
+    const lastId = () => (s === 'backoff' ? id : containerId(uid, c.name, Math.max(0, rs.restarts - 1)));
+    const lastState = rs.lastExit && (s === 'backoff' || (s === 'running' && rs.restarts > 0)) ? terminated(rs.lastExit, lastId()) : {};
     const ran = { ...b, imageID: imageIdOf(c.image ?? '') };
     switch (s) {
       case 'running':
@@ -192,7 +200,7 @@ export function buildStatus(pod: Obj, rs: RunState, ctx: StatusContext): Record<
       case 'backoff':
         return {
           ...ran,
-          containerID: lastId,
+          containerID: lastId(),
           state: {
             waiting: {
               reason: 'CrashLoopBackOff',
