@@ -728,6 +728,16 @@ export class ResourceStore {
 
   /** Fields a write through `subresource` cannot set (the strategy resets them): never owned. */
   private ignoredFields(subresource: Subresource): FieldSet | undefined {
+    if (this.ignored.has(subresource)) return this.ignored.get(subresource);
+    const set = this.ignoredFieldsOf(subresource);
+    this.ignored.set(subresource, set);
+    return set;
+  }
+
+  /** ignoredFields per subresource: one set each (sets are values), made on first use. */
+  private readonly ignored = new Map<Subresource, FieldSet | undefined>();
+
+  private ignoredFieldsOf(subresource: Subresource): FieldSet | undefined {
     const like = statusLikeOf(this.def, subresource);
     if (like?.ignored) return FieldSet.of(like.ignored.map((f) => fieldPE(f)));
     if (!this.def.status) return undefined;

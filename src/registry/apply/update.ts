@@ -268,11 +268,19 @@ function createdManaged(next: Obj, opts: WriteOptions): void {
   else next.metadata.managedFields = list.map((e) => ({ ...e, time: opts.now }));
 }
 
+/** A set's paths as text, kept per set (writes of one resource and subresource share their set). */
+const pathsKeys = new WeakMap<FieldSet, string>();
+
 function pathsKey(s: FieldSet): string {
-  return s
-    .paths()
-    .map((p) => pathString(p))
-    .join('|');
+  let k = pathsKeys.get(s);
+  if (k === undefined) {
+    k = s
+      .paths()
+      .map((p) => pathString(p))
+      .join('|');
+    pathsKeys.set(s, k);
+  }
+  return k;
 }
 
 /**
