@@ -17,9 +17,11 @@ setDefaultTimeout(90_000);
 type Any = any;
 
 const labels = (app: string) => ({ app });
+// The pods stop one second after their deletion (the default grace period is 30 s): what goes and
+// in which order is what these tests are about, not how long a kubelet waits.
 const podTemplate = (app: string, extra: Any = {}) => ({
   metadata: { labels: labels(app) },
-  spec: { containers: [{ name: 'c', image: 'registry.example.com/app:1' }], ...extra },
+  spec: { containers: [{ name: 'c', image: 'registry.example.com/app:1' }], terminationGracePeriodSeconds: 1, ...extra },
 });
 
 describe('a namespace with every workload kind', () => {
