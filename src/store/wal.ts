@@ -54,6 +54,8 @@ export interface TornTail {
 export interface WalRecoveryReport {
   segments: number;
   records: number;
+  /** Bytes of the records replayed (written after the snapshot). */
+  bytes: number;
   torn?: TornTail;
 }
 
@@ -219,7 +221,7 @@ export class Wal {
     const wal = new Wal(opts, all.slice(start));
     // Segments wholly before the snapshot: a crash between snapshot and release can leave them.
     for (const s of all.slice(0, start)) fs.rmSync(s.file);
-    const report: WalRecoveryReport = { segments: wal.segments.length, records: 0 };
+    const report: WalRecoveryReport = { segments: wal.segments.length, records: 0, bytes: 0 };
     for (let i = 0; i < wal.segments.length; i++) {
       const seg = wal.segments[i] as Segment;
       const last = i === wal.segments.length - 1;
@@ -229,6 +231,10 @@ export class Wal {
         wal.offset = end;
       }
     }
+    // What was replayed is not covered by a snapshot either: counted, a server restarted more
+    // often than it writes a snapshot's worth still takes one, and its replay stays bounded
+    // (counted from zero, a crash loop never snapshotted and every restart replayed all of it).
+    wal.bytesSinceRelease = report.bytes;
     return { wal, report };
   }
 
@@ -263,6 +269,7 @@ export class Wal {
               throw new WalCorruptError(seg.file, p, `record at revision ${rev} does not apply: ${(e as Error).message}`);
             }
             report.records++;
+            report.bytes += size;
           }
           p += size;
           continue;
