@@ -299,7 +299,7 @@ function prune(t: Typer, root: Schema, merged: unknown, managed: Managed, lastSe
   let pruned = removeItems(t, root, merged, last) ?? {};
   // Owned by anyone (including the applier's new configuration) comes back. The fields no
   // manager can own (name, uid, resourceVersion, ...) always count as owned here.
-  let owned = STRIPPED_FIELDS; // union() makes a new set: the shared one is never changed
+  let owned = STRIPPED_FIELDS; // union() never changes its operands: the shared set stays as it is
   for (const e of managed.values()) owned = owned.union(e.fields);
   const mergedSet = named(fieldsOf(merged));
   const unowned = mergedSet.difference(named(fieldsOf(pruned)).union(named(owned)));
