@@ -311,7 +311,12 @@ test.skipIf(!hostIp)('the kubernetes Service publishes the host address when the
     );
     expect(ep.subsets).toEqual([{ addresses: [{ ip: hostIp }], ports: [{ name: 'https', port: s.port, protocol: 'TCP' }] }]);
     expect(ep.metadata.labels['endpointslice.kubernetes.io/skip-mirror']).toBe('true');
-    const slice = (await s.json('GET', `${ES}/kubernetes`)).body;
+    // The Endpoints are written before the slice: wait for the slice too.
+    const slice = await until(
+      async () => (await s.json('GET', `${ES}/kubernetes`)).body,
+      (b) => b.endpoints !== undefined,
+      10_000,
+    );
     expect(slice.endpoints).toEqual([{ addresses: [hostIp], conditions: { ready: true } }]);
     expect(slice.ports).toEqual([{ name: 'https', port: s.port, protocol: 'TCP' }]);
     // No mirrored slice besides it.
