@@ -27,7 +27,7 @@ import type { Metrics } from './metrics';
 import { chooseOutput } from './negotiate';
 import type { OpenApi } from './openapi/handler';
 import type { ResourceHandler } from './resources';
-import { reply, replyError, replyText } from './respond';
+import { lateReply, reply, replyError, replyText, requestTurn } from './respond';
 
 export interface ChainDeps {
   authn: TokenAuthenticator;
@@ -189,6 +189,7 @@ export function buildHandler(d: ChainDeps): Chain {
   }
 
   async function guarded(req: Request, serve: () => Response | Promise<Response>): Promise<Response> {
+    const enteredIn = requestTurn();
     const auditID = auditIdOf(req);
     let res: Response;
     try {
@@ -200,10 +201,11 @@ export function buildHandler(d: ChainDeps): Chain {
       res = replyError(e, { pretty: prettyOf(req) }, d.log);
     }
     res.headers.set(AUDIT_ID_HEADER, auditID);
-    return res;
+    return lateReply(res, enteredIn);
   }
 
   async function handle(req: Request): Promise<Response> {
+    const enteredIn = requestTurn();
     const started = performance.now();
     const auditID = auditIdOf(req);
     const url = requestUrl(req.url);
@@ -243,7 +245,7 @@ export function buildHandler(d: ChainDeps): Chain {
         (performance.now() - started) / 1000,
       );
     }
-    return res;
+    return lateReply(res, enteredIn);
   }
 
   return Object.assign(handle, { guarded });
