@@ -7,7 +7,7 @@
  */
 
 import type { Obj } from '../api/meta';
-import { valueSlabs } from '../store/slabs';
+import { type ValueSlabs, valueSlabs } from '../store/slabs';
 import type { KeyValue } from '../store/types';
 import { stringifyStored } from './stringify';
 
@@ -61,12 +61,13 @@ setInterval(() => {
 /** The hint of an object just written (for the write's response), by object. */
 const hintOfWritten = new WeakMap<Obj, Hint>();
 
-export function encodeStored(obj: Obj): Uint8Array {
+/** `slabs`: the slabs the value goes to (the registry keeps one set per resource and kind of write). */
+export function encodeStored(obj: Obj, slabs: ValueSlabs = valueSlabs): Uint8Array {
   const { kind, apiVersion, metadata, ...rest } = obj;
   const { resourceVersion: _rv, ...meta } = metadata;
   const text = stringifyStored(kind, apiVersion, meta, rest);
   // Into the slabs the store keeps its values in (src/store/slabs.ts): one copy of the bytes.
-  const bytes = valueSlabs.encode(text);
+  const bytes = slabs.encode(text);
   if (hints.size >= HINTS) {
     olderHints = hints;
     hints = new Map();

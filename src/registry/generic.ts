@@ -35,6 +35,7 @@ import type { StoredObject } from '../codec/media';
 import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
 import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
+import { ValueSlabs } from '../store/slabs';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';
 import { viewField } from '../watch/events';
@@ -538,7 +539,7 @@ export class ResourceStore {
     const undo = await this.hooks?.reserve(obj, undefined, false);
     for (let attempt = 0; ; attempt++) {
       try {
-        const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj));
+        const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj, this.createdSlabs));
         meta.resourceVersion = String(rev);
         return obj;
       } catch (e) {
@@ -736,6 +737,14 @@ export class ResourceStore {
 
   /** ignoredFields per subresource: one set each (sets are values), made on first use. */
   private readonly ignored = new Map<Subresource, FieldSet | undefined>();
+  /**
+   * The slabs of this resource's values (src/store/slabs.ts), one set for creates and one for
+   * updates. A slab is freed only when all its values are gone, and a created version is often
+   * superseded within seconds (a pod's first status) while its update lives on: in shared slabs
+   * each dead first version sat between live ones. 150,000 simulated pods kept ~1 GB of slabs.
+   */
+  private readonly createdSlabs = new ValueSlabs();
+  private readonly updatedSlabs = new ValueSlabs();
 
   private ignoredFieldsOf(subresource: Subresource): FieldSet | undefined {
     const like = statusLikeOf(this.def, subresource);
@@ -888,7 +897,7 @@ export class ResourceStore {
           await this.hooks?.release(cur);
           return { obj: next };
         }
-        const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
+        const rev = await storeUpdate(this.kv, key, encodeStored(next, this.updatedSlabs), curKv.modRevision);
         next.metadata.resourceVersion = String(rev);
         await this.hooks?.release(cur, next);
         return { obj: next };
@@ -1017,7 +1026,7 @@ export class ResourceStore {
       if (deepEqual(next, cur)) return { obj: cur, deleted: false };
       if (o.dryRun) return { obj: next, deleted: false };
       try {
-        const rev = await storeUpdate(this.kv, key, encodeStored(next), curKv.modRevision);
+        const rev = await storeUpdate(this.kv, key, encodeStored(next, this.updatedSlabs), curKv.modRevision);
         next.metadata.resourceVersion = String(rev);
         return { obj: next, deleted: false };
       } catch (e) {
