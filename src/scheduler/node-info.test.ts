@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
-import { cluster, nodeObj, pod, requests } from './fixtures.test-helpers';
-import { ClusterCache } from './node-info';
+import { cluster, nodeObj, pod, podObj, requests } from './fixtures.test-helpers';
+import { ClusterCache, podInfo } from './node-info';
 
 const web = (name: string, cpu = '500m') =>
   pod(name, {
@@ -117,4 +117,39 @@ test('countMatching counts a node pods once per change of them, again after a po
   expect(n.countMatching('app=web', 'default', isWeb)).toBe(1);
   c.removePod('default/a');
   expect(n.countMatching('app=web', 'default', isWeb)).toBe(0);
+});
+
+test('pods alike share their PodInfo parts, copied from the pod: tolerations, requests, controller, empty labels and ports', () => {
+  const tolerations = [
+    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+  ];
+  const owner = { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true }] };
+  const spec = () => ({
+    tolerations: structuredClone(tolerations),
+    containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '250m', memory: '64Mi' } } }],
+  });
+  const a = podObj('a', spec(), owner);
+  const b = podObj('b', spec(), structuredClone(owner));
+  const pa = podInfo(a);
+  const pb = podInfo(b);
+  expect(pa.tolerations).toBe(pb.tolerations);
+  expect(pa.tolerations).toEqual(tolerations);
+  expect(pa.requests).toBe(pb.requests);
+  expect(pa.requests).toMatchObject({ milliCPU: 250, memory: 64 * 1024 ** 2 });
+  expect(pa.nonZero).toBe(pb.nonZero);
+  expect(pa.controller).toBe(pb.controller);
+  expect(pa.controller).toEqual({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs' });
+  expect(pa.labels).toBe(pb.labels);
+  expect(pa.ports).toBe(pb.ports);
+  // The shared parts are copies: changing a pod object afterwards does not reach them.
+  ((a.spec as { tolerations: { tolerationSeconds: number }[] }).tolerations[0] as { tolerationSeconds: number }).tolerationSeconds = 1;
+  expect((pb.tolerations[0] as { tolerationSeconds?: number }).tolerationSeconds).toBe(300);
+  // Pods that differ do not share.
+  const c = podInfo(podObj('c', { ...spec(), tolerations: [{ key: 'x', operator: 'Exists' }] }));
+  expect(c.tolerations).not.toBe(pa.tolerations);
+  expect(c.tolerations).toEqual([{ key: 'x', operator: 'Exists' }]);
+  expect(podInfo(podObj('d', { containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80, hostPort: 80 }] }] })).ports).toEqual([
+    { protocol: 'TCP', hostIP: '0.0.0.0', port: 80 },
+  ]);
 });
