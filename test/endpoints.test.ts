@@ -325,3 +325,55 @@ test.skipIf(!hostIp)('the kubernetes Service publishes the host address when the
     await s.stop();
   }
 });
+
+test('a pod relabelled out of a Service leaves its Endpoints and slice; relabelled back, it returns', async () => {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'relabel', labels: { app: 'relabel' } },
+    spec: { nodeName: 'sim-node-0', containers: [{ name: 'c', image: 'i', ports: [{ name: 'http', containerPort: 8080 }] }] },
+  };
+  expect((await srv.json('POST', `${NS}/pods`, pod)).status).toBe(201);
+  expect((await srv.json('POST', `${NS}/services`, service('relabel'))).status).toBe(201);
+  const [ready] = await until(
+    () => readyPods('relabel'),
+    (p) => p.length === 1,
+    20_000,
+  );
+  const ip = ready.status.podIP;
+  await until(
+    () => endpoints('relabel'),
+    (e) => addresses(e).join() === ip,
+    10_000,
+  );
+  const relabel = async (app: string) => {
+    const body = JSON.stringify({ metadata: { labels: { app } } });
+    expect((await srv.json('PATCH', `${NS}/pods/relabel`, body, MERGE)).status).toBe(200);
+  };
+  await relabel('elsewhere');
+  const gone = await until(
+    () => endpoints('relabel'),
+    (e) => addresses(e).length === 0,
+    10_000,
+  );
+  expect(addresses(gone, 'notReadyAddresses')).toEqual([]);
+  await until(
+    () => slicesOf('relabel'),
+    (s) => sliceEndpoints(s).length === 0,
+    10_000,
+  );
+  await relabel('relabel');
+  await until(
+    () => endpoints('relabel'),
+    (e) => addresses(e).join() === ip,
+    10_000,
+  );
+  await until(
+    () => slicesOf('relabel'),
+    (s) =>
+      sliceEndpoints(s)
+        .map((e) => e.addresses[0])
+        .join() === ip,
+    10_000,
+  );
+});
