@@ -85,11 +85,12 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
  */
 class Shared<T> {
   private readonly m = new Map<string, T>();
+  constructor(private readonly bound = 4096) {}
   of(key: string, make: () => T): T {
     let v = this.m.get(key);
     if (v === undefined) {
       v = make();
-      if (this.m.size >= 4096) this.m.clear();
+      if (this.m.size >= this.bound) this.m.clear();
       this.m.set(key, v);
     }
     return v;
@@ -102,6 +103,10 @@ const NO_TOLERATIONS: Toleration[] = [];
 const sharedTolerations = new Shared<Toleration[]>();
 const sharedRequests = new Shared<Resources>();
 const sharedControllers = new Shared<NonNullable<PodInfo['controller']>>();
+// Room for the node names of a large simulated cluster (5,000 nodes and more).
+const sharedStrings = new Shared<string>(65_536);
+/** Namespaces, node and scheduler names: one string each, not one per decoded pod. */
+const shareString = (v: string): string => (v === '' ? v : sharedStrings.of(v, () => v));
 
 /** Tolerations as shared copies, by their fields (a few per pod: the defaults most have). */
 function tolerationsOf(v: unknown): Toleration[] {
@@ -166,15 +171,15 @@ export function podInfo(o: Obj): PodInfo {
   const ports = found.length > 0 ? found : NO_PORTS;
   return {
     key: `${m.namespace}/${m.name}`,
-    namespace: m.namespace ?? '',
+    namespace: shareString(m.namespace ?? ''),
     name: m.name ?? '',
     uid: m.uid ?? '',
     resourceVersion: m.resourceVersion ?? '',
     labels,
-    nodeName: str(spec.nodeName),
-    schedulerName: str(spec.schedulerName) || 'default-scheduler',
+    nodeName: shareString(str(spec.nodeName)),
+    schedulerName: shareString(str(spec.schedulerName) || 'default-scheduler'),
     priority: typeof spec.priority === 'number' ? spec.priority : 0,
-    preemptionPolicy: str(spec.preemptionPolicy) || 'PreemptLowerPriority',
+    preemptionPolicy: shareString(str(spec.preemptionPolicy) || 'PreemptLowerPriority'),
     startTime: Number.isNaN(start) ? 0 : start,
     deleting: Boolean(m.deletionTimestamp),
     terminal: phase === 'Succeeded' || phase === 'Failed',

@@ -39,7 +39,16 @@ interface Run {
   since: number;
 }
 
-const stageKey = (rs: RunState) => `${rs.stage}/${rs.initDone}/${rs.restarts}`;
+/** Stage keys are a handful of values: one string each, shared by the pods in that stage. */
+const stageKeys = new Map<string, string>();
+const stageKey = (rs: RunState): string => {
+  const k = `${rs.stage}/${rs.initDone}/${rs.restarts}`;
+  const shared = stageKeys.get(k);
+  if (shared !== undefined) return shared;
+  if (stageKeys.size >= 4096) stageKeys.clear();
+  stageKeys.set(k, k);
+  return k;
+};
 
 const readyOf = (pod: Obj): string | undefined =>
   ((pod.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready')
@@ -132,7 +141,8 @@ export class Kubelets {
     const uid = pod.metadata.uid as string;
     let run = this.runs.get(key);
     if (!run || run.uid !== uid) {
-      run = { uid, node: nodeName, stageKey: '', since: 0 };
+      // The node's own name string, not the pod's copy (one string fewer per pod).
+      run = { uid, node: node.name, stageKey: '', since: 0 };
       this.runs.set(key, run);
     }
     if (pod.metadata.deletionTimestamp) {
