@@ -2,7 +2,7 @@
  * Simulated nodes and kubelets (src/simulation) against the real server process:
  *
  *   bun bench/simulation.ts [--nodes=5000] [--idle-seconds=60] [--lease-seconds=30] [--pods=20000] [--concurrency=64]
- *     [--own-write-seats=N] [--after-gc] [--server-args="--flag=v ..."]
+ *     [--rate=N] [--own-write-seats=N] [--after-gc] [--server-args="--flag=v ..."]
  *
  * 1. A server with --simulated-nodes=NODES; wait until every node is Ready.
  * 2. Idle: nothing but the simulation runs (NODES/10 lease renewals per second); the server's CPU
@@ -10,7 +10,8 @@
  * 3. Renewal lateness: a watch of kube-node-lease for LEASE seconds; per node, the interval
  *    between two renewTimes minus the longest the kubelet's schedule allows (10 s + 4% jitter):
  *    how late renewals are (the max; <= 0 is on time). Also renewals/s seen.
- * 4. PODS pods created (CONCURRENCY creates in flight) with spec.nodeName spread over the nodes;
+ * 4. PODS pods created (CONCURRENCY creates in flight; with --rate, paced at RATE a second and
+ *    latency counted from when each create was due) with spec.nodeName spread over the nodes;
  *    a watch of pods sees each become Ready: pods to Ready per second (first create to last
  *    Ready) and create-to-Ready latency (create sent → Ready event received) p50/p99.
  */
@@ -24,6 +25,8 @@ const IDLE = Number(arg('idle-seconds') ?? 60);
 const LEASE = Number(arg('lease-seconds') ?? 30);
 const PODS = Number(arg('pods') ?? 20000);
 const CONCURRENCY = Number(arg('concurrency') ?? 64);
+/** --rate=N: create pods at N per second (at most CONCURRENCY in flight) instead of as fast as they go. */
+const RATE = Number(arg('rate') ?? 0);
 /** --after-gc: also the RSS after a full garbage collection (SIGUSR2; a heap snapshot too with SVC_DEBUG_HEAP_SNAPSHOT=DIR). */
 const AFTER_GC = process.argv.includes('--after-gc');
 /** --own-write-seats=N: the server's seats for its own writes (its default otherwise). */
@@ -140,7 +143,14 @@ try {
       Array.from({ length: CONCURRENCY }, async () => {
         for (let i = next++; i < PODS; i = next++) {
           const name = `pod-${i}`;
-          sent.set(name, performance.now());
+          if (RATE > 0) {
+            // Paced: pod i is due at start + i / RATE; its latency counts from then (a client
+            // that falls behind adds its lateness instead of hiding it).
+            const due = start + (i * 1000) / RATE;
+            const wait = due - performance.now();
+            if (wait > 0) await Bun.sleep(wait);
+            sent.set(name, due);
+          } else sent.set(name, performance.now());
           const r = await srv.fetch('/api/v1/namespaces/bench/pods', {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
