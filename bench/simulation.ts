@@ -120,6 +120,7 @@ try {
     const done = new Promise<void>((r) => {
       allReady = r;
     });
+    const answered = new Map<string, number>();
     const stopPods = new AbortController();
     const list = (await srv.json('GET', '/api/v1/namespaces/bench/pods?limit=1')).body;
     const pods = followWatch<Event>(
@@ -162,6 +163,7 @@ try {
             }),
           });
           await r.arrayBuffer();
+          answered.set(name, performance.now());
           if (r.status !== 201) failed++;
         }
       }),
@@ -174,6 +176,30 @@ try {
     stopPods.abort();
     await pods;
     const lat = [...readyAt].map(([n, t]) => t - (sent.get(n) ?? t));
+    // Where the tail is: per 10 s window of sending, the create's own latency (sent → answered)
+    // and the rest (answered → Ready seen), p50 / p99 / max.
+    const windows = new Map<number, { create: number[]; ready: number[] }>();
+    for (const [n, t] of readyAt) {
+      const s0 = sent.get(n);
+      const a = answered.get(n);
+      if (s0 === undefined || a === undefined) continue;
+      const k = Math.floor((s0 - start) / 10_000);
+      let w = windows.get(k);
+      if (!w) {
+        w = { create: [], ready: [] };
+        windows.set(k, w);
+      }
+      w.create.push(a - s0);
+      w.ready.push(t - a);
+    }
+    console.log(`pods sent from ${new Date(Date.now() - (performance.now() - start)).toISOString()}; the store's work meanwhile:`);
+    for (const l of srv.logs().split('\n')) if (l.includes('store:') || l.includes('event loop')) console.log(`  ${l}`);
+    const f = (xs: number[]) => `${pct(xs, 0.5).toFixed(0)}/${pct(xs, 0.99).toFixed(0)}/${Math.max(...xs).toFixed(0)}`;
+    for (const [k, w] of [...windows].sort((a, b) => a[0] - b[0])) {
+      console.log(
+        `  sent ${k * 10}-${k * 10 + 10} s: ${w.create.length} pods; create p50/p99/max ${f(w.create)} ms; answered to Ready ${f(w.ready)} ms`,
+      );
+    }
     console.log(
       `${PODS} pods (${failed} creates failed): created at ${Math.round(PODS / ((created - start) / 1000))}/s; ${readyAt.size} Ready, ` +
         `${Math.round(readyAt.size / ((end - start) / 1000))} pods to Ready/s (first create to last Ready); ` +

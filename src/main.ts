@@ -2,7 +2,7 @@
  * Composition root: flags → config → builders → start → shutdown. Nothing imports this file.
  * Each concern is built by the builder in its own folder; this file only orders them.
  */
-import { heapStats } from 'bun:jsc';
+import { heapSize, heapStats } from 'bun:jsc';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Admission } from './admission/builder';
@@ -194,6 +194,22 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // For benches: SVC_DEBUG_LAG=MS logs each stall of the event loop longer than MS (a 50 ms tick
+  // that came late), with the JS heap's size before and after it (a drop is a collection).
+  const lagMs = Number(process.env.SVC_DEBUG_LAG ?? 0);
+  if (lagMs > 0) {
+    let last = performance.now();
+    let heap = heapSize();
+    setInterval(() => {
+      const now = performance.now();
+      const h = heapSize();
+      const late = now - last - 50;
+      if (late > lagMs)
+        log(`event loop ${late.toFixed(0)} ms late; heap ${(heap / 2 ** 20).toFixed(0)} -> ${(h / 2 ** 20).toFixed(0)} MiB`);
+      last = now;
+      heap = h;
+    }, 50).unref();
+  }
   // For benches (bench/memory.ts): SIGUSR2 runs a full garbage collection and logs the heap's
   // size and its most numerous object types, so memory is read after "a GC" as the targets say.
   if (process.env.SVC_DEBUG_HEAP_SIGNAL === '1') {
@@ -219,6 +235,20 @@ async function main(argv: string[]): Promise<void> {
         `heap: size ${mib(h.heapSize)}, capacity ${mib(h.heapCapacity)}, extra ${mib(h.extraMemorySize)}, ${h.objectCount} objects; ` +
           `malloc ${mib((mi?.malloc_normal?.current ?? 0) + (mi?.malloc_huge?.current ?? 0))} (committed ${mib(mi?.committed?.current)}); ${top}`,
       );
+      // How full the buffers holding the newest values are (embedded store): a buffer (a slab)
+      // stays whole while any value in it is referenced.
+      const sync = (kv as { rangeSync?: (k: string, o: { end: string }) => { kvs: { value: Uint8Array }[] } }).rangeSync;
+      if (sync) {
+        const held = new Map<ArrayBufferLike, number>();
+        let live = 0;
+        for (const { value } of sync.call(kv, '\0', { end: '\0' }).kvs) {
+          held.set(value.buffer, (held.get(value.buffer) ?? 0) + value.byteLength);
+          live += value.byteLength;
+        }
+        let total = 0;
+        for (const b of held.keys()) total += b.byteLength;
+        log(`heap: newest values ${mib(live)} in ${held.size} buffers of ${mib(total)}`);
+      }
       // SVC_DEBUG_HEAP_SNAPSHOT=DIR: also a V8-format heap snapshot (Chrome DevTools reads it).
       const dir = process.env.SVC_DEBUG_HEAP_SNAPSHOT;
       if (dir) {

@@ -71,4 +71,47 @@ describe('EventRecorder', () => {
     expect(queue.dropped).toBe(0);
     expect(logs).toEqual(['event Failed on Pod/p1: etcd unavailable', 'event Failed on Pod/p2: etcd unavailable']);
   });
+
+  test('the same event again is counted on the first (a merge patch), a different one is new; past the window it is new again', async () => {
+    const created: Obj[] = [];
+    const patched: { name: string; patch: unknown }[] = [];
+    const events = {
+      create: (_ns: string, body: Obj) => {
+        created.push(body);
+        return Promise.resolve(body);
+      },
+      patch: (_ns: string, name: string, _type: string, patch: unknown) => {
+        patched.push({ name, patch });
+        return Promise.resolve({});
+      },
+    };
+    const resources = { lookup: () => events } as unknown as Pick<Resources, 'lookup'>;
+    let now = Date.parse('2026-11-27T10:00:00Z');
+    const r = new EventRecorder(
+      resources,
+      { component: 'kubelet', host: 'n1' },
+      () => {},
+      () => now,
+    );
+    await r.event(pod('p1'), 'Warning', 'BackOff', 'Back-off restarting failed container c', 'spec.containers{c}');
+    now += 1000;
+    await r.event(pod('p1'), 'Warning', 'BackOff', 'Back-off restarting failed container c', 'spec.containers{c}');
+    now += 1000;
+    await r.event(pod('p1'), 'Warning', 'BackOff', 'Back-off restarting failed container c', 'spec.containers{c}');
+    // Any part of the key differing makes another event: the message, the object, the field path.
+    await r.event(pod('p1'), 'Warning', 'BackOff', 'Back-off restarting failed container d', 'spec.containers{c}');
+    await r.event(pod('p2'), 'Warning', 'BackOff', 'Back-off restarting failed container c', 'spec.containers{c}');
+    await r.event(pod('p1'), 'Warning', 'BackOff', 'Back-off restarting failed container c', 'spec.containers{d}');
+    const first = created[0]?.metadata.name as string;
+    expect(created).toHaveLength(4);
+    expect(patched).toEqual([
+      { name: first, patch: { count: 2, lastTimestamp: '2026-11-27T10:00:01Z' } },
+      { name: first, patch: { count: 3, lastTimestamp: '2026-11-27T10:00:02Z' } },
+    ]);
+    // Ten minutes after the first record, a repeat is recorded anew.
+    now += 10 * 60_000;
+    await r.event(pod('p1'), 'Warning', 'BackOff', 'Back-off restarting failed container c', 'spec.containers{c}');
+    expect(created).toHaveLength(5);
+    expect(patched).toHaveLength(2);
+  });
 });
