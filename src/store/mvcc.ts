@@ -20,7 +20,7 @@ import { inRange, MvccChangeStream } from './change-stream';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
 import { valueSlabs } from './slabs';
-import { loadSnapshot, writeSnapshot } from './snapshot';
+import { loadSnapshot, SNAPSHOT_PACE_BYTES_PER_S, writeSnapshot } from './snapshot';
 import { HistorySpill, type SpillOptions } from './spill';
 import {
   type ChangeEvent,
@@ -56,6 +56,8 @@ export interface MvccOptions {
    * thread: ~8% of the CPU of a create burst with 64 MiB), for at most ~0.5 s more of replay.
    */
   snapshotMinBytes?: number;
+  /** Most bytes a second a snapshot started by WAL growth writes (default SNAPSHOT_PACE_BYTES_PER_S; 0: no limit). */
+  snapshotPaceBytesPerSecond?: number;
   /** Most revisions handed to a change stream in one batch (bounds one next()'s work). */
   watchBatchRevisions?: number;
   /** Superseded versions' values go to files under `<dir>/history` (spill.ts); only with `dir`. */
@@ -116,6 +118,8 @@ export class MvccStore implements KV {
   private broken: StoreError | undefined;
   private closed = false;
   private snapshotting: Promise<void> | undefined;
+  /** The snapshot being written goes at full speed (someone waits for it: snapshot(), close()). */
+  private hurry = false;
   /** The index compaction in progress (compactIndex). */
   private compacting: Promise<void> | undefined;
   private deferredCompact: Revision = 0;
@@ -393,6 +397,8 @@ export class MvccStore implements KV {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // A snapshot being written in the background finishes at full speed.
+    this.hurry = true;
     if (this.snapshotting) await this.snapshotting.catch(() => {});
     while (this.compacting) await this.compacting.catch(() => {});
     this.closed = true;
@@ -420,8 +426,9 @@ export class MvccStore implements KV {
     };
   }
 
-  /** Take a snapshot now (normally scheduled by WAL growth); resolves when written. */
+  /** Take a snapshot now (normally scheduled by WAL growth, and paced); resolves when written, at full speed. */
   async snapshot(): Promise<void> {
+    this.hurry = true;
     while (this.compacting) await this.compacting.catch(() => {});
     if (!this.snapshotting) this.startSnapshot();
     await this.snapshotting;
@@ -652,11 +659,13 @@ export class MvccStore implements KV {
     const covered = wal.bytesSinceRelease;
     const run = async () => {
       const started = performance.now();
+      this.opts.logger?.(`store: snapshot at revision ${rev} begins (${covered} bytes of log since the last)`);
       const res = await writeSnapshot(
         path.join(dir, 'snap'),
         rev,
         (after) => this.index.liveAfter(rev, after, 4096),
         this.opts.fsync ?? 'always',
+        () => (this.hurry ? 0 : (this.opts.snapshotPaceBytesPerSecond ?? SNAPSHOT_PACE_BYTES_PER_S)),
       );
       await wal.releaseThrough(rev);
       wal.bytesSinceRelease = Math.max(0, wal.bytesSinceRelease - covered);
@@ -672,6 +681,7 @@ export class MvccStore implements KV {
       })
       .finally(() => {
         this.snapshotting = undefined;
+        this.hurry = false;
         if (this.deferredCompact > 0) {
           const rev = this.deferredCompact;
           this.deferredCompact = 0;

@@ -41,3 +41,30 @@ test('a store restarted more often than it writes a snapshot threshold still sna
     await store.close();
   }
 });
+
+test('a background snapshot goes at its pace, and close() finishes it at full speed: the store reopens whole', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'restart-snapshot-'));
+  dirs.push(dir);
+  // 64 KiB a second: the ~5 MB written here would take over a minute to snapshot.
+  const opts = { dir, segmentBytes: 1 << 20, snapshotMinBytes: 4 << 20, snapshotPaceBytesPerSecond: 64 << 10 };
+  const store = await MvccStore.open(opts);
+  const value = (i: number) => new TextEncoder().encode(`${i}:${'x'.repeat(10_000)}`);
+  for (let i = 0; i < 500; i++) await create(store, `/k/${String(i).padStart(3, '0')}`, value(i));
+  // The threshold was passed: a snapshot is being written, slowly, while writes go on.
+  await Bun.sleep(300);
+  expect(store.stats().snapshots).toBe(0);
+  for (let i = 500; i < 520; i++) await create(store, `/k/${String(i).padStart(3, '0')}`, value(i));
+  const t0 = performance.now();
+  await store.close();
+  expect(performance.now() - t0).toBeLessThan(20_000);
+  const { store: again, report } = await MvccStore.openWithReport(opts);
+  try {
+    // The snapshot was completed: far fewer records replayed than written.
+    expect(report?.records ?? 0).toBeLessThan(200);
+    for (const i of [0, 250, 499, 519]) {
+      expect(new TextDecoder().decode((await get(again, `/k/${String(i).padStart(3, '0')}`))?.value).startsWith(`${i}:`)).toBe(true);
+    }
+  } finally {
+    await again.close();
+  }
+});

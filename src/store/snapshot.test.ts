@@ -35,3 +35,32 @@ test('a load keeps only the newest snapshot: an older one left by a kill between
   expect(keys).toEqual(['/a', '/b']);
   expect(fs.readdirSync(dir)).toEqual([`${(9).toString(16).padStart(16, '0')}.snap`]);
 });
+
+test('a paced snapshot keeps to its rate until the rate is lifted, and what it wrote loads whole', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-snap-'));
+  dirs.push(dir);
+  // 32 entries of 512 KiB: 16 MiB, written in chunks of at least 4 MiB.
+  const big = new Uint8Array(512 << 10).fill(7);
+  const items = Array.from({ length: 32 }, (_, i) => ({ ...kv(`/k${String(i).padStart(2, '0')}`, i + 1), value: big }));
+  const chunks = (after: string | undefined) => {
+    const from = after === undefined ? 0 : items.findIndex((x) => x.key === after) + 1;
+    return items.slice(from, from + 4);
+  };
+  // At 32 MiB/s, 16 MiB take at least ~375 ms (the last chunk's wait comes after it is written).
+  let t0 = performance.now();
+  await writeSnapshot(dir, 40, chunks, 'none', () => 32 << 20);
+  expect(performance.now() - t0).toBeGreaterThanOrEqual(350);
+  // At 1 MiB/s they would take 16 s; lifted after 200 ms, the rest goes at once.
+  let rate = 1 << 20;
+  setTimeout(() => {
+    rate = 0;
+  }, 200);
+  t0 = performance.now();
+  await writeSnapshot(dir, 41, chunks, 'none', () => rate);
+  const took = performance.now() - t0;
+  expect(took).toBeGreaterThanOrEqual(190);
+  expect(took).toBeLessThan(8000);
+  const keys: string[] = [];
+  expect(loadSnapshot(dir, (e) => keys.push(e.key))).toBe(41);
+  expect(keys).toEqual(items.map((x) => x.key));
+});

@@ -27,6 +27,19 @@ const END = 0xffff_ffff;
  */
 const SYNC_BYTES = 4 << 20;
 
+/**
+ * A snapshot written in the background goes at most this fast. Writing one costs ~2 s of CPU per
+ * GB on this VM, two thirds of it in the kernel (a scratch script: 450,000 keys, 1 GB, user
+ * 0.64-0.75 s, system 1.1-1.5 s, 2026-11-27), whatever the sync size. At full speed that came
+ * in 5-9 s at 150,000 simulated pods created at 1,000 a second, on a server already at ~80% of
+ * a core: in each of six runs the worst create-to-Ready latencies were of the pods sent while a
+ * large snapshot was written (bench/simulation.ts prints them per 10 s window), and the p99 was
+ * 2.2-3.8 s; without snapshots, 849 ms. Paced at 64 MiB/s: 2.5 s; at 32 MiB/s: 607 ms, no window
+ * over 650 ms (2026-11-27, bench/history.md). A GB takes ~30 s at this rate; the log it covers
+ * grows meanwhile by what is written, which the next snapshot covers.
+ */
+export const SNAPSHOT_PACE_BYTES_PER_S = 32 << 20;
+
 export class SnapshotCorruptError extends StoreError {
   constructor(
     readonly file: string,
@@ -51,12 +64,15 @@ function snapshotFiles(dir: string): { rev: Revision; file: string }[] {
  * Write a snapshot at `rev`. `nextChunk(after)` returns the next live keys at `rev` after key
  * `after` (undefined: from the start), an empty array at the end; it is called between awaits,
  * so writes may continue meanwhile. Older snapshots are removed once the new one is in place.
+ * `pace`: the most bytes a second to write, asked after each chunk (0: no limit).
  */
 export async function writeSnapshot(
   dir: string,
   rev: Revision,
   nextChunk: (after: string | undefined) => KeyValue[],
   fsyncMode: 'always' | 'none' = 'always',
+  /** While it returns a rate (bytes/s), the writer keeps to it; 0: as fast as it goes. */
+  pace: () => number = () => 0,
 ): Promise<{ file: string; bytes: number; keys: number }> {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${rev.toString(16).padStart(16, '0')}.snap`);
@@ -65,6 +81,7 @@ export async function writeSnapshot(
   let pos = 0;
   let crc = 0;
   let keys = 0;
+  const began = performance.now();
   try {
     const w = new Writer(1 << 20);
     let synced = 0;
@@ -79,6 +96,13 @@ export async function writeSnapshot(
       if (fsyncMode === 'always' && pos - synced >= SYNC_BYTES) {
         await fdatasync(fd);
         synced = pos;
+      }
+      // Paced: ahead of `rate` bytes a second since the start, wait (a little at a time, so that
+      // a rate lifted meanwhile takes effect at once).
+      for (let rate = pace(); rate > 0; rate = pace()) {
+        const ahead = (pos * 1000) / rate - (performance.now() - began);
+        if (ahead <= 0) break;
+        await new Promise((r) => setTimeout(r, Math.min(ahead, 100)));
       }
     };
     w.buf.set(MAGIC);
