@@ -295,3 +295,27 @@ test('a cache first started for a watch from an earlier revision serves the hist
   expect(() => late.watch(all, ra)).toThrow('too old resource version');
   late.stop();
 });
+
+test('lists by namespace: an empty namespace gives none, one with objects its own only, and emptied again none', async () => {
+  const kv = await MvccStore.open({});
+  const cache = new WatchCache(kv, P);
+  await cache.start();
+  const inNs = (ns: string, name: string) => encodeStored({ ...cm(name, {}, '1'), metadata: { name, namespace: ns } } as Obj);
+  const names = (prefix: string) => cache.list(prefix).map((c) => c.key.slice(P.length));
+  expect(names(`${P}a/`)).toEqual([]);
+  let r = await create(kv, `${P}a/x`, inNs('a', 'x'));
+  r = await create(kv, `${P}ab/y`, inNs('ab', 'y'));
+  await settle(cache, r);
+  expect(names(`${P}a/`)).toEqual(['a/x']);
+  expect(names(`${P}ab/`)).toEqual(['ab/y']);
+  expect(names(`${P}b/`)).toEqual([]);
+  // A prefix that is not a namespace's (a name prefix) still walks the keys.
+  expect(names(`${P}a`)).toEqual(['a/x', 'ab/y']);
+  expect(names('')).toEqual(['a/x', 'ab/y']);
+  r = (await remove(kv, `${P}a/x`, r - 1)).revision;
+  await settle(cache, r);
+  expect(names(`${P}a/`)).toEqual([]);
+  expect(names(`${P}ab/`)).toEqual(['ab/y']);
+  cache.stop();
+  await kv.close();
+});
