@@ -73,37 +73,3 @@ describe('OwnWriteSeats', () => {
     expect(g.waited).toBe(0);
   });
 });
-
-describe('OwnWriteSeats: background share', () => {
-  test('at most a quarter of the seats go to background writes: the others get the rest at once', async () => {
-    const g = new OwnWriteSeats(8);
-    expect(g.backgroundSeats).toBe(2);
-    const gates: (() => void)[] = [];
-    let bgRunning = 0;
-    let bgMost = 0;
-    const started: string[] = [];
-    const write = (name: string, background: boolean) =>
-      g.run(async () => {
-        started.push(name);
-        if (background) bgMost = Math.max(bgMost, ++bgRunning);
-        await new Promise<void>((r) => gates.push(r));
-        if (background) bgRunning--;
-      }, background);
-    const runs = ['e1', 'e2', 'e3', 'e4'].map((n) => write(n, true));
-    runs.push(write('s1', false), write('s2', false));
-    await tick();
-    // Two events run, two wait though seats are free; the status writes run at once.
-    expect(started).toEqual(['e1', 'e2', 's1', 's2']);
-    expect(g.busy).toBe(4);
-    expect(g.queued).toBe(2);
-    while (started.length < 6 || gates.length > 0) {
-      (gates.shift() as () => void)();
-      await tick();
-    }
-    await Promise.all(runs);
-    expect(started).toEqual(['e1', 'e2', 's1', 's2', 'e3', 'e4']);
-    expect(bgMost).toBe(2);
-    expect(g.busy).toBe(0);
-    expect(g.queued).toBe(0);
-  });
-});

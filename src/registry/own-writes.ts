@@ -46,37 +46,25 @@ class Lane {
 
 export class OwnWriteSeats {
   private inUse = 0;
-  private backgroundInUse = 0;
   private readonly first = new Lane();
   private readonly background = new Lane();
   private handoffs = 0;
   /** Writes that had to wait for a seat (the dashboard's and /metrics' figure). */
   waited = 0;
 
-  /**
-   * `backgroundSeats`: the most background writes in flight at once (a quarter of the seats by
-   * default), so that with more seats the status writes keep pace while events stay bounded.
-   */
-  constructor(
-    readonly seats: number,
-    readonly backgroundSeats = Math.max(1, Math.floor(seats / 4)),
-  ) {}
+  constructor(readonly seats: number) {}
 
   /** Runs `f` in a seat (at once when one is free); `background`: in the background lane. */
   async run<T>(f: () => Promise<T>, background = false): Promise<T> {
-    if (this.inUse >= this.seats || (background && this.backgroundInUse >= this.backgroundSeats)) {
+    if (this.inUse >= this.seats) {
       this.waited++;
       const lane = background ? this.background : this.first;
-      // The seat (and for a background write its share) is handed over by release().
       await new Promise<void>((resolve) => lane.push(resolve));
-    } else {
-      this.inUse++;
-      if (background) this.backgroundInUse++;
-    }
+    } else this.inUse++;
     try {
       return await f();
     } finally {
-      this.release(background);
+      this.release();
     }
   }
 
@@ -89,17 +77,10 @@ export class OwnWriteSeats {
     return this.inUse;
   }
 
-  private release(background: boolean): void {
-    if (background) this.backgroundInUse--;
+  private release(): void {
     // The seat passes to the next waiter (inUse unchanged).
     const turn = ++this.handoffs % BACKGROUND_TURN === 0;
-    const mayBackground = this.backgroundInUse < this.backgroundSeats && this.background.length > 0;
-    if (mayBackground && (turn || this.first.length === 0)) {
-      this.backgroundInUse++;
-      (this.background.shift() as () => void)();
-      return;
-    }
-    const next = this.first.shift();
+    const next = (turn && this.background.shift()) || this.first.shift() || this.background.shift();
     if (next) next();
     else this.inUse--;
   }
