@@ -303,7 +303,10 @@ export function plant(rec: SoakRecord, what: Plant): void {
     if (last) last.rssMiB = last.rssMiB.map((m) => Math.round(m * 1.2));
   } else {
     const last = rec.windows[rec.windows.length - 1];
-    if (last) last.latenciesMs.push(...last.latenciesMs.map((l) => l * 10));
+    // Ten times its own latencies; ten times the run's longest if it has none (a short run's
+    // last window can end before any write in it is answered).
+    const longest = rec.windows.reduce((m, w) => w.latenciesMs.reduce((a, l) => Math.max(a, l), m), 1);
+    if (last) last.latenciesMs.push(...(last.latenciesMs.length > 0 ? last.latenciesMs : [longest]).map((l) => l * 10));
   }
 }
 

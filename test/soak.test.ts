@@ -47,7 +47,9 @@ test('a short real run loses nothing; each planted problem fails the verdict', a
   const tight = {
     ...LOOSE,
     rssGrowth: Math.max(0, verdict.rss.growth) + 0.05,
-    p99Growth: Math.max(1, verdict.p99.lastMs / verdict.p99.firstMs) * 1.2,
+    // Not clamped at 1: a slow first window (a loaded machine) made the bound first × 1.2,
+    // above ten times a fast last window, and the planted jump passed (a CI run, 2026-11-27).
+    p99Growth: (verdict.p99.lastMs / verdict.p99.firstMs) * 1.2,
     p99SlackMs: 0,
   };
   expect(judgeSoak(structuredClone(record), tight).ok).toBe(true);
