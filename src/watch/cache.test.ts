@@ -319,3 +319,36 @@ test('lists by namespace: an empty namespace gives none, one with objects its ow
   cache.stop();
   await kv.close();
 });
+
+test("a delete's object is parsed once and shared by its readers while recent, and not kept once released", async () => {
+  const kv = await MvccStore.open({});
+  let now = 1_000_000;
+  const cache = new WatchCache(kv, P, { clock: () => now });
+  await cache.start();
+  const start = kv.currentRevision();
+  const a = cache.watch({ keyPrefix: '', match: () => true, key: 'a' }, start).watcher;
+  const b = cache.watch({ keyPrefix: '', match: () => true, key: 'b' }, start).watcher;
+  let r = await create(kv, `${P}ns/x`, encodeStored(cm('x', { app: 'web' }, '1')));
+  r = await update(kv, `${P}ns/x`, encodeStored(cm('x', { app: 'db' }, '2')), r);
+  r = (await remove(kv, `${P}ns/x`, r)).revision;
+  await settle(cache, r);
+  const [, , delA] = a.take();
+  const [, , delB] = b.take();
+  expect(delA?.type).toBe('DELETED');
+  // Both watchers' readers get the one parsed object (each of a dozen controllers parsed it again).
+  expect(delA?.obj).toBe(delB?.obj as Obj);
+  expect(delA?.obj.data).toEqual({ v: '2' });
+  expect(delA?.event.prev).toBe(delB?.event.prev as Obj);
+  // Released (past HOT_MS, at the next batch): read again, it is parsed again and not held.
+  now += 11_000;
+  r = await create(kv, `${P}ns/y`, encodeStored(cm('y', {}, '1')));
+  await settle(cache, r);
+  const e = delA?.event as CacheEvent;
+  const first = e.obj;
+  expect(first.data).toEqual({ v: '2' });
+  expect(e.obj).not.toBe(first);
+  expect((e as unknown as { o?: Obj }).o).toBeUndefined();
+  expect((e as unknown as { p?: Obj }).p).toBeUndefined();
+  cache.stop();
+  await kv.close();
+});
