@@ -55,11 +55,15 @@ const nodeObj = (name: string) => {
 
 type Workload = 'plain' | 'replicaset' | 'affinity';
 
-/** Every pod is the ReplicaSet's (the selector its controller reference leads to). */
+/**
+ * Every pod is the ReplicaSet's: the selector its controller reference leads to, with its text
+ * and the label every pod it selects carries, as cluster-objects.ts builds it for the server.
+ */
 const rsObjects: ClusterObjects = {
   budgets: () => [],
   defaultSelector: (() => {
-    const sel = selectorMatcher({ matchLabels: { app: 'bench' } });
+    const m = selectorMatcher({ matchLabels: { app: 'bench' } });
+    const sel = m && { ...m, key: '[]|{"matchLabels":{"app":"bench"}}', anchor: ['app', 'bench'] as const };
     return () => sel;
   })(),
 };

@@ -153,3 +153,57 @@ test('pods alike share their PodInfo parts, copied from the pod: tolerations, re
     { protocol: 'TCP', hostIP: '0.0.0.0', port: 80 },
   ]);
 });
+
+test('spread counts kept per selector equal a fresh count after binds, assumes, relabels, deletions and removals', () => {
+  const c = cluster([
+    ['n1', {}],
+    ['n2', {}],
+    ['n3', {}],
+  ]);
+  const labelled = (name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    pod(name, {}, { labels, ...extra });
+  const matches = (q: { labels: Record<string, string>; deleting: boolean; namespace: string }) =>
+    q.namespace === 'default' && !q.deleting && q.labels.app === 'web' && q.labels.tier !== 'db';
+  const fresh = () => {
+    const m = new Map<string, number>();
+    for (const q of c.podsLabelled('default', 'app', 'web')) if (matches(q)) m.set(q.nodeName, (m.get(q.nodeName) ?? 0) + 1);
+    return m;
+  };
+  c.addPod({ ...labelled('a', { app: 'web' }), nodeName: 'n1' });
+  c.addPod({ ...labelled('b', { app: 'web', tier: 'db' }), nodeName: 'n1' });
+  const kept = c.spreadCounts('default', 'k', matches, c.podsLabelled('default', 'app', 'web'));
+  expect(new Map(kept)).toEqual(fresh());
+  expect(kept.get('n1')).toBe(1);
+  // Later changes reach the kept counts: a bind, an assume and its bind, a relabel out of the
+  // selection, a deletion starting, a removal, a pod of another namespace.
+  c.addPod({ ...labelled('c', { app: 'web' }), nodeName: 'n2' });
+  const d = labelled('d', { app: 'web' });
+  c.assume(d, 'n3');
+  expect(new Map(kept)).toEqual(fresh());
+  c.addPod({ ...d, nodeName: 'n3' });
+  c.addPod({ ...labelled('a', { app: 'api' }), key: 'default/a', nodeName: 'n1' });
+  expect(new Map(kept)).toEqual(fresh());
+  const deleting = labelled('c', { app: 'web' }, { deletionTimestamp: '2026-01-01T00:00:01Z' });
+  expect(deleting.deleting).toBe(true);
+  c.addPod({ ...deleting, nodeName: 'n2' });
+  c.removePod('default/d');
+  c.addPod({ ...labelled('e', { app: 'web' }, { namespace: 'other' }), nodeName: 'n2' });
+  expect(new Map(kept)).toEqual(fresh());
+  expect(kept.size).toBe(0);
+  c.addPod({ ...labelled('f', { app: 'web' }), nodeName: 'n2' });
+  // The same selector text answers the same counts, now without the seed.
+  expect(c.spreadCounts('default', 'k', matches, [])).toBe(kept);
+  expect(new Map(kept)).toEqual(new Map([['n2', 1]]));
+});
+
+test('spread counts are kept for the 64 most recently used selectors only', () => {
+  const c = cluster([['n1', {}]]);
+  c.addPod({ ...pod('a', {}, { labels: { app: 'web' } }), nodeName: 'n1' });
+  const all = () => c.podsLabelled('default', 'app', 'web');
+  const first = c.spreadCounts('default', 's0', () => true, all());
+  for (let i = 1; i <= 64; i++) c.spreadCounts('default', `s${i}`, () => true, all());
+  // s0 was the least recently used: it is counted again from the seed (a new map).
+  expect(c.spreadCounts('default', 's0', () => true, all())).not.toBe(first);
+  const again = c.spreadCounts('default', 's0', () => true, []);
+  expect(again.get('n1')).toBe(1);
+});

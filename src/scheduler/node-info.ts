@@ -373,6 +373,16 @@ export class NodeInfo {
   }
 }
 
+/** The bound pods a default spread selector matches, counted per node and kept up to date (ClusterCache.spreadCounts). */
+interface SpreadMemo {
+  namespace: string;
+  matches: (q: PodInfo) => boolean;
+  perNode: Map<string, number>;
+}
+
+/** Spread memos kept at most (the most recently used): each costs a selector match per pod change in its namespace. */
+const SPREAD_MEMOS = 64;
+
 export class ClusterCache {
   readonly nodes = new Map<string, NodeInfo>();
   /** Names of the present nodes, in the order filtering walks them (round robin over it). */
@@ -388,6 +398,9 @@ export class ClusterCache {
   /** Node → pods nominated to it (preemptors), and pod → node. */
   private readonly nominated = new Map<string, Map<string, PodInfo>>();
   private readonly nominatedOf = new Map<string, string>();
+  /** Spread memos by namespace and selector text, least recently used first. */
+  private readonly spreadMemos = new Map<string, SpreadMemo>();
+  private readonly spreadByNamespace = new Map<string, Set<SpreadMemo>>();
 
   private nodeInfo(name: string): NodeInfo {
     let n = this.nodes.get(name);
@@ -438,6 +451,8 @@ export class ClusterCache {
     }
     if (hasRequiredAntiAffinity(p)) this.antiAffinityPods.add(p);
     if (p.hasPodAffinity) this.affinityPods.add(p);
+    const memos = this.spreadByNamespace.get(p.namespace);
+    if (memos) for (const m of memos) if (m.matches(p)) m.perNode.set(p.nodeName, (m.perNode.get(p.nodeName) ?? 0) + 1);
   }
 
   /** Forget a pod (deleted, finished, or its bind failed); answers what it was. */
@@ -461,9 +476,52 @@ export class ClusterCache {
         }
         if (ns.size === 0) this.byLabel.delete(p.namespace);
       }
+      const memos = this.spreadByNamespace.get(p.namespace);
+      if (memos)
+        for (const m of memos) {
+          if (!m.matches(p)) continue;
+          const left = (m.perNode.get(node) ?? 0) - 1;
+          if (left > 0) m.perNode.set(node, left);
+          else m.perNode.delete(node);
+        }
     }
     if (n && !n.present && n.pods.size === 0) this.nodes.delete(node);
     return p;
+  }
+
+  /**
+   * The bound pods of `namespace` that `matches` (a default spread selector, `key` its text)
+   * counted per node, from `seed` (a superset: the pods carrying one label it requires) the
+   * first time, then kept up to date as pods come and go. A ReplicaSet's pods are scheduled one
+   * after another with the same selector: counting its pods for each made scheduling a set of
+   * 3,000 quadratic (a quarter of the main thread at 150,000 pods, 2026-11-27). Read-only.
+   */
+  spreadCounts(namespace: string, key: string, matches: (q: PodInfo) => boolean, seed: Iterable<PodInfo>): ReadonlyMap<string, number> {
+    const id = `${namespace}\0${key}`;
+    let m = this.spreadMemos.get(id);
+    if (m) {
+      // Most recently used last.
+      this.spreadMemos.delete(id);
+      this.spreadMemos.set(id, m);
+      return m.perNode;
+    }
+    m = { namespace, matches, perNode: new Map() };
+    for (const q of seed) if (matches(q)) m.perNode.set(q.nodeName, (m.perNode.get(q.nodeName) ?? 0) + 1);
+    this.spreadMemos.set(id, m);
+    let set = this.spreadByNamespace.get(namespace);
+    if (!set) {
+      set = new Set();
+      this.spreadByNamespace.set(namespace, set);
+    }
+    set.add(m);
+    if (this.spreadMemos.size > SPREAD_MEMOS) {
+      const [oldId, old] = this.spreadMemos.entries().next().value as [string, SpreadMemo];
+      this.spreadMemos.delete(oldId);
+      const of = this.spreadByNamespace.get(old.namespace);
+      of?.delete(old);
+      if (of?.size === 0) this.spreadByNamespace.delete(old.namespace);
+    }
+    return m.perNode;
   }
 
   /** The bound pods of `namespace` labelled `key`=`value`. */

@@ -196,7 +196,7 @@ export class SpreadScore {
     private readonly weights: number[],
     private readonly ignored: Set<string>,
     /** With a default selector that requires a label: its matching pods per node (else counted per node). */
-    private readonly perNode?: Map<string, number>,
+    private readonly perNode?: ReadonlyMap<string, number>,
   ) {}
 
   /** `defaultSelector` is asked only for a pod without constraints. */
@@ -213,13 +213,19 @@ export class SpreadScore {
     // Every pod the default selector matches carries its anchor label: count those pods by node
     // (a new ReplicaSet's selector matched nothing yet, so walking the namespace's pods node by
     // node was O(pods in the namespace) per pod scheduled).
-    let perNode: Map<string, number> | undefined;
+    // The counts are kept by the cache for the next pods of the same selector (spreadCounts).
+    let perNode: ReadonlyMap<string, number> | undefined;
     const anchor = selector?.anchor;
     if (anchor) {
-      perNode = new Map();
       const c = cs[0] as Constraint;
-      for (const q of cache.podsLabelled(p.namespace, anchor[0], anchor[1]))
-        if (spreadMatches(p, c, q)) perNode.set(q.nodeName, (perNode.get(q.nodeName) ?? 0) + 1);
+      const seed = cache.podsLabelled(p.namespace, anchor[0], anchor[1]);
+      const matches = (q: PodInfo) => spreadMatches(p, c, q);
+      if (selector.key !== undefined) perNode = cache.spreadCounts(p.namespace, selector.key, matches, seed);
+      else {
+        const own = new Map<string, number>();
+        for (const q of seed) if (matches(q)) own.set(q.nodeName, (own.get(q.nodeName) ?? 0) + 1);
+        perNode = own;
+      }
     }
     const hasAllKeys = (n: NodeInfo) => cs.every((c) => c.topologyKey in n.labels);
     const ignored = new Set<string>();
