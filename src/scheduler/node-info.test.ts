@@ -154,11 +154,12 @@ test('pods alike share their PodInfo parts, copied from the pod: tolerations, re
   ]);
 });
 
-test('spread counts kept per selector equal a fresh count after binds, assumes, relabels, deletions and removals', () => {
+test('spread counts kept per selector equal a fresh count after binds, assumes, relabels, deletions, removals and zone changes', () => {
+  const zone = (z: string) => ({ labels: { 'topology.kubernetes.io/zone': z } });
   const c = cluster([
-    ['n1', {}],
-    ['n2', {}],
-    ['n3', {}],
+    ['n1', zone('a')],
+    ['n2', zone('a')],
+    ['n3', zone('b')],
   ]);
   const labelled = (name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}) =>
     pod(name, {}, { labels, ...extra });
@@ -169,41 +170,65 @@ test('spread counts kept per selector equal a fresh count after binds, assumes, 
     for (const q of c.podsLabelled('default', 'app', 'web')) if (matches(q)) m.set(q.nodeName, (m.get(q.nodeName) ?? 0) + 1);
     return m;
   };
+  const freshZones = () => {
+    const z = new Map<string, number>();
+    for (const [name, k] of fresh()) {
+      const n = c.nodes.get(name);
+      if (!n?.present) continue;
+      const v = n.labels['topology.kubernetes.io/zone'] ?? '';
+      z.set(v, (z.get(v) ?? 0) + k);
+    }
+    return z;
+  };
+  const same = () => {
+    expect(new Map(kept.perNode)).toEqual(fresh());
+    expect(new Map(kept.perZone())).toEqual(freshZones());
+  };
   c.addPod({ ...labelled('a', { app: 'web' }), nodeName: 'n1' });
   c.addPod({ ...labelled('b', { app: 'web', tier: 'db' }), nodeName: 'n1' });
   const kept = c.spreadCounts('default', 'k', matches, c.podsLabelled('default', 'app', 'web'));
-  expect(new Map(kept)).toEqual(fresh());
-  expect(kept.get('n1')).toBe(1);
+  same();
+  expect(kept.perNode.get('n1')).toBe(1);
   // Later changes reach the kept counts: a bind, an assume and its bind, a relabel out of the
   // selection, a deletion starting, a removal, a pod of another namespace.
   c.addPod({ ...labelled('c', { app: 'web' }), nodeName: 'n2' });
   const d = labelled('d', { app: 'web' });
   c.assume(d, 'n3');
-  expect(new Map(kept)).toEqual(fresh());
+  same();
+  expect(kept.perZone().get('a')).toBe(2);
   c.addPod({ ...d, nodeName: 'n3' });
   c.addPod({ ...labelled('a', { app: 'api' }), key: 'default/a', nodeName: 'n1' });
-  expect(new Map(kept)).toEqual(fresh());
+  same();
+  // A node moved to another zone, and one removed: the zone counts are made again.
+  c.setNode(nodeObj('n3', zone('c')));
+  same();
+  expect(kept.perZone().get('c')).toBe(1);
+  c.removeNode('n2');
+  same();
+  expect(kept.perZone().get('a')).toBeUndefined();
   const deleting = labelled('c', { app: 'web' }, { deletionTimestamp: '2026-01-01T00:00:01Z' });
   expect(deleting.deleting).toBe(true);
   c.addPod({ ...deleting, nodeName: 'n2' });
   c.removePod('default/d');
-  c.addPod({ ...labelled('e', { app: 'web' }, { namespace: 'other' }), nodeName: 'n2' });
-  expect(new Map(kept)).toEqual(fresh());
-  expect(kept.size).toBe(0);
-  c.addPod({ ...labelled('f', { app: 'web' }), nodeName: 'n2' });
+  c.addPod({ ...labelled('e', { app: 'web' }, { namespace: 'other' }), nodeName: 'n1' });
+  same();
+  expect(kept.perNode.size).toBe(0);
+  c.addPod({ ...labelled('f', { app: 'web' }), nodeName: 'n1' });
   // The same selector text answers the same counts, now without the seed.
-  expect(c.spreadCounts('default', 'k', matches, [])).toBe(kept);
-  expect(new Map(kept)).toEqual(new Map([['n2', 1]]));
+  expect(c.spreadCounts('default', 'k', matches, []).perNode).toBe(kept.perNode);
+  expect(new Map(kept.perNode)).toEqual(new Map([['n1', 1]]));
+  same();
 });
 
 test('spread counts are kept for the 64 most recently used selectors only', () => {
   const c = cluster([['n1', {}]]);
   c.addPod({ ...pod('a', {}, { labels: { app: 'web' } }), nodeName: 'n1' });
   const all = () => c.podsLabelled('default', 'app', 'web');
-  const first = c.spreadCounts('default', 's0', () => true, all());
+  const first = c.spreadCounts('default', 's0', () => true, all()).perNode;
   for (let i = 1; i <= 64; i++) c.spreadCounts('default', `s${i}`, () => true, all());
   // s0 was the least recently used: it is counted again from the seed (a new map).
-  expect(c.spreadCounts('default', 's0', () => true, all())).not.toBe(first);
+  expect(c.spreadCounts('default', 's0', () => true, all()).perNode).not.toBe(first);
   const again = c.spreadCounts('default', 's0', () => true, []);
-  expect(again.get('n1')).toBe(1);
+  expect(again.perNode.get('n1')).toBe(1);
+  expect(again.perZone().get('')).toBe(1);
 });

@@ -378,7 +378,22 @@ interface SpreadMemo {
   namespace: string;
   matches: (q: PodInfo) => boolean;
   perNode: Map<string, number>;
+  /** The same pods per zone of the present nodes, while `zonesAt` is the cache's topology version. */
+  perZone: Map<string, number> | undefined;
+  zonesAt: number;
 }
+
+/** Kept counts of a default spread selector (ClusterCache.spreadCounts). Read-only. */
+export interface SpreadCounts {
+  /** Matching bound pods by node name. */
+  perNode: ReadonlyMap<string, number>;
+  /** Matching bound pods of the present nodes by their zone label ('' for none). */
+  perZone(): ReadonlyMap<string, number>;
+}
+
+/** The zone label (topology.ts's ZONE): the default spread's second constraint counts per its values. */
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
+const zoneOf = (n: NodeInfo): string => n.labels[ZONE_LABEL] ?? '';
 
 /** Spread memos kept at most (the most recently used): each costs a selector match per pod change in its namespace. */
 const SPREAD_MEMOS = 64;
@@ -401,6 +416,8 @@ export class ClusterCache {
   /** Spread memos by namespace and selector text, least recently used first. */
   private readonly spreadMemos = new Map<string, SpreadMemo>();
   private readonly spreadByNamespace = new Map<string, Set<SpreadMemo>>();
+  /** Bumped when a node comes, goes or changes zone (the memos' zone counts are made again). */
+  private topologyVersion = 0;
 
   private nodeInfo(name: string): NodeInfo {
     let n = this.nodes.get(name);
@@ -415,7 +432,9 @@ export class ClusterCache {
   setNode(node: Obj): boolean {
     const n = this.nodeInfo(node.metadata.name ?? '');
     const was = n.present;
+    const zone = was ? zoneOf(n) : undefined;
     const changed = n.setNode(node);
+    if (!was || zoneOf(n) !== zone) this.topologyVersion++;
     if (!was) this.order.push(n.name);
     return changed;
   }
@@ -425,6 +444,7 @@ export class ClusterCache {
     if (!n) return;
     n.present = false;
     n.signature = '';
+    this.topologyVersion++;
     const i = this.order.indexOf(name);
     if (i >= 0) this.order.splice(i, 1);
     if (n.pods.size === 0) this.nodes.delete(name);
@@ -452,7 +472,20 @@ export class ClusterCache {
     if (hasRequiredAntiAffinity(p)) this.antiAffinityPods.add(p);
     if (p.hasPodAffinity) this.affinityPods.add(p);
     const memos = this.spreadByNamespace.get(p.namespace);
-    if (memos) for (const m of memos) if (m.matches(p)) m.perNode.set(p.nodeName, (m.perNode.get(p.nodeName) ?? 0) + 1);
+    if (memos) for (const m of memos) if (m.matches(p)) this.countSpread(m, p.nodeName, 1);
+  }
+
+  private countSpread(m: SpreadMemo, node: string, delta: 1 | -1): void {
+    const k = (m.perNode.get(node) ?? 0) + delta;
+    if (k > 0) m.perNode.set(node, k);
+    else m.perNode.delete(node);
+    if (m.perZone === undefined || m.zonesAt !== this.topologyVersion) return;
+    const n = this.nodes.get(node);
+    if (!n?.present) return;
+    const zone = zoneOf(n);
+    const z = (m.perZone.get(zone) ?? 0) + delta;
+    if (z > 0) m.perZone.set(zone, z);
+    else m.perZone.delete(zone);
   }
 
   /** Forget a pod (deleted, finished, or its bind failed); answers what it was. */
@@ -477,13 +510,7 @@ export class ClusterCache {
         if (ns.size === 0) this.byLabel.delete(p.namespace);
       }
       const memos = this.spreadByNamespace.get(p.namespace);
-      if (memos)
-        for (const m of memos) {
-          if (!m.matches(p)) continue;
-          const left = (m.perNode.get(node) ?? 0) - 1;
-          if (left > 0) m.perNode.set(node, left);
-          else m.perNode.delete(node);
-        }
+      if (memos) for (const m of memos) if (m.matches(p)) this.countSpread(m, node, -1);
     }
     if (n && !n.present && n.pods.size === 0) this.nodes.delete(node);
     return p;
@@ -496,16 +523,16 @@ export class ClusterCache {
    * after another with the same selector: counting its pods for each made scheduling a set of
    * 3,000 quadratic (a quarter of the main thread at 150,000 pods, 2026-11-27). Read-only.
    */
-  spreadCounts(namespace: string, key: string, matches: (q: PodInfo) => boolean, seed: Iterable<PodInfo>): ReadonlyMap<string, number> {
+  spreadCounts(namespace: string, key: string, matches: (q: PodInfo) => boolean, seed: Iterable<PodInfo>): SpreadCounts {
     const id = `${namespace}\0${key}`;
     let m = this.spreadMemos.get(id);
     if (m) {
       // Most recently used last.
       this.spreadMemos.delete(id);
       this.spreadMemos.set(id, m);
-      return m.perNode;
+      return this.countsOf(m);
     }
-    m = { namespace, matches, perNode: new Map() };
+    m = { namespace, matches, perNode: new Map(), perZone: undefined, zonesAt: -1 };
     for (const q of seed) if (matches(q)) m.perNode.set(q.nodeName, (m.perNode.get(q.nodeName) ?? 0) + 1);
     this.spreadMemos.set(id, m);
     let set = this.spreadByNamespace.get(namespace);
@@ -521,7 +548,25 @@ export class ClusterCache {
       of?.delete(old);
       if (of?.size === 0) this.spreadByNamespace.delete(old.namespace);
     }
-    return m.perNode;
+    return this.countsOf(m);
+  }
+
+  private countsOf(m: SpreadMemo): SpreadCounts {
+    return {
+      perNode: m.perNode,
+      perZone: () => {
+        if (m.perZone === undefined || m.zonesAt !== this.topologyVersion) {
+          const z = new Map<string, number>();
+          for (const [name, k] of m.perNode) {
+            const n = this.nodes.get(name);
+            if (n?.present) z.set(zoneOf(n), (z.get(zoneOf(n)) ?? 0) + k);
+          }
+          m.perZone = z;
+          m.zonesAt = this.topologyVersion;
+        }
+        return m.perZone;
+      },
+    };
   }
 
   /** The bound pods of `namespace` labelled `key`=`value`. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
-import { cluster, pod } from './fixtures.test-helpers';
+import { cluster, nodeObj, pod } from './fixtures.test-helpers';
 import type { NodeInfo, PodInfo } from './node-info';
 import { AffinityFilter, normalizeSpread, SpreadFilter, SpreadScore } from './topology';
 
@@ -148,7 +148,14 @@ describe('PodTopologySpread score and the system default constraints', () => {
     // The index follows the cache: a pod gone, a pod moved.
     c.removePod(web('w1').key);
     c.addPod({ ...web('w3'), nodeName: 'n-c' });
-    expect(both()).not.toEqual(before);
+    const moved = both();
+    expect(moved).not.toEqual(before);
+    // The kept zone counts follow the nodes: one moved to another zone, then one gone.
+    c.setNode(nodeObj('n-a2', { labels: { [ZONE]: 'b' } }));
+    const rezoned = both();
+    expect(rezoned).not.toEqual(moved);
+    c.removeNode('n-a2');
+    expect(both()).not.toEqual(rezoned);
   });
 
   test('with zones: the zone constraint (maxSkew 5) counts the pods of the zone over every node', () => {

@@ -14,7 +14,7 @@
 import { type SelectorMatcher, selectorMatcher } from '../api/selectors';
 import type { DefaultSelector } from './cluster-objects';
 import { type Code, matchesNodeSelectorAndAffinity, type Status, taintToleration } from './filters';
-import { type ClusterCache, hasRequiredAntiAffinity, type NodeInfo, type PodInfo } from './node-info';
+import { type ClusterCache, hasRequiredAntiAffinity, type NodeInfo, type PodInfo, type SpreadCounts } from './node-info';
 
 export const SPREAD_REASON = "node(s) didn't match pod topology spread constraints";
 export const SPREAD_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)";
@@ -215,13 +215,16 @@ export class SpreadScore {
     // node was O(pods in the namespace) per pod scheduled).
     // The counts are kept by the cache for the next pods of the same selector (spreadCounts).
     let perNode: ReadonlyMap<string, number> | undefined;
+    let kept: SpreadCounts | undefined;
     const anchor = selector?.anchor;
     if (anchor) {
       const c = cs[0] as Constraint;
       const seed = cache.podsLabelled(p.namespace, anchor[0], anchor[1]);
       const matches = (q: PodInfo) => spreadMatches(p, c, q);
-      if (selector.key !== undefined) perNode = cache.spreadCounts(p.namespace, selector.key, matches, seed);
-      else {
+      if (selector.key !== undefined) {
+        kept = cache.spreadCounts(p.namespace, selector.key, matches, seed);
+        perNode = kept.perNode;
+      } else {
         const own = new Map<string, number>();
         for (const q of seed) if (matches(q)) own.set(q.nodeName, (own.get(q.nodeName) ?? 0) + 1);
         perNode = own;
@@ -257,6 +260,16 @@ export class SpreadScore {
         if (cur === undefined || (requireAll && !hasAllKeys(n)) || !included(p, c, n)) return;
         c.counts.set(n.labels[c.topologyKey] ?? '', cur + matched(n));
       };
+      // A pod that any node may take (no node selector or required affinity: every node passes
+      // the default constraints' inclusion policies) adds the kept counts per zone, instead of
+      // walking every node holding one of the set's pods (O(the set's size) per pod).
+      if (kept && c.topologyKey === ZONE && p.plain) {
+        for (const [zone, k] of kept.perZone()) {
+          const cur = c.counts.get(zone);
+          if (cur !== undefined) c.counts.set(zone, cur + k);
+        }
+        continue;
+      }
       if (perNode) {
         // Only the nodes holding a matching pod add anything.
         for (const [name, k] of perNode) {
