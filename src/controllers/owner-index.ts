@@ -13,6 +13,7 @@
  */
 import type { Obj } from '../api/meta';
 import type { WatchCache } from '../watch/cache';
+import type { CachedObject } from '../watch/events';
 import { controllerOf } from './controller-utils';
 import { follow } from './workqueue';
 
@@ -78,6 +79,19 @@ export class OwnerIndex {
       for (const key of set) {
         const c = this.cache.get(key);
         if (c) out.push(shared ? c.shared : c.obj);
+      }
+    }
+    return out;
+  }
+
+  /** As candidates, the cache's entries themselves (one per object version: a key for per-version memos). */
+  candidateEntries(namespace: string, uid: string): CachedObject[] {
+    const out: CachedObject[] = [];
+    for (const set of [this.byOwner.get(uid), this.orphans.get(`${this.prefix}${namespace}/`)]) {
+      if (!set) continue;
+      for (const key of set) {
+        const c = this.cache.get(key);
+        if (c) out.push(c);
       }
     }
     return out;

@@ -30,6 +30,7 @@ import { decodeStored } from '../codec/stored';
 import type { EventRecorder } from '../registry/event-recorder';
 import type { ResourceStore } from '../registry/generic';
 import type { WatchCache } from '../watch/cache';
+import type { CachedObject } from '../watch/events';
 import {
   availableAt,
   claim,
@@ -226,6 +227,8 @@ export class ReplicaSetController {
   private readonly kind: OwnerKind;
   /** The pods by controller (shared with the other controllers of pods). */
   private readonly index: OwnerIndex;
+  /** Per pod version, what a sync reads of it (digestOf). */
+  private readonly digests = new WeakMap<CachedObject, Obj>();
 
   private w() {
     return writeOptions(this.kind.name);
@@ -319,8 +322,9 @@ export class ReplicaSetController {
       return;
     }
     const needsSync = this.expectations.satisfied(key);
-    // Its pods and the namespace's orphans (from the owner index: not every pod of the namespace).
-    const candidates = this.index.candidates(ns, rs.metadata.uid as string, true);
+    // Its pods and the namespace's orphans (from the owner index: not every pod of the namespace),
+    // as digests made once per pod version (see digestOf).
+    const candidates = this.index.candidateEntries(ns, rs.metadata.uid as string).map((c) => this.digestOf(c));
     const owned = await this.claimPods(rs, sel, candidates.filter(isPodActive));
     let err: unknown;
     if (needsSync && !rs.metadata.deletionTimestamp) err = await this.manage(key, rs, owned);
@@ -332,6 +336,31 @@ export class ReplicaSetController {
     const minReady = intOr((rs.spec as { minReadySeconds?: number }).minReadySeconds, 0);
     const next = owned.map((p) => availableAt(p, minReady, now)).filter((t): t is number => t !== undefined);
     if (next.length > 0) this.queue.after(key, Math.min(...next) - now + 50);
+  }
+
+  /**
+   * What a sync reads of a pod (metadata but annotations and managedFields, phase, the Ready
+   * condition), made once per version of the pod. A set's sync reads every one of its pods, and
+   * each of its pods' changes queues a sync: at 3,000 pods a set, parsing them all again on each
+   * sync (the cache's shared parse is dropped at every collection) held up the requests that came
+   * as a density scenario's saturation ended (2026-11-27). Scaling down reads the whole pods.
+   */
+  private digestOf(c: CachedObject): Obj {
+    let d = this.digests.get(c);
+    if (d === undefined) {
+      const p = c.shared;
+      const { annotations: _a, managedFields: _m, ...meta } = p.metadata;
+      const st = (p.status ?? {}) as { phase?: string; conditions?: { type?: string }[] };
+      const ready = st.conditions?.find((x) => x.type === 'Ready');
+      d = { apiVersion: p.apiVersion, kind: p.kind, metadata: meta, status: { phase: st.phase, conditions: ready ? [ready] : [] } };
+      this.digests.set(c, d);
+    }
+    return d;
+  }
+
+  /** The whole pod of a digest (its current version), for scaling down. */
+  private wholePod(d: Obj): Obj {
+    return this.podCache.get(this.pods.key(d.metadata.namespace as string, d.metadata.name as string))?.shared ?? d;
   }
 
   private claimPods(rs: Obj, sel: SelectorMatcher, active: Obj[]): Promise<Obj[]> {
@@ -359,7 +388,11 @@ export class ReplicaSetController {
     }
     if (diff > 0) {
       const n = Math.min(diff, BURST_REPLICAS);
-      const victims = podsToDelete(owned, this.relatedPods(rs), n);
+      const victims = podsToDelete(
+        owned.map((d) => this.wholePod(d)),
+        this.relatedPods(rs),
+        n,
+      );
       this.expectations.expectDeletions(
         key,
         victims.map((p) => this.keyOf(p)),
