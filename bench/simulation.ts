@@ -2,7 +2,7 @@
  * Simulated nodes and kubelets (src/simulation) against the real server process:
  *
  *   bun bench/simulation.ts [--nodes=5000] [--idle-seconds=60] [--lease-seconds=30] [--pods=20000] [--concurrency=64]
- *     [--rate=N] [--own-write-seats=N] [--after-gc] [--server-args="--flag=v ..."]
+ *     [--rate=N] [--own-write-seats=N] [--after-gc [--settle-seconds=N]] [--server-args="--flag=v ..."]
  *
  * 1. A server with --simulated-nodes=NODES; wait until every node is Ready.
  * 2. Idle: nothing but the simulation runs (NODES/10 lease renewals per second); the server's CPU
@@ -29,6 +29,12 @@ const CONCURRENCY = Number(arg('concurrency') ?? 64);
 const RATE = Number(arg('rate') ?? 0);
 /** --after-gc: also the RSS after a full garbage collection (SIGUSR2; a heap snapshot too with SVC_DEBUG_HEAP_SNAPSHOT=DIR). */
 const AFTER_GC = process.argv.includes('--after-gc');
+/**
+ * --settle-seconds=N: with --after-gc, wait N seconds more before the collection: the server's
+ * steady state once the run's last objects are cold (packed after --pack-cold-values-after, 30 s
+ * by default), and not its packing's garbage.
+ */
+const SETTLE_S = Number(arg('settle-seconds') ?? 0);
 /** --own-write-seats=N: the server's seats for its own writes (its default otherwise). */
 const OWN_SEATS = arg('own-write-seats');
 /** More server flags, space-separated (`--server-args='--watch-cache-max-bytes=33554432'`). */
@@ -214,6 +220,10 @@ try {
       `events recorded in the pods' namespace: ${(ev.items?.length ?? 0) + (ev.metadata?.remainingItemCount ?? 0)} (${PODS * 3} for three per pod)`,
     );
     if (AFTER_GC) {
+      if (SETTLE_S > 0) {
+        await Bun.sleep(SETTLE_S * 1000);
+        console.log(`server RSS ${SETTLE_S} s later ${rssMiB(srv.proc.pid)} MiB`);
+      }
       process.kill(srv.proc.pid, 'SIGUSR2');
       // A snapshot of a large heap takes a while to write; the GC itself is done in a second or two.
       await Bun.sleep(process.env.SVC_DEBUG_HEAP_SNAPSHOT ? 60_000 : 5_000);

@@ -24,6 +24,8 @@ import { bootstrapObjects } from './registry/bootstrap';
 import { createRegistry } from './registry/builder';
 import { openStore, type StoreBackend } from './store/backend';
 import { startCompactor } from './store/compactor';
+import { PackedKeyValue, valuePacker } from './store/packed';
+import type { KeyValue } from './store/types';
 import { createUi } from './ui/builder';
 
 function log(msg: string): void {
@@ -235,19 +237,28 @@ async function main(argv: string[]): Promise<void> {
         `heap: size ${mib(h.heapSize)}, capacity ${mib(h.heapCapacity)}, extra ${mib(h.extraMemorySize)}, ${h.objectCount} objects; ` +
           `malloc ${mib((mi?.malloc_normal?.current ?? 0) + (mi?.malloc_huge?.current ?? 0))} (committed ${mib(mi?.committed?.current)}); ${top}`,
       );
+      const ps = valuePacker.stats;
+      log(`heap: values packed so far ${ps.values} (${mib(ps.rawBytes)} as ${mib(ps.packedBytes)})`);
       // How full the buffers holding the newest values are (embedded store): a buffer (a slab)
       // stays whole while any value in it is referenced.
-      const sync = (kv as { rangeSync?: (k: string, o: { end: string }) => { kvs: { value: Uint8Array }[] } }).rangeSync;
+      const sync = (kv as { rangeSync?: (k: string, o: { end: string }) => { kvs: KeyValue[] } }).rangeSync;
       if (sync) {
-        const held = new Map<ArrayBufferLike, number>();
-        let live = 0;
-        for (const { value } of sync.call(kv, '\0', { end: '\0' }).kvs) {
-          held.set(value.buffer, (held.get(value.buffer) ?? 0) + value.byteLength);
-          live += value.byteLength;
+        // Raw values and packed ones (cold, store/packed.ts) apart, each with their buffers.
+        const tally = () => ({ held: new Map<ArrayBufferLike, number>(), live: 0, n: 0, raw: 0 });
+        const raw = tally();
+        const packed = tally();
+        for (const e of sync.call(kv, '\0', { end: '\0' }).kvs) {
+          const [t, b] = e instanceof PackedKeyValue ? [packed, e.packed.bytes] : [raw, e.value];
+          t.held.set(b.buffer, (t.held.get(b.buffer) ?? 0) + b.byteLength);
+          t.live += b.byteLength;
+          t.n++;
+          t.raw += e instanceof PackedKeyValue ? e.packed.length : b.byteLength;
         }
-        let total = 0;
-        for (const b of held.keys()) total += b.byteLength;
-        log(`heap: newest values ${mib(live)} in ${held.size} buffers of ${mib(total)}`);
+        const total = (t: ReturnType<typeof tally>) => [...t.held.keys()].reduce((a, b) => a + b.byteLength, 0);
+        log(
+          `heap: newest values ${mib(raw.live)} in ${raw.held.size} buffers of ${mib(total(raw))}; ` +
+            `${packed.n} packed, ${mib(packed.raw)} as ${mib(packed.live)} in ${packed.held.size} buffers of ${mib(total(packed))}`,
+        );
       }
       // SVC_DEBUG_HEAP_SNAPSHOT=DIR: also a V8-format heap snapshot (Chrome DevTools reads it).
       const dir = process.env.SVC_DEBUG_HEAP_SNAPSHOT;

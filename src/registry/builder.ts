@@ -60,6 +60,7 @@ export function createRegistry(d: {
       historyMs: cfg.watchHistoryMs,
       maxHistory: cfg.watchCacheMaxEvents,
       maxHistoryBytes: cfg.watchCacheMaxBytes,
+      packAfterMs: cfg.packColdValuesAfterMs,
       keepParsed: (resource) => PARSED.has(resource),
       log: d.log,
     }),

@@ -22,6 +22,7 @@
  * a KeyValue made from the slot when they ask for it. The newest version is never a slot.
  */
 import BTree from 'sorted-btree';
+import { PackedKeyValue, type PackedValue } from './packed';
 import type { KeyValue, Revision } from './types';
 
 /** A version in a key's history: in memory, or a slot of the history spill's table. */
@@ -169,6 +170,20 @@ export class KeyIndex {
     // when one live version is left).
     if (h.length < 2) this.compactable.add(kv.key);
     h.push(kv);
+  }
+
+  /**
+   * Hold the key's newest version packed: when it is still the version written at `rev` with
+   * exactly the bytes `raw` (the very buffer a watch cache packed), it becomes a PackedKeyValue
+   * of `packed`. True when it did.
+   */
+  packNewest(key: string, rev: Revision, raw: Uint8Array, packed: PackedValue): boolean {
+    const h = this.map.get(key);
+    const last = h?.[h.length - 1];
+    if (h === undefined || last === undefined || typeof last === 'number' || last instanceof PackedKeyValue) return false;
+    if (last.modRevision !== rev || last.value !== raw || isTombstone(last)) return false;
+    h[h.length - 1] = new PackedKeyValue(last.key, packed, last.createRevision, last.modRevision, last.version);
+    return true;
   }
 
   /** Insert a key known to be absent with a single live version (snapshot loading). */

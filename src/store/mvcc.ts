@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import { inRange, MvccChangeStream } from './change-stream';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
+import type { PackedValue } from './packed';
 import { valueSlabs } from './slabs';
 import { loadSnapshot, SNAPSHOT_PACE_BYTES_PER_S, writeSnapshot } from './snapshot';
 import { HistorySpill, type SpillOptions } from './spill';
@@ -213,6 +214,10 @@ export class MvccStore implements KV {
   }
 
   /** KV.latest: the newest version, durable or not (read-modify-write only). */
+  adoptPacked(key: string, rev: Revision, raw: Uint8Array, packed: PackedValue): void {
+    this.index.packNewest(key, rev, raw, packed);
+  }
+
   latest(key: string): KeyValue | undefined {
     this.checkReadable();
     return this.index.latest(key);

@@ -14,6 +14,7 @@
  * Keys are compared as JavaScript strings (UTF-16 code units), which equals etcd's byte order for
  * the ASCII keys the registry writes.
  */
+import type { PackedValue } from './packed';
 
 /** A store revision. Monotonic, starts at 1 for the first write; 0 means "none". */
 export type Revision = number;
@@ -158,6 +159,12 @@ export interface KV {
    * (a round trip), which currentRevision() may not have seen yet. Consistent reads start there.
    */
   fresh?(): Promise<Revision>;
+  /**
+   * Optional, for a store that keeps values in this process: a watch cache packed `raw`, the
+   * value of `key`'s version at `rev` (store/packed.ts); a store holding those very bytes as the
+   * key's newest version may hold the packed form instead, so that the raw bytes can be freed.
+   */
+  adoptPacked?(key: string, rev: Revision, raw: Uint8Array, packed: PackedValue): void;
 }
 
 export type StoreErrorCode =

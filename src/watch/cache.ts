@@ -16,8 +16,10 @@
  */
 import type { Obj } from '../api/meta';
 import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../codec/stored';
+import { type HeldValue, PackedKeyValue, PackedValue } from '../store/packed';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, RangeResult, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
+import { ColdValues } from './cold';
 import { CachedObject, CacheEvent, selectorView, viewField } from './events';
 import { CacheState } from './state';
 import { type Selection, type SelectionMemo, Watcher } from './watcher';
@@ -69,6 +71,11 @@ export interface WatchCacheOptions {
   selectableFields?: (o: Obj) => Record<string, string> | undefined;
   /** Keep the parsed form of every cached object (kinds the server reads on every request). */
   keepParsed?: boolean;
+  /**
+   * Objects not written for this long are held packed (compressed), by the cache and by an
+   * embedded store holding the same bytes (cold.ts); 0 or absent: never. Not with keepParsed.
+   */
+  packAfterMs?: number;
   /** A watcher whose undelivered events exceed this is terminated as too slow. */
   maxQueue?: number;
   clock?: () => number;
@@ -136,6 +143,7 @@ export class WatchCache {
   private readonly end: string;
   private readonly fields: ((o: Obj) => Record<string, string> | undefined) | undefined;
   private readonly keepParsed: boolean;
+  private readonly cold: ColdValues | undefined;
 
   constructor(
     private readonly kv: KV,
@@ -151,6 +159,8 @@ export class WatchCache {
     this.log = opts.log ?? (() => {});
     this.fields = opts.selectableFields;
     this.keepParsed = opts.keepParsed ?? false;
+    const packAfter = opts.packAfterMs ?? 0;
+    this.cold = packAfter > 0 && !this.keepParsed ? new ColdValues(packAfter, prefix, this.state, kv, this.clock) : undefined;
   }
 
   /**
@@ -177,9 +187,12 @@ export class WatchCache {
     this.counts.clear();
     this.corrupt.clear();
     this.objectIndexes.clear();
+    this.cold?.clear();
+    const now = this.clock();
     for (const kv of r.kvs) {
       if (this.keepParsed) this.put(kv);
       else this.putUnparsed(kv);
+      this.cold?.written(kv.key, kv.modRevision, now);
     }
     this.rev = r.revision;
     this.oldest = r.revision;
@@ -249,7 +262,7 @@ export class WatchCache {
       // watchers with selectors exist, every change needs it (and the next change its previous
       // version's), so it is made now from the object parsed anyway.
       const view = this.keepParsed || this.selecting > 0 || this.objectIndexes.size > 0 ? selectorView(obj, this.fields) : undefined;
-      const c = new CachedObject(kv.key, kv.modRevision, kv.value, view, this.keepParsed ? obj : undefined, this.fields);
+      const c = new CachedObject(kv.key, kv.modRevision, heldOf(kv), view, this.keepParsed ? obj : undefined, this.fields);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       this.corrupt.delete(kv.key);
       return { c, obj, text };
@@ -268,13 +281,15 @@ export class WatchCache {
    * value that passes this check and still does not parse is found when it is read.
    */
   private putUnparsed(kv: KeyValue): void {
-    if (!looksStored(kv.value)) {
+    const held = heldOf(kv);
+    // A packed value was a stored object when it was packed.
+    if (!(held instanceof PackedValue) && !looksStored(held)) {
       if (this.state.delete(kv.key)) this.count(kv.key, -1);
       this.corrupt.add(kv.key);
       this.log(`watch cache ${this.prefix}: ${new CorruptObjectError(kv.key, 'not a stored object').message}`);
       return;
     }
-    const c = new CachedObject(kv.key, kv.modRevision, kv.value, undefined, undefined, this.fields);
+    const c = new CachedObject(kv.key, kv.modRevision, held, undefined, undefined, this.fields);
     if (this.state.set(kv.key, c)) this.count(kv.key, 1);
     this.corrupt.delete(kv.key);
   }
@@ -320,7 +335,7 @@ export class WatchCache {
       const before = this.state.get(ce.kv.key);
       // The deleted version: the cached one, else the store's previous value (a cache that
       // started after the object's last write has it cached; this is for corrupt ones).
-      let prevValue = before?.value;
+      let prevValue: HeldValue | undefined = before?.heldValue;
       let prevRv = before?.rv ?? 0;
       let prevView = before?.viewIfMade;
       if (!before && ce.prev) {
@@ -356,6 +371,7 @@ export class WatchCache {
       const put = this.put(ce.kv);
       if (this.objectIndexes.size > 0) this.indexObject(ce.kv.key, before, put?.c);
       if (!put) return;
+      this.cold?.written(ce.kv.key, rv, at);
       e = new CacheEvent(
         before ? 'MODIFIED' : 'ADDED',
         rv,
@@ -364,7 +380,7 @@ export class WatchCache {
         put.c.viewIfMade,
         put.text,
         put.obj,
-        before?.value,
+        before?.heldValue,
         before?.rv ?? 0,
         before?.viewIfMade,
         undefined,
@@ -608,17 +624,24 @@ export class WatchCache {
 
   stop(): void {
     this.stopped = true;
+    this.cold?.stop();
     clearTimeout(this.releaseTimer);
     this.stream?.close();
     for (const w of [...this.watchers]) w.end('closed');
   }
 }
 
+/** A version's value as a holder keeps it: packed when the store holds it packed, without inflating it. */
+function heldOf(kv: KeyValue): HeldValue {
+  return kv instanceof PackedKeyValue ? kv.packed : kv.value;
+}
+
 /** The object and text of a stored value: our own recent write's from its hint, else decoded. */
 function parsedOf(kv: KeyValue): { obj: Obj; text: string } {
-  const hint = writtenHint(kv.value);
+  const value = kv.value;
+  const hint = writtenHint(value);
   if (!hint) {
-    const text = storedTextAt(kv.key, kv.value, kv.modRevision);
+    const text = storedTextAt(kv.key, value, kv.modRevision);
     return { obj: JSON.parse(text) as Obj, text };
   }
   // Our own write: its object, with a metadata of the cache's own carrying the revision.

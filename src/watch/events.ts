@@ -6,6 +6,7 @@
  */
 import type { Obj } from '../api/meta';
 import { decodeStoredAt, storedTextAt } from '../codec/stored';
+import { type HeldValue, PackedValue, rawOf } from '../store/packed';
 import type { Revision } from '../store/types';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -59,12 +60,33 @@ export class CachedObject {
   constructor(
     readonly key: string,
     readonly rv: Revision,
-    readonly value: Uint8Array,
+    /** The stored bytes, or their packed form once the object is cold (see WatchCache.packCold). */
+    private held: HeldValue,
     view: SelectorView | undefined,
     private readonly parsed: Obj | undefined,
     private readonly fields?: (o: Obj) => Record<string, string> | undefined,
   ) {
     this.v = view;
+  }
+
+  /** The stored bytes (inflated anew on each read when packed: read once per use). */
+  get value(): Uint8Array {
+    return rawOf(this.held);
+  }
+
+  /** The bytes as held: raw, or packed. */
+  get heldValue(): HeldValue {
+    return this.held;
+  }
+
+  /** The stored bytes if held raw, else undefined (packing reads them without inflating). */
+  get rawIfHeld(): Uint8Array | undefined {
+    return this.held instanceof PackedValue ? undefined : this.held;
+  }
+
+  /** Hold the bytes packed from now on (`p` must be their packed form). */
+  pack(p: PackedValue): void {
+    this.held = p;
   }
 
   /**
@@ -136,13 +158,13 @@ export class CacheEvent {
     readonly type: EventType,
     readonly rv: Revision,
     readonly key: string,
-    /** The stored bytes of the object the event carries. */
-    readonly value: Uint8Array,
+    /** The stored bytes of the object the event carries (packed when its object was cold). */
+    private readonly held: HeldValue,
     view: SelectorView | undefined,
     text: string | undefined,
     obj: Obj | undefined,
     /** The previous version (for selector transitions): its bytes, revision, view; absent on create. */
-    readonly prevValue: Uint8Array | undefined,
+    private readonly prevHeld: HeldValue | undefined,
     private readonly prevRv: Revision,
     prevView: SelectorView | undefined,
     prev: Obj | undefined,
@@ -158,6 +180,16 @@ export class CacheEvent {
     this.pv = prevView;
   }
 
+  /** The stored bytes of the object the event carries. */
+  get value(): Uint8Array {
+    return rawOf(this.held);
+  }
+
+  /** The previous version's stored bytes; undefined on create. */
+  get prevValue(): Uint8Array | undefined {
+    return this.prevHeld === undefined ? undefined : rawOf(this.prevHeld);
+  }
+
   /**
    * The object's selector view, made when a watcher with a selector first asks (watches without
    * selectors never do), from the parsed object while the event is recent, else from its bytes.
@@ -169,8 +201,8 @@ export class CacheEvent {
 
   /** The previous version's view (for selector transitions); undefined on create. */
   get prevView(): SelectorView | undefined {
-    if (this.pv === undefined && this.prevValue !== undefined)
-      this.pv = this.p ? viewOrEmpty(this.p, this.fields) : viewOfStored(this.key, this.prevValue, this.prevRv, this.fields);
+    if (this.pv === undefined && this.prevHeld !== undefined)
+      this.pv = this.p ? viewOrEmpty(this.p, this.fields) : viewOfStored(this.key, rawOf(this.prevHeld), this.prevRv, this.fields);
     return this.pv;
   }
 
@@ -194,20 +226,20 @@ export class CacheEvent {
 
   /** The previous version (for selector transitions); undefined on create. Kept as `obj`. */
   get prev(): Obj | undefined {
-    if (this.p !== undefined || this.prevValue === undefined) return this.p;
-    const p = decodeStoredAt(this.key, this.prevValue, this.prevRv);
+    if (this.p !== undefined || this.prevHeld === undefined) return this.p;
+    const p = decodeStoredAt(this.key, rawOf(this.prevHeld), this.prevRv);
     if (!this.released) this.p = p;
     return p;
   }
 
   /** Whether it carries a previous version (an update or a delete). */
   get hasPrev(): boolean {
-    return this.prevValue !== undefined;
+    return this.prevHeld !== undefined;
   }
 
   /** The bytes it holds (the object's and, for an update, the previous version's). */
   bytes(): number {
-    return this.value.length + (this.prevValue?.length ?? 0);
+    return this.held.length + (this.prevHeld?.length ?? 0);
   }
 
   /** Drop the parsed forms, the text and encoded lines (the bytes stay): the event is no longer recent. */

@@ -37,6 +37,8 @@ export interface CachedStorageOptions {
   historyMs: number;
   maxHistory: number;
   maxHistoryBytes: number;
+  /** Objects unwritten this long are held packed (0: never; see WatchCache). */
+  packAfterMs?: number;
   /** Resources whose caches keep every object parsed (those the server reads on every request). */
   keepParsed: (resource: string) => boolean;
   log: (msg: string) => void;
@@ -52,6 +54,7 @@ export function cachedStorage(kv: KV, o: CachedStorageOptions): (t: StorageTarge
         historyMs: o.historyMs,
         maxHistory: o.maxHistory,
         maxHistoryBytes: o.maxHistoryBytes,
+        packAfterMs: o.packAfterMs,
         selectableFields: t.selectableFields,
         keepParsed: o.keepParsed(t.resource),
         log: o.log,

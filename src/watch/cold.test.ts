@@ -1,0 +1,116 @@
+/**
+ * Cold objects packed by the watch cache (and the embedded store under it): every read after
+ * packing sees what it saw before (gets, lists, watches from the history, updates and deletes of
+ * packed objects with their previous versions, a cache loaded again from the store), and a
+ * store restart loads the packed keys' bytes unchanged.
+ */
+import { expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Obj } from '../api/meta';
+import { encodeStored } from '../codec/stored';
+import { MvccStore } from '../store/mvcc';
+import { create, remove, update } from '../store/ops';
+import { PackedKeyValue } from '../store/packed';
+import { WatchCache } from './cache';
+
+const P = '/registry/core/pods/';
+const pod = (name: string, phase: string): Obj =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'ns', labels: { app: 'web' }, uid: `uid-${name}` },
+    spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'registry.example/app:1', imagePullPolicy: 'IfNotPresent' }] },
+    status: { phase, conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True' })) },
+  }) as Obj;
+
+const AFTER_MS = 30;
+
+async function packedAll(cache: WatchCache, keys: string[]): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (keys.some((k) => cache.get(k)?.rawIfHeld !== undefined)) {
+    if (Date.now() > deadline) throw new Error('not packed within 5 s');
+    await Bun.sleep(10);
+  }
+}
+
+test('packed objects read as before: gets, lists, history, updates and deletes, a cache loaded again', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cold-'));
+  try {
+    const kv = await MvccStore.open({ dir, fsync: 'none' });
+    const cache = new WatchCache(kv, P, { packAfterMs: AFTER_MS });
+    await cache.start();
+    const start = kv.currentRevision();
+    const keys = Array.from({ length: 50 }, (_, i) => `${P}ns/web-${i}`);
+    const revs: number[] = [];
+    for (const [i, k] of keys.entries()) revs.push(await create(kv, k, encodeStored(pod(`web-${i}`, 'Running'))));
+    expect(await cache.waitFresh(revs.at(-1) as number, 2000)).toBe(true);
+    const textsBefore = cache.list().map((c) => c.text);
+    const watchAll = { keyPrefix: '', match: () => true, key: 'all' };
+    await packedAll(cache, keys);
+
+    // The store holds the same packed form (the cache's bytes were the store's).
+    for (const k of keys) expect(kv.latest(k)).toBeInstanceOf(PackedKeyValue);
+    expect(cache.list().map((c) => c.text)).toEqual(textsBefore);
+    const got = await kv.range(P, { end: `${P}\uffff` });
+    expect(got.kvs.map((x) => new TextDecoder().decode(x.value))).toEqual(cache.list().map((c) => new TextDecoder().decode(c.value)));
+    // A watch from before the creates replays them from the history.
+    const replay = cache.watch(watchAll, start).watcher.take();
+    expect(replay.map((e) => e.type)).toEqual(keys.map(() => 'ADDED'));
+    expect(replay.map((e) => e.text).sort()).toEqual([...textsBefore].sort());
+
+    // An update and a delete of packed objects carry the previous (packed) version.
+    const w = cache.watch(watchAll, 'now').watcher;
+    const r1 = await update(kv, keys[0] as string, encodeStored(pod('web-0', 'Succeeded')), revs[0] as number);
+    const r2 = (await remove(kv, keys[1] as string, revs[1] as number)).revision;
+    expect(await cache.waitFresh(r2, 2000)).toBe(true);
+    const evs = w.take();
+    expect(evs.map((e) => e.type)).toEqual(['MODIFIED', 'DELETED']);
+    const phase = (o: Obj | undefined) => (o as unknown as { status: { phase: string } }).status.phase;
+    expect(phase(evs[0]?.event.prev)).toBe('Running');
+    expect(phase(evs[0]?.obj)).toBe('Succeeded');
+    expect(evs[0]?.event.rv).toBe(r1);
+    expect(evs[1]?.obj.metadata.name).toBe('web-1');
+    expect(JSON.parse(evs[1]?.text as string).status.phase).toBe('Running');
+    // Written again: raw until cold again; the store's old version is history, as written.
+    expect(cache.get(keys[0] as string)?.rawIfHeld).toBeDefined();
+    const old = await kv.range(keys[0] as string, { revision: revs[0] as number });
+    expect(JSON.parse(new TextDecoder().decode(old.kvs[0]?.value)).status.phase).toBe('Running');
+    await packedAll(cache, [keys[0] as string]);
+    expect(JSON.parse(cache.get(keys[0] as string)?.text as string).status.phase).toBe('Succeeded');
+
+    // Another cache over the same store takes the packed values as they are (no inflating).
+    const again = new WatchCache(kv, P, { packAfterMs: AFTER_MS });
+    await again.start();
+    expect(again.list().map((c) => c.text)).toEqual(cache.list().map((c) => c.text));
+    expect(again.get(keys[2] as string)?.rawIfHeld).toBeUndefined();
+    cache.stop();
+    again.stop();
+    const want = cache.list().map((c) => c.text);
+    await kv.close();
+
+    // A restart reads the log and snapshot: the bytes written, whatever was held packed.
+    const kv2 = await MvccStore.open({ dir, fsync: 'none' });
+    const reopened = new WatchCache(kv2, P, {});
+    await reopened.start();
+    expect(reopened.list().map((c) => c.text)).toEqual(want);
+    reopened.stop();
+    await kv2.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('packing off (0): values stay as written', async () => {
+  const kv = await MvccStore.open({});
+  const cache = new WatchCache(kv, P, { packAfterMs: 0 });
+  await cache.start();
+  const r = await create(kv, `${P}ns/a`, encodeStored(pod('a', 'Running')));
+  expect(await cache.waitFresh(r, 2000)).toBe(true);
+  await Bun.sleep(AFTER_MS * 3);
+  expect(cache.get(`${P}ns/a`)?.rawIfHeld).toBeDefined();
+  expect(kv.latest(`${P}ns/a`)).not.toBeInstanceOf(PackedKeyValue);
+  cache.stop();
+  await kv.close();
+});
