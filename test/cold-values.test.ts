@@ -15,7 +15,25 @@ import { openWatch } from './helpers/watch';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cold-'));
 const args = ['--pack-cold-values-after=300ms'];
-const env = { SVC_DEBUG_HEAP_SIGNAL: '1' };
+// Lists of 10 or more stream in chunks of ~8 KB (as long lists do), through the codec pool where
+// it pays (gzip, Table).
+const env = { SVC_DEBUG_HEAP_SIGNAL: '1', SVC_LIST_STREAM_MIN_ITEMS: '10', SVC_LIST_CHUNK_BYTES: '8192' };
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+
+/** The list's items, as JSON (gzip: through the codec pool) or as Table rows (name and data count). */
+async function views(s: Server): Promise<unknown[]> {
+  const gz = await s.fetch('/api/v1/namespaces/cold/configmaps', { headers: { 'accept-encoding': 'gzip' } });
+  expect(gz.headers.get('content-encoding')).toBe('gzip');
+  const table = await s.json('GET', '/api/v1/namespaces/cold/configmaps', undefined, { accept: TABLE });
+  const pb = await s.fetch('/api/v1/namespaces/cold/configmaps', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+  const pbText = new TextDecoder('latin1').decode(await pb.arrayBuffer());
+  const names = ((await gz.json()) as { items: { metadata: { name: string } }[] }).items;
+  return [
+    names,
+    (table.body.rows as { cells: unknown[] }[]).map((r) => r.cells.slice(0, 2)),
+    names.map((o) => pbText.includes(o.metadata.name) && pbText.includes('registry.example/app:')),
+  ];
+}
 let srv: Server | undefined;
 
 afterAll(async () => {
@@ -59,6 +77,7 @@ test('packed objects: reads, kubectl, watches, patch and delete, a restart', asy
   const gets = await Promise.all(Array.from({ length: N }, (_, i) => s.json('GET', `/api/v1/namespaces/cold/configmaps/cold-${i}`)));
   const odd = await s.json('GET', '/api/v1/namespaces/cold/configmaps?labelSelector=parity%3Dodd');
   const byName = await s.json('GET', '/api/v1/namespaces/cold/configmaps?fieldSelector=metadata.name%3Dcold-7');
+  const viewsBefore = await views(s);
   const kubectlBefore = s.kubectl(['get', 'configmaps', '-n', 'cold', '-o', 'json']);
   expect(kubectlBefore.code).toBe(0);
 
@@ -83,6 +102,7 @@ test('packed objects: reads, kubectl, watches, patch and delete, a restart', asy
   expect((await s.json('GET', '/api/v1/namespaces/cold/configmaps?fieldSelector=metadata.name%3Dcold-7')).body.items).toEqual(
     byName.body.items,
   );
+  expect(await views(s)).toEqual(viewsBefore);
   const kubectlAfter = s.kubectl(['get', 'configmaps', '-n', 'cold', '-o', 'json']);
   expect(JSON.parse(kubectlAfter.stdout).items).toEqual(JSON.parse(kubectlBefore.stdout).items);
   expect(s.kubectl(['get', 'configmap', 'cold-3', '-n', 'cold', '-o', 'jsonpath={.data.index}']).stdout).toBe('3');

@@ -61,6 +61,13 @@ export interface ChunkItems {
   key(i: number): string;
   value(i: number): Uint8Array;
   rv(i: number): number;
+  /** value(i).length without reading the value (a cold object's is inflated on each read). */
+  size?(i: number): number;
+}
+
+/** The stored bytes' length of item `i` (read without inflating it when the items can tell). */
+export function itemSize(items: ChunkItems, i: number): number {
+  return items.size ? items.size(i) : items.value(i).length;
 }
 
 /** The stored objects of a list, with each one's JSON text and object (made when asked). */
@@ -75,6 +82,8 @@ export interface ListItems extends ChunkItems {
 export interface StoredObject {
   readonly key: string;
   readonly value: Uint8Array;
+  /** value.length, known without reading value (a cold cached object's is packed). */
+  readonly size?: number;
   readonly rv: number;
   readonly text: string;
   readonly obj: Obj;

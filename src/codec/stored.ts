@@ -170,8 +170,11 @@ export function storedListJson(
   const at = new Int32Array(n);
   const headBytes = enc.encode(head);
   let size = headBytes.length + tail.length + Math.max(0, n - 1);
+  // Each value read once (a cold object's is inflated on each read).
+  const values: Uint8Array[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const v = items.value(i);
+    values[i] = v;
     const m = metadataEnd(v);
     if (m < 0 || v[0] !== 123 || v[v.length - 1] !== 125) throw new CorruptObjectError(items.key(i), 'not a stored object');
     at[i] = m;
@@ -184,7 +187,7 @@ export function storedListJson(
   // field, its head is moved back in place, and the field is written between.
   for (let i = 0; i < n; i++) {
     if (i > 0) out[o++] = 44; // ,
-    const v = items.value(i);
+    const v = values[i] as Uint8Array;
     const m = at[i] as number;
     const rv = items.rv(i);
     const comma = v[m] !== 125;

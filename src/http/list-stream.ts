@@ -14,7 +14,15 @@
  * the rest again. JSON, Table rows and CBOR (an array counted in items) start at once.
  */
 import { type ChunkEncoder, crc32Combine, deflateSegment, GZIP_HEADER, gzipTrailer } from '../codec/list-chunks';
-import type { ChunkItems, ChunkMedia, ChunkResult, EncodeContext, ListMeta, StreamCodec } from '../codec/media';
+import {
+  type ChunkItems,
+  type ChunkMedia,
+  type ChunkResult,
+  type EncodeContext,
+  itemSize,
+  type ListMeta,
+  type StreamCodec,
+} from '../codec/media';
 import { headersFor, type ReplyOptions } from './respond';
 
 /**
@@ -179,7 +187,7 @@ function chunkStarts(items: ChunkItems): number[] {
   const starts = [0];
   let bytes = 0;
   for (let i = 0; i < items.count; i++) {
-    bytes += items.value(i).length;
+    bytes += itemSize(items, i);
     if (bytes >= CHUNK_BYTES && i + 1 < items.count) {
       starts.push(i + 1);
       bytes = 0;
@@ -191,16 +199,26 @@ function chunkStarts(items: ChunkItems): number[] {
 
 function storedBytes(items: ChunkItems, from: number, to: number, atLeast = Number.POSITIVE_INFINITY): number {
   let n = 0;
-  for (let i = from; i < to && n < atLeast; i++) n += items.value(i).length;
+  for (let i = from; i < to && n < atLeast; i++) n += itemSize(items, i);
   return n;
 }
 
+/** Items from..to-1; each value read once (a cold object's is inflated on each read of items'). */
 function sliceItems(items: ChunkItems, from: number, to: number): ChunkItems {
+  const values: (Uint8Array | undefined)[] = new Array(to - from);
   return {
     count: to - from,
     key: (i) => items.key(from + i),
-    value: (i) => items.value(from + i),
+    value: (i) => {
+      let v = values[i];
+      if (v === undefined) {
+        v = items.value(from + i);
+        values[i] = v;
+      }
+      return v;
+    },
     rv: (i) => items.rv(from + i),
+    size: (i) => values[i]?.length ?? itemSize(items, from + i),
   };
 }
 

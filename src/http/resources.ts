@@ -411,6 +411,10 @@ export class ResourceHandler {
       key: (i) => (listed[i] as StoredObject).key,
       value: (i) => (listed[i] as StoredObject).value,
       rv: (i) => (listed[i] as StoredObject).rv,
+      size: (i) => {
+        const o = listed[i] as StoredObject;
+        return o.size ?? o.value.length;
+      },
       text: (i) => (listed[i] as StoredObject).text,
       obj: (i) => (listed[i] as StoredObject).obj,
     };

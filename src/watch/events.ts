@@ -74,6 +74,11 @@ export class CachedObject {
     return rawOf(this.held);
   }
 
+  /** The stored bytes' length (without inflating packed ones). */
+  get size(): number {
+    return this.held.length;
+  }
+
   /** The bytes as held: raw, or packed. */
   get heldValue(): HeldValue {
     return this.held;

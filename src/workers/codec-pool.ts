@@ -62,14 +62,18 @@ export class CodecPool {
     const rvs = new Float64Array(n);
     const keys: string[] = new Array(n);
     let total = 0;
+    // Each value read once (a cold object's is inflated on each read).
+    const values: Uint8Array[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      total += items.value(i).length;
+      const v = items.value(i);
+      values[i] = v;
+      total += v.length;
       ends[i] = total;
     }
     const data = new Uint8Array(total);
     let at = 0;
     for (let i = 0; i < n; i++) {
-      const v = items.value(i);
+      const v = values[i] as Uint8Array;
       data.set(v, at);
       at += v.length;
       rvs[i] = items.rv(i);
