@@ -65,7 +65,11 @@ const cm = (i: number) => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
   metadata: { name: `cold-${i}`, namespace: 'cold', labels: { app: 'cold', parity: i % 2 === 0 ? 'even' : 'odd' } },
-  data: { index: String(i), text: `line ${i}\n`.repeat(60), settings: JSON.stringify({ replicas: i, image: `registry.example/app:${i}` }) },
+  data: {
+    index: String(i),
+    text: `line ${i}\n`.repeat(250),
+    settings: JSON.stringify({ replicas: i, image: `registry.example/app:${i}` }),
+  },
 });
 
 test('packed objects: reads, kubectl, watches, patch and delete, a restart', async () => {

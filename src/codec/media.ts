@@ -19,6 +19,7 @@
  */
 import type { Obj } from '../api/meta';
 import type { DefName } from '../schema/types';
+import type { HeldValue } from '../store/packed';
 import type { KeyValue } from '../store/types';
 import type { BrandView } from './brand-view';
 import type { Column, IncludeObject } from './table';
@@ -63,6 +64,8 @@ export interface ChunkItems {
   rv(i: number): number;
   /** value(i).length without reading the value (a cold object's is inflated on each read). */
   size?(i: number): number;
+  /** The value as held: raw, or packed (cold); the codec pool's workers inflate packed ones. */
+  held?(i: number): HeldValue;
 }
 
 /** The stored bytes' length of item `i` (read without inflating it when the items can tell). */
@@ -84,6 +87,8 @@ export interface StoredObject {
   readonly value: Uint8Array;
   /** value.length, known without reading value (a cold cached object's is packed). */
   readonly size?: number;
+  /** The value as held (raw, or packed when cold), when the object can tell. */
+  readonly heldValue?: HeldValue;
   readonly rv: number;
   readonly text: string;
   readonly obj: Obj;

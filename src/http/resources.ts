@@ -415,6 +415,10 @@ export class ResourceHandler {
         const o = listed[i] as StoredObject;
         return o.size ?? o.value.length;
       },
+      held: (i) => {
+        const o = listed[i] as StoredObject;
+        return o.heldValue ?? o.value;
+      },
       text: (i) => (listed[i] as StoredObject).text,
       obj: (i) => (listed[i] as StoredObject).obj,
     };

@@ -35,10 +35,20 @@ export class PackedValue {
 
   /** The raw bytes (a new buffer on each call). */
   inflate(): Uint8Array {
-    // Output chunks of the raw length (and a little, so that the end is found without a second
-    // chunk): the default 16 KiB chunk per call was garbage ~4x the value.
-    return zlib.inflateRawSync(this.bytes, { dictionary: this.dict, chunkSize: this.length + 64 });
+    return inflatePacked(this.bytes, this.dict, this.length);
   }
+
+  /** The dictionary it was packed with (the codec pool's workers inflate with it). */
+  get dictionary(): Uint8Array {
+    return this.dict;
+  }
+}
+
+/** Packed bytes inflated with their dictionary (`length`: the raw length, when known). */
+export function inflatePacked(bytes: Uint8Array, dict: Uint8Array, length?: number): Uint8Array {
+  // Output chunks of the raw length (and a little, so that the end is found without a second
+  // chunk): the default 16 KiB chunk per call was garbage ~4x the value.
+  return zlib.inflateRawSync(bytes, { dictionary: dict, ...(length !== undefined ? { chunkSize: length + 64 } : {}) });
 }
 
 /** A key's newest version whose value is packed: `value` inflates it on each read. */

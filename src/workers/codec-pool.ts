@@ -14,6 +14,7 @@ import type { Brand } from '../api/brand';
 import type { ChunkEncoder } from '../codec/list-chunks';
 import type { ChunkItems, ChunkResult, ChunkSpec } from '../codec/media';
 import definitions from '../schema/generated/definitions.json';
+import { PackedValue } from '../store/packed';
 import type { CodecTask } from './codec-protocol';
 import { WorkerPool } from './pool';
 
@@ -62,10 +63,21 @@ export class CodecPool {
     const rvs = new Float64Array(n);
     const keys: string[] = new Array(n);
     let total = 0;
-    // Each value read once (a cold object's is inflated on each read).
+    // Each value read once; a cold object's packed bytes are sent as they are (the worker
+    // inflates them), with its dictionary.
     const values: Uint8Array[] = new Array(n);
+    let packs: Int32Array | undefined;
+    const dicts: Uint8Array[] = [];
     for (let i = 0; i < n; i++) {
-      const v = items.value(i);
+      const h = items.held ? items.held(i) : items.value(i);
+      let v: Uint8Array;
+      if (h instanceof PackedValue) {
+        packs ??= new Int32Array(n).fill(-1);
+        let d = dicts.indexOf(h.dictionary);
+        if (d < 0) d = dicts.push(h.dictionary) - 1;
+        packs[i] = d;
+        v = h.bytes;
+      } else v = h;
       values[i] = v;
       total += v.length;
       ends[i] = total;
@@ -79,11 +91,12 @@ export class CodecPool {
       rvs[i] = items.rv(i);
       keys[i] = items.key(i);
     }
-    return this.pool.run({ op: 'chunk', spec, group, version, brand, keys, rvs, data, ends }, undefined, [
-      data.buffer,
-      ends.buffer,
-      rvs.buffer,
-    ]);
+    const task: CodecTask = { op: 'chunk', spec, group, version, brand, keys, rvs, data, ends };
+    if (packs) {
+      task.packs = packs;
+      task.dicts = dicts;
+    }
+    return this.pool.run(task, undefined, [data.buffer, ends.buffer, rvs.buffer]);
   }
 
   close(): void {

@@ -19,5 +19,11 @@ export type CodecTask =
       rvs: Float64Array;
       data: Uint8Array;
       ends: Uint32Array;
+      /**
+       * Items held packed (cold, store/packed.ts): per item the index of its dictionary in
+       * `dicts`, or -1 when its bytes in `data` are raw. Absent: every item is raw.
+       */
+      packs?: Int32Array;
+      dicts?: Uint8Array[];
     }
   | { op: 'deflate'; data: Uint8Array; last: boolean };

@@ -15,6 +15,7 @@ import { SchemaSet } from '../schema/engine';
 import definitions from '../schema/generated/definitions.json';
 import { overlays } from '../schema/overlays';
 import type { Definitions } from '../schema/types';
+import { inflatePacked } from '../store/packed';
 import type { CodecTask } from './codec-protocol';
 import { serveWorker } from './pool';
 
@@ -50,11 +51,16 @@ function owned(r: ChunkResult): ChunkResult {
 serveWorker<CodecTask, ChunkResult>(
   (t) => {
     if (t.op === 'deflate') return owned(deflateSegment(t.data, t.last));
-    const { data, ends, rvs, keys } = t;
+    const { data, ends, rvs, keys, packs, dicts } = t;
+    const bytes = (i: number) => data.subarray(i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number);
     const items: ChunkItems = {
       count: ends.length,
       key: (i) => keys[i] as string,
-      value: (i) => data.subarray(i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number),
+      // A packed item is inflated here, off the server's thread (encoders read each value once).
+      value: (i) => {
+        const d = packs === undefined ? -1 : (packs[i] as number);
+        return d < 0 ? bytes(i) : inflatePacked(bytes(i), (dicts as Uint8Array[])[d] as Uint8Array);
+      },
       rv: (i) => rvs[i] as number,
     };
     const codec = codecs[t.spec.media];
