@@ -115,7 +115,9 @@ export async function writeSnapshot(
       for (const kv of chunk) encodeEntry(w, kv);
       keys += chunk.length;
       after = (chunk[chunk.length - 1] as KeyValue).key;
+      // A turn of the event loop between chunks either way (requests between two chunks' work).
       if (w.len >= 4 << 20) await flush();
+      else await new Promise<void>((resolve) => setImmediate(resolve));
     }
     w.u32(END);
     w.f64(keys);

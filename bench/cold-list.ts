@@ -1,0 +1,68 @@
+/**
+ * A full list of pods once every pod is cold (held packed, src/watch/cold.ts) against the same
+ * list while none is: what inflating each object as it is listed costs.
+ *
+ *   bun bench/cold-list.ts [--pods=30000] [--after=3s]
+ *
+ * A server with `--pack-cold-values-after=AFTER` gets PODS pods (bench/api.ts's shape, 64 creates
+ * in flight); five full lists right away (median), then, AFTER and 5 s more later, five again;
+ * then the same with packing off (`--pack-cold-values-after=0`), the baseline.
+ */
+import { startServer } from '../test/helpers/server';
+
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const PODS = Number(arg('pods') ?? 30_000);
+const AFTER = arg('after') ?? '3s';
+const AFTER_MS = Number.parseFloat(AFTER) * (AFTER.endsWith('ms') ? 1 : AFTER.endsWith('m') ? 60_000 : 1000);
+
+function pod(i: number): Record<string, unknown> {
+  const n = String(i).padStart(6, '0');
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `pod-${n}`, namespace: 'bench', labels: { app: `app-${i % 50}`, tier: i % 2 ? 'web' : 'db' } },
+    spec: {
+      nodeName: `node-${i % 100}`,
+      containers: [
+        {
+          name: 'main',
+          image: 'registry.example/app:1.2.3',
+          ports: [{ containerPort: 8080 }],
+          env: [{ name: 'MODE', value: 'bench' }],
+          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '200m', memory: '256Mi' } },
+        },
+      ],
+    },
+  };
+}
+
+async function run(pack: string): Promise<void> {
+  const srv = await startServer({
+    args: [`--pack-cold-values-after=${pack}`, '--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+  });
+  try {
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+    for (let i = 0; i < PODS; i += 64)
+      await Promise.all(
+        Array.from({ length: Math.min(64, PODS - i) }, (_, j) => srv.json('POST', '/api/v1/namespaces/bench/pods', pod(i + j))),
+      );
+    const list = async (label: string) => {
+      const ts: number[] = [];
+      for (let r = 0; r < 5; r++) {
+        const t = performance.now();
+        await (await srv.fetch('/api/v1/namespaces/bench/pods')).arrayBuffer();
+        ts.push(performance.now() - t);
+      }
+      ts.sort((a, b) => a - b);
+      console.log(`--pack-cold-values-after=${pack}: ${PODS} pods ${label}: median ${(ts[2] as number).toFixed(0)} ms`);
+    };
+    await list('right after the creates');
+    await Bun.sleep(AFTER_MS + 5000);
+    await list(`${AFTER} and 5 s later`);
+  } finally {
+    await srv.stop();
+  }
+}
+
+await run(AFTER);
+await run('0');
