@@ -14,6 +14,7 @@
 import { startServer } from '../test/helpers/server';
 import { startEtcd } from './etcd';
 import { leanPutClient } from './etcd-put';
+import { listPod as pod } from './fixtures';
 import {
   bareServer,
   cpuReport as cpuText,
@@ -43,27 +44,6 @@ function load(spec: Record<string, unknown>): Promise<LoadResult> {
 
 function cpuReport(what: string, before: Map<string, number>, pid: number, r: LoadResult): void {
   report(cpuText(what, before, pid, r));
-}
-
-function pod(i: number): Record<string, unknown> {
-  const n = String(i).padStart(6, '0');
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `pod-${n}`, namespace: 'bench', labels: { app: `app-${i % 50}`, tier: i % 2 ? 'web' : 'db' } },
-    spec: {
-      nodeName: `node-${i % 100}`,
-      containers: [
-        {
-          name: 'main',
-          image: 'registry.example/app:1.2.3',
-          ports: [{ containerPort: 8080 }],
-          env: [{ name: 'MODE', value: 'bench' }],
-          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '200m', memory: '256Mi' } },
-        },
-      ],
-    },
-  };
 }
 
 const results: string[] = [];

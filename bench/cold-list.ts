@@ -9,32 +9,12 @@
  * then the same with packing off (`--pack-cold-values-after=0`), the baseline.
  */
 import { startServer } from '../test/helpers/server';
+import { listPod as pod } from './fixtures';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const PODS = Number(arg('pods') ?? 30_000);
 const AFTER = arg('after') ?? '3s';
 const AFTER_MS = Number.parseFloat(AFTER) * (AFTER.endsWith('ms') ? 1 : AFTER.endsWith('m') ? 60_000 : 1000);
-
-function pod(i: number): Record<string, unknown> {
-  const n = String(i).padStart(6, '0');
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `pod-${n}`, namespace: 'bench', labels: { app: `app-${i % 50}`, tier: i % 2 ? 'web' : 'db' } },
-    spec: {
-      nodeName: `node-${i % 100}`,
-      containers: [
-        {
-          name: 'main',
-          image: 'registry.example/app:1.2.3',
-          ports: [{ containerPort: 8080 }],
-          env: [{ name: 'MODE', value: 'bench' }],
-          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '200m', memory: '256Mi' } },
-        },
-      ],
-    },
-  };
-}
 
 async function run(pack: string): Promise<void> {
   const srv = await startServer({

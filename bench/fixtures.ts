@@ -68,3 +68,25 @@ export function pod3k(i: number): Record<string, unknown> {
     },
   };
 }
+
+/** The Pod that bench/api.ts and bench/cold-list.ts create and list (100 nodes, 50 apps). */
+export function listPod(i: number): Record<string, unknown> {
+  const n = String(i).padStart(6, '0');
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `pod-${n}`, namespace: 'bench', labels: { app: `app-${i % 50}`, tier: i % 2 ? 'web' : 'db' } },
+    spec: {
+      nodeName: `node-${i % 100}`,
+      containers: [
+        {
+          name: 'main',
+          image: 'registry.example/app:1.2.3',
+          ports: [{ containerPort: 8080 }],
+          env: [{ name: 'MODE', value: 'bench' }],
+          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '200m', memory: '256Mi' } },
+        },
+      ],
+    },
+  };
+}
