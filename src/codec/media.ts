@@ -68,6 +68,9 @@ export interface ChunkItems {
   held?(i: number): HeldValue;
 }
 
+/** An item's value as held: raw bytes, or packed (cold). */
+export type ItemValue = HeldValue;
+
 /** The stored bytes' length of item `i` (read without inflating it when the items can tell). */
 export function itemSize(items: ChunkItems, i: number): number {
   return items.size ? items.size(i) : items.value(i).length;

@@ -19,11 +19,11 @@ import {
   type ChunkMedia,
   type ChunkResult,
   type EncodeContext,
+  type ItemValue,
   itemSize,
   type ListMeta,
   type StreamCodec,
 } from '../codec/media';
-import type { HeldValue } from '../store/packed';
 import { headersFor, type ReplyOptions } from './respond';
 
 /**
@@ -222,7 +222,7 @@ function sliceItems(items: ChunkItems, from: number, to: number): ChunkItems {
     },
     rv: (i) => items.rv(from + i),
     size: (i) => values[i]?.length ?? itemSize(items, from + i),
-    held: items.held ? (i) => values[i] ?? (items.held as (i: number) => HeldValue)(from + i) : undefined,
+    held: items.held ? (i) => values[i] ?? (items.held as (i: number) => ItemValue)(from + i) : undefined,
   };
 }
 

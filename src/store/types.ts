@@ -14,7 +14,14 @@
  * Keys are compared as JavaScript strings (UTF-16 code units), which equals etcd's byte order for
  * the ASCII keys the registry writes.
  */
-import type { PackedValue } from './packed';
+
+/** A value held packed (store/packed.ts's PackedValue), as the contract names it. */
+export interface PackedBytes {
+  readonly bytes: Uint8Array;
+  /** The raw length. */
+  readonly length: number;
+  inflate(): Uint8Array;
+}
 
 /** A store revision. Monotonic, starts at 1 for the first write; 0 means "none". */
 export type Revision = number;
@@ -164,7 +171,7 @@ export interface KV {
    * value of `key`'s version at `rev` (store/packed.ts); a store holding those very bytes as the
    * key's newest version may hold the packed form instead, so that the raw bytes can be freed.
    */
-  adoptPacked?(key: string, rev: Revision, raw: Uint8Array, packed: PackedValue): void;
+  adoptPacked?(key: string, rev: Revision, raw: Uint8Array, packed: PackedBytes): void;
 }
 
 export type StoreErrorCode =
