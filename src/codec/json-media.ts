@@ -211,6 +211,8 @@ const JSON_STREAM: StreamCodec = {
     return { head: enc.encode(whole.slice(0, -2)), tail: enc.encode(']}\n') }; // ...,"items":[  ]}\n
   },
   chunk(items, spec, ctx) {
+    // The stored bytes as they are, joined in bytes (as a whole list is): no text per item.
+    if (ctx.view.brand === 'svc') return storedListJson(spec.comma ? ',' : '', items, '');
     let text = '';
     for (let i = 0; i < items.count; i++) {
       const t = ctx.view.text(storedTextAt(items.key(i), items.value(i), items.rv(i)));

@@ -648,6 +648,9 @@ export class ResourceStore {
     force: boolean,
   ): Promise<{ obj: Obj; created: boolean }> {
     w.patch = true;
+    // The apply's configuration checked and admitted for the existence check below, used as it is
+    // by the update's first attempt (a retry makes its own: apply may keep parts of it).
+    let firstApplied: Obj | undefined;
     if (type === 'apply-patch') {
       if (!w.fieldManager) {
         // Issue 5 asks for 400 here; the reference's text is kept (the reference answers 422 Invalid PatchOptions).
@@ -674,8 +677,12 @@ export class ResourceStore {
         throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`);
       }
       applied.metadata.name = name;
-      const exists = await this.kv.range(this.key(namespace, name));
-      if (exists.kvs.length === 0) {
+      firstApplied = applied;
+      // The newest version, durable or not, as the update below reads it; absent there, the
+      // durable read decides (as in updateLoop).
+      const key = this.key(namespace, name);
+      const exists = this.latestOf(key, name) !== undefined || (await this.kv.range(key)).kvs.length > 0;
+      if (!exists) {
         if (subresource !== '') throw notFound(this.target, name);
         const r = this.runApply(undefined, applied, w, subresource, force);
         return { obj: await this.create(namespace, r, w, true), created: true };
@@ -683,9 +690,13 @@ export class ResourceStore {
     }
     const r = await this.guaranteedUpdate(namespace, name, w, subresource, 0, (cur) => {
       if (type === 'apply-patch') {
-        const applied = this.checkTypeMeta(clone(body));
-        this.admit(applied, { ...w, warnings: [] }, undefined, false);
-        applied.metadata.name = name;
+        let applied = firstApplied;
+        firstApplied = undefined;
+        if (!applied) {
+          applied = this.checkTypeMeta(clone(body));
+          this.admit(applied, { ...w, warnings: [] }, undefined, false);
+          applied.metadata.name = name;
+        }
         // Apply may reuse parts of the live object it is given: a copy, `cur` is read-only here.
         const input = this.runApply(clone(cur), applied, w, subresource, force);
         // What apply made is defaulted as any written object (fields it dropped come back as defaults).

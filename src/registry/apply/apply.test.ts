@@ -103,12 +103,17 @@ function run(kind: Kind, ops: Op[]): Any {
   ops.forEach((op, i) => {
     const common = { apiVersion: kind.apiVersion, now: at(i), schemas, defName: kind.def };
     if ('apply' in op) {
-      const call = () => apply(live, structuredClone(op.body), { ...common, manager: op.apply, force: op.force ?? false });
+      const call = (generalPrune = false) =>
+        apply(live, structuredClone(op.body), { ...common, manager: op.apply, force: op.force ?? false, generalPrune });
       if (op.conflict !== undefined) {
         expect(call).toThrow(op.conflict);
+        expect(() => call(true)).toThrow(op.conflict);
         return;
       }
-      live = call().obj;
+      const out = call();
+      // The prune's shortcut and the general computation agree on every case here.
+      expect(out).toEqual(call(true));
+      live = out.obj;
     } else if ('update' in op) {
       const next = structuredClone(live);
       op.change(next);
@@ -795,5 +800,79 @@ describe('recordUpdate fast path (scalar changes owned only by the writer)', () 
     both(q, (o) => (o.status.used['limits.memory'] = '1Gi'), { manager: 'resourcequota-admission', subresource: 'status' });
     both(q, (o) => delete o.status.used.pods, { manager: 'resourcequota-admission', subresource: 'status' });
     both(q, (o) => (o.spec.hard.pods = '20'), { manager: 'resourcequota-admission' });
+  });
+});
+
+describe('apply: the prune shortcut agrees with the general prune', () => {
+  /** A small deterministic generator (mulberry32). */
+  function rng(seed: number) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  /** A random partial Deployment: some labels, replicas, containers with some of their fields. */
+  function body(r: () => number): Any {
+    const pick = <T>(xs: T[]) => xs.filter(() => r() < 0.5);
+    const spec: Any = {};
+    if (r() < 0.5) spec.replicas = 1 + Math.floor(r() * 3);
+    if (r() < 0.8) {
+      spec.template = {
+        spec: {
+          containers: pick(['a', 'b', 'c']).map((name) => {
+            const c: Any = { name };
+            if (r() < 0.6) c.image = `img:${Math.floor(r() * 2)}`;
+            if (r() < 0.4) c.ports = pick([80, 443]).map((containerPort) => ({ containerPort, protocol: 'TCP' }));
+            if (r() < 0.4) c.args = pick(['x', 'y']);
+            return c;
+          }),
+        },
+      };
+    }
+    const labels = Object.fromEntries(pick(['l1', 'l2', 'l3']).map((k) => [k, `${Math.floor(r() * 2)}`]));
+    return partial(spec, Object.keys(labels).length > 0 ? { labels } : {});
+  }
+  test('2,000 random applies and updates by three managers', () => {
+    const r = rng(42);
+    const base = { apiVersion: 'apps/v1', schemas, defName: DEPLOYMENT };
+    let live: Any;
+    let shortcuts = 0;
+    const last = new Map<string, Any>();
+    for (let i = 0; i < 2000; i++) {
+      if (i % 50 === 0) live = undefined;
+      const manager = ['m1', 'm2', 'm3'][Math.floor(r() * 3)] as string;
+      if (live && r() < 0.2) {
+        const next = structuredClone(live);
+        next.spec = { ...(next.spec ?? {}), replicas: Math.floor(r() * 5) };
+        recordUpdate(live, next, { ...base, manager: 'kubectl-edit', now: at(i % 60) });
+        live = next;
+        continue;
+      }
+      // Half the applies send the manager's previous configuration again (the shortcut's case).
+      const again = live !== undefined && last.has(manager) && r() < 0.5;
+      const config = again ? last.get(manager) : body(r);
+      last.set(manager, config);
+      if (again) shortcuts++;
+      const opts = { ...base, manager, force: r() < 0.7, now: at(i % 60) };
+      let fast: unknown;
+      let general: unknown;
+      try {
+        fast = apply(live, structuredClone(config), opts);
+      } catch (e) {
+        fast = String(e);
+      }
+      try {
+        general = apply(live, structuredClone(config), { ...opts, generalPrune: true });
+      } catch (e) {
+        general = String(e);
+      }
+      expect(fast).toEqual(general);
+      if (typeof fast === 'object') live = (fast as { obj: Any }).obj;
+    }
+    expect(shortcuts).toBeGreaterThan(300);
   });
 });

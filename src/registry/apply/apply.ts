@@ -57,6 +57,8 @@ export interface ApplyOptions extends WriteOptions {
   force: boolean;
   /** When given, the applied object's apiVersion/kind must match (`opts.apiVersion`, `kind`). */
   kind?: string;
+  /** Tests: prune by the general computation even when it cannot remove anything. */
+  generalPrune?: boolean;
 }
 
 /** One field in conflict: the other manager (as in its entry) and the path, rendered. */
@@ -291,8 +293,23 @@ function objectGVKNN(o: JsonObject): string {
  * manager (or the applier's new configuration) owns it; unowned fields the applier never owned
  * stay. (merge.Updater.prune with addBackOwnedItems / addBackDanglingItems.)
  */
-function prune(t: Typer, root: Schema, merged: unknown, managed: Managed, lastSet: FieldSet | undefined): unknown {
+function prune(
+  t: Typer,
+  root: Schema,
+  merged: unknown,
+  managed: Managed,
+  lastSet: FieldSet | undefined,
+  configSet: FieldSet,
+  general: boolean,
+): unknown {
   if (!lastSet || lastSet.empty()) return merged;
+  // The applier applies again everything it applied last time (the common case: the same
+  // configuration sent again). Every field of the last set is then owned by the new one, and so
+  // is every list item holding one (a field set holds an item with each field inside it): the
+  // removals below take only unowned fields and what lies under them, none of them in the last
+  // set, so the answer is `merged`. Skips three walks of the object and two removals (~45% of a
+  // repeated apply; apply.test.ts checks both routes agree).
+  if (!general && lastSet.difference(configSet).empty()) return merged;
   const named = (s: FieldSet) => ensureNamedFieldsAreMembers(t, root, s);
   const fieldsOf = (v: unknown) => toFieldSet(t, root, v ?? {}, false);
   const last = named(lastSet);
@@ -367,7 +384,7 @@ export function apply(live: Obj | undefined, applied: Obj, opts: ApplyOptions): 
   if (previous?.time) entry.time = previous.time;
   managed.set(id, entry);
 
-  merged = prune(t, root, merged, managed, previous?.fields);
+  merged = prune(t, root, merged, managed, previous?.fields, configSet, opts.generalPrune === true);
   updateOwnership(t, root, liveV, merged, managed, id, opts.force, opts.ignoredFields);
 
   const changed = !live || !deepEqual(liveV, merged);
