@@ -697,8 +697,9 @@ export class ResourceStore {
           this.admit(applied, { ...w, warnings: [] }, undefined, false);
           applied.metadata.name = name;
         }
-        // Apply may reuse parts of the live object it is given: a copy, `cur` is read-only here.
-        const input = this.runApply(clone(cur), applied, w, subresource, force);
+        // apply() neither modifies the live object nor shares structure with it (its result is
+        // built of copies: apply.test.ts applies to frozen objects and looks for shared parts).
+        const input = this.runApply(cur, applied, w, subresource, force);
         // What apply made is defaulted as any written object (fields it dropped come back as defaults).
         this.admit(input, { ...w, warnings: [] });
         return { input, managed: true, fresh: true };

@@ -186,6 +186,8 @@ function alwaysWrittenZero(p: Schema): unknown {
 
 export class SchemaSet {
   private readonly defs: Definitions;
+  /** Counts define() and undefine() calls: what is derived from the definitions is stale when it moves. */
+  generation = 0;
   private readonly nodes = new Map<DefName, Node>();
   // Walk state (normalize is synchronous and not re-entrant).
   private path: (string | number)[] = [];
@@ -231,6 +233,7 @@ export class SchemaSet {
    * schema throws and leaves the set as it was.
    */
   define(name: DefName, schema: Schema): void {
+    this.generation++;
     const old = this.defs[name];
     const oldNode = this.nodes.get(name);
     this.defs[name] = schema;
@@ -248,6 +251,7 @@ export class SchemaSet {
 
   /** Removes a definition added by define(). */
   undefine(name: DefName): void {
+    this.generation++;
     delete this.defs[name];
     this.nodes.delete(name);
   }

@@ -110,9 +110,11 @@ function run(kind: Kind, ops: Op[]): Any {
         expect(() => call(true)).toThrow(op.conflict);
         return;
       }
+      if (live) deepFreeze(live);
       const out = call();
       // The prune's shortcut and the general computation agree on every case here.
       expect(out).toEqual(call(true));
+      if (live) expect(shared(live, out.obj)).toEqual([]);
       live = out.obj;
     } else if ('update' in op) {
       const next = structuredClone(live);
@@ -803,6 +805,32 @@ describe('recordUpdate fast path (scalar changes owned only by the writer)', () 
   });
 });
 
+/** Freezes `v` and everything in it (a write to it then throws). */
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const c of Object.values(v)) deepFreeze(c);
+}
+
+/** The objects and arrays of `a` that `b` holds too (by identity). */
+function shared(a: unknown, b: unknown): unknown[] {
+  const seen = new Set<unknown>();
+  const collect = (v: unknown) => {
+    if (typeof v !== 'object' || v === null) return;
+    seen.add(v);
+    for (const c of Object.values(v)) collect(c);
+  };
+  collect(a);
+  const out: unknown[] = [];
+  const find = (v: unknown) => {
+    if (typeof v !== 'object' || v === null) return;
+    if (seen.has(v)) out.push(v);
+    for (const c of Object.values(v)) find(c);
+  };
+  find(b);
+  return out;
+}
+
 describe('apply: the prune shortcut agrees with the general prune', () => {
   /** A small deterministic generator (mulberry32). */
   function rng(seed: number) {
@@ -836,7 +864,7 @@ describe('apply: the prune shortcut agrees with the general prune', () => {
     const labels = Object.fromEntries(pick(['l1', 'l2', 'l3']).map((k) => [k, `${Math.floor(r() * 2)}`]));
     return partial(spec, Object.keys(labels).length > 0 ? { labels } : {});
   }
-  test('2,000 random applies and updates by three managers', () => {
+  test('2,000 random applies and updates by three managers, on frozen live objects, sharing nothing with them', () => {
     const r = rng(42);
     const base = { apiVersion: 'apps/v1', schemas, defName: DEPLOYMENT };
     let live: Any;
@@ -860,6 +888,7 @@ describe('apply: the prune shortcut agrees with the general prune', () => {
       const opts = { ...base, manager, force: r() < 0.7, now: at(i % 60) };
       let fast: unknown;
       let general: unknown;
+      if (live) deepFreeze(live);
       try {
         fast = apply(live, structuredClone(config), opts);
       } catch (e) {
@@ -871,8 +900,58 @@ describe('apply: the prune shortcut agrees with the general prune', () => {
         general = String(e);
       }
       expect(fast).toEqual(general);
-      if (typeof fast === 'object') live = (fast as { obj: Any }).obj;
+      if (typeof fast === 'object') {
+        const next = (fast as { obj: Any }).obj;
+        // Nothing of the live object is reused: the registry hands apply its read-only decode.
+        if (live) expect(shared(live, next)).toEqual([]);
+        live = next;
+      }
     }
     expect(shortcuts).toBeGreaterThan(300);
+  });
+});
+
+describe('apply: configurations of one shape share their field set', () => {
+  test('the field set of a shape seen before is the one a fresh set of definitions computes', () => {
+    const fresh = () => new SchemaSet(generated as unknown as Definitions, overlays);
+    const opts = (s: SchemaSet, i: number) => ({
+      apiVersion: 'apps/v1',
+      schemas: s,
+      defName: DEPLOYMENT,
+      manager: 'm',
+      force: false,
+      now: at(i),
+    });
+    const shared = fresh();
+    for (let i = 0; i < 5; i++) {
+      // Same shape (keys, kinds, arrays), other scalar values.
+      const body = deployment({ replicas: i + 1 }, { labels: { app: `v${i}` } }, { image: `nginx:${i}` });
+      const memoized = apply(undefined, structuredClone(body), opts(shared, i)).obj;
+      const computed = apply(undefined, structuredClone(body), opts(fresh(), i)).obj;
+      expect(memoized.metadata.managedFields).toEqual(computed.metadata.managedFields);
+    }
+  });
+  test('a definition changed (a custom resource schema) is not served from the old shape', () => {
+    const s = new SchemaSet(generated as unknown as Definitions, overlays);
+    const def = 'io.example.v1.Widget';
+    const schema = (listType: string) =>
+      ({
+        type: 'object',
+        properties: {
+          apiVersion: { type: 'string' },
+          kind: { type: 'string' },
+          metadata: { type: 'ref', ref: 'io.svc.apimachinery.pkg.apis.meta.v1.ObjectMeta' },
+          spec: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, listType } } },
+        },
+      }) as never;
+    const body = { apiVersion: 'example.io/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { tags: ['a', 'b'] } };
+    const o = { apiVersion: 'example.io/v1', schemas: s, defName: def, manager: 'm', force: false, now: at(1) };
+    s.define(def, schema('atomic'));
+    const atomic = apply(undefined, structuredClone(body) as never, o).obj;
+    s.define(def, schema('set'));
+    const set = apply(undefined, structuredClone(body) as never, o).obj;
+    const tags = (x: Any) => x.metadata.managedFields[0].fieldsV1['f:spec']['f:tags'];
+    expect(tags(atomic)).toEqual({});
+    expect(tags(set)).toEqual({ 'v:"a"': {}, 'v:"b"': {} });
   });
 });

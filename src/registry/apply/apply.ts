@@ -32,7 +32,18 @@ import {
   STRIPPED_FIELDS,
   stripManager,
 } from './managed-fields';
-import { compare, deepEqual, ensureNamedFieldsAreMembers, merge, removeItems, TypedValueError, Typer, toFieldSet } from './typed';
+import {
+  compare,
+  deepEqual,
+  ensureNamedFieldsAreMembers,
+  memoFor,
+  merge,
+  removeItems,
+  shapeOf,
+  TypedValueError,
+  Typer,
+  toFieldSet,
+} from './typed';
 
 export interface WriteOptions {
   /** The field manager (`fieldManager`, or the user-agent prefix); empty becomes `unknown`. */
@@ -362,7 +373,7 @@ export function apply(live: Obj | undefined, applied: Obj, opts: ApplyOptions): 
   let merged: unknown;
   const liveV: JsonObject = live ? withoutManagedFields(live) : {};
   try {
-    configSet = toFieldSet(t, root, config, true);
+    configSet = configSetOf(t, root, config, opts);
     merged = merge(t, root, liveV, config) ?? {};
   } catch (e) {
     if (e instanceof TypedValueError) {
@@ -395,6 +406,28 @@ export function apply(live: Obj | undefined, applied: Obj, opts: ApplyOptions): 
   const obj = (changed ? merged : cloneJson(liveV)) as Obj;
   setManagedFields(obj, managed);
   return { obj, changed };
+}
+
+/** Per set of definitions, applied configurations' field sets by definition and shape. */
+const configSets = new WeakMap<SchemaSet, { generation: number; memo: Map<string, FieldSet> }>();
+const MAX_CONFIG_SHAPES = 4096;
+
+/**
+ * The applied configuration's field set, which depends only on its shape (shapeOf: keys, kinds
+ * of values, arrays in full) and the definition: the same configuration applied to many objects
+ * (a controller's, a benchmark's) walks it once. Sets are never changed once made, so one is
+ * shared by the entries that hold it. A configuration that does not type throws each time.
+ */
+function configSetOf(t: Typer, root: Schema, config: JsonObject, opts: ApplyOptions): FieldSet {
+  const memo = memoFor(opts.schemas, configSets);
+  const key = `${opts.defName}\u0000${shapeOf(config)}`;
+  let set = memo.get(key);
+  if (set === undefined) {
+    set = toFieldSet(t, root, config, true);
+    if (memo.size >= MAX_CONFIG_SHAPES) memo.clear();
+    memo.set(key, set);
+  }
+  return set;
 }
 
 /** The field set of an object of definition `defName` (leaves, list items, map entries). */

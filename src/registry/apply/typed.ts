@@ -349,6 +349,29 @@ function indexList(t: Typer, n: Extract<TypeNode, { k: 'list' }>, list: Json[] |
 
 type Path = PathElement[];
 
+/**
+ * A value's shape (createdManaged's and apply's memo keys): keys and the kind of every value (null, scalar, empty or
+ * not), with arrays in full (their items' keys or values are part of the field set).
+ */
+export function shapeOf(v: unknown): string {
+  if (v === null) return 'n';
+  if (typeof v !== 'object') return v === undefined ? 'u' : 's';
+  if (Array.isArray(v)) return JSON.stringify(v);
+  let out = '{';
+  for (const k in v) out += `${k.length}:${k}${shapeOf((v as Record<string, unknown>)[k])},`;
+  return `${out}}`;
+}
+
+/** A set of definitions' memo, emptied when a definition changed (a custom resource's schema). */
+export function memoFor<V>(schemas: SchemaSet, memos: WeakMap<SchemaSet, { generation: number; memo: Map<string, V> }>): Map<string, V> {
+  let m = memos.get(schemas);
+  if (!m || m.generation !== schemas.generation) {
+    m = { generation: schemas.generation, memo: new Map() };
+    memos.set(schemas, m);
+  }
+  return m.memo;
+}
+
 // ---------------------------------------------------------------------------------------------
 // ToFieldSet
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
  */
 
 import { cloneJson, type JsonObject, type Obj } from '../../api/meta';
+import type { SchemaSet } from '../../schema/engine';
 import { entryInfo, setManagedFields, typerFor, updateManaged, type WriteOptions, withoutManagedFields } from './apply';
 import { FieldSet, fieldPE, pathString } from './fieldset';
 import {
@@ -28,7 +29,7 @@ import {
   managerId,
   STRIPPED_FIELDS,
 } from './managed-fields';
-import { type Comparison, compare, deepEqual } from './typed';
+import { type Comparison, compare, deepEqual, memoFor, shapeOf } from './typed';
 
 function decodeOrEmpty(list: unknown): Managed {
   try {
@@ -250,10 +251,10 @@ function ownsLeaf(fields: unknown, path: string[]): boolean {
  * manager and the version. Computed once per shape and reused with the write's time; the
  * computation is the general one (recordUpdateSlow), so both agree by construction.
  */
-const createdByShape = new Map<string, JsonObject[] | null>();
 const MAX_SHAPES = 4096;
 
 function createdManaged(next: Obj, opts: WriteOptions): void {
+  const createdByShape = memoFor(opts.schemas, createdBySchemas);
   const key = `${opts.defName}\u0000${opts.manager}\u0000${opts.apiVersion}\u0000${opts.ignoredFields ? pathsKey(opts.ignoredFields) : ''}\u0000${shapeOf(next)}`;
   let list = createdByShape.get(key);
   if (list === undefined) {
@@ -268,6 +269,9 @@ function createdManaged(next: Obj, opts: WriteOptions): void {
   else next.metadata.managedFields = list.map((e) => ({ ...e, time: opts.now }));
 }
 
+/** Per set of definitions, the managedFields of a create by shape (see memoFor). */
+const createdBySchemas = new WeakMap<SchemaSet, { generation: number; memo: Map<string, JsonObject[] | null> }>();
+
 /** A set's paths as text, kept per set (writes of one resource and subresource share their set). */
 const pathsKeys = new WeakMap<FieldSet, string>();
 
@@ -281,19 +285,6 @@ function pathsKey(s: FieldSet): string {
     pathsKeys.set(s, k);
   }
   return k;
-}
-
-/**
- * A value's shape for createdManaged: keys and the kind of every value (null, scalar, empty or
- * not), with arrays in full (their items' keys or values are part of the field set).
- */
-function shapeOf(v: unknown): string {
-  if (v === null) return 'n';
-  if (typeof v !== 'object') return v === undefined ? 'u' : 's';
-  if (Array.isArray(v)) return JSON.stringify(v);
-  let out = '{';
-  for (const k in v) out += `${k.length}:${k}${shapeOf((v as Record<string, unknown>)[k])},`;
-  return `${out}}`;
 }
 
 /** recordUpdate without the per-shape reuse for creates (@internal: exported for tests). */
