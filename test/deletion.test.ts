@@ -218,6 +218,25 @@ describe('garbage collector', () => {
     30_000,
   );
 
+  test('an owner reference removed by an update no longer makes a dependent; one added by an update does', async () => {
+    const owner = await ok(srv.json('POST', cms(NS), cm('upd-owner')));
+    const freed = await ok(srv.json('POST', cms(NS), cm('upd-freed', { ownerReferences: [ownerRef(owner)] })));
+    const adopted = await ok(srv.json('POST', cms(NS), cm('upd-adopted')));
+    // Updates by PUT: the reference goes from one, comes to the other (the collector follows both).
+    const { ownerReferences: _, ...meta } = freed.metadata;
+    await ok(srv.json('PUT', `${cms(NS)}/upd-freed`, { ...freed, metadata: meta }));
+    await ok(
+      srv.json('PUT', `${cms(NS)}/upd-adopted`, { ...adopted, metadata: { ...adopted.metadata, ownerReferences: [ownerRef(owner)] } }),
+    );
+    // Another update of the freed one that names none of owners, finalizers or deletion.
+    const again = await ok(srv.json('GET', `${cms(NS)}/upd-freed`));
+    await ok(srv.json('PUT', `${cms(NS)}/upd-freed`, { ...again, data: { changed: 'yes' } }));
+    expect((await srv.json('DELETE', `${cms(NS)}/upd-owner`)).status).toBe(200);
+    await gone(`${cms(NS)}/upd-adopted`);
+    // The collector had its turn (the adopted one is gone): the freed one stays.
+    expect((await srv.json('GET', `${cms(NS)}/upd-freed`)).status).toBe(200);
+  }, 30_000);
+
   test('Background across kinds: a Deployment owning a ReplicaSet that owns a ConfigMap', async () => {
     const d = await ok(
       srv.json('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, {

@@ -19,7 +19,6 @@ import type { ApiRegistry } from '../registry/api-registry';
 import { FOREGROUND, ORPHAN } from '../registry/deletion';
 import type { ResourceStore } from '../registry/generic';
 import { keyPrefix } from '../registry/kind';
-import type { CacheEvent } from '../watch/events';
 
 /** What the collector needs of an object's metadata (not the object: the graph holds every object of every kind). */
 interface Meta {
@@ -105,11 +104,6 @@ function mayNeedCollector(value: Uint8Array): boolean {
   return false;
 }
 
-/** An update whose previous and new versions both lack owners, finalizers and deletion. */
-function plainChange(e: CacheEvent): boolean {
-  return e.prevValue !== undefined && !mayNeedCollector(e.value) && !mayNeedCollector(e.prevValue);
-}
-
 /** Queue entries processed between two turns of the event loop. */
 const DRAIN_SLICE = 1000;
 
@@ -119,6 +113,8 @@ const converts = (s: ResourceStore) => s.def.storedAs !== undefined || s.def.con
 export class GarbageCollector {
   /** Live objects by uid. */
   private readonly live = new Map<string, Node>();
+  /** The store keys of the objects in `live`. */
+  private readonly liveKeys = new Set<string>();
   /** Owner uid → dependents' uids. */
   private readonly dependents = new Map<string, Set<string>>();
   private readonly queue = new Set<string>();
@@ -186,9 +182,13 @@ export class GarbageCollector {
     void (async () => {
       while (!this.stopped && !watcher.ended) {
         for (const e of await watcher.next(Number.POSITIVE_INFINITY)) {
-          // A change whose versions before and after name none of the three concerns no one
-          // here (the graph never held it): skipped unparsed, as at start.
-          if (e.type === 'ADDED' ? !mayNeedCollector(e.event.value) : e.type === 'MODIFIED' && plainChange(e.event)) continue;
+          // A change to a version that names none of the three, of an object the graph does not
+          // hold (so its version before had none either, or none that counted), concerns no one
+          // here: skipped unparsed, as at start. Its version before is not read: a cold object's
+          // would be inflated for it (twice per patch of a cold object, 2026-11-28).
+          if (e.type === 'ADDED' || e.type === 'MODIFIED') {
+            if (!mayNeedCollector(e.event.value) && (e.type === 'ADDED' || !this.liveKeys.has(e.event.key))) continue;
+          }
           this.observe(store, e.obj, e.type === 'DELETED');
         }
         this.kick();
@@ -207,8 +207,10 @@ export class GarbageCollector {
     if (!uid) return;
     const prev = this.live.get(uid);
     for (const o of prev?.meta.ownerReferences ?? []) this.dependents.get(o.uid)?.delete(uid);
+    const key = store.key(obj.metadata.namespace ?? '', obj.metadata.name as string);
     if (deleted) {
       this.live.delete(uid);
+      this.liveKeys.delete(key);
       // Its dependents may now be orphans; its owners may be waiting for it (foreground).
       for (const d of this.dependents.get(uid) ?? []) this.queue.add(d);
       for (const o of obj.metadata.ownerReferences ?? []) this.queue.add(o.uid);
@@ -218,9 +220,11 @@ export class GarbageCollector {
     if (meta === PLAIN) {
       // Nothing for the collector to do about it; as an owner it is found in its kind's cache.
       this.live.delete(uid);
+      this.liveKeys.delete(key);
       return;
     }
     this.live.set(uid, { store, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name as string, uid, meta });
+    this.liveKeys.add(key);
     // As the reference's graph builder, an update that changes none of the owner references,
     // finalizers or deletion is not processed again (a node's Lease renewed every 10 s, with its
     // owner reference to the node, would be checked 500 times a second at 5,000 nodes).
