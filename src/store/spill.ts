@@ -22,7 +22,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Entry, KeyIndex, SpillSlots } from './key-index';
-import { PackedKeyValue } from './packed';
 import { type KeyValue, type Revision, StoreError } from './types';
 
 export interface SpillOptions {
@@ -219,9 +218,6 @@ export class HistorySpill implements SpillSlots {
    * `h` (the key's history).
    */
   superseded(kv: KeyValue, h: Entry[]): void {
-    // A value held packed (cold, packed.ts) stays so in memory: a tenth of its bytes or less, and
-    // reading it here would inflate it (once per patch of a cold object, 2026-11-28).
-    if (kv instanceof PackedKeyValue) return;
     const v = kv.value;
     const n = v.length;
     if (n < this.minValueBytes || n >= MAX_SPILLED || kv instanceof SpilledValue) return;
