@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { has, needs, REFERENCE } from '../../../test/helpers/needs';
+import { rng } from '../../../test/helpers/rng';
 import type { Obj } from '../../api/meta';
 import { StatusError } from '../../api/status';
 import { SchemaSet } from '../../schema/engine';
@@ -832,17 +833,6 @@ function shared(a: unknown, b: unknown): unknown[] {
 }
 
 describe('apply: the prune shortcut agrees with the general prune', () => {
-  /** A small deterministic generator (mulberry32). */
-  function rng(seed: number) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
   /** A random partial Deployment: some labels, replicas, containers with some of their fields. */
   function body(r: () => number): Any {
     const pick = <T>(xs: T[]) => xs.filter(() => r() < 0.5);
