@@ -5,8 +5,10 @@
  *   bun bench/cold-list.ts [--pods=30000] [--after=3s]
  *
  * A server with `--pack-cold-values-after=AFTER` gets PODS pods (bench/api.ts's shape, 64 creates
- * in flight); five full lists right away (median), then, AFTER and 5 s more later, five again;
- * then the same with packing off (`--pack-cold-values-after=0`), the baseline.
+ * in flight); five full lists right away (median), then, AFTER and 5 s more later, five lists
+ * once cold, each after AFTER and 1 s more unread (a second list within AFTER makes the objects
+ * hot again: src/watch/cold.ts); then two more at once (the second makes them hot) and three
+ * more (hot again); then the same with packing off (`--pack-cold-values-after=0`), the baseline.
  */
 import { startServer } from '../test/helpers/server';
 import { listPod as pod } from './fixtures';
@@ -26,19 +28,31 @@ async function run(pack: string): Promise<void> {
       await Promise.all(
         Array.from({ length: Math.min(64, PODS - i) }, (_, j) => srv.json('POST', '/api/v1/namespaces/bench/pods', pod(i + j))),
       );
-    const list = async (label: string) => {
-      const ts: number[] = [];
-      for (let r = 0; r < 5; r++) {
-        const t = performance.now();
-        await (await srv.fetch('/api/v1/namespaces/bench/pods')).arrayBuffer();
-        ts.push(performance.now() - t);
-      }
-      ts.sort((a, b) => a - b);
-      console.log(`--pack-cold-values-after=${pack}: ${PODS} pods ${label}: median ${(ts[2] as number).toFixed(0)} ms`);
+    const once = async () => {
+      const t = performance.now();
+      await (await srv.fetch('/api/v1/namespaces/bench/pods')).arrayBuffer();
+      return performance.now() - t;
     };
-    await list('right after the creates');
+    const list = async (label: string, n: number, gapMs: number) => {
+      const ts: number[] = [];
+      for (let r = 0; r < n; r++) {
+        if (r > 0) await Bun.sleep(gapMs);
+        ts.push(await once());
+      }
+      const sorted = [...ts].sort((a, b) => a - b);
+      console.log(
+        `--pack-cold-values-after=${pack}: ${PODS} pods ${label}: median ${(sorted[Math.floor(n / 2)] as number).toFixed(0)} ms (${ts.map((t) => t.toFixed(0)).join(', ')})`,
+      );
+    };
+    await list('right after the creates', 5, 0);
     await Bun.sleep(AFTER_MS + 5000);
-    await list(`${AFTER} and 5 s later`);
+    await list(`once cold (${AFTER} and 5 s later, then ${AFTER} and 1 s apart)`, 5, AFTER_MS + 1000);
+    const first = await once();
+    const second = await once();
+    console.log(
+      `--pack-cold-values-after=${pack}: ${PODS} pods listed twice at once: ${first.toFixed(0)} ms, then ${second.toFixed(0)} ms (packing on: made hot again)`,
+    );
+    await list('listed again (hot again)', 3, 0);
   } finally {
     await srv.stop();
   }

@@ -238,7 +238,9 @@ async function main(argv: string[]): Promise<void> {
           `malloc ${mib((mi?.malloc_normal?.current ?? 0) + (mi?.malloc_huge?.current ?? 0))} (committed ${mib(mi?.committed?.current)}); ${top}`,
       );
       const ps = valuePacker.stats;
-      log(`heap: values packed so far ${ps.values} (${mib(ps.rawBytes)} as ${mib(ps.packedBytes)})`);
+      log(
+        `heap: values packed so far ${ps.values} (${mib(ps.rawBytes)} as ${mib(ps.packedBytes)}), made hot again by reads ${ps.reheated}`,
+      );
       // How full the buffers holding the newest values are (embedded store): a buffer (a slab)
       // stays whole while any value in it is referenced.
       const sync = (kv as { rangeSync?: (k: string, o: { end: string }) => { kvs: KeyValue[] } }).rangeSync;

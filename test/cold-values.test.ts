@@ -41,8 +41,11 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** How many values the server has packed so far (its debug heap line, on SIGUSR2). */
-async function packedCount(s: Server): Promise<number> {
+/**
+ * How many values the server has packed so far and how many packed ones clients' reads made hot
+ * again (its debug heap line, on SIGUSR2).
+ */
+async function packStats(s: Server): Promise<{ packed: number; reheated: number }> {
   const before = s.logs().split('\n').length;
   s.proc.kill('SIGUSR2');
   const line = await until(
@@ -55,10 +58,12 @@ async function packedCount(s: Server): Promise<number> {
     (l) => l !== undefined,
     10_000,
   );
-  const m = /values packed so far (\d+)/.exec(line ?? '');
+  const m = /values packed so far (\d+) .*made hot again by reads (\d+)/.exec(line ?? '');
   if (!m) throw new Error(`no packed count in the log: ${s.logs().slice(-2000)}`);
-  return Number(m[1]);
+  return { packed: Number(m[1]), reheated: Number(m[2]) };
 }
+
+const packedCount = async (s: Server) => (await packStats(s)).packed;
 
 const N = 40;
 const cm = (i: number) => ({
@@ -94,6 +99,11 @@ test('packed objects: reads, kubectl, watches, patch and delete, a restart', asy
     ),
   ).toBeGreaterThanOrEqual(N);
 
+  // Lists through the codec pool, as Table and protobuf, and kubectl's first (none of them make
+  // objects hot again; plain JSON lists read twice do, below).
+  expect(await views(s)).toEqual(viewsBefore);
+  const kubectlAfter = s.kubectl(['get', 'configmaps', '-n', 'cold', '-o', 'json']);
+  expect(JSON.parse(kubectlAfter.stdout).items).toEqual(JSON.parse(kubectlBefore.stdout).items);
   expect((await s.json('GET', '/api/v1/namespaces/cold/configmaps')).body.items).toEqual(list.body.items);
   // A list from the store at the list's own revision (not from the cache).
   const exact = await s.json(
@@ -106,9 +116,6 @@ test('packed objects: reads, kubectl, watches, patch and delete, a restart', asy
   expect((await s.json('GET', '/api/v1/namespaces/cold/configmaps?fieldSelector=metadata.name%3Dcold-7')).body.items).toEqual(
     byName.body.items,
   );
-  expect(await views(s)).toEqual(viewsBefore);
-  const kubectlAfter = s.kubectl(['get', 'configmaps', '-n', 'cold', '-o', 'json']);
-  expect(JSON.parse(kubectlAfter.stdout).items).toEqual(JSON.parse(kubectlBefore.stdout).items);
   expect(s.kubectl(['get', 'configmap', 'cold-3', '-n', 'cold', '-o', 'jsonpath={.data.index}']).stdout).toBe('3');
 
   // A watch from resourceVersion 0: the packed objects as initial events.
@@ -152,4 +159,47 @@ test('packed objects: reads, kubectl, watches, patch and delete, a restart', asy
   expect((await r.json('GET', '/api/v1/namespaces/cold/configmaps')).body.items).toEqual(want);
   expect((await r.json('GET', '/api/v1/namespaces/cold/configmaps/cold-5')).body.data.extra).toBe('yes');
   expect(await r.stop()).toBe(0);
+}, 90_000);
+
+test('packed objects clients list again and again are held raw again, then packed again as they were', async () => {
+  // A window long enough for the reads below to fall in it on a slow machine.
+  const s = await startServer({ args: ['--pack-cold-values-after=2s'], env: { SVC_DEBUG_HEAP_SIGNAL: '1' } });
+  try {
+    const M = 20;
+    expect((await s.json('POST', '/api/v1/namespaces', { metadata: { name: 'cold' } })).status).toBe(201);
+    // The server's own objects packed first, so that the count below is the ConfigMaps'.
+    await Bun.sleep(2_500);
+    const before = await packStats(s);
+    for (let i = 0; i < M; i++) expect((await s.json('POST', '/api/v1/namespaces/cold/configmaps', cm(i))).status).toBe(201);
+    const want = (await s.json('GET', '/api/v1/namespaces/cold/configmaps')).body.items;
+    const packed = await until(
+      () => packStats(s),
+      (p) => p.packed >= before.packed + M,
+      20_000,
+    );
+    const list = async () => (await s.json('GET', '/api/v1/namespaces/cold/configmaps')).body.items;
+    // One list reads them packed; the second, within the window, makes all of them hot again.
+    expect(await list()).toEqual(want);
+    expect((await packStats(s)).reheated).toBe(packed.reheated);
+    expect(await list()).toEqual(want);
+    expect(await list()).toEqual(want);
+    const hot = await packStats(s);
+    expect(hot.reheated - packed.reheated).toBe(M);
+    // Unread for the window: packed again as they were (nothing deflated anew), so two more lists
+    // make them hot again.
+    await Bun.sleep(2_500);
+    const again = await until(
+      async () => {
+        expect(await list()).toEqual(want);
+        expect(await list()).toEqual(want);
+        return packStats(s);
+      },
+      (p) => p.reheated - hot.reheated >= M,
+      20_000,
+    );
+    expect(again.reheated - hot.reheated).toBe(M);
+    expect(again.packed).toBe(hot.packed);
+  } finally {
+    await s.stop();
+  }
 }, 90_000);

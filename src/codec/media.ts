@@ -92,6 +92,10 @@ export interface StoredObject {
   readonly size?: number;
   /** The value as held (raw, or packed when cold), when the object can tell. */
   readonly heldValue?: HeldValue;
+  /** The value for a client's read, when the object tells it apart from `value` (a cached object). */
+  readonly served?: Uint8Array;
+  /** The held value for a client's read, as `served`. */
+  readonly servedHeld?: HeldValue;
   readonly rv: number;
   readonly text: string;
   readonly obj: Obj;

@@ -409,7 +409,10 @@ export class ResourceHandler {
     const items: ListItems = {
       count,
       key: (i) => (listed[i] as StoredObject).key,
-      value: (i) => (listed[i] as StoredObject).value,
+      value: (i) => {
+        const o = listed[i] as StoredObject;
+        return o.served ?? o.value;
+      },
       rv: (i) => (listed[i] as StoredObject).rv,
       size: (i) => {
         const o = listed[i] as StoredObject;
@@ -417,7 +420,7 @@ export class ResourceHandler {
       },
       held: (i) => {
         const o = listed[i] as StoredObject;
-        return o.heldValue ?? o.value;
+        return o.servedHeld ?? o.heldValue ?? o.value;
       },
       text: (i) => (listed[i] as StoredObject).text,
       obj: (i) => (listed[i] as StoredObject).obj,

@@ -10,8 +10,8 @@
  * kubelet's Events 1,027 B → 221 B (×4.7); without a dictionary ×2.2 and ×1.75, and zstd ×2.8
  * and ×2.1. Compressed bytes go to slabs of their own (ValueSlabs), apart from the hot values'.
  *
- * A packed value is inflated on every read (no memo: that would keep the bytes it saves); the
- * dictionary of a resource is the first value packed for it and is kept for as long as any value
+ * A packed value is inflated on every read (no memo: that would keep the bytes it saves; the watch
+ * cache holds an object clients keep reading raw again, watch/cold.ts); the dictionary of a resource is the first value packed for it and is kept for as long as any value
  * packed with it is (each PackedValue holds its own).
  */
 import * as zlib from 'node:zlib';
@@ -76,8 +76,11 @@ export function rawOf(v: HeldValue): Uint8Array {
 export class ValuePacker {
   private readonly dicts = new Map<string, Uint8Array>();
   private readonly slabs = new ValueSlabs();
-  /** Values packed, their raw and packed bytes (the server's debug heap line reports them). */
-  readonly stats = { values: 0, rawBytes: 0, packedBytes: 0 };
+  /**
+   * Values packed, their raw and packed bytes, and packed values clients' reads made hot again
+   * (watch/cold.ts; the server's debug heap line reports them).
+   */
+  readonly stats = { values: 0, rawBytes: 0, packedBytes: 0, reheated: 0 };
 
   /**
    * `raw` (a value of the resource `prefix`) packed, or undefined when it is too small or does not

@@ -20,7 +20,7 @@ import { type HeldValue, PackedKeyValue, PackedValue } from '../store/packed';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, RangeResult, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 import { ColdValues } from './cold';
-import { CachedObject, CacheEvent, selectorView, viewField } from './events';
+import { CachedObject, CacheEvent, type ObjectFamily, selectorView, viewField } from './events';
 import { CacheState } from './state';
 import { type Selection, type SelectionMemo, Watcher } from './watcher';
 
@@ -144,6 +144,8 @@ export class WatchCache {
   private readonly fields: ((o: Obj) => Record<string, string> | undefined) | undefined;
   private readonly keepParsed: boolean;
   private readonly cold: ColdValues | undefined;
+  /** What the cached objects share: the selectable fields, the cold values. */
+  private readonly family: ObjectFamily;
 
   constructor(
     private readonly kv: KV,
@@ -161,6 +163,7 @@ export class WatchCache {
     this.keepParsed = opts.keepParsed ?? false;
     const packAfter = opts.packAfterMs ?? 0;
     this.cold = packAfter > 0 && !this.keepParsed ? new ColdValues(packAfter, prefix, this.state, kv, this.clock) : undefined;
+    this.family = { fields: this.fields, cold: this.cold };
   }
 
   /**
@@ -262,7 +265,7 @@ export class WatchCache {
       // watchers with selectors exist, every change needs it (and the next change its previous
       // version's), so it is made now from the object parsed anyway.
       const view = this.keepParsed || this.selecting > 0 || this.objectIndexes.size > 0 ? selectorView(obj, this.fields) : undefined;
-      const c = new CachedObject(kv.key, kv.modRevision, heldOf(kv), view, this.keepParsed ? obj : undefined, this.fields);
+      const c = new CachedObject(kv.key, kv.modRevision, heldOf(kv), view, this.keepParsed ? obj : undefined, this.family);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       this.corrupt.delete(kv.key);
       return { c, obj, text };
@@ -289,7 +292,7 @@ export class WatchCache {
       this.log(`watch cache ${this.prefix}: ${new CorruptObjectError(kv.key, 'not a stored object').message}`);
       return;
     }
-    const c = new CachedObject(kv.key, kv.modRevision, held, undefined, undefined, this.fields);
+    const c = new CachedObject(kv.key, kv.modRevision, held, undefined, undefined, this.family);
     if (this.state.set(kv.key, c)) this.count(kv.key, 1);
     this.corrupt.delete(kv.key);
   }

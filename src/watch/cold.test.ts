@@ -12,7 +12,7 @@ import type { Obj } from '../api/meta';
 import { encodeStored } from '../codec/stored';
 import { MvccStore } from '../store/mvcc';
 import { create, remove, update } from '../store/ops';
-import { PackedKeyValue } from '../store/packed';
+import { PackedKeyValue, valuePacker } from '../store/packed';
 import { WatchCache } from './cache';
 
 const P = '/registry/core/pods/';
@@ -111,6 +111,61 @@ test('packing off (0): values stay as written', async () => {
   await Bun.sleep(AFTER_MS * 3);
   expect(cache.get(`${P}ns/a`)?.rawIfHeld).toBeDefined();
   expect(kv.latest(`${P}ns/a`)).not.toBeInstanceOf(PackedKeyValue);
+  cache.stop();
+  await kv.close();
+});
+
+test("clients' reads: a packed object read twice within the window is held raw, then packed again as it was", async () => {
+  const kv = await MvccStore.open({});
+  let now = 1_000_000;
+  const cache = new WatchCache(kv, P, { packAfterMs: AFTER_MS, clock: () => now });
+  await cache.start();
+  const keys = ['a', 'b', 'c'].map((n) => `${P}ns/${n}`);
+  let last = 0;
+  for (const k of keys) last = await create(kv, k, encodeStored(pod(k.slice(-1), 'Running')));
+  expect(await cache.waitFresh(last, 2000)).toBe(true);
+  const bytes = (k: string) => new TextDecoder().decode(cache.get(k)?.value);
+  const [wantA, wantB] = keys.map(bytes) as [string, string, string];
+  now += AFTER_MS + 1;
+  await packedAll(cache, keys);
+  const [a, b, c] = keys as [string, string, string];
+  const packedA = cache.get(a)?.heldValue;
+  const reheated = () => valuePacker.stats.reheated;
+  const before = reheated();
+
+  // One read, then another after the window: still packed (each read only notes its time).
+  expect(new TextDecoder().decode(cache.get(a)?.served)).toBe(wantA);
+  expect(cache.get(a)?.rawIfHeld).toBeUndefined();
+  now += AFTER_MS + 1;
+  expect(new TextDecoder().decode(cache.get(a)?.served)).toBe(wantA);
+  expect(cache.get(a)?.rawIfHeld).toBeUndefined();
+  // The server's own reads (`value`) never make an object hot.
+  for (let i = 0; i < 5; i++) expect(bytes(b)).toBe(wantB);
+  expect(cache.get(b)?.rawIfHeld).toBeUndefined();
+  // A second client read within the window: raw again, the same bytes; the store keeps the packed form.
+  now += AFTER_MS - 1;
+  expect(new TextDecoder().decode(cache.get(a)?.served)).toBe(wantA);
+  expect(new TextDecoder().decode(cache.get(a)?.rawIfHeld)).toBe(wantA);
+  expect(reheated()).toBe(before + 1);
+  expect(kv.latest(a)).toBeInstanceOf(PackedKeyValue);
+  const packedRuns = valuePacker.stats.values;
+  // Unread for the window: packed again, as the very packed form it had (not deflated anew).
+  now += AFTER_MS + 1;
+  await packedAll(cache, [a]);
+  expect(cache.get(a)?.heldValue).toBe(packedA);
+  expect(valuePacker.stats.values).toBe(packedRuns);
+  expect(bytes(a)).toBe(wantA);
+
+  // A reader holding a version written over since: its reads do not bring the old packed form back.
+  const stale = cache.get(c);
+  const r = await update(kv, c, encodeStored(pod('c', 'Succeeded')), stale?.rv as number);
+  expect(await cache.waitFresh(r, 2000)).toBe(true);
+  stale?.served;
+  stale?.served;
+  expect(reheated()).toBe(before + 1);
+  now += AFTER_MS + 1;
+  await packedAll(cache, [c]);
+  expect(JSON.parse(bytes(c)).status.phase).toBe('Succeeded');
   cache.stop();
   await kv.close();
 });

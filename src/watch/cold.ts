@@ -3,21 +3,27 @@
  * compressed (store/packed.ts) by the cache and, through KV.adoptPacked, by an embedded store
  * holding the very same bytes, so that the raw bytes (and, once every value in it is cold, their
  * slab) are freed. A read inflates the bytes again; an object written again is held raw until it
- * is cold again.
+ * is cold again. So is an object clients read twice within `afterMs` (CachedObject.served): the
+ * cache holds it raw again and keeps its packed form here (the store still holds it), which it
+ * is held as again once `afterMs` has passed (another two reads make it hot again). Measured
+ * (bench/apf.ts, 2026-11-28): a flood of LISTs of 100 packed ConfigMaps spent 59% of the server's
+ * thread inflating them.
  *
  * The cache reports each object it stores (written); the due ones are packed in slices of at
  * most SLICE_MS, the event loop served between slices, oldest first. The queue is three arrays
  * (key, revision, time): an object per entry would cost more than the packing saves on small
  * objects.
  */
+
+import type { PackedValue } from '../store/packed';
 import { type ValuePacker, valuePacker } from '../store/packed';
 import type { KV, Revision } from '../store/types';
-import type { CachedObject } from './events';
+import type { CachedObject, ColdReads } from './events';
 
 /** Most time one slice packs for before the event loop gets a turn (~10 us a value). */
 const SLICE_MS = 4;
 
-export class ColdValues {
+export class ColdValues implements ColdReads {
   private keys: string[] = [];
   private rvs: Revision[] = [];
   private ats: number[] = [];
@@ -27,6 +33,8 @@ export class ColdValues {
   private stopped = false;
   /** Values this cache packed (tests and the debug heap line). */
   packed = 0;
+  /** The packed form of each object held raw again by clients' reads, until it is cold again. */
+  private warm = new Map<string, { rv: Revision; packed: PackedValue }>();
 
   constructor(
     private readonly afterMs: number,
@@ -37,6 +45,23 @@ export class ColdValues {
     private readonly clock: () => number,
     private readonly packer: ValuePacker = valuePacker,
   ) {}
+
+  get windowMs(): number {
+    return this.afterMs;
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  /** ColdReads.reheated: queued to be packed again, with the packed form it had. */
+  reheated(key: string, rv: Revision, packed: PackedValue): void {
+    // A reader may hold a version written over since (a list made before the write).
+    if (this.stopped || this.objects.get(key)?.rv !== rv) return;
+    this.packer.stats.reheated++;
+    this.warm.set(key, { rv, packed });
+    this.written(key, rv, this.clock());
+  }
 
   /** The cache stored `key`'s version `rv` at `at`. */
   written(key: string, rv: Revision, at: number): void {
@@ -53,6 +78,7 @@ export class ColdValues {
     this.rvs = [];
     this.ats = [];
     this.head = 0;
+    this.warm.clear();
   }
 
   stop(): void {
@@ -94,11 +120,20 @@ export class ColdValues {
   }
 
   private packOne(key: string, rv: Revision): void {
+    // Queued in order of time: the first entry of a key after it was made hot again is the one
+    // its reheat queued (or an older version's, which drops the packed form: packed anew).
+    const warm = this.warm.get(key);
+    if (warm !== undefined) this.warm.delete(key);
     const c = this.objects.get(key);
     // Written again (a newer entry comes later), deleted, or packed already.
     if (c === undefined || c.rv !== rv) return;
     const raw = c.rawIfHeld;
     if (raw === undefined) return;
+    if (warm !== undefined && warm.rv === rv) {
+      // The store holds this packed form already.
+      c.pack(warm.packed);
+      return;
+    }
     const p = this.packer.pack(this.prefix, raw);
     if (p === undefined) return;
     c.pack(p);

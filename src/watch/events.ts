@@ -53,9 +53,31 @@ export function viewField(v: SelectorView, field: string): string {
  * object read from the store. Caches of the kinds the server itself reads on every request
  * (admission configuration, authorization, flow control) keep the parsed form (`keepParsed`).
  */
+/**
+ * A cache's cold values as its objects see them: a packed object that clients read twice within
+ * `windowMs` is held raw again (`reheated`), so that a collection listed over and over (a flood of
+ * identical LISTs, a dashboard's poll) is not inflated on every read.
+ */
+export interface ColdReads {
+  readonly windowMs: number;
+  now(): number;
+  /** `key`'s version `rv`, packed as `packed`, is held raw again from now on. */
+  reheated(key: string, rv: Revision, packed: PackedValue): void;
+}
+
+/** What the objects of one cache share. */
+export interface ObjectFamily {
+  /** The kind's selectable fields of an object (field selector name → value), for the views. */
+  readonly fields?: ((o: Obj) => Record<string, string> | undefined) | undefined;
+  /** The cache's cold values, when it packs them. */
+  readonly cold?: ColdReads | undefined;
+}
+
 export class CachedObject {
   private v: SelectorView | undefined;
   private memo: WeakRef<Obj> | undefined;
+  /** When a client last read the object while it was packed (-Infinity: not since it was packed). */
+  private coldReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly key: string,
@@ -64,7 +86,7 @@ export class CachedObject {
     private held: HeldValue,
     view: SelectorView | undefined,
     private readonly parsed: Obj | undefined,
-    private readonly fields?: (o: Obj) => Record<string, string> | undefined,
+    private readonly family?: ObjectFamily,
   ) {
     this.v = view;
   }
@@ -72,6 +94,41 @@ export class CachedObject {
   /** The stored bytes (inflated anew on each read when packed: read once per use). */
   get value(): Uint8Array {
     return rawOf(this.held);
+  }
+
+  /**
+   * The stored bytes for a client's read (a LIST's item): as `value`, and a packed object read so
+   * for the second time within the cache's cold window is held raw again until it goes unread
+   * for that long. Readers in the server (controllers) use `value`: their reads would otherwise
+   * keep most of a large cluster's objects raw.
+   */
+  get served(): Uint8Array {
+    const h = this.held;
+    if (!(h instanceof PackedValue)) return h;
+    return this.readCold(h) ?? h.inflate();
+  }
+
+  /** As `served`, for a reader that takes packed bytes (the codec pool inflates them). */
+  get servedHeld(): HeldValue {
+    const h = this.held;
+    if (!(h instanceof PackedValue)) return h;
+    return this.readCold(h) ?? h;
+  }
+
+  /** A client's read of the packed `h`: the raw bytes if it makes the object hot again, else undefined. */
+  private readCold(h: PackedValue): Uint8Array | undefined {
+    const cold = this.family?.cold;
+    if (cold === undefined) return undefined;
+    const now = cold.now();
+    if (now - this.coldReadAt > cold.windowMs) {
+      this.coldReadAt = now;
+      return undefined;
+    }
+    const raw = h.inflate();
+    this.held = raw;
+    this.coldReadAt = Number.NEGATIVE_INFINITY;
+    cold.reheated(this.key, this.rv, h);
+    return raw;
   }
 
   /** The stored bytes' length (without inflating packed ones). */
@@ -92,6 +149,7 @@ export class CachedObject {
   /** Hold the bytes packed from now on (`p` must be their packed form). */
   pack(p: PackedValue): void {
     this.held = p;
+    this.coldReadAt = Number.NEGATIVE_INFINITY;
   }
 
   /**
@@ -100,7 +158,7 @@ export class CachedObject {
    * just for this. An object that cannot be parsed has an empty view (no labels, no fields).
    */
   get view(): SelectorView {
-    this.v ??= viewOfStored(this.key, this.value, this.rv, this.fields);
+    this.v ??= viewOfStored(this.key, this.value, this.rv, this.family?.fields);
     return this.v;
   }
 
