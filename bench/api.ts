@@ -349,8 +349,7 @@ async function main(): Promise<void> {
     }
     // The same list once every pod is cold (held packed after the server's default 30 s of
     // --pack-cold-values-after): each object is inflated as it is listed. The first list only:
-    // the second within 30 s makes the pods hot again (src/watch/cold.ts), and the lists after
-    // it are the hot figure again.
+    // the second within 30 s makes up to 64 MiB of the pods hot again (src/watch/cold.ts).
     if (!QUICK) {
       await Bun.sleep(40_000);
       const times: number[] = [];
@@ -362,7 +361,7 @@ async function main(): Promise<void> {
           report(`LIST ${created} pods (full) once cold (packed): ${times[0]?.toFixed(0)} ms; server RSS ${rssMiB(srv.proc.pid)} MiB`);
       }
       report(
-        `LIST ${created} pods (full) listed again at once (the second makes them hot again): ${times
+        `LIST ${created} pods (full) listed again at once (the second makes up to 64 MiB of them hot again): ${times
           .slice(1)
           .map((t) => t.toFixed(0))
           .join(', ')} ms; server RSS ${rssMiB(srv.proc.pid)} MiB`,

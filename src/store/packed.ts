@@ -22,6 +22,12 @@ import type { KeyValue, Revision } from './types';
 const MIN_BYTES = 256;
 /** Packed values must be at most this fraction of the raw bytes, else the raw bytes are kept. */
 const MAX_RATIO = 0.8;
+/**
+ * At most this many raw bytes of packed values held raw again by clients' reads, for the process:
+ * a small collection read over and over (a flood of LISTs of 100 ConfigMaps is 60 KB) fits many
+ * times over, and a full list of 150,000 pods read twice does not undo their packing.
+ */
+const MAX_WARM_BYTES = 64 * 1024 * 1024;
 /** A dictionary is one value; at most this many bytes of it (deflate's window is 32 KiB). */
 const MAX_DICT = 16 * 1024;
 
@@ -81,6 +87,8 @@ export class ValuePacker {
    * (watch/cold.ts; the server's debug heap line reports them).
    */
   readonly stats = { values: 0, rawBytes: 0, packedBytes: 0, reheated: 0 };
+  /** Raw bytes held again because clients keep reading them (watch/cold.ts), and their limit. */
+  readonly warm = { bytes: 0, limit: MAX_WARM_BYTES };
 
   /**
    * `raw` (a value of the resource `prefix`) packed, or undefined when it is too small or does not

@@ -169,3 +169,46 @@ test("clients' reads: a packed object read twice within the window is held raw, 
   cache.stop();
   await kv.close();
 });
+
+test('objects held raw again by reads stay within the budget, freed as they are packed again', async () => {
+  const kv = await MvccStore.open({});
+  let now = 1_000_000;
+  const cache = new WatchCache(kv, P, { packAfterMs: AFTER_MS, clock: () => now });
+  await cache.start();
+  const keys = ['a', 'b'].map((n) => `${P}ns/${n}`);
+  let last = 0;
+  for (const k of keys) last = await create(kv, k, encodeStored(pod(k.slice(-1), 'Running')));
+  expect(await cache.waitFresh(last, 2000)).toBe(true);
+  now += AFTER_MS + 1;
+  await packedAll(cache, keys);
+  const [a, b] = keys as [string, string];
+  const budget = valuePacker.warm;
+  const { limit, bytes } = budget;
+  try {
+    // Room for one of the two.
+    budget.limit = bytes + (cache.get(a)?.size as number) + 10;
+    const twice = (k: string) => {
+      cache.get(k)?.servedHeld;
+      return cache.get(k)?.servedHeld;
+    };
+    expect(twice(a)).toBeInstanceOf(Uint8Array);
+    expect(cache.get(a)?.rawIfHeld).toBeDefined();
+    expect(budget.bytes).toBe(bytes + (cache.get(a)?.size as number));
+    // Over the budget: read raw, held packed.
+    expect(new TextDecoder().decode(twice(b) as Uint8Array)).toBe(new TextDecoder().decode(cache.get(b)?.value));
+    expect(cache.get(b)?.rawIfHeld).toBeUndefined();
+    // Once the first is packed again, its bytes are off the budget and the second may go raw.
+    now += AFTER_MS + 1;
+    await packedAll(cache, [a]);
+    expect(budget.bytes).toBe(bytes);
+    twice(b);
+    expect(cache.get(b)?.rawIfHeld).toBeDefined();
+    // A cache stopped gives its bytes back.
+    cache.stop();
+    expect(budget.bytes).toBe(bytes);
+  } finally {
+    budget.limit = limit;
+    cache.stop();
+    await kv.close();
+  }
+});

@@ -5,7 +5,9 @@
  * slab) are freed. A read inflates the bytes again; an object written again is held raw until it
  * is cold again. So is an object clients read twice within `afterMs` (CachedObject.served): the
  * cache holds it raw again and keeps its packed form here (the store still holds it), which it
- * is held as again once `afterMs` has passed (another two reads make it hot again). Measured
+ * is held as again once `afterMs` has passed (another two reads make it hot again). At most
+ * ValuePacker.warm.limit bytes (64 MiB for the process) are held raw again so at a time: a
+ * client listing 150,000 pods twice would otherwise undo the packing of all of them. Measured
  * (bench/apf.ts, 2026-11-28): a flood of LISTs of 100 packed ConfigMaps spent 59% of the server's
  * thread inflating them.
  *
@@ -34,7 +36,7 @@ export class ColdValues implements ColdReads {
   /** Values this cache packed (tests and the debug heap line). */
   packed = 0;
   /** The packed form of each object held raw again by clients' reads, until it is cold again. */
-  private warm = new Map<string, { rv: Revision; packed: PackedValue }>();
+  private warm = new Map<string, { rv: Revision; packed: PackedValue; length: number }>();
 
   constructor(
     private readonly afterMs: number,
@@ -55,12 +57,22 @@ export class ColdValues implements ColdReads {
   }
 
   /** ColdReads.reheated: queued to be packed again, with the packed form it had. */
-  reheated(key: string, rv: Revision, packed: PackedValue): void {
+  reheated(key: string, rv: Revision, packed: PackedValue, length: number): boolean {
     // A reader may hold a version written over since (a list made before the write).
-    if (this.stopped || this.objects.get(key)?.rv !== rv) return;
+    if (this.stopped || this.objects.get(key)?.rv !== rv) return false;
+    const budget = this.packer.warm;
+    if (budget.bytes + length > budget.limit) return false;
+    this.forget(this.warm.get(key));
+    budget.bytes += length;
     this.packer.stats.reheated++;
-    this.warm.set(key, { rv, packed });
+    this.warm.set(key, { rv, packed, length });
     this.written(key, rv, this.clock());
+    return true;
+  }
+
+  /** A held-raw-again object's bytes off the budget. */
+  private forget(w: { length: number } | undefined): void {
+    if (w !== undefined) this.packer.warm.bytes -= w.length;
   }
 
   /** The cache stored `key`'s version `rv` at `at`. */
@@ -78,6 +90,7 @@ export class ColdValues implements ColdReads {
     this.rvs = [];
     this.ats = [];
     this.head = 0;
+    for (const w of this.warm.values()) this.forget(w);
     this.warm.clear();
   }
 
@@ -123,7 +136,10 @@ export class ColdValues implements ColdReads {
     // Queued in order of time: the first entry of a key after it was made hot again is the one
     // its reheat queued (or an older version's, which drops the packed form: packed anew).
     const warm = this.warm.get(key);
-    if (warm !== undefined) this.warm.delete(key);
+    if (warm !== undefined) {
+      this.warm.delete(key);
+      this.forget(warm);
+    }
     const c = this.objects.get(key);
     // Written again (a newer entry comes later), deleted, or packed already.
     if (c === undefined || c.rv !== rv) return;

@@ -61,8 +61,11 @@ export function viewField(v: SelectorView, field: string): string {
 export interface ColdReads {
   readonly windowMs: number;
   now(): number;
-  /** `key`'s version `rv`, packed as `packed`, is held raw again from now on. */
-  reheated(key: string, rv: Revision, packed: PackedValue): void;
+  /**
+   * Whether `key`'s version `rv`, packed as `packed`, may be held raw again (`length` bytes) from
+   * now on: not when the process's budget for such bytes is spent.
+   */
+  reheated(key: string, rv: Revision, packed: PackedValue, length: number): boolean;
 }
 
 /** What the objects of one cache share. */
@@ -98,8 +101,8 @@ export class CachedObject {
 
   /**
    * The stored bytes for a client's read (a LIST's item): as `value`, and a packed object read so
-   * for the second time within the cache's cold window is held raw again until it goes unread
-   * for that long. Readers in the server (controllers) use `value`: their reads would otherwise
+   * for the second time within the cache's cold window is held raw again (within the process's
+   * budget for such bytes) until it goes unread for that long. Readers in the server (controllers) use `value`: their reads would otherwise
    * keep most of a large cluster's objects raw.
    */
   get served(): Uint8Array {
@@ -125,9 +128,12 @@ export class CachedObject {
       return undefined;
     }
     const raw = h.inflate();
-    this.held = raw;
-    this.coldReadAt = Number.NEGATIVE_INFINITY;
-    cold.reheated(this.key, this.rv, h);
+    if (cold.reheated(this.key, this.rv, h, raw.length)) {
+      this.held = raw;
+      this.coldReadAt = Number.NEGATIVE_INFINITY;
+    } else {
+      this.coldReadAt = now;
+    }
     return raw;
   }
 
