@@ -550,3 +550,34 @@ describe('long lists are streamed', () => {
     expect(bytes).toBeGreaterThan(N * 400);
   });
 });
+
+describe('whole lists answered again (src/http/list-memo.ts)', () => {
+  test('the same list twice is the same; a write, another namespace, a selector, ?pretty each answer their own', async () => {
+    const ns2 = 'lists-memo';
+    expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: ns2 } })).status).toBe(201);
+    const P2 = `/api/v1/namespaces/${ns2}/configmaps`;
+    for (const n of ['m1', 'm2']) expect((await srv.json('POST', P2, { metadata: { name: n }, data: { v: n } })).status).toBe(201);
+    const text = async (path: string) => (await srv.fetch(path)).text();
+    const first = await text(P2);
+    expect(await text(P2)).toBe(first);
+    expect(JSON.parse(first).items.map((i: Item) => i.metadata.name)).toEqual(['m1', 'm2']);
+    // The other namespace's list is its own.
+    expect(names(JSON.parse(await text(P)))).toEqual(names(JSON.parse(await text(P))));
+    expect(names(JSON.parse(await text(P)))).not.toEqual(['m1', 'm2']);
+    // A write changes the answer (its state is the cache's revision).
+    const up = await srv.json('PUT', `${P2}/m1`, { metadata: { name: 'm1' }, data: { v: 'changed' } });
+    expect(up.status).toBe(200);
+    const after = JSON.parse(await text(P2));
+    expect(after.items[0].data.v).toBe('changed');
+    expect(Number(after.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(up.body.metadata.resourceVersion));
+    expect(JSON.parse(await text(P2))).toEqual(after);
+    // Selectors and ?pretty are not the whole list's answer.
+    expect(names(JSON.parse(await text(`${P2}?labelSelector=none%3Dx`)))).toEqual([]);
+    const pretty = await text(`${P2}?pretty=true`);
+    expect(pretty).toContain('\n    ');
+    expect(JSON.parse(pretty)).toEqual(after);
+    // A delete too.
+    expect((await srv.json('DELETE', `${P2}/m2`)).status).toBe(200);
+    expect(names(JSON.parse(await text(P2)))).toEqual(['m1']);
+  });
+});

@@ -33,6 +33,7 @@ import type { ListResult } from '../registry/list';
 import type { DeleteOptions, FieldValidation, PatchType, WriteOptions } from '../registry/options';
 import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, readBody } from './body';
+import { ListMemo } from './list-memo';
 import { listOptions, validateListOptions } from './list-options';
 import { poolPays, replyListStream, STREAM_MIN_ITEMS } from './list-stream';
 import { type BodyType, Negotiation } from './negotiate';
@@ -109,6 +110,8 @@ export function writeOptions(q: URLSearchParams, optionsKind?: 'CreateOptions' |
 export class ResourceHandler {
   private readonly clock: () => number;
   private readonly negotiation: Negotiation;
+  /** Recent whole lists' JSON answers (list-memo.ts). */
+  private readonly listMemo = new ListMemo();
 
   /** A core object by plural, namespace and name (undefined when it does not exist). */
   private async findObject(plural: string, namespace: string, name: string): Promise<Obj | undefined> {
@@ -442,6 +445,14 @@ export class ResourceHandler {
           reply: o,
         });
       }
+    }
+    // The same whole list of the same state, in plain JSON: encoded once (list-memo.ts).
+    if (r.state !== undefined && stream?.media === 'json') {
+      const key = `${r.state}|${def.listKind}|${ctx.view.apiVersion}|${ctx.view.brand}`;
+      return replyEncoded(
+        this.listMemo.get(key, () => codec.list(meta, items, ctx)),
+        o,
+      );
     }
     return replyEncoded(codec.list(meta, items, ctx), o);
   }

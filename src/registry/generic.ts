@@ -291,7 +291,8 @@ export class ResourceStore {
     const cached = o.hasSelectors
       ? all.filter((c) => matchesLabels(o.labelSelector, c.view.labels) && matchesFields(o.fieldSelector, (f) => viewField(c.view, f)))
       : all;
-    return { items: cached, revision: cache.revision, continueToken: '' };
+    const revision = cache.revision;
+    return { items: cached, revision, continueToken: '', state: o.hasSelectors ? undefined : `${this.prefix}|${keyPrefix}|${revision}` };
   }
 
   private matches(kv: KeyValue, o: ListOptions): boolean {

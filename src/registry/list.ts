@@ -16,6 +16,11 @@ export interface ListResult {
   revision: Revision;
   continueToken: string;
   remainingItemCount?: number;
+  /**
+   * What the items are, when a list of the same state has the same items (a whole list from the
+   * watch cache, no selectors): the cache, the range and the cache's revision. A memo key.
+   */
+  state?: string;
 }
 
 /** List options selecting every object (controllers reading a whole namespace or resource). */
