@@ -115,19 +115,29 @@ test('packing off (0): values stay as written', async () => {
   await kv.close();
 });
 
-test("clients' reads: a packed object read twice within the window is held raw, then packed again as it was", async () => {
+/** A store and a cache on a clock the test moves (`later`), with pods `names` created and packed. */
+async function packedOnClock(names: string[]) {
   const kv = await MvccStore.open({});
-  let now = 1_000_000;
-  const cache = new WatchCache(kv, P, { packAfterMs: AFTER_MS, clock: () => now });
+  const clock = { now: 1_000_000 };
+  const cache = new WatchCache(kv, P, { packAfterMs: AFTER_MS, clock: () => clock.now });
   await cache.start();
-  const keys = ['a', 'b', 'c'].map((n) => `${P}ns/${n}`);
+  const keys = names.map((n) => `${P}ns/${n}`);
   let last = 0;
   for (const k of keys) last = await create(kv, k, encodeStored(pod(k.slice(-1), 'Running')));
   expect(await cache.waitFresh(last, 2000)).toBe(true);
-  const bytes = (k: string) => new TextDecoder().decode(cache.get(k)?.value);
-  const [wantA, wantB] = keys.map(bytes) as [string, string, string];
-  now += AFTER_MS + 1;
+  const want = keys.map((k) => new TextDecoder().decode(cache.get(k)?.value));
+  const later = (ms: number) => {
+    clock.now += ms;
+  };
+  later(AFTER_MS + 1);
   await packedAll(cache, keys);
+  return { kv, cache, keys, want, later };
+}
+
+test("clients' reads: a packed object read twice within the window is held raw, then packed again as it was", async () => {
+  const { kv, cache, keys, want, later } = await packedOnClock(['a', 'b', 'c']);
+  const bytes = (k: string) => new TextDecoder().decode(cache.get(k)?.value);
+  const [wantA, wantB] = want as [string, string, string];
   const [a, b, c] = keys as [string, string, string];
   const packedA = cache.get(a)?.heldValue;
   const reheated = () => valuePacker.stats.reheated;
@@ -136,21 +146,21 @@ test("clients' reads: a packed object read twice within the window is held raw, 
   // One read, then another after the window: still packed (each read only notes its time).
   expect(new TextDecoder().decode(cache.get(a)?.served)).toBe(wantA);
   expect(cache.get(a)?.rawIfHeld).toBeUndefined();
-  now += AFTER_MS + 1;
+  later(AFTER_MS + 1);
   expect(new TextDecoder().decode(cache.get(a)?.served)).toBe(wantA);
   expect(cache.get(a)?.rawIfHeld).toBeUndefined();
   // The server's own reads (`value`) never make an object hot.
   for (let i = 0; i < 5; i++) expect(bytes(b)).toBe(wantB);
   expect(cache.get(b)?.rawIfHeld).toBeUndefined();
   // A second client read within the window: raw again, the same bytes; the store keeps the packed form.
-  now += AFTER_MS - 1;
+  later(AFTER_MS - 1);
   expect(new TextDecoder().decode(cache.get(a)?.served)).toBe(wantA);
   expect(new TextDecoder().decode(cache.get(a)?.rawIfHeld)).toBe(wantA);
   expect(reheated()).toBe(before + 1);
   expect(kv.latest(a)).toBeInstanceOf(PackedKeyValue);
   const packedRuns = valuePacker.stats.values;
   // Unread for the window: packed again, as the very packed form it had (not deflated anew).
-  now += AFTER_MS + 1;
+  later(AFTER_MS + 1);
   await packedAll(cache, [a]);
   expect(cache.get(a)?.heldValue).toBe(packedA);
   expect(valuePacker.stats.values).toBe(packedRuns);
@@ -163,7 +173,7 @@ test("clients' reads: a packed object read twice within the window is held raw, 
   stale?.served;
   stale?.served;
   expect(reheated()).toBe(before + 1);
-  now += AFTER_MS + 1;
+  later(AFTER_MS + 1);
   await packedAll(cache, [c]);
   expect(JSON.parse(bytes(c)).status.phase).toBe('Succeeded');
   cache.stop();
@@ -171,16 +181,7 @@ test("clients' reads: a packed object read twice within the window is held raw, 
 });
 
 test('objects held raw again by reads stay within the budget, freed as they are packed again', async () => {
-  const kv = await MvccStore.open({});
-  let now = 1_000_000;
-  const cache = new WatchCache(kv, P, { packAfterMs: AFTER_MS, clock: () => now });
-  await cache.start();
-  const keys = ['a', 'b'].map((n) => `${P}ns/${n}`);
-  let last = 0;
-  for (const k of keys) last = await create(kv, k, encodeStored(pod(k.slice(-1), 'Running')));
-  expect(await cache.waitFresh(last, 2000)).toBe(true);
-  now += AFTER_MS + 1;
-  await packedAll(cache, keys);
+  const { kv, cache, keys, later } = await packedOnClock(['a', 'b']);
   const [a, b] = keys as [string, string];
   const budget = valuePacker.warm;
   const { limit, bytes } = budget;
@@ -198,7 +199,7 @@ test('objects held raw again by reads stay within the budget, freed as they are 
     expect(new TextDecoder().decode(twice(b) as Uint8Array)).toBe(new TextDecoder().decode(cache.get(b)?.value));
     expect(cache.get(b)?.rawIfHeld).toBeUndefined();
     // Once the first is packed again, its bytes are off the budget and the second may go raw.
-    now += AFTER_MS + 1;
+    later(AFTER_MS + 1);
     await packedAll(cache, [a]);
     expect(budget.bytes).toBe(bytes);
     twice(b);
