@@ -3,8 +3,8 @@
  * the same state: a flood of identical LISTs (a dashboard's poll, informers relisting, the APF
  * bench's 100 ConfigMaps) is encoded once per change of the collection, not once per request.
  *
- * The key is the list's state (ListResult.state: the cache, the namespace, the cache's revision,
- * so every write to the resource changes it) and everything else the bytes depend on (the list
+ * The key is the list's state (ListResult.state: the cache, the namespace, the cache's revision
+ * and the generation of its state, so every write to the resource changes it) and everything else the bytes depend on (the list
  * kind, the served apiVersion and spelling, the media type). Only plain JSON answers written
  * whole (not streamed, not pretty) are kept, each at most MAX_BODY bytes, and at most MAX_ENTRIES
  * of them, least recently used first out. Measured (bench/apf.ts at 12 seats, a scratch version,

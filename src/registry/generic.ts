@@ -292,7 +292,8 @@ export class ResourceStore {
       ? all.filter((c) => matchesLabels(o.labelSelector, c.view.labels) && matchesFields(o.fieldSelector, (f) => viewField(c.view, f)))
       : all;
     const revision = cache.revision;
-    return { items: cached, revision, continueToken: '', state: o.hasSelectors ? undefined : `${this.prefix}|${keyPrefix}|${revision}` };
+    const state = o.hasSelectors ? undefined : `${this.prefix}|${keyPrefix}|${revision}|${cache.stateGeneration}`;
+    return { items: cached, revision, continueToken: '', state };
   }
 
   private matches(kv: KeyValue, o: ListOptions): boolean {

@@ -18,7 +18,7 @@ export interface ListResult {
   remainingItemCount?: number;
   /**
    * What the items are, when a list of the same state has the same items (a whole list from the
-   * watch cache, no selectors): the cache, the range and the cache's revision. A memo key.
+   * watch cache, no selectors): the cache, the range, the cache's revision and state generation. A memo key.
    */
   state?: string;
 }

@@ -352,3 +352,27 @@ test("a delete's object is parsed once and shared by its readers while recent, a
   cache.stop();
   await kv.close();
 });
+
+test('stateGeneration: the same while nothing changes, new after each create, update and delete', async () => {
+  const kv = await MvccStore.open({});
+  const cache = new WatchCache(kv, P);
+  await cache.start();
+  const seenGens = new Set([cache.stateGeneration]);
+  const step = async (rev: number) => {
+    expect(await cache.waitFresh(rev, 2000)).toBe(true);
+    expect(seenGens.has(cache.stateGeneration)).toBe(false);
+    seenGens.add(cache.stateGeneration);
+  };
+  const r1 = await create(kv, `${P}ns/a`, encodeStored(cm('a', {}, '1')));
+  await step(r1);
+  const unchanged = cache.stateGeneration;
+  // Writes elsewhere in the store do not change this cache's state.
+  await create(kv, '/registry/secrets/ns/s', encodeStored(cm('s', {}, '1')));
+  await Bun.sleep(20);
+  expect(cache.stateGeneration).toBe(unchanged);
+  const r2 = await update(kv, `${P}ns/a`, encodeStored(cm('a', {}, '2')), r1);
+  await step(r2);
+  await step((await remove(kv, `${P}ns/a`, r2)).revision);
+  cache.stop();
+  await kv.close();
+});

@@ -108,6 +108,8 @@ export class WatchCache {
   private rev: Revision = 0;
   /** Events applied since start (the dashboard's events per second; one increment per event). */
   private applied = 0;
+  /** Changes of the state: each event applied, each load. */
+  private changes = 0;
   private stream: ChangeStream | undefined;
   private readonly watchers = new Set<Watcher>();
   /**
@@ -186,6 +188,7 @@ export class WatchCache {
       r = await this.kv.range(this.prefix, { end: this.end, revision: from }).catch(() => undefined);
     }
     r ??= await this.kv.range(this.prefix, { end: this.end });
+    this.changes++;
     this.state.clear();
     this.counts.clear();
     this.corrupt.clear();
@@ -331,6 +334,7 @@ export class WatchCache {
   }
 
   private apply(ce: ChangeEvent, at: number): void {
+    this.changes++;
     const rv = ce.kv.modRevision;
     let e: CacheEvent;
     if (ce.type === 'delete') {
@@ -463,6 +467,16 @@ export class WatchCache {
   /** Whether something has started the cache (it loads on first use). */
   get started(): boolean {
     return this.ready !== undefined;
+  }
+
+  /**
+   * Which state the cache holds: the same number for the same state (a memo key of lists), a new
+   * one after any change (an event, a load), whatever the revision does. A store's progress
+   * notifications move the revision alone, and some etcd versions send one before the events it
+   * covers (see ResourceStore.list).
+   */
+  get stateGeneration(): number {
+    return this.changes;
   }
 
   /** Events applied since the cache started. */
