@@ -15,6 +15,7 @@
  * packed with it is (each PackedValue holds its own).
  */
 import * as zlib from 'node:zlib';
+import { nativeInflater } from './native-inflate';
 import { ValueSlabs } from './slabs';
 import type { KeyValue, Revision } from './types';
 
@@ -52,6 +53,9 @@ export class PackedValue {
 
 /** Packed bytes inflated with their dictionary (`length`: the raw length, when known). */
 export function inflatePacked(bytes: Uint8Array, dict: Uint8Array, length?: number): Uint8Array {
+  // The system's zlib with this thread's stream, reset per value (native-inflate.ts), when loaded.
+  const native = length !== undefined && length > 0 ? nativeInflater() : undefined;
+  if (native !== undefined) return native(bytes, dict, length as number);
   // Output chunks of the raw length (and a little, so that the end is found without a second
   // chunk): the default 16 KiB chunk per call was garbage ~4x the value.
   return zlib.inflateRawSync(bytes, { dictionary: dict, ...(length !== undefined ? { chunkSize: length + 64 } : {}) });

@@ -67,12 +67,15 @@ export class CodecPool {
     // inflates them), with its dictionary.
     const values: Uint8Array[] = new Array(n);
     let packs: Int32Array | undefined;
+    let lengths: Uint32Array | undefined;
     const dicts: Uint8Array[] = [];
     for (let i = 0; i < n; i++) {
       const h = items.held ? items.held(i) : items.value(i);
       let v: Uint8Array;
       if (h instanceof PackedValue) {
         packs ??= new Int32Array(n).fill(-1);
+        lengths ??= new Uint32Array(n);
+        lengths[i] = h.length;
         let d = dicts.indexOf(h.dictionary);
         if (d < 0) d = dicts.push(h.dictionary) - 1;
         packs[i] = d;
@@ -95,6 +98,7 @@ export class CodecPool {
     if (packs) {
       task.packs = packs;
       task.dicts = dicts;
+      task.lengths = lengths;
     }
     return this.pool.run(task, undefined, [data.buffer, ends.buffer, rvs.buffer]);
   }

@@ -25,5 +25,7 @@ export type CodecTask =
        */
       packs?: Int32Array;
       dicts?: Uint8Array[];
+      /** With `packs`: each packed item's raw length (0 for a raw one). */
+      lengths?: Uint32Array;
     }
   | { op: 'deflate'; data: Uint8Array; last: boolean };

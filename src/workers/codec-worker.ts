@@ -51,7 +51,7 @@ function owned(r: ChunkResult): ChunkResult {
 serveWorker<CodecTask, ChunkResult>(
   (t) => {
     if (t.op === 'deflate') return owned(deflateSegment(t.data, t.last));
-    const { data, ends, rvs, keys, packs, dicts } = t;
+    const { data, ends, rvs, keys, packs, dicts, lengths } = t;
     const bytes = (i: number) => data.subarray(i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number);
     const items: ChunkItems = {
       count: ends.length,
@@ -59,7 +59,7 @@ serveWorker<CodecTask, ChunkResult>(
       // A packed item is inflated here, off the server's thread (encoders read each value once).
       value: (i) => {
         const d = packs === undefined ? -1 : (packs[i] as number);
-        return d < 0 ? bytes(i) : inflatePacked(bytes(i), (dicts as Uint8Array[])[d] as Uint8Array);
+        return d < 0 ? bytes(i) : inflatePacked(bytes(i), (dicts as Uint8Array[])[d] as Uint8Array, lengths?.[i]);
       },
       rv: (i) => rvs[i] as number,
     };

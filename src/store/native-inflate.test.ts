@@ -1,0 +1,79 @@
+import { describe, expect, test } from 'bun:test';
+import * as zlib from 'node:zlib';
+import { nativeInflater } from './native-inflate';
+import { inflatePacked, ValuePacker } from './packed';
+
+const enc = new TextEncoder();
+
+/** Pod-like JSON values of varied length and content, some alike (what packing sees). */
+function values(n: number, seed: number): Uint8Array[] {
+  let x = seed;
+  const rand = () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+  return Array.from({ length: n }, (_, i) => {
+    const containers = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, c) => ({
+      name: `c${c}-${Math.floor(rand() * 1e6)}`,
+      image: `registry.example/app:${i % 7}`,
+      env: Array.from({ length: Math.floor(rand() * 20) }, (_, e) => ({ name: `E${e}`, value: 'v'.repeat(Math.floor(rand() * 50)) })),
+    }));
+    return enc.encode(JSON.stringify({ kind: 'Pod', metadata: { name: `pod-${i}`, uid: crypto.randomUUID() }, spec: { containers } }));
+  });
+}
+
+describe('native inflate (system zlib through bun:ffi)', () => {
+  test('is loaded on Linux', () => {
+    if (process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64')) expect(nativeInflater()).toBeDefined();
+  });
+
+  test('gives the bytes node:zlib gives, for values packed with a dictionary, read from inside larger buffers', () => {
+    const inflate = nativeInflater();
+    if (inflate === undefined) return;
+    const vs = values(300, 7);
+    const dict = (vs[0] as Uint8Array).slice(0, 16 * 1024);
+    // Packed bytes live inside slabs: subarrays at odd offsets of one buffer.
+    const packed = vs.map((v) => zlib.deflateRawSync(v, { level: 1, dictionary: dict }));
+    const slab = new Uint8Array(packed.reduce((a, p) => a + p.length + 3, 0));
+    let at = 1;
+    const views = packed.map((p) => {
+      slab.set(p, at);
+      const view = slab.subarray(at, at + p.length);
+      at += p.length + 3;
+      return view;
+    });
+    for (let i = 0; i < vs.length; i++) {
+      const out = inflate(views[i] as Uint8Array, dict, (vs[i] as Uint8Array).length);
+      expect(Buffer.from(out).equals(Buffer.from(vs[i] as Uint8Array))).toBe(true);
+      expect(Buffer.from(out).equals(zlib.inflateRawSync(views[i] as Uint8Array, { dictionary: dict }))).toBe(true);
+    }
+  });
+
+  test('a corrupt or truncated value or a wrong length throws and the next value still inflates', () => {
+    const inflate = nativeInflater();
+    if (inflate === undefined) return;
+    const [a, b] = values(2, 11) as [Uint8Array, Uint8Array];
+    const dict = a.slice(0, 4096);
+    const p = new Uint8Array(zlib.deflateRawSync(b, { level: 1, dictionary: dict }));
+    const bad = p.slice();
+    const mid = Math.floor(bad.length / 2);
+    bad[mid] = (bad[mid] as number) ^ 0xff;
+    bad[1] = (bad[1] as number) ^ 0x55;
+    expect(() => inflate(bad, dict, b.length)).toThrow('invalid packed value');
+    expect(() => inflate(p, dict, b.length - 1)).toThrow('invalid packed value');
+    expect(() => inflate(p, dict, b.length + 1)).toThrow('invalid packed value');
+    expect(() => inflate(p.subarray(0, p.length - 2), dict, b.length)).toThrow('invalid packed value');
+    expect(Buffer.from(inflate(p, dict, b.length)).equals(Buffer.from(b))).toBe(true);
+  });
+
+  test('the packer round-trips through it (inflatePacked with a length) and without a length (node:zlib)', () => {
+    const packer = new ValuePacker();
+    for (const v of values(50, 3)) {
+      const pv = packer.pack('/registry/core/pods/', v);
+      if (pv === undefined) continue;
+      expect(Buffer.from(pv.inflate()).equals(Buffer.from(v))).toBe(true);
+      expect(Buffer.from(inflatePacked(pv.bytes, pv.dictionary)).equals(Buffer.from(v))).toBe(true);
+    }
+    expect(packer.stats.values).toBeGreaterThan(40);
+  });
+});
