@@ -15,9 +15,9 @@ import { openWatch } from './helpers/watch';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cold-'));
 const args = ['--pack-cold-values-after=300ms'];
-// Lists of 10 or more stream in chunks of ~8 KB (as long lists do), through the codec pool where
-// it pays (gzip, Table).
-const env = { SVC_DEBUG_HEAP_SIGNAL: '1', SVC_LIST_STREAM_MIN_ITEMS: '10', SVC_LIST_CHUNK_BYTES: '8192' };
+// Lists of 10 or more stream in chunks of ~8 KB (as long lists do; JSON too, however short), through
+// the codec pool where it pays (gzip, Table).
+const env = { SVC_DEBUG_HEAP_SIGNAL: '1', SVC_LIST_STREAM_MIN_ITEMS: '10', SVC_LIST_CHUNK_BYTES: '8192', SVC_LIST_WHOLE_JSON_BYTES: '0' };
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 /** The list's items, as JSON (gzip: through the codec pool) or as Table rows (name and data count). */

@@ -27,7 +27,12 @@ for (const poolSize of [1, 0]) {
     const NS = 'long';
     const P = `/api/v1/namespaces/${NS}/configmaps`;
     beforeAll(async () => {
-      srv = await startServer({ args: [`--codec-pool-size=${poolSize}`, '--feature-gates=CBORServingAndStorage=true'] });
+      // JSON lists stream from 500 items here as every encoding does (they are written whole
+      // under 4 MiB by default: src/http/list-stream.ts WHOLE_JSON_BYTES, tested in api-lists.test.ts).
+      srv = await startServer({
+        args: [`--codec-pool-size=${poolSize}`, '--feature-gates=CBORServingAndStorage=true'],
+        env: { SVC_LIST_WHOLE_JSON_BYTES: '0' },
+      });
       expect((await srv.json('POST', '/api/v1/namespaces', { metadata: { name: NS } })).status).toBe(201);
       for (let i = 0; i < N; i += 100) {
         const rs = await Promise.all(

@@ -92,6 +92,7 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       ),
     );
   }
+  metrics.sources.push((out) => cacheListMetrics(api, out));
   const protobuf = new ProtobufCodec(d.schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(d.schemas) : undefined;
   const watches = new WatchHandler({
@@ -216,4 +217,25 @@ async function metricsOf(api: ApiRegistry, kind: 'PodMetrics' | 'NodeMetrics', n
   };
   if (kind === 'PodMetrics') return podMetrics(await list('pods', namespace));
   return nodeMetrics(await list('nodes', ''), await list('pods', ''));
+}
+
+/**
+ * apiserver_cache_list_total as the reference counts it: lists served from a resource's watch
+ * cache, by the index read. resource_prefix as the reference's: `/<plural>` for built-in kinds,
+ * `/<group>/<plural>` for custom resources.
+ */
+function cacheListMetrics(api: ApiRegistry, out: string[]): void {
+  out.push(
+    '# HELP apiserver_cache_list_total [ALPHA] Number of LIST requests served from watch cache',
+    '# TYPE apiserver_cache_list_total counter',
+  );
+  const seen = new Set<string>();
+  for (const s of api.stores) {
+    const c = s.cache;
+    if (c === undefined || seen.has(s.prefix)) continue;
+    seen.add(s.prefix);
+    const at = s.def.storedAs ?? s.def;
+    const prefix = s.def.custom ? `/${at.group}/${at.plural}` : `/${at.plural}`;
+    for (const [index, n] of c.listsServed) out.push(`apiserver_cache_list_total{index="${index}",resource_prefix="${prefix}"} ${n}`);
+  }
 }

@@ -49,6 +49,25 @@ export const POOL_MIN_BYTES: Readonly<Record<ChunkMedia, { plain: number; gzip: 
   json: { plain: Number.POSITIVE_INFINITY, gzip: 128 * 1024 },
 };
 
+/**
+ * JSON lists of fewer stored bytes than this are written whole, however many items they have: a
+ * page of 500 pods (1.2 MB) answered in 3.2-3.7 ms built whole against 6.8-7.1 ms streamed
+ * (2026-11-28, 100k pods, one client on the same 2 cores; a bare Bun.serve sending the same bytes:
+ * 1.3-2.0 ms), and holding 4 MiB is not what streaming saves memory on. SVC_LIST_WHOLE_JSON_BYTES
+ * overrides it (0: stream from STREAM_MIN_ITEMS as every other encoding).
+ */
+export const WHOLE_JSON_BYTES = envNumber('SVC_LIST_WHOLE_JSON_BYTES', 4 * 1024 * 1024);
+
+/** Whether a list in `media` is written whole rather than streamed: see WHOLE_JSON_BYTES. */
+export function writtenWhole(media: ChunkMedia, items: ChunkItems): boolean {
+  return media === 'json' && storedBytes(items, 0, items.count, WHOLE_JSON_BYTES) < WHOLE_JSON_BYTES;
+}
+
+function envNumber(name: string, otherwise: number): number {
+  const v = process.env[name];
+  return v === undefined || v === '' || !Number.isFinite(Number(v)) ? otherwise : Number(v);
+}
+
 /** Whether the codec pool encodes a list in `media` (gzip or not) better than this thread: see POOL_MIN_BYTES. */
 export function poolPays(media: ChunkMedia, gzip: boolean, items: ChunkItems): boolean {
   const min = POOL_MIN_BYTES[media][gzip ? 'gzip' : 'plain'];

@@ -35,7 +35,7 @@ import type { CodecPool } from '../workers/codec-pool';
 import { decodeBody, readBody } from './body';
 import { ListMemo } from './list-memo';
 import { listOptions, validateListOptions } from './list-options';
-import { poolPays, replyListStream, STREAM_MIN_ITEMS } from './list-stream';
+import { poolPays, replyListStream, STREAM_MIN_ITEMS, writtenWhole } from './list-stream';
 import { type BodyType, Negotiation } from './negotiate';
 import { type ReplyOptions, reply, replyEncoded } from './respond';
 import { handleScale } from './scale';
@@ -430,7 +430,7 @@ export class ResourceHandler {
     };
     // ?pretty answers are written whole.
     const stream = o.pretty ? undefined : codec.stream;
-    if (stream) {
+    if (stream && !writtenWhole(stream.media, items)) {
       const pool = this.opts.codecPool?.supports(def.schema, def.storageVersion) === true ? this.opts.codecPool : undefined;
       const pooled = pool !== undefined && poolPays(stream.media, o.gzip === true, items);
       if (pooled || count >= STREAM_MIN_ITEMS) {

@@ -227,6 +227,13 @@ export class ResourceStore {
         revision = rv;
       }
     }
+    // Pages of the newest state from the watch cache, as the reference's cache serves them
+    // (ListFromCacheSnapshot): the embedded store only, as for the unpaged list above.
+    const fromCache =
+      this.cache && !this.kv.fresh && o.limit > 0 && !o.hasSelectors && (tok !== undefined || revision === undefined)
+        ? await this.pageFromCache(this.cache, start, from, o.limit, tok)
+        : undefined;
+    if (fromCache) return fromCache;
     if (!o.hasSelectors) {
       // remainingItemCount without scanning the whole range: a continuation knows how many were
       // left from its token; a first page at the newest revision takes the total from the watch
@@ -277,6 +284,49 @@ export class ResourceStore {
     };
   }
 
+  /**
+   * A page from the watch cache: a first page once the cache holds the store's newest revision, a
+   * later one while the cache's state is the one its first page was read from (the token's
+   * stateTag); otherwise undefined and the store reads it at the token's revision. A cache
+   * with objects it cannot decode under the range leaves the page to the store as well.
+   */
+  private async pageFromCache(
+    cache: WatchCache,
+    start: string,
+    from: string,
+    limit: number,
+    tok: ContinueToken | undefined,
+  ): Promise<ListResult | undefined> {
+    if (tok !== undefined && (tok.c === undefined || tok.rv === -1 || !cache.started)) return undefined;
+    await cache.start();
+    let revision: Revision;
+    let left: number | undefined;
+    if (tok !== undefined) {
+      if (tok.c !== cache.stateTag) return undefined;
+      revision = tok.rv;
+      left = tok.left;
+    } else {
+      const want = this.kv.currentRevision();
+      if (cache.revision < want && !(await cache.waitFresh(want, CONSISTENT_LIST_WAIT_MS))) return undefined;
+      revision = cache.revision;
+      left = cache.size(start);
+    }
+    if (cache.corruptKeys(start).length > 0) return undefined;
+    const items = cache.listFrom(from, start, limit + 1);
+    const more = items.length > limit;
+    if (more) items.length = limit;
+    const last = items[items.length - 1];
+    cache.noteList('');
+    if (!more || last === undefined) return { items, revision, continueToken: '' };
+    const rest = left === undefined ? undefined : left - items.length;
+    return {
+      items,
+      revision,
+      continueToken: encodeContinue(revision, last.key, start, this.clock(), rest, cache.stateTag),
+      remainingItemCount: rest,
+    };
+  }
+
   /** "Any" (rv=0) and "not older than" lists, served from the watch cache without a store read. */
   private async listFromCache(cache: WatchCache, namespace: string, o: ListOptions): Promise<ListResult> {
     const rv = o.resourceVersion === '0' || o.resourceVersion === '' ? 0 : parseResourceVersion(o.resourceVersion);
@@ -287,7 +337,9 @@ export class ResourceStore {
     if (bad.length > 0) throw new CorruptObjectError(bad.join(', '), `${bad.length} object(s) cannot be decoded`);
     // An `=` of the field selector (a kubelet's spec.nodeName) reads the cache's index by it.
     const eq = o.fieldSelector.find((r) => r.op === 'eq');
-    const all = (eq && cache.listWhere(keyPrefix, eq.field, eq.value)) || cache.list(keyPrefix);
+    const indexed = eq && cache.listWhere(keyPrefix, eq.field, eq.value);
+    const all = indexed || cache.list(keyPrefix);
+    cache.noteList(indexed && eq ? `f:${eq.field}` : '');
     const cached = o.hasSelectors
       ? all.filter((c) => matchesLabels(o.labelSelector, c.view.labels) && matchesFields(o.fieldSelector, (f) => viewField(c.view, f)))
       : all;

@@ -52,17 +52,23 @@ export interface ContinueToken {
   t: number;
   /** Items after `start` at `rv` (so later pages need no count scan); absent: unknown. */
   left?: number;
+  /** The watch cache's state tag when the page came from the cache (WatchCache.stateTag). */
+  c?: string;
 }
 
 /** The token of the page after `lastKey`, a key of the list range starting at `start`; `t`: now. */
-export function encodeContinue(rv: Revision, lastKey: string, start: string, t: number, left?: number): string {
-  return encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`, t, left);
+export function encodeContinue(rv: Revision, lastKey: string, start: string, t: number, left?: number, cache?: string): string {
+  return encodeContinueToken(rv, `${lastKey.slice(start.length)}\0`, t, left, cache);
 }
 
-/** A token resuming at `startKey` (relative to the list range) at `rv` (-1: the newest); `t`: now. */
-export function encodeContinueToken(rv: Revision, startKey: string, t: number, left?: number): string {
+/**
+ * A token resuming at `startKey` (relative to the list range) at `rv` (-1: the newest); `t`: now;
+ * `cache`: the watch cache's state tag when the page came from it.
+ */
+export function encodeContinueToken(rv: Revision, startKey: string, t: number, left?: number, cache?: string): string {
   const tok: ContinueToken = { v: 'meta.svc.io/v1', rv, start: startKey, t };
   if (left !== undefined) tok.left = left;
+  if (cache !== undefined) tok.c = cache;
   return Buffer.from(JSON.stringify(tok)).toString('base64');
 }
 

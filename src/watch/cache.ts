@@ -98,6 +98,8 @@ export class WatchCache {
   /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
   private readonly counts = new Map<string, number>();
   private readonly corrupt = new Set<string>();
+  /** This cache's own part of its stateTag (random: no other cache or process shares it). */
+  private readonly tag = crypto.randomUUID().slice(0, 13);
   /** Events from historyHead on; the slots before it are emptied (undefined) until the next slice. */
   private history: (CacheEvent | undefined)[] = [];
   private historyHead = 0;
@@ -531,6 +533,31 @@ export class WatchCache {
     if (this.size(this.namespaceOf(from) ?? '') === 0) return [];
     const to = prefixEnd(from);
     return this.state.range(from, to, limit);
+  }
+
+  /**
+   * A page of current objects: from `fromKey` (inclusive) to the end of `keyPrefix`'s range ('' =
+   * all), in key order, at most `limit` of them.
+   */
+  listFrom(fromKey: string, keyPrefix: string, limit: number): CachedObject[] {
+    return this.state.range(fromKey, prefixEnd(keyPrefix || this.prefix), limit);
+  }
+
+  /**
+   * A name of the state the cache holds that no other state shares, in this process or any other
+   * (stateGeneration with this cache's own random tag): a continue token of a page read from the
+   * cache carries it, and the next page is read from the cache while it is unchanged.
+   */
+  get stateTag(): string {
+    return `${this.tag}.${this.changes}`;
+  }
+
+  /** Lists served from the cache, by the index they read ('' none, `f:<field>` a field's). */
+  readonly listsServed = new Map<string, number>();
+
+  /** Count a list served from the cache (apiserver_cache_list_total). */
+  noteList(index: string): void {
+    this.listsServed.set(index, (this.listsServed.get(index) ?? 0) + 1);
   }
 
   /**
