@@ -15,7 +15,7 @@
  * packed with it is (each PackedValue holds its own).
  */
 import * as zlib from 'node:zlib';
-import { nativeInflater } from './native-inflate';
+import { nativeInflater } from './native-zlib';
 import { ValueSlabs } from './slabs';
 import type { KeyValue, Revision } from './types';
 
@@ -53,7 +53,7 @@ export class PackedValue {
 
 /** Packed bytes inflated with their dictionary (`length`: the raw length, when known). */
 export function inflatePacked(bytes: Uint8Array, dict: Uint8Array, length?: number): Uint8Array {
-  // The system's zlib with this thread's stream, reset per value (native-inflate.ts), when loaded.
+  // The system's zlib with this thread's stream, reset per value (native-zlib.ts), when loaded.
   const native = length !== undefined && length > 0 ? nativeInflater() : undefined;
   if (native !== undefined) return native(bytes, dict, length as number);
   // Output chunks of the raw length (and a little, so that the end is found without a second

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import * as zlib from 'node:zlib';
-import { nativeInflater } from './native-inflate';
+import { nativeInflater } from './native-zlib';
 import { inflatePacked, ValuePacker } from './packed';
 
 const enc = new TextEncoder();
@@ -22,9 +22,11 @@ function values(n: number, seed: number): Uint8Array[] {
   });
 }
 
-describe('native inflate (system zlib through bun:ffi)', () => {
+describe('native zlib (the system zlib through bun:ffi)', () => {
   test('is loaded on Linux', () => {
-    if (process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64')) expect(nativeInflater()).toBeDefined();
+    if (process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64')) {
+      expect(nativeInflater()).toBeDefined();
+    }
   });
 
   test('gives the bytes node:zlib gives, for values packed with a dictionary, read from inside larger buffers', () => {
