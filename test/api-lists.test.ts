@@ -674,6 +674,43 @@ describe('pages from the watch cache', () => {
     expect(Number(fresh.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
   });
 
+  test('pages with a label or field selector from the cache: the matches in order, a token after the last, no remainingItemCount', async () => {
+    for (let i = 0; i < 40; i++) {
+      const name = `s${String(i).padStart(2, '0')}`;
+      const labels = { pick: i % 3 === 0 ? 'yes' : 'no' };
+      expect((await srv.json('POST', PP, { metadata: { name, labels }, data: { v: name } })).status).toBe(201);
+    }
+    const want = Array.from({ length: 40 }, (_, i) => i)
+      .filter((i) => i % 3 === 0)
+      .map((i) => `s${String(i).padStart(2, '0')}`);
+    for (const selector of [
+      { labelSelector: 'pick=yes' },
+      { labelSelector: 'pick in (yes),pick!=no', fieldSelector: 'metadata.name!=zz' },
+    ]) {
+      const before = await servedFromCache();
+      const seen: string[] = [];
+      let cont = '';
+      let pages = 0;
+      do {
+        const b = await page(q({ ...selector, limit: 4, ...(cont ? { continue: cont } : {}) }));
+        expect(b.metadata.remainingItemCount).toBeUndefined();
+        expect(b.items.length).toBeLessThanOrEqual(4);
+        seen.push(...names(b));
+        cont = b.metadata.continue ?? '';
+        pages++;
+      } while (cont && pages < 20);
+      expect(seen).toEqual(want);
+      expect(pages).toBeGreaterThanOrEqual(4);
+      const served = (await servedFromCache()) - before;
+      if (ON_ETCD) expect(served).toBe(0);
+      else expect(served).toBeGreaterThanOrEqual(pages);
+    }
+    // A field selector on a name: one page, no token.
+    const one = await page(q({ fieldSelector: 'metadata.name=s07', limit: 5 }));
+    expect(names(one)).toEqual(['s07']);
+    expect(one.metadata.continue).toBeUndefined();
+  });
+
   test("a token from another server process is read by the store, never by that process's cache", async () => {
     const first = await page(q({ limit: 5 }));
     const tok = JSON.parse(Buffer.from(first.metadata.continue as string, 'base64').toString('utf8')) as { c?: string };

@@ -50,6 +50,7 @@ import {
   fieldPE,
   recordUpdate,
 } from './apply';
+import { pageFromCache } from './cache-pages';
 import {
   goJsonType,
   goUnmarshalError,
@@ -230,8 +231,8 @@ export class ResourceStore {
     // Pages of the newest state from the watch cache, as the reference's cache serves them
     // (ListFromCacheSnapshot): the embedded store only, as for the unpaged list above.
     const fromCache =
-      this.cache && !this.kv.fresh && o.limit > 0 && !o.hasSelectors && (tok !== undefined || revision === undefined)
-        ? await this.pageFromCache(this.cache, start, from, o.limit, tok)
+      this.cache && !this.kv.fresh && o.limit > 0 && (tok !== undefined || revision === undefined)
+        ? await pageFromCache(this.cache, { start, from, newest: this.kv.currentRevision(), o, tok, now: this.clock() })
         : undefined;
     if (fromCache) return fromCache;
     if (!o.hasSelectors) {
@@ -281,49 +282,6 @@ export class ResourceStore {
       items,
       revision: rev ?? this.kv.currentRevision(),
       continueToken: more ? encodeContinue(rev as Revision, lastKey, start, this.clock()) : '',
-    };
-  }
-
-  /**
-   * A page from the watch cache: a first page once the cache holds the store's newest revision, a
-   * later one while the cache's state is the one its first page was read from (the token's
-   * stateTag); otherwise undefined and the store reads it at the token's revision. A cache
-   * with objects it cannot decode under the range leaves the page to the store as well.
-   */
-  private async pageFromCache(
-    cache: WatchCache,
-    start: string,
-    from: string,
-    limit: number,
-    tok: ContinueToken | undefined,
-  ): Promise<ListResult | undefined> {
-    if (tok !== undefined && (tok.c === undefined || tok.rv === -1 || !cache.started)) return undefined;
-    await cache.start();
-    let revision: Revision;
-    let left: number | undefined;
-    if (tok !== undefined) {
-      if (tok.c !== cache.stateTag) return undefined;
-      revision = tok.rv;
-      left = tok.left;
-    } else {
-      const want = this.kv.currentRevision();
-      if (cache.revision < want && !(await cache.waitFresh(want, CONSISTENT_LIST_WAIT_MS))) return undefined;
-      revision = cache.revision;
-      left = cache.size(start);
-    }
-    if (cache.corruptKeys(start).length > 0) return undefined;
-    const items = cache.listFrom(from, start, limit + 1);
-    const more = items.length > limit;
-    if (more) items.length = limit;
-    const last = items[items.length - 1];
-    cache.noteList('');
-    if (!more || last === undefined) return { items, revision, continueToken: '' };
-    const rest = left === undefined ? undefined : left - items.length;
-    return {
-      items,
-      revision,
-      continueToken: encodeContinue(revision, last.key, start, this.clock(), rest, cache.stateTag),
-      remainingItemCount: rest,
     };
   }
 
