@@ -683,10 +683,11 @@ describe('pages from the watch cache', () => {
     const want = Array.from({ length: 40 }, (_, i) => i)
       .filter((i) => i % 3 === 0)
       .map((i) => `s${String(i).padStart(2, '0')}`);
-    for (const selector of [
+    const selectors: Record<string, string>[] = [
       { labelSelector: 'pick=yes' },
       { labelSelector: 'pick in (yes),pick!=no', fieldSelector: 'metadata.name!=zz' },
-    ]) {
+    ];
+    for (const selector of selectors) {
       const before = await servedFromCache();
       const seen: string[] = [];
       let cont = '';
