@@ -18,14 +18,9 @@ import { matchesFields, matchesLabels } from '../api/selectors';
 import type { Revision } from '../store/types';
 import type { WatchCache } from '../watch/cache';
 import { type CachedObject, viewField } from '../watch/events';
-import { type ContinueToken, encodeContinue, type ListResult } from './list';
+import { CONSISTENT_LIST_WAIT_MS, type ContinueToken, encodeContinue, type ListResult } from './list';
 import type { ListOptions } from './options';
 
-/**
- * How long a first page waits for the cache to reach the store's newest revision before the
- * store serves it (as ResourceStore's CONSISTENT_LIST_WAIT_MS for whole lists).
- */
-const FRESH_WAIT_MS = 100;
 /** A page with selectors reads the cache this many objects at a time until it has its matches. */
 const SELECTOR_SCAN_CHUNK = 1024;
 
@@ -58,7 +53,7 @@ export async function pageFromCache(cache: WatchCache, p: CachePage): Promise<Li
     revision = tok.rv;
     left = tok.left;
   } else {
-    if (cache.revision < p.newest && !(await cache.waitFresh(p.newest, FRESH_WAIT_MS))) return undefined;
+    if (cache.revision < p.newest && !(await cache.waitFresh(p.newest, CONSISTENT_LIST_WAIT_MS))) return undefined;
     revision = cache.revision;
     left = o.hasSelectors ? undefined : cache.size(start);
   }

@@ -71,6 +71,7 @@ import {
 import type { WriteHooks } from './hooks';
 import { type KindDef, keyPrefix, type StatusLike, statusLikeOf } from './kind';
 import {
+  CONSISTENT_LIST_WAIT_MS,
   type ContinueToken,
   decodeContinue,
   encodeContinue,
@@ -93,12 +94,6 @@ const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH |
 };
 
 const MAX_GENERATE_ATTEMPTS = 8;
-/**
- * How long a consistent list waits for the watch cache to reach the embedded store's newest
- * revision before the store serves it (the cache follows within a millisecond or two).
- */
-const CONSISTENT_LIST_WAIT_MS = 100;
-
 /** What a resource's store is built from (by the ApiRegistry). */
 export interface ResourceStoreDeps {
   /** The store, decorated by the resource's watch cache (lists from memory, every watch). */

@@ -23,6 +23,12 @@ export interface ListResult {
   state?: string;
 }
 
+/**
+ * How long a consistent list (or a first page) waits for the watch cache to reach the embedded
+ * store's newest revision before the store serves it (the cache follows within a millisecond or two).
+ */
+export const CONSISTENT_LIST_WAIT_MS = 100;
+
 /** List options selecting every object (controllers reading a whole namespace or resource). */
 export const ALL_OBJECTS: ListOptions = {
   labelSelector: [],
