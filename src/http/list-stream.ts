@@ -40,7 +40,8 @@ export const STREAM_MIN_ITEMS = Number(process.env.SVC_LIST_STREAM_MIN_ITEMS) ||
  * at about 50 Pods (100 KB) and gzip starts at 128 KB anyway; JSON without gzip costs the thread
  * as much through the pool as inline even at 256 Pods, so it is never sent there. Nor when its
  * objects are cold (held packed, inflated by the worker): 30,000 cold pods listed in 388 ms
- * that way against 323 ms inline (2026-11-28, one worker at a lower priority).
+ * that way against 323 ms inline (2026-11-28, one worker at a lower priority). JSON's chunks go
+ * to the pool only while other requests come in (list-chunks.ts adaptiveEncoder).
  */
 export const POOL_MIN_BYTES: Readonly<Record<ChunkMedia, { plain: number; gzip: number }>> = {
   protobuf: { plain: 16 * 1024, gzip: 16 * 1024 },

@@ -18,7 +18,7 @@ import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
 import { type BrandView, brandView } from '../codec/brand-view';
 import type { CborCodec } from '../codec/cbor';
 import { BodySyntaxError, decodeJson, decodeYaml } from '../codec/json-media';
-import { inlineEncoder } from '../codec/list-chunks';
+import { adaptiveEncoder, inlineEncoder } from '../codec/list-chunks';
 import type { CodecKind, EncodeContext, ListItems, MediaCodec, StoredObject } from '../codec/media';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { decodeStored } from '../codec/stored';
@@ -37,7 +37,7 @@ import { ListMemo } from './list-memo';
 import { listOptions, validateListOptions } from './list-options';
 import { poolPays, replyListStream, STREAM_MIN_ITEMS, writtenWhole } from './list-stream';
 import { type BodyType, Negotiation } from './negotiate';
-import { type ReplyOptions, reply, replyEncoded } from './respond';
+import { contention, type ReplyOptions, reply, replyEncoded } from './respond';
 import { handleScale } from './scale';
 import type { WatchHandler } from './watch-handler';
 
@@ -434,14 +434,19 @@ export class ResourceHandler {
       const pool = this.opts.codecPool?.supports(def.schema, def.storageVersion) === true ? this.opts.codecPool : undefined;
       const pooled = pool !== undefined && poolPays(stream.media, o.gzip === true, items);
       if (pooled || count >= STREAM_MIN_ITEMS) {
+        const inline = inlineEncoder(stream, { view: ctx.view, columns: def.columns });
         return replyListStream({
           codec: stream,
           ctx,
           meta,
           items,
+          // JSON's chunks cost this thread little more inline than sent (POOL_MIN_BYTES), the
+          // others' ×2-8 more: only JSON's go inline while no other request waits.
           encoder: pooled
-            ? pool.encoder(def.group, def.version, ctx.view.brand)
-            : inlineEncoder(stream, { view: ctx.view, columns: def.columns }),
+            ? stream.media === 'json'
+              ? adaptiveEncoder(inline, pool.encoder(def.group, def.version, ctx.view.brand), contention())
+              : pool.encoder(def.group, def.version, ctx.view.brand)
+            : inline,
           reply: o,
         });
       }

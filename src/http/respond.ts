@@ -95,14 +95,31 @@ const nextTurn = () => {
   } else turnArmed = false;
 };
 
+/** Requests entered so far (`contention`). */
+let seen = 0;
+
 /** The turn a request enters in; `lateReply` compares it with the turn its response completes in. */
 export function requestTurn(): number {
+  seen++;
   entered = true;
   if (!turnArmed) {
     turnArmed = true;
     setImmediate(nextTurn);
   }
   return turn;
+}
+
+/**
+ * A probe of other requests: each call answers whether any request entered since the call before
+ * (the first, since the probe was made). A long list asks it before each chunk (`adaptiveEncoder`).
+ */
+export function contention(): () => boolean {
+  let last = seen;
+  return () => {
+    const busy = seen !== last;
+    last = seen;
+    return busy;
+  };
 }
 
 /** `res`, or for a large body completing after the turn its request entered in, the same answer as a direct stream. */
