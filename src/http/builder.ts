@@ -23,6 +23,7 @@ import { CodecPool } from '../workers/codec-pool';
 import { acceptUpgrade, frontEnd, listen, type UiMount } from './app';
 import { Discovery } from './discovery';
 import { HealthEndpoints } from './health';
+import { listHeldBytes } from './list-stream';
 import type { Metrics } from './metrics';
 import { OpenApi } from './openapi/handler';
 import { ResourceHandler } from './resources';
@@ -92,6 +93,13 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       ),
     );
   }
+  metrics.sources.push((out) =>
+    out.push(
+      '# HELP svc_list_held_bytes Bytes of protobuf list encodings held between the two passes of their answers.',
+      '# TYPE svc_list_held_bytes gauge',
+      `svc_list_held_bytes ${listHeldBytes()}`,
+    ),
+  );
   metrics.sources.push((out) => cacheListMetrics(api, out));
   const protobuf = new ProtobufCodec(d.schemas);
   const cbor = cfg.featureGates.CBORServingAndStorage === true ? new CborCodec(d.schemas) : undefined;
