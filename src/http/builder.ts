@@ -23,7 +23,7 @@ import { CodecPool } from '../workers/codec-pool';
 import { acceptUpgrade, frontEnd, listen, type UiMount } from './app';
 import { Discovery } from './discovery';
 import { HealthEndpoints } from './health';
-import { listHeldBytes } from './list-stream';
+import { listChunksEncoded, listHeldBytes } from './list-stream';
 import type { Metrics } from './metrics';
 import { OpenApi } from './openapi/handler';
 import { ResourceHandler } from './resources';
@@ -98,6 +98,9 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
       '# HELP svc_list_held_bytes Bytes of protobuf list encodings held between the two passes of their answers.',
       '# TYPE svc_list_held_bytes gauge',
       `svc_list_held_bytes ${listHeldBytes()}`,
+      '# HELP svc_list_chunks_encoded_total Chunks of streamed lists encoded or compressed, in the codec pool or inline.',
+      '# TYPE svc_list_chunks_encoded_total counter',
+      `svc_list_chunks_encoded_total ${listChunksEncoded()}`,
     ),
   );
   metrics.sources.push((out) => cacheListMetrics(api, out));

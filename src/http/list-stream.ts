@@ -128,6 +128,12 @@ class Held {
 /** What the held chunks of an answer never read nor cancelled give back once it is collected. */
 const dropped = new FinalizationRegistry<Held>((h) => h.release());
 
+/** Chunks encoded (or, held, compressed) so far, wherever (the svc_list_chunks_encoded_total counter). */
+let chunksEncoded = 0;
+export function listChunksEncoded(): number {
+  return chunksEncoded;
+}
+
 /** Bytes held now, all lists together (the svc_list_held_bytes gauge). */
 export function listHeldBytes(): number {
   return HOLD_BUDGET - holdFree;
@@ -164,6 +170,7 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
           const bytes = storedBytes(items, starts[k] as number, starts[k + 1] as number);
           const hold = Held.reserve(bytes);
           if (hold) reserved[k] = bytes;
+          chunksEncoded++;
           return encoder.chunk({ ...spec, comma: false, sizeOnly: !hold }, slice(k));
         },
         (k, r) => {
@@ -190,6 +197,7 @@ export async function replyListStream(l: StreamedList): Promise<Response> {
     while (!cancelled && queue.length < DEPTH && next < n) {
       const k = next++;
       const h = held.take(k);
+      if (h === undefined || gzip) chunksEncoded++;
       const p = h
         ? gzip
           ? encoder.deflate(h, false)

@@ -18,7 +18,7 @@ import { TOKEN_REQUEST_SCHEMA, tokenRequest } from '../auth/token-request';
 import { type BrandView, brandView } from '../codec/brand-view';
 import type { CborCodec } from '../codec/cbor';
 import { BodySyntaxError, decodeJson, decodeYaml } from '../codec/json-media';
-import { adaptiveEncoder, inlineEncoder } from '../codec/list-chunks';
+import { adaptiveEncoder, inlineEncoder, sharedEncoder } from '../codec/list-chunks';
 import type { CodecKind, EncodeContext, ListItems, MediaCodec, StoredObject } from '../codec/media';
 import type { ProtobufCodec } from '../codec/protobuf';
 import { decodeStored } from '../codec/stored';
@@ -440,12 +440,14 @@ export class ResourceHandler {
           ctx,
           meta,
           items,
-          // JSON's chunks cost this thread little more inline than sent (POOL_MIN_BYTES), the
-          // others' ×2-8 more: only JSON's go inline while no other request waits.
+          // While no other request comes in, JSON's chunks go inline (they cost this thread
+          // little more than sent: POOL_MIN_BYTES), the others' every other one (both cores).
           encoder: pooled
-            ? stream.media === 'json'
-              ? adaptiveEncoder(inline, pool.encoder(def.group, def.version, ctx.view.brand), contention())
-              : pool.encoder(def.group, def.version, ctx.view.brand)
+            ? (stream.media === 'json' ? adaptiveEncoder : sharedEncoder)(
+                inline,
+                pool.encoder(def.group, def.version, ctx.view.brand),
+                contention(),
+              )
             : inline,
           reply: o,
         });
