@@ -293,7 +293,13 @@ export class ProtobufEncoder {
         const start = w.begin();
         if (v !== null && v !== undefined) {
           w.byte(0x0a);
-          w.string(JSON.stringify(v));
+          // A tree of objects (fieldsV1) written as its JSON directly; anything else stringified.
+          const raw = typeof v === 'object' ? w.begin() : -1;
+          if (raw >= 0 && w.objectTree(v as object)) w.end(raw);
+          else {
+            if (raw >= 0) w.pos = raw - 1;
+            w.string(JSON.stringify(v));
+          }
         }
         w.end(start);
         return;

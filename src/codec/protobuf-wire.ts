@@ -185,6 +185,48 @@ export class Writer {
     this.pos = p + written;
   }
 
+  /**
+   * JSON.stringify(o)'s bytes, unprefixed, when `o` is a tree of plain objects whose keys are
+   * printable ASCII (managedFields' fieldsV1: `{"f:spec":{"k:{\"name\":\"c\"}":{}}}`); false,
+   * with nothing written, for anything else. JSON.stringify leaves its fast path on the quotes
+   * such keys hold: 5.5-6 us for a pod's 700 bytes, against ~1 us here (2026-11-28).
+   */
+  objectTree(o: object): boolean {
+    const from = this.pos;
+    if (this.tree(o)) return true;
+    this.pos = from;
+    return false;
+  }
+
+  private tree(o: object): boolean {
+    if (Array.isArray(o)) return false;
+    this.byte(0x7b); // {
+    let first = true;
+    for (const k in o) {
+      const v = (o as Record<string, unknown>)[k];
+      if (typeof v !== 'object' || v === null) return false;
+      const n = k.length;
+      this.ensure(2 * n + 4);
+      const buf = this.buf;
+      let p = this.pos;
+      if (!first) buf[p++] = 0x2c; // ,
+      first = false;
+      buf[p++] = 0x22;
+      for (let i = 0; i < n; i++) {
+        const c = k.charCodeAt(i);
+        if (c < 0x20 || c > 0x7e) return false;
+        if (c === 0x22 || c === 0x5c) buf[p++] = 0x5c;
+        buf[p++] = c;
+      }
+      buf[p++] = 0x22;
+      buf[p++] = 0x3a; // :
+      this.pos = p;
+      if (!this.tree(v)) return false;
+    }
+    this.byte(0x7d); // }
+    return true;
+  }
+
   bytes(b: Uint8Array): void {
     this.uvarint(b.length);
     this.ensure(b.length);

@@ -691,3 +691,41 @@ describe('CRD schema wrappers (JSONSchemaPropsOrArray, OrBool, OrStringArray)', 
     expect(() => codec.encodeMessage({ dependencies: { a: [1] } }, PROPS)).toThrow(/dependencies/);
   });
 });
+
+describe('raw JSON fields (fieldsV1, RawExtension)', () => {
+  const podWith = (fieldsV1: unknown) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'p',
+      managedFields: [{ manager: 'm', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1 }],
+    },
+  });
+  const wide: Record<string, unknown> = {};
+  for (let i = 0; i < 400; i++) wide[`k:{"name":"c-${i}","path":"a\\\\b"}`] = { '.': {}, 'f:x': {} };
+  const cases: [string, unknown][] = [
+    [
+      'keys with quotes and backslashes',
+      { 'f:metadata': { 'f:annotations': { 'f:a\\b': {}, 'f:q"x': {} } }, 'k:{"name":"c"}': { '.': {} } },
+    ],
+    ['an empty tree', {}],
+    ['a key past ASCII (stringified instead)', { 'f:data': { 'f:é': {}, 'f:😀': {} } }],
+    ['a control character in a key (stringified instead)', { 'f:data': { 'f:\n\t\u0001': {} } }],
+    ['a tree of more than 127 bytes and of more than the writer first holds', wide],
+  ];
+  for (const [what, tree] of cases) {
+    test(`${what}: the bytes of JSON.stringify, and decoded back the same`, () => {
+      const bytes = codec.encode(podWith(tree), POD);
+      expect(Buffer.from(bytes).includes(Buffer.from(JSON.stringify(tree)))).toBe(true);
+      const back = codec.decode(bytes, POD) as Any;
+      expect(back.metadata.managedFields[0].fieldsV1).toEqual(tree);
+    });
+  }
+  test('a RawExtension holding arrays, strings and numbers is stringified', () => {
+    const data = { spec: { template: { a: [1, 'two', { three: 3 }], b: 'x"y', c: null, d: true } } };
+    const rev = { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'r' }, revision: 1, data };
+    const bytes = codec.encode(rev, 'io.svc.api.apps.v1.ControllerRevision');
+    expect(Buffer.from(bytes).includes(Buffer.from(JSON.stringify(data)))).toBe(true);
+    expect((codec.decode(bytes, 'io.svc.api.apps.v1.ControllerRevision') as Any).data).toEqual(data);
+  });
+});
