@@ -2,8 +2,8 @@
  * API server benchmark against the real server process (issue "API server core", bench):
  *   - a bare Bun.serve JSON GET over the same transport (TLS) as the ceiling;
  *   - GETs/s of one ConfigMap, creates/s of 1 KB ConfigMaps (64 keep-alive clients);
- *   - LIST of 10k and 100k pods, full and pages of 500, with server RSS; the full list again
- *     once every pod is cold (held packed);
+ *   - LIST of 10k and 100k pods, full and pages of 500, with server RSS, and full in protobuf;
+ *     the full list again once every pod is cold (held packed);
  *   - patches/s (strategic merge and server-side apply) on existing objects.
  * The create target's baseline is a real etcd's durable puts through the lean client
  * (bench/etcd-put.ts) at the creates' concurrency, with the server's and etcd's CPU from /proc.
@@ -357,6 +357,15 @@ async function main(): Promise<void> {
         `LIST ${size} pods (full, ${(bytes / 1048576).toFixed(1)} MiB): median ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms; server RSS ${rssMiB(srv.proc.pid)} MiB`,
       );
       await pagesOf(`LIST ${size} pods, page of 500`);
+      // The same list in protobuf, as client-go's informers in the reference's controllers and
+      // scheduler ask for it (its encoding needs the items' total size first: two passes).
+      const pbTimes: number[] = [];
+      for (let r = 0; r < 3; r++) {
+        const t = performance.now();
+        await (await srv.fetch('/api/v1/namespaces/bench/pods', { headers: { accept: 'application/vnd.kubernetes.protobuf' } })).arrayBuffer();
+        pbTimes.push(performance.now() - t);
+      }
+      report(`LIST ${size} pods (full) in protobuf: ${pbTimes.map((t) => t.toFixed(0)).join(', ')} ms`);
     }
     // The same list once every pod is cold (held packed after the server's default 30 s of
     // --pack-cold-values-after): each object is inflated as it is listed. The first list only:
