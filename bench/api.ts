@@ -362,7 +362,9 @@ async function main(): Promise<void> {
       const pbTimes: number[] = [];
       for (let r = 0; r < 3; r++) {
         const t = performance.now();
-        await (await srv.fetch('/api/v1/namespaces/bench/pods', { headers: { accept: 'application/vnd.kubernetes.protobuf' } })).arrayBuffer();
+        await (
+          await srv.fetch('/api/v1/namespaces/bench/pods', { headers: { accept: 'application/vnd.kubernetes.protobuf' } })
+        ).arrayBuffer();
         pbTimes.push(performance.now() - t);
       }
       report(`LIST ${size} pods (full) in protobuf: ${pbTimes.map((t) => t.toFixed(0)).join(', ')} ms`);
