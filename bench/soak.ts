@@ -293,8 +293,13 @@ function watcher(c: Ctx, r: Resource | 'pods', fromRv: number) {
 /** Spoil a real record the way a server bug would, for the test that the verdict sees it. */
 export function plant(rec: SoakRecord, what: Plant): void {
   if (what === 'lost-write') {
-    const a = [...rec.acks].reverse().find((x) => x.op !== 'delete');
+    // A key whose last acknowledged write is not a delete loses it; when every key ends deleted
+    // (a short run over few keys can), an acknowledged create of a key never stored is added.
+    const last = new Map<string, SoakAck>();
+    for (const a of rec.acks) last.set(a.key, a);
+    const a = [...last.values()].reverse().find((x) => x.op !== 'delete');
     if (a) rec.final.delete(a.key);
+    else rec.acks.push({ key: 'configmaps/planted-lost-write', op: 'create', rv: 1, value: 'planted' });
   } else if (what === 'watch') {
     const w = rec.watchers.find((x) => x.events.length > 0);
     w?.events.splice(Math.floor(w.events.length / 2), 1);
