@@ -1,9 +1,13 @@
 /**
  * What a create costs the server's own code, without TLS, HTTP or a load generator process:
  *
- *   bun bench/in-process.ts [--op=create|smp|apply] [--objects=N] [--rounds=N] [--ms=MS] [--profile=DIR]
+ *   bun bench/in-process.ts [--op=create|smp|apply] [--objects=N] [--prepare=smp] [--rounds=N] [--ms=MS] [--profile=DIR]
  *
- * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>.)
+ * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>. IN_PROCESS_LOOPS=N runs N
+ * request loops instead of 64; IN_PROCESS_APF=1 keeps the server's default in-flight limits, so
+ * priority and fairness queue the requests as under wrk, instead of turning the limits off.
+ * --prepare=smp: every object gets one strategic merge patch from another manager before the
+ * phases, as bench/api.ts's objects have when it applies.)
  *
  * starts the real server (src/main.ts, embedded store, durable) with this file as a preload.
  * The preload keeps the fetch handler the front end gives Bun.serve; on SIGUSR2 it runs 64
@@ -39,7 +43,13 @@ if (PRELOAD) {
     return server;
   };
   process.on('SIGUSR2', async () => {
-    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as { token: string; ms: number; op: string; objects: number };
+    const cfg = JSON.parse(fs.readFileSync(`${PRELOAD}.cfg`, 'utf8')) as {
+      token: string;
+      ms: number;
+      op: string;
+      objects: number;
+      prepare: string;
+    };
     if (!handler) throw new Error('in-process bench: Bun.serve was not called');
     const { fetch, server } = handler;
     const headers = { authorization: `Bearer ${cfg.token}`, 'content-type': 'application/json' };
@@ -74,7 +84,7 @@ if (PRELOAD) {
       let failed = 0;
       const end = performance.now() + ms;
       await Promise.all(
-        Array.from({ length: 64 }, async (_, w) => {
+        Array.from({ length: Number(process.env.IN_PROCESS_LOOPS ?? 64) }, async (_, w) => {
           for (let i = 0; performance.now() < end; i++) {
             const res = await fetch(request(prefix, w, i), server);
             await res.arrayBuffer();
@@ -89,6 +99,20 @@ if (PRELOAD) {
       for (let k = 0; k < PATCHED; k += 64)
         await Promise.all(
           Array.from({ length: Math.min(64, PATCHED - k) }, async (_, j) => (await fetch(create(`p-${k + j}`), server)).arrayBuffer()),
+        );
+    // --prepare=smp: each object gets one strategic merge patch from another manager first, as
+    // bench/api.ts's objects have when its apply phase comes (two managers, a superseded version).
+    if (cfg.op !== 'create' && cfg.prepare === 'smp')
+      for (let k = 0; k < PATCHED; k += 64)
+        await Promise.all(
+          Array.from({ length: Math.min(64, PATCHED - k) }, async (_, j) => {
+            const req = new Request(`${base}/p-${k + j}`, {
+              method: 'PATCH',
+              headers: { ...headers, 'content-type': 'application/strategic-merge-patch+json' },
+              body: `{"metadata":{"labels":{"patched":"yes-${k + j}"}}}`,
+            });
+            return (await fetch(req, server)).arrayBuffer();
+          }),
         );
     await run('warm', 2000);
     const c0 = threadCpu(process.pid);
@@ -109,6 +133,7 @@ if (PRELOAD) {
   const profile = arg('profile');
   const op = arg('op') ?? 'create';
   const objects = Number(arg('objects') ?? 10_000);
+  const prepare = arg('prepare') ?? '';
   if (!['create', 'smp', 'apply'].includes(op)) throw new Error(`--op: create, smp or apply, not ${op}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-in-process-'));
   const out = path.join(dir, 'result.json');
@@ -121,9 +146,9 @@ if (PRELOAD) {
   for (let round = 1; round <= rounds; round++) {
     const srv = await startServer({
       env: { IN_PROCESS_BENCH_OUT: out },
-      args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+      args: process.env.IN_PROCESS_APF ? [] : ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
     });
-    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms, op, objects }));
+    fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms, op, objects, prepare }));
     fs.rmSync(out, { force: true });
     srv.proc.kill('SIGUSR2');
     const deadline = Date.now() + ms + 60_000;
