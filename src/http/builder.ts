@@ -3,6 +3,7 @@
  * discovery, OpenAPI), the request filter chain, health checks with their post-start hooks, and
  * the listening server. `stop` ends the watches and lets in-flight requests finish.
  */
+
 import { createAggregator } from '../aggregation/builder';
 import type { Apf } from '../apf';
 import type { Obj } from '../api/meta';
@@ -30,6 +31,7 @@ import { ResourceHandler } from './resources';
 import { reply, replyText } from './respond';
 import { buildHandler } from './server';
 import { WatchHandler } from './watch-handler';
+import { batchWrites } from './write-batch';
 
 export interface ServerState {
   /** Why the store does not work, or undefined (the `etcd` check). */
@@ -160,8 +162,20 @@ export async function createFrontEnd(d: FrontEndBuildDeps) {
     faults: d.faults,
     log: d.log,
   });
+  // Writes start a turn's batch at a time (src/http/write-batch.ts).
+  const writes = batchWrites(chain);
+  metrics.sources.push((out) =>
+    out.push(
+      '# HELP svc_write_batches_total Batches of writes started back to back in one turn of the event loop.',
+      '# TYPE svc_write_batches_total counter',
+      `svc_write_batches_total ${writes.batches}`,
+      '# HELP svc_write_batched_requests_total Writes started in a batch.',
+      '# TYPE svc_write_batched_requests_total counter',
+      `svc_write_batched_requests_total ${writes.batched}`,
+    ),
+  );
   const app = frontEnd({
-    chain,
+    chain: Object.assign(writes, { guarded: chain.guarded }),
     health,
     version: () => reply(discovery.get('/version')),
     metrics: async () => replyText(await metrics.text(), 200, 'text/plain; version=0.0.4; charset=utf-8'),
