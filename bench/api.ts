@@ -129,16 +129,30 @@ function snapshotsIn(logs: string, from: number, to: number): string {
 }
 
 /** The WAL's records and fdatasyncs so far (from /metrics): per phase, the records each fdatasync made durable. */
-async function walCounts(srv: { fetch: (p: string) => Promise<Response> }): Promise<{ records: number; fsyncs: number }> {
-  const text = await (await srv.fetch('/metrics')).text();
-  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { records: read('svc_store_wal_records_total'), fsyncs: read('svc_store_wal_fsyncs_total') };
+interface WalCounts {
+  records: number;
+  fsyncs: number;
+  /** Write batches (src/http/write-batch.ts) and the writes in them. */
+  batches: number;
+  batched: number;
 }
 
-function walReport(what: string, a: { records: number; fsyncs: number }, b: { records: number; fsyncs: number }, seconds: number): string {
+async function walCounts(srv: { fetch: (p: string) => Promise<Response> }): Promise<WalCounts> {
+  const text = await (await srv.fetch('/metrics')).text();
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return {
+    records: read('svc_store_wal_records_total'),
+    fsyncs: read('svc_store_wal_fsyncs_total'),
+    batches: read('svc_write_batches_total'),
+    batched: read('svc_write_batched_requests_total'),
+  };
+}
+
+function walReport(what: string, a: WalCounts, b: WalCounts, seconds: number): string {
   const records = b.records - a.records;
   const fsyncs = b.fsyncs - a.fsyncs;
-  return `WAL during the ${what} phase: ${records} records, ${fsyncs} fdatasyncs (${Math.round(fsyncs / seconds)}/s), ${(records / Math.max(fsyncs, 1)).toFixed(1)} records per fdatasync`;
+  const perBatch = (b.batched - a.batched) / Math.max(b.batches - a.batches, 1);
+  return `WAL during the ${what} phase: ${records} records, ${fsyncs} fdatasyncs (${Math.round(fsyncs / seconds)}/s), ${(records / Math.max(fsyncs, 1)).toFixed(1)} records per fdatasync; ${perBatch.toFixed(1)} writes per batch`;
 }
 
 async function main(): Promise<void> {
