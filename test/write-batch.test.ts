@@ -58,8 +58,8 @@ describe('write batches', () => {
       srv.json('POST', P, { metadata: { name: 'fresh-2' } }),
     ]);
     expect(rs.map((r) => r.status)).toEqual([201, 409, 422, 200, 200, 404, 201]);
-    expect((rs[1]?.body as { reason: string }).reason).toBe('AlreadyExists');
-    expect((rs[2]?.body as { reason: string }).reason).toBe('Invalid');
+    expect((rs[1]?.body as { reason?: string } | undefined)?.reason).toBe('AlreadyExists');
+    expect((rs[2]?.body as { reason?: string } | undefined)?.reason).toBe('Invalid');
     expect((await srv.json('GET', `${P}/c-1`)).body).toMatchObject({ data: { i: '1', patched: 'yes' } });
     expect((await srv.json('GET', `${P}/c-2`)).status).toBe(404);
     expect((await srv.json('GET', `${P}/Not_Valid`)).status).toBe(404);
