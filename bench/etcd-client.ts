@@ -5,11 +5,15 @@
  * twice (the first warms the JIT): the `etcd3` client the server uses (@grpc/grpc-js over Bun's
  * node:http2, protobufjs), and a bare gRPC unary call over one node:http2 session with the
  * PutRequest encoded by hand (key = 1, value = 2) and the answer only checked for grpc-status.
- * Prints puts/s and this process's CPU per put. The lean client is bench/etcd-put.ts.
+ * Prints puts/s and this process's CPU per put. The lean client is bench/etcd-put.ts. A third
+ * phase runs the server's own client (src/store/etcd.ts over src/store/grpc.ts): a create, the
+ * transaction the server sends (compare create_revision = 0, put with prev_kv), decoded.
  *
  *     bun bench/etcd-client.ts        (needs Debian's etcd-server)
  */
 import { Etcd3 } from 'etcd3';
+import { EtcdStore } from '../src/store/etcd';
+import { create } from '../src/store/ops';
 import { startEtcd } from './etcd';
 import { leanPutClient } from './etcd-put';
 
@@ -54,6 +58,12 @@ try {
   await measure('raw (warm-up)', rawPut);
   await measure('raw http2 gRPC', rawPut);
   lean.close();
+
+  const store = await EtcdStore.open({ endpoints: [etcd.endpoint], prefix: '/bench' });
+  const storeCreate = (key: string) => create(store, key, value);
+  await measure('store (warm-up)', storeCreate);
+  await measure('store create txn', storeCreate);
+  await store.close();
 } finally {
   await etcd.stop();
 }

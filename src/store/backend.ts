@@ -60,7 +60,7 @@ export async function openStore(cfg: StoreConfig, dataDir: string, log: (msg: st
       slowFsync: (ms) => store.holdFsync(ms),
     };
   }
-  // Loaded only here: the etcd client (gRPC) costs ~0.5 s of start-up the embedded store does not pay.
+  // Loaded only here: the embedded store needs none of the etcd client.
   const { EtcdStore } = await import('./etcd');
   const read = (f: string) => (f ? fs.readFileSync(f, 'utf8') : '');
   // The server's keys start with /registry; --etcd-prefix takes its place.

@@ -1,5 +1,5 @@
 /**
- * The KV interface over a real etcd (v3 API through the `etcd3` client's raw gRPC calls), so
+ * The KV interface over a real etcd (its v3 gRPC API through src/store/grpc.ts), so
  * that several API server replicas share one store. Keys live under `--etcd-prefix` (the
  * reference's `/registry`); revisions are etcd's own, so resourceVersions, continue tokens and
  * watches mean the same on every replica.
@@ -18,10 +18,22 @@
  * a write, a watch event or progress notification). Failures to reach etcd become StoreError
  * `unreachable` (the API answers 503); the client retries and fails over between endpoints.
  */
-import { createRequire } from 'node:module';
-import * as net from 'node:net';
-import type * as Tls from 'node:tls';
-import { Etcd3, type IKeyValue, type IOptions, type IRequestOp, type IResponseOp, type IWatchResponse } from 'etcd3';
+import {
+  decodeRange,
+  decodeTxn,
+  decodeWatch,
+  encodeCompact,
+  encodeRange,
+  encodeTxn,
+  encodeWatchCreate,
+  encodeWatchProgress,
+  type PbCompare,
+  type PbKeyValue,
+  type PbRequestOp,
+  type PbResponseOp,
+  type PbWatchResponse,
+} from './etcd-proto';
+import { type BidiStream, CANCELLED, GrpcChannel, GrpcError } from './grpc';
 import {
   type ChangeEvent,
   type ChangeStream,
@@ -51,10 +63,6 @@ export interface EtcdOptions {
   callTimeoutMs?: number;
 }
 
-/** A cockatiel policy that runs the call once (only `execute` is used by the client). */
-const NO_RETRY = {
-  execute: <T>(fn: (ctx: { signal: AbortSignal; attempt: number }) => T) => fn({ signal: new AbortController().signal, attempt: 0 }),
-} as unknown as NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
 /**
  * Reads retried on an unreachable etcd (another endpoint may answer): waits before each retry.
  * 3.3 s in all: right after a member dies, the client may pick its endpoint again for a while (a
@@ -64,8 +72,12 @@ const READ_RETRIES_MS = [50, 250, 1000, 2000];
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const COMPARE_TARGET = { mod: 'Mod', create: 'Create', version: 'Version', value: 'Value' } as const;
-const COMPARE_RESULT = { '=': 'Equal', '!=': 'NotEqual', '<': 'Less', '>': 'Greater' } as const;
+const COMPARE_TARGET = { version: 0, create: 1, mod: 2, value: 3 } as const;
+const COMPARE_RESULT = { '=': 0, '>': 1, '<': 2, '!=': 3 } as const;
+const KV_RANGE = '/etcdserverpb.KV/Range';
+const KV_TXN = '/etcdserverpb.KV/Txn';
+const KV_COMPACT = '/etcdserverpb.KV/Compact';
+const WATCH = '/etcdserverpb.Watch/Watch';
 
 /** A gRPC or etcd failure as the closed set of store errors. */
 export function storeErrorOf(e: unknown): StoreError {
@@ -73,39 +85,14 @@ export function storeErrorOf(e: unknown): StoreError {
   const msg = e instanceof Error ? e.message : String(e);
   if (msg.includes('required revision has been compacted')) return new StoreError('compacted', msg);
   if (msg.includes('required revision is a future revision')) return new StoreError('future-revision', msg);
-  if (e instanceof Error && e.name === 'ClientClosedError') return new StoreError('closed', msg);
-  return new StoreError('unreachable', `etcd: ${msg}`);
-}
-
-let ipServerNamesAllowed = false;
-
-/**
- * etcd is usually reached at an IP (`https://10.0.0.5:2379`, the reference's default
- * `https://127.0.0.1:2379`). grpc-js passes the host as the TLS server name; Node ignores an IP
- * there (RFC 6066 allows only DNS names), Bun refuses the connection. This drops an IP server
- * name before tls.connect and keeps the certificate check against that IP (its SAN).
- */
-function allowIpServerNames(): void {
-  if (ipServerNamesAllowed) return;
-  ipServerNamesAllowed = true;
-  // The module object grpc-js requires (an ES namespace import is read-only).
-  const tls = createRequire(import.meta.url)('node:tls') as typeof Tls;
-  const connect = tls.connect;
-  const patched = (...args: unknown[]) => {
-    const first = args[0] as Tls.ConnectionOptions | undefined;
-    if (first && typeof first === 'object' && typeof first.servername === 'string' && net.isIP(first.servername)) {
-      const { servername, ...rest } = first;
-      const check = rest.checkServerIdentity ?? tls.checkServerIdentity;
-      rest.checkServerIdentity = (_host, cert) => check(servername, cert);
-      args[0] = rest;
-    }
-    return (connect as (...a: unknown[]) => Tls.TLSSocket).apply(tls, args);
-  };
-  (tls as unknown as { connect: typeof patched }).connect = patched;
+  if (e instanceof GrpcError && e.code === CANCELLED && msg.includes('closed')) return new StoreError('closed', msg);
+  return new StoreError('unreachable', msg.startsWith('etcd') ? msg : `etcd: ${msg}`);
 }
 
 export class EtcdStore implements KV {
-  readonly client: Etcd3;
+  /** @internal */
+  readonly channel: GrpcChannel;
+  private readonly timeoutMs: number;
   private readonly prefix: string;
   private readonly prefixBuf: Buffer;
   private rev = 0;
@@ -119,38 +106,22 @@ export class EtcdStore implements KV {
   private constructor(o: EtcdOptions) {
     this.prefix = o.prefix ?? '/registry';
     this.prefixBuf = Buffer.from(this.prefix);
-    const timeout = o.callTimeoutMs ?? 10_000;
-    const opts: IOptions = {
-      hosts: o.endpoints,
-      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-      // No blind retries: the client's default retries a write whose answer was lost, and the
-      // retry of a create then finds its own key (409 for a create that succeeded). Writes fail
-      // as 503 (their outcome unknown, as the reference answers); reads are retried below.
-      // (The per-host circuit breaker stays: it moves calls off a dead endpoint.)
-      faultHandling: { global: NO_RETRY },
-      // A list of 10,000 pods is ~12 MB in one answer; gRPC's default limit is 4 MiB (the
-      // reference's client sets no limit either).
-      grpcOptions: { 'grpc.max_receive_message_length': -1, 'grpc.max_send_message_length': -1 },
-    };
-    if (o.tls) {
-      allowIpServerNames();
-      opts.credentials = {
-        rootCertificate: Buffer.from(o.tls.ca),
-        ...(o.tls.cert ? { certChain: Buffer.from(o.tls.cert) } : {}),
-        ...(o.tls.key ? { privateKey: Buffer.from(o.tls.key) } : {}),
-      };
-    }
-    this.client = new Etcd3(opts);
+    this.timeoutMs = o.callTimeoutMs ?? 10_000;
+    // No retries of a call: a write whose answer was lost would find its own key when sent again
+    // (409 for a create that succeeded). Writes fail as 503 (their outcome unknown, as the
+    // reference answers); reads are retried below. A list of 10,000 pods is ~12 MB in one
+    // answer: no message size limit (the reference's client sets none either).
+    this.channel = new GrpcChannel({ endpoints: o.endpoints, ...(o.tls ? { tls: o.tls } : {}) });
   }
 
   /** Connects and reads the current revision (throws `unavailable` when no endpoint answers). */
   static async open(o: EtcdOptions): Promise<EtcdStore> {
     const s = new EtcdStore(o);
     try {
-      const r = await s.client.kv.range({ key: s.k('/'), count_only: true });
-      s.seen(r.header.revision);
+      const r = await s.rangeCall({ key: s.k('/'), countOnly: true });
+      s.seen(r.revision);
     } catch (e) {
-      s.client.close();
+      s.channel.close();
       throw storeErrorOf(e);
     }
     return s;
@@ -182,8 +153,8 @@ export class EtcdStore implements KV {
 
   /** Ask etcd for its revision now (a consistent read's starting point). */
   async fresh(): Promise<Revision> {
-    const r = await this.read(() => this.client.kv.range({ key: this.k('/'), count_only: true }));
-    return this.seen(r.header.revision);
+    const r = await this.read(() => this.rangeCall({ key: this.k('/'), countOnly: true }));
+    return this.seen(r.revision);
   }
 
   /** The etcd figures /metrics and /debug/runtime show. */
@@ -203,35 +174,34 @@ export class EtcdStore implements KV {
 
   async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
     const r = await this.read(() =>
-      this.client.kv.range({
+      this.rangeCall({
         key: this.k(key),
-        ...(opts.end !== undefined ? { range_end: this.end(opts.end) } : {}),
+        ...(opts.end !== undefined ? { end: this.end(opts.end) } : {}),
         ...(opts.revision ? { revision: opts.revision } : {}),
         ...(opts.limit ? { limit: opts.limit } : {}),
       }),
     );
-    const current = this.seen(r.header.revision);
+    const current = this.seen(r.revision);
     // etcd's header names its newest revision; a read at a past one was served at that one.
     const revision = opts.revision ? opts.revision : current;
-    return { kvs: r.kvs.map((kv) => this.kv(kv)), count: Number(r.count), more: r.more, revision };
+    return { kvs: r.kvs.map((kv) => this.kv(kv)), count: r.count, more: r.more, revision };
   }
 
   async txn(t: Txn): Promise<TxnResult> {
-    const r = await this.call(() =>
-      this.client.kv.txn({
-        compare: (t.compare ?? []).map((c) => this.compare(c)),
-        success: (t.success ?? []).map((op) => this.op(op)),
-        failure: (t.failure ?? []).map((op) => this.op(op)),
-      }),
+    const frame = encodeTxn(
+      (t.compare ?? []).map((c) => this.compare(c)),
+      (t.success ?? []).map((op) => this.op(op)),
+      (t.failure ?? []).map((op) => this.op(op)),
     );
-    const revision = this.seen(r.header.revision);
+    const r = await this.call(async () => decodeTxn(await this.channel.unary(KV_TXN, frame, this.timeoutMs)));
+    const revision = this.seen(r.revision);
     const ops = (r.succeeded ? t.success : t.failure) ?? [];
     return { succeeded: r.succeeded, revision, responses: r.responses.map((res, i) => this.response(res, ops[i] as TxnOp, revision)) };
   }
 
   async compact(revision: Revision): Promise<void> {
     if (revision <= this.compacted) throw new StoreError('compacted', `revision ${revision} is already compacted (at ${this.compacted})`);
-    await this.call(() => this.client.kv.compact({ revision, physical: true }));
+    await this.call(() => this.channel.unary(KV_COMPACT, encodeCompact(revision, true), this.timeoutMs));
     this.compactions++;
     this.compacted = Math.max(this.compacted, revision);
   }
@@ -247,7 +217,11 @@ export class EtcdStore implements KV {
     this.closed = true;
     if (this.probeTimer) clearInterval(this.probeTimer);
     for (const s of [...this.streams]) s.close();
-    this.client.close();
+    this.channel.close();
+  }
+
+  private async rangeCall(r: Parameters<typeof encodeRange>[0]) {
+    return decodeRange(await this.channel.unary(KV_RANGE, encodeRange(r), this.timeoutMs));
   }
 
   // ── internals shared with the change streams ──
@@ -280,13 +254,13 @@ export class EtcdStore implements KV {
   }
 
   /** @internal */
-  kv(kv: IKeyValue): KeyValue {
+  kv(kv: PbKeyValue): KeyValue {
     return {
-      key: kv.key.subarray(this.prefixBuf.length).toString(),
-      value: new Uint8Array(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength),
-      createRevision: Number(kv.create_revision),
-      modRevision: Number(kv.mod_revision),
-      version: Number(kv.version),
+      key: dec.decode(kv.key.subarray(this.prefixBuf.length)),
+      value: kv.value,
+      createRevision: kv.createRevision,
+      modRevision: kv.modRevision,
+      version: kv.version,
     };
   }
 
@@ -317,54 +291,29 @@ export class EtcdStore implements KV {
     }
   }
 
-  private compare(c: Compare) {
+  private compare(c: Compare): PbCompare {
     const target = COMPARE_TARGET[c.target];
-    const base = { key: this.k(c.key), target, result: COMPARE_RESULT[c.result] };
-    switch (c.target) {
-      case 'mod':
-        return { ...base, mod_revision: c.value as number };
-      case 'create':
-        return { ...base, create_revision: c.value as number };
-      case 'version':
-        return { ...base, version: c.value as number };
-      default:
-        return { ...base, value: Buffer.from(c.value as Uint8Array) };
-    }
+    const result = COMPARE_RESULT[c.result];
+    if (c.target === 'value') return { key: this.k(c.key), target, result, value: c.value as Uint8Array };
+    return { key: this.k(c.key), target, result, number: c.value as number };
   }
 
-  private op(op: TxnOp): IRequestOp {
+  private op(op: TxnOp): PbRequestOp {
     switch (op.op) {
       case 'put':
-        return { request_put: { key: this.k(op.key), value: Buffer.from(op.value), prev_kv: true } };
+        return { put: { key: this.k(op.key), value: op.value } };
       case 'delete':
-        return {
-          request_delete_range: { key: this.k(op.key), ...(op.end !== undefined ? { range_end: this.end(op.end) } : {}), prev_kv: true },
-        };
+        return { delete: { key: this.k(op.key), ...(op.end !== undefined ? { end: this.end(op.end) } : {}) } };
       default:
-        return { request_range: { key: this.k(op.key) } };
+        return { range: { key: this.k(op.key) } };
     }
   }
 
-  private response(res: IResponseOp, op: TxnOp, revision: Revision): OpResponse {
-    if (res.response_put) return { op: 'put', revision, prev: res.response_put.prev_kv ? this.kv(res.response_put.prev_kv) : undefined };
-    if (res.response_delete_range) return { op: 'delete', deleted: (res.response_delete_range.prev_kvs ?? []).map((kv) => this.kv(kv)) };
-    const kvs = res.response_range?.kvs ?? [];
+  private response(res: PbResponseOp, op: TxnOp, revision: Revision): OpResponse {
+    if (res.kind === 'put') return { op: 'put', revision, prev: res.prev ? this.kv(res.prev) : undefined };
+    if (res.kind === 'delete') return { op: 'delete', deleted: res.prev.map((kv) => this.kv(kv)) };
     if (op.op !== 'get') throw new StoreError('unreachable', 'etcd answered a transaction with unexpected responses');
-    return { op: 'get', kv: kvs[0] ? this.kv(kvs[0]) : undefined };
-  }
-}
-
-type Duplex = Awaited<ReturnType<Etcd3['watchClient']['watch']>>;
-
-/** End a gRPC watch stream we no longer read (its late errors are swallowed). */
-function stopDuplex(d: Duplex | undefined): void {
-  if (!d) return;
-  d.on('error', () => {});
-  try {
-    (d as unknown as { cancel?: () => void }).cancel?.();
-    d.end();
-  } catch {
-    // already broken
+    return { op: 'get', kv: res.kvs[0] ? this.kv(res.kvs[0]) : undefined };
   }
 }
 
@@ -378,7 +327,7 @@ class EtcdChangeStream implements ChangeStream {
   private readonly batches: ChangeEvent[][] = [];
   private failure: StoreError | undefined;
   private waiter: { resolve: (b: ChangeEvent[]) => void; reject: (e: unknown) => void } | undefined;
-  private duplex: Duplex | undefined;
+  private duplex: BidiStream | undefined;
   private ended = false;
   /** Revision after everything etcd has sent (events and progress), handed out or not. */
   private next_: Revision;
@@ -433,27 +382,33 @@ class EtcdChangeStream implements ChangeStream {
     this.askProgress();
   }
 
-  private async connect(): Promise<void> {
+  private connect(): void {
     if (this.ended) return;
     try {
-      const d = await this.store.client.watchClient.watch();
-      if (this.ended) {
-        d.end();
-        return;
-      }
-      this.duplex = d;
+      let d: BidiStream | undefined;
       // Handlers of a stream given up (after a reconnect or close) ignore what it still says.
-      d.on('data', (res: IWatchResponse) => this.duplex === d && this.onResponse(res));
-      d.on('error', (e: unknown) => this.duplex === d && this.onDisconnect(e));
-      d.on('end', () => this.duplex === d && this.onDisconnect(new Error('watch stream ended')));
-      d.write({
-        create_request: {
-          key: this.store.k(this.key),
-          ...(this.end !== undefined ? { range_end: this.store.end(this.end) } : {}),
-          start_revision: this.next_ > 0 ? this.next_ : this.store.currentRevision() + 1,
-          prev_kv: true,
+      d = this.store.channel.stream(WATCH, {
+        message: (m) => {
+          if (this.duplex !== d) return;
+          let res: PbWatchResponse;
+          try {
+            res = decodeWatch(m);
+          } catch (e) {
+            this.onDisconnect(e);
+            return;
+          }
+          this.onResponse(res);
         },
+        end: (e) => this.duplex === d && this.onDisconnect(e),
       });
+      this.duplex = d;
+      d.write(
+        encodeWatchCreate(
+          this.store.k(this.key),
+          this.end !== undefined ? this.store.end(this.end) : undefined,
+          this.next_ > 0 ? this.next_ : this.store.currentRevision() + 1,
+        ),
+      );
     } catch (e) {
       this.onDisconnect(e);
     }
@@ -461,7 +416,7 @@ class EtcdChangeStream implements ChangeStream {
 
   private onDisconnect(e: unknown): void {
     if (this.ended) return;
-    stopDuplex(this.duplex);
+    this.duplex?.close();
     this.duplex = undefined;
     const se = storeErrorOf(e);
     if (se.code === 'compacted' || se.code === 'closed') {
@@ -473,18 +428,18 @@ class EtcdChangeStream implements ChangeStream {
     this.backoffMs = Math.min(this.backoffMs * 2, 2000);
   }
 
-  private onResponse(res: IWatchResponse): void {
+  private onResponse(res: PbWatchResponse): void {
     if (this.ended) return;
     this.backoffMs = 50;
-    if (res.canceled || Number(res.compact_revision) > 0) {
-      const at = Number(res.compact_revision);
+    if (res.canceled || res.compactRevision > 0) {
+      const at = res.compactRevision;
       if (at > 0) {
         this.store.compactedAt(at);
         this.fail(new StoreError('compacted', `revision ${this.next_} is compacted (at ${at})`));
-      } else this.fail(new StoreError('watch-cancelled', `etcd cancelled the watch: ${res.cancel_reason}`));
+      } else this.fail(new StoreError('watch-cancelled', `etcd cancelled the watch: ${res.cancelReason}`));
       return;
     }
-    const header = this.store.seen(res.header.revision);
+    const header = this.store.seen(res.revision);
     if (res.created && res.events.length === 0) return;
     if (res.events.length === 0) {
       // A progress notification: every event up to the header's revision has been sent.
@@ -496,8 +451,8 @@ class EtcdChangeStream implements ChangeStream {
     }
     const batch = res.events.map((ev): ChangeEvent => {
       const kv = this.store.kv(ev.kv);
-      const prev = ev.prev_kv ? this.store.kv(ev.prev_kv) : undefined;
-      if (ev.type === 'Delete') {
+      const prev = ev.prev ? this.store.kv(ev.prev) : undefined;
+      if (ev.type === 1) {
         return {
           type: 'delete',
           kv: { key: kv.key, value: new Uint8Array(0), createRevision: 0, modRevision: kv.modRevision, version: 0 },
@@ -535,7 +490,7 @@ class EtcdChangeStream implements ChangeStream {
     }
     this.progressAsked = now;
     try {
-      this.duplex.write({ progress_request: {} });
+      this.duplex.write(encodeWatchProgress());
     } catch {
       // the disconnect handler takes over
     }
@@ -546,7 +501,7 @@ class EtcdChangeStream implements ChangeStream {
     this.ended = true;
     this.failure = e;
     this.store.forget(this);
-    stopDuplex(this.duplex);
+    this.duplex?.close();
     this.duplex = undefined;
     const w = this.waiter;
     this.waiter = undefined;
