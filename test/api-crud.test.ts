@@ -554,6 +554,35 @@ describe('namespaces', () => {
       );
     }
   });
+  test("creates racing a namespace's deletion: every one acknowledged was written before the namespace turned Terminating", async () => {
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'ns-race' } });
+    await srv.json('POST', '/api/v1/namespaces/ns-race/configmaps', cm('first'));
+    let stop = false;
+    const created: number[] = [];
+    const refused: number[] = [];
+    const writers = Array.from({ length: 8 }, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        const r = await srv.json('POST', '/api/v1/namespaces/ns-race/configmaps', cm(`w${w}-${i}`));
+        if (r.status === 201) created.push(Number(r.body.metadata.resourceVersion));
+        else {
+          expect([403, 404]).toContain(r.status);
+          refused.push(r.status);
+          return;
+        }
+      }
+    });
+    await Bun.sleep(100);
+    const d = await srv.json('DELETE', '/api/v1/namespaces/ns-race');
+    expect(d.status).toBe(200);
+    const terminating = Number(d.body.metadata.resourceVersion);
+    await Promise.race([Promise.all(writers), Bun.sleep(10_000)]);
+    stop = true;
+    await Promise.all(writers);
+    expect(created.length).toBeGreaterThan(0);
+    expect(refused.length).toBe(8);
+    // The create's transaction holds the namespace at the version it checked: none lands after.
+    expect(created.filter((rv) => rv > terminating)).toEqual([]);
+  });
 
   test('the immortal namespaces may not be deleted: 403 Forbidden (NamespaceLifecycle)', async () => {
     for (const n of ['default', 'kube-system', 'kube-public']) {

@@ -377,6 +377,25 @@ export function storeContract(name: string, open: () => Promise<Backend>, opts: 
       for (const r of results) if (r.status === 'rejected') expect(isStoreError(r.reason, 'exists')).toBe(true);
     });
 
+    test('a guarded create happens only while the guard key is at its revision', async () => {
+      const ns = await create(kv, '/ns/a', b('active'));
+      expect(await create(kv, '/ns/a/obj-1', b('1'), { key: '/ns/a', revision: ns })).toBeGreaterThan(ns);
+      // The guard key changed: nothing is written, and the failure says so (not `exists`).
+      const changed = await update(kv, '/ns/a', b('terminating'), ns);
+      const e = await create(kv, '/ns/a/obj-2', b('2'), { key: '/ns/a', revision: ns }).catch((x) => x);
+      expect(isStoreError(e, 'conflict')).toBe(true);
+      expect(await get(kv, '/ns/a/obj-2')).toBeUndefined();
+      // The key itself taken: `exists` with its value, whatever the guard.
+      const taken = await create(kv, '/ns/a/obj-1', b('again'), { key: '/ns/a', revision: changed }).catch((x) => x);
+      expect(isStoreError(taken, 'exists')).toBe(true);
+      expect(s((taken as StoreError).current?.value)).toBe('1');
+      // A guard on an absent key (revision 0) holds while it stays absent.
+      expect(await create(kv, '/ns/b/obj', b('x'), { key: '/ns/b', revision: 0 })).toBeGreaterThan(changed);
+      await create(kv, '/ns/b', b('made'));
+      expect(isStoreError(await create(kv, '/ns/b/obj2', b('y'), { key: '/ns/b', revision: 0 }).catch((x) => x), 'conflict')).toBe(true);
+      expect(await create(kv, '/ns/a/obj-3', b('3'), { key: '/ns/a', revision: changed })).toBeGreaterThan(changed);
+    });
+
     test.if(opts.persistent)('persists across reopen', async () => {
       if (!be.reopen) throw new Error('a persistent backend must offer reopen');
       const r1 = await create(kv, '/p/1', b('one'));

@@ -79,7 +79,10 @@ export class ApiRegistry {
   }
 
   constructor(private readonly d: RegistryDeps) {
-    this.ns = namespaceChecker(d.kv);
+    this.ns = namespaceChecker(d.kv, (key) => {
+      const c = this.lookup('', 'v1', 'namespaces')?.cache?.get(key);
+      return c && { revision: c.rv, obj: () => c.obj };
+    });
     this.storage = d.storage ?? plainStorage(d.kv);
     this.admissionFor = d.admission?.(this) ?? (() => undefined);
     this.hooksFor = d.hooks ?? (() => undefined);

@@ -34,7 +34,7 @@ import { YAML_DUPLICATES } from '../codec/json-media';
 import type { StoredObject } from '../codec/media';
 import { CorruptObjectError, decodeStored, encodeStored, storedObject } from '../codec/stored';
 import type { SchemaSet } from '../schema/engine';
-import { create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
+import { type Guard, create as storeCreate, remove as storeRemove, update as storeUpdate } from '../store/ops';
 import { ValueSlabs } from '../store/slabs';
 import { isStoreError, type KeyValue, type KV, prefixEnd, type Revision, StoreError } from '../store/types';
 import type { WatchCache } from '../watch/cache';
@@ -80,7 +80,7 @@ import {
   listedObjects,
   parseResourceVersion,
 } from './list';
-import type { NamespaceCheck } from './namespaces';
+import { type NamespaceCheck, namespaceKey } from './namespaces';
 import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
 import type { OwnWriteSeats } from './own-writes';
 import { applyPatch, JSON_PATCH, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
@@ -94,6 +94,8 @@ const PATCH_MEDIA: Record<Exclude<PatchType, 'apply-patch'>, typeof JSON_PATCH |
 };
 
 const MAX_GENERATE_ATTEMPTS = 8;
+/** Times a create checks its namespace again after the namespace changed under it. */
+const MAX_NAMESPACE_RECHECKS = 8;
 /** What a resource's store is built from (by the ApiRegistry). */
 export interface ResourceStoreDeps {
   /** The store, decorated by the resource's watch cache (lists from memory, every watch). */
@@ -532,7 +534,7 @@ export class ResourceStore {
     if (this.statusSchema && isObject(obj.status)) this.schemas.normalize(this.statusSchema, obj.status, { prune: false, defaults: true });
     this.validateCreate(obj);
     if (admission && attrs) await admission.validate(attrs);
-    if (this.def.namespaced) await this.checkNamespace(namespace, meta.name as string);
+    let guard = this.def.namespaced ? await this.checkNamespace(namespace, meta.name as string) : undefined;
     if (w.dryRun) {
       // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists;
       // addresses a Service asks for must be free (nothing is reserved).
@@ -546,13 +548,23 @@ export class ResourceStore {
     const undo = await this.hooks?.reserve(obj, undefined, false);
     for (let attempt = 0; ; attempt++) {
       try {
-        const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj, this.createdSlabs));
+        const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj, this.createdSlabs), guard);
         meta.resourceVersion = String(rev);
         return obj;
       } catch (e) {
         if (generated && isStoreError(e, 'exists') && attempt < MAX_GENERATE_ATTEMPTS) {
           meta.name = generateName(meta.generateName as string);
           continue;
+        }
+        // The namespace changed since it was checked: check it again, from the store.
+        if (guard && isStoreError(e, 'conflict') && attempt < MAX_NAMESPACE_RECHECKS) {
+          try {
+            guard = await this.checkNamespace(namespace, meta.name as string, true);
+            continue;
+          } catch (again) {
+            await undo?.();
+            throw again;
+          }
         }
         await undo?.();
         throw this.translate(e, meta.name as string);
@@ -600,12 +612,14 @@ export class ResourceStore {
     };
   }
 
-  private async checkNamespace(namespace: string, name: string): Promise<void> {
-    const state = await this.namespaceCheck(namespace);
+  /** The namespace must exist and not be terminating; the create's guard holds it at that version. */
+  private async checkNamespace(namespace: string, name: string, live = false): Promise<Guard> {
+    const { state, revision } = await this.namespaceCheck(namespace, live);
     if (state === 'missing') throw notFound({ group: '', resource: 'namespaces' }, namespace);
     if (state === 'terminating') {
       throw forbidden(this.target, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
     }
+    return { key: namespaceKey(namespace), revision };
   }
 
   /**

@@ -10,16 +10,31 @@ export async function get(kv: KV, key: string, revision?: Revision): Promise<Key
   return r.kvs[0];
 }
 
-/** Put `value` at `key` only if the key does not exist. Throws `exists` with the current value. */
-export async function create(kv: KV, key: string, value: Uint8Array): Promise<Revision> {
+/** Another key that must still be at `revision` (0: absent) for a write to happen. */
+export interface Guard {
+  key: string;
+  revision: Revision;
+}
+
+/**
+ * Put `value` at `key` only if the key does not exist (and `guard`'s key is still at its
+ * revision). Throws `exists` with the current value; `conflict` when only the guard failed.
+ */
+export async function create(kv: KV, key: string, value: Uint8Array, guard?: Guard): Promise<Revision> {
   const r = await kv.txn({
-    compare: [{ key, target: 'mod', result: '=', value: 0 }],
+    compare: guard
+      ? [
+          { key, target: 'mod', result: '=', value: 0 },
+          { key: guard.key, target: 'mod', result: '=', value: guard.revision },
+        ]
+      : [{ key, target: 'mod', result: '=', value: 0 }],
     success: [{ op: 'put', key, value }],
     failure: [{ op: 'get', key }],
   });
   if (!r.succeeded) {
     const cur = r.responses[0]?.op === 'get' ? r.responses[0].kv : undefined;
-    throw new StoreError('exists', `key ${key} already exists`, cur);
+    if (cur || !guard) throw new StoreError('exists', `key ${key} already exists`, cur);
+    throw new StoreError('conflict', `key ${guard.key} is no longer at revision ${guard.revision}`);
   }
   return r.revision;
 }
