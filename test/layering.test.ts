@@ -18,8 +18,9 @@ import * as path from 'node:path';
 
 /** The levels of src/, lowest first. Folders on one level may not import each other. */
 const LAYERS: readonly (readonly string[])[] = [
-  // The API's own types: ObjectMeta, Status and field errors, users, selectors, quantities, CIDRs.
-  ['api'],
+  // The API's own types: ObjectMeta, Status and field errors, users, selectors, quantities, CIDRs;
+  // wire formats below every encoding (protobuf's varints and fields).
+  ['api', 'wire'],
   // Flags -> Config; one schema description per kind; the store (bytes and revisions only).
   ['config', 'schema', 'store'],
   // CEL; encodings (stored objects, the negotiated codecs, brand views, table helpers, list chunks).

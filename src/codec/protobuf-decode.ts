@@ -3,10 +3,10 @@
  * API uses, driven by the message descriptors of ./protobuf-messages.
  */
 import type { DefName } from '../schema/types';
+import { LEN, type Reader } from '../wire/protobuf';
 import { formatDuration, formatTime } from './go-time';
 import { readEnvelope } from './protobuf-envelope';
 import { Card, type Field, type Json, type MessageTable, type Msg, V, ZERO_TIME_SECONDS } from './protobuf-messages';
-import { LEN, type Reader } from './protobuf-wire';
 
 const textDecoder = new TextDecoder();
 

@@ -3,10 +3,10 @@
  * written into one reused Writer, driven by the message descriptors of ./protobuf-messages.
  */
 import type { DefName } from '../schema/types';
+import { keyBytes, LEN, type Writer } from '../wire/protobuf';
 import { parseDuration, parsedNanos, parseTime } from './go-time';
 import { PROTOBUF_PREFIX, type TypeMeta } from './protobuf-envelope';
 import { Card, type Field, type Json, type MessageTable, type Msg, V, ZERO_TIME_SECONDS } from './protobuf-messages';
-import { keyBytes, LEN, type Writer } from './protobuf-wire';
 
 function describe(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;

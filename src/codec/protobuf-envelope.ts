@@ -3,7 +3,7 @@
  * reading of its `runtime.Unknown` wrapper (`typeMeta = 1`, `raw = 2`, `contentEncoding = 3`,
  * `contentType = 4`) down to the object's raw message.
  */
-import { Reader } from './protobuf-wire';
+import { Reader } from '../wire/protobuf';
 
 /** The 4-byte prefix of every envelope. */
 export const PROTOBUF_PREFIX: Readonly<Uint8Array> = new Uint8Array([0x6b, 0x38, 0x73, 0x00]);

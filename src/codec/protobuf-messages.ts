@@ -8,8 +8,8 @@
 import { svcApiVersion } from '../api/brand';
 import type { SchemaSet } from '../schema/engine';
 import type { DefName, Schema } from '../schema/types';
+import { I32, I64, keyBytes, LEN, VARINT } from '../wire/protobuf';
 import type { TypeMeta } from './protobuf-envelope';
-import { I32, I64, keyBytes, LEN, VARINT } from './protobuf-wire';
 
 const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
 const APIEXT = 'io.svc.apiextensions-apiserver.pkg.apis.apiextensions.v1';

@@ -32,15 +32,15 @@
  *
  * This file is the codec's public face (with the list and watch-stream framing); the parts are
  * ./protobuf-envelope (prefix, media types, the Unknown wrapper), ./protobuf-messages (descriptors
- * from the schema set), ./protobuf-encode, ./protobuf-decode and ./protobuf-wire.
+ * from the schema set), ./protobuf-encode, ./protobuf-decode and ../wire/protobuf.
  */
 import type { SchemaSet } from '../schema/engine';
 import type { DefName } from '../schema/types';
+import { Reader, Writer } from '../wire/protobuf';
 import { ProtobufDecoder } from './protobuf-decode';
 import { ProtobufEncoder } from './protobuf-encode';
 import { readEnvelope, type TypeMeta } from './protobuf-envelope';
 import { Card, type Json, MessageTable } from './protobuf-messages';
-import { Reader, Writer } from './protobuf-wire';
 
 export { formatDuration, parseDuration } from './go-time';
 export {

@@ -9,162 +9,83 @@
  * the uint64 ids of the header (cluster, member) are skipped unread.
  */
 
-// ── wire format ──
+import { LEN, VARINT, Reader as WireReader, Writer } from '../wire/protobuf';
 
-const WIRE_VARINT = 0;
-const WIRE_I64 = 1;
-const WIRE_LEN = 2;
-const WIRE_I32 = 5;
+// ── writing ──
 
-/** A growing byte buffer of one message. */
-export class Writer {
-  private buf = new Uint8Array(256);
-  private n = 0;
+/**
+ * The one writer of every message (encoding is synchronous; frame() copies each message out),
+ * so that a call does not allocate a buffer of its own.
+ */
+const w = new Writer();
 
-  private room(k: number): void {
-    if (this.n + k <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.n + k) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.n));
-    this.buf = next;
-  }
-
-  varint(v: number): void {
-    this.room(10);
-    // Non-negative integers up to 2^53 (revisions, lengths, enums).
-    while (v >= 0x80) {
-      this.buf[this.n++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.n++] = v;
-  }
-
-  tag(field: number, wire: number): void {
-    this.varint(field * 8 + wire);
-  }
-
-  /** An int64 / enum / bool field, left out at its default 0 as proto3 does. */
-  int(field: number, v: number | boolean): void {
-    const x = typeof v === 'boolean' ? (v ? 1 : 0) : v;
-    if (x === 0) return;
-    this.tag(field, WIRE_VARINT);
-    this.varint(x);
-  }
-
-  bytes(field: number, b: Uint8Array): void {
-    this.tag(field, WIRE_LEN);
-    this.varint(b.length);
-    this.room(b.length);
-    this.buf.set(b, this.n);
-    this.n += b.length;
-  }
-
-  /** A nested message written by `f` (its length is patched in once known). */
-  message(field: number, f: (w: Writer) => void): void {
-    this.tag(field, WIRE_LEN);
-    // Reserve 3 bytes of length (up to 2 MiB of nested message), moved if it needs more or fewer.
-    this.room(3);
-    const at = this.n;
-    this.n += 3;
-    f(this);
-    const len = this.n - at - 3;
-    let lenBytes = 1;
-    for (let v = len; v >= 0x80; v = Math.floor(v / 0x80)) lenBytes++;
-    if (lenBytes !== 3) {
-      this.room(lenBytes);
-      this.buf.copyWithin(at + lenBytes, at + 3, this.n);
-      this.n += lenBytes - 3;
-    }
-    let v = len;
-    for (let i = 0; i < lenBytes; i++) {
-      this.buf[at + i] = i < lenBytes - 1 ? (v % 0x80) | 0x80 : v;
-      v = Math.floor(v / 0x80);
-    }
-  }
-
-  /** The message framed for gRPC: no compression flag, 4-byte big-endian length. */
-  grpcFrame(): Uint8Array {
-    const out = new Uint8Array(5 + this.n);
-    new DataView(out.buffer).setUint32(1, this.n);
-    out.set(this.buf.subarray(0, this.n), 5);
-    return out;
-  }
-
-  finish(): Uint8Array {
-    return this.buf.slice(0, this.n);
-  }
+/** Starts a message: its gRPC frame's 5 bytes of header come first. */
+function begin(): void {
+  w.reset();
+  w.pos = 5;
 }
 
-/** Reads one message's fields in order: `next()` gives the field number, then one read call. */
-export class Reader {
-  pos: number;
-  wire = 0;
+/** The message framed for gRPC: no compression flag, 4-byte big-endian length. */
+function frame(): Uint8Array {
+  const out = w.take(0);
+  out[0] = 0;
+  new DataView(out.buffer).setUint32(1, out.length - 5);
+  return out;
+}
 
-  constructor(
-    readonly buf: Uint8Array,
-    start = 0,
-    readonly end = buf.length,
-  ) {
-    this.pos = start;
+function bytesField(field: number, b: Uint8Array): void {
+  w.tag(field, LEN);
+  w.bytes(b);
+}
+
+/** An int64 / enum / bool field, left out at its default 0 as proto3 does. */
+function intField(field: number, v: number | boolean): void {
+  const x = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+  if (x === 0) return;
+  w.tag(field, VARINT);
+  w.varint(x);
+}
+
+/** A nested message written by `f` (its length is written once known). */
+function messageField(field: number, f: () => void): void {
+  w.tag(field, LEN);
+  const at = w.begin();
+  f();
+  w.end(at);
+}
+
+// ── reading ──
+
+/** Reads one message's fields in order: `next()` gives the field number, then one read call. */
+class Reader extends WireReader {
+  /** The wire type of the field next() returned. */
+  wire = 0;
+  private field = 0;
+
+  constructor(buf: Uint8Array, start = 0, end = buf.length) {
+    super(buf, start, end);
   }
 
   /** The next field's number, or 0 at the message's end. */
   next(): number {
     if (this.pos >= this.end) return 0;
-    const t = this.varint();
-    this.wire = t % 8;
-    return Math.floor(t / 8);
+    const k = this.uvarint32();
+    this.wire = k & 7;
+    this.field = k >>> 3;
+    return this.field;
   }
 
-  varint(): number {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (this.pos >= this.end) throw new Error('etcd: truncated protobuf message');
-      const b = this.buf[this.pos++] as number;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 0x80;
-    }
-  }
-
-  /** A length-delimited field's bounds [start, end) (the reader moves past it). */
-  span(): [number, number] {
-    const len = this.varint();
-    const start = this.pos;
-    this.pos += len;
-    if (this.pos > this.end) throw new Error('etcd: truncated protobuf message');
-    return [start, this.pos];
-  }
-
-  bytes(): Uint8Array {
-    const [s, e] = this.span();
-    return this.buf.subarray(s, e);
-  }
-
+  /** The nested message of a length-delimited field. */
   sub(): Reader {
-    const [s, e] = this.span();
-    return new Reader(this.buf, s, e);
+    const n = this.len();
+    const start = this.pos;
+    this.pos = start + n;
+    return new Reader(this.buf, start, start + n);
   }
 
-  skip(): void {
-    switch (this.wire) {
-      case WIRE_VARINT:
-        this.varint();
-        return;
-      case WIRE_I64:
-        this.pos += 8;
-        return;
-      case WIRE_LEN:
-        this.span();
-        return;
-      case WIRE_I32:
-        this.pos += 4;
-        return;
-      default:
-        throw new Error(`etcd: protobuf wire type ${this.wire} is not supported`);
-    }
+  /** Skips the value of the field next() returned. */
+  skipField(): void {
+    this.skip(this.wire, this.field);
   }
 }
 
@@ -239,81 +160,81 @@ export interface PbWatchResponse {
 
 const text = new TextDecoder();
 
-function rangeRequest(w: Writer, r: PbRangeRequest): void {
-  w.bytes(1, r.key);
-  if (r.end) w.bytes(2, r.end);
-  w.int(3, r.limit ?? 0);
-  w.int(4, r.revision ?? 0);
-  w.int(9, r.countOnly ?? false);
+function rangeRequest(r: PbRangeRequest): void {
+  bytesField(1, r.key);
+  if (r.end) bytesField(2, r.end);
+  intField(3, r.limit ?? 0);
+  intField(4, r.revision ?? 0);
+  intField(9, r.countOnly ?? false);
 }
 
 export function encodeRange(r: PbRangeRequest): Uint8Array {
-  const w = new Writer();
-  rangeRequest(w, r);
-  return w.grpcFrame();
+  begin();
+  rangeRequest(r);
+  return frame();
 }
 
 export function encodeTxn(compare: PbCompare[], success: PbRequestOp[], failure: PbRequestOp[]): Uint8Array {
-  const w = new Writer();
+  begin();
   for (const c of compare) {
-    w.message(1, (m) => {
-      m.int(1, c.result);
-      m.int(2, c.target);
-      m.bytes(3, c.key);
+    messageField(1, () => {
+      intField(1, c.result);
+      intField(2, c.target);
+      bytesField(3, c.key);
       // The oneof target_union: an explicit 0 must be sent (`mod_revision = 0` means "absent").
-      if (c.target === 3) m.bytes(7, c.value ?? new Uint8Array(0));
+      if (c.target === 3) bytesField(7, c.value ?? new Uint8Array(0));
       else {
-        m.tag(c.target === 0 ? 4 : c.target === 1 ? 5 : 6, WIRE_VARINT);
-        m.varint(c.number ?? 0);
+        w.tag(c.target === 0 ? 4 : c.target === 1 ? 5 : 6, VARINT);
+        w.varint(c.number ?? 0);
       }
     });
   }
   const ops = (field: number, list: PbRequestOp[]) => {
     for (const op of list) {
-      w.message(field, (m) => {
+      messageField(field, () => {
         if ('put' in op) {
-          m.message(2, (p) => {
-            p.bytes(1, op.put.key);
-            p.bytes(2, op.put.value);
-            p.int(4, true); // prev_kv
+          messageField(2, () => {
+            bytesField(1, op.put.key);
+            bytesField(2, op.put.value);
+            intField(4, true); // prev_kv
           });
         } else if ('delete' in op) {
-          m.message(3, (d) => {
-            d.bytes(1, op.delete.key);
-            if (op.delete.end) d.bytes(2, op.delete.end);
-            d.int(3, true); // prev_kv
+          messageField(3, () => {
+            bytesField(1, op.delete.key);
+            if (op.delete.end) bytesField(2, op.delete.end);
+            intField(3, true); // prev_kv
           });
-        } else m.message(1, (r) => rangeRequest(r, { key: op.range.key }));
+        } else messageField(1, () => rangeRequest({ key: op.range.key }));
       });
     }
   };
   ops(2, success);
   ops(3, failure);
-  return w.grpcFrame();
+  return frame();
 }
 
 export function encodeCompact(revision: number, physical: boolean): Uint8Array {
-  const w = new Writer();
-  w.int(1, revision);
-  w.int(2, physical);
-  return w.grpcFrame();
+  begin();
+  intField(1, revision);
+  intField(2, physical);
+  return frame();
 }
 
 export function encodeWatchCreate(key: Uint8Array, end: Uint8Array | undefined, startRevision: number): Uint8Array {
-  const w = new Writer();
-  w.message(1, (c) => {
-    c.bytes(1, key);
-    if (end) c.bytes(2, end);
-    c.int(3, startRevision);
-    c.int(6, true); // prev_kv
+  begin();
+  messageField(1, () => {
+    bytesField(1, key);
+    if (end) bytesField(2, end);
+    intField(3, startRevision);
+    intField(6, true); // prev_kv
   });
-  return w.grpcFrame();
+  return frame();
 }
 
 export function encodeWatchProgress(): Uint8Array {
-  const w = new Writer();
-  w.message(3, () => {});
-  return w.grpcFrame();
+  begin();
+  messageField(3, () => {});
+  return frame();
 }
 
 /** ResponseHeader: only the revision is read. */
@@ -321,7 +242,7 @@ function headerRevision(r: Reader): number {
   let rev = 0;
   for (let f = r.next(); f; f = r.next()) {
     if (f === 3) rev = r.varint();
-    else r.skip();
+    else r.skipField();
   }
   return rev;
 }
@@ -334,7 +255,7 @@ function keyValue(r: Reader): PbKeyValue {
     else if (f === 3) kv.modRevision = r.varint();
     else if (f === 4) kv.version = r.varint();
     else if (f === 5) kv.value = r.bytes();
-    else r.skip();
+    else r.skipField();
   }
   return kv;
 }
@@ -347,7 +268,7 @@ function rangeResponse(r: Reader): PbRangeResponse {
     else if (f === 2) out.kvs.push(keyValue(r.sub()));
     else if (f === 3) out.more = r.varint() !== 0;
     else if (f === 4) out.count = r.varint();
-    else r.skip();
+    else r.skipField();
   }
   return out;
 }
@@ -364,7 +285,7 @@ function responseOp(r: Reader): PbResponseOp {
       let prev: PbKeyValue | undefined;
       for (let g = p.next(); g; g = p.next()) {
         if (g === 2) prev = keyValue(p.sub());
-        else p.skip();
+        else p.skipField();
       }
       return { kind: 'put', prev };
     }
@@ -373,11 +294,11 @@ function responseOp(r: Reader): PbResponseOp {
       const prev: PbKeyValue[] = [];
       for (let g = d.next(); g; g = d.next()) {
         if (g === 3) prev.push(keyValue(d.sub()));
-        else d.skip();
+        else d.skipField();
       }
       return { kind: 'delete', prev };
     }
-    r.skip();
+    r.skipField();
   }
   throw new Error('etcd: a transaction answered an operation of an unknown kind');
 }
@@ -389,7 +310,7 @@ export function decodeTxn(b: Uint8Array): PbTxnResponse {
     if (f === 1) out.revision = headerRevision(r.sub());
     else if (f === 2) out.succeeded = r.varint() !== 0;
     else if (f === 3) out.responses.push(responseOp(r.sub()));
-    else r.skip();
+    else r.skipField();
   }
   return out;
 }
@@ -421,11 +342,11 @@ export function decodeWatch(b: Uint8Array): PbWatchResponse {
         if (g === 1) ev.type = e.varint();
         else if (g === 2) ev.kv = keyValue(e.sub());
         else if (g === 3) ev.prev = keyValue(e.sub());
-        else e.skip();
+        else e.skipField();
       }
       if (!ev.kv) throw new Error('etcd: a watch event without its key');
       out.events.push(ev);
-    } else r.skip();
+    } else r.skipField();
   }
   return out;
 }

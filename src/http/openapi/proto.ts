@@ -5,6 +5,7 @@
  * ParseDocument reads JSON: extensions, defaults and enum values are `Any{yaml}`, where JSON text
  * is the YAML.
  */
+import { LEN, VARINT, Writer } from '../../wire/protobuf';
 import type { Json } from './schema';
 
 export const V2_PROTO_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
@@ -14,62 +15,44 @@ export const V2_PROTO_TYPES = new Set([V2_PROTO_TYPE, V2_PROTO_TYPE_DEPRECATED])
 
 /** A protobuf message being written: fields appended in order, nested messages length-prefixed. */
 class Pb {
-  private buf = new Uint8Array(256);
-  private n = 0;
-  private static readonly enc = new TextEncoder();
-
-  private room(k: number): void {
-    if (this.n + k <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.n + k) size *= 2;
-    const b = new Uint8Array(size);
-    b.set(this.buf.subarray(0, this.n));
-    this.buf = b;
-  }
-
-  private varint(v: number): void {
-    this.room(10);
-    while (v > 0x7f) {
-      this.buf[this.n++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    this.buf[this.n++] = v;
-  }
-
-  private raw(field: number, bytes: Uint8Array): void {
-    this.varint(field * 8 + 2);
-    this.varint(bytes.length);
-    this.room(bytes.length);
-    this.buf.set(bytes, this.n);
-    this.n += bytes.length;
-  }
+  private readonly w = new Writer(256);
 
   /** A string field (proto3: the empty string is not written). */
   str(field: number, s: unknown): this {
-    if (typeof s === 'string' && s !== '') this.raw(field, Pb.enc.encode(s));
+    if (typeof s === 'string' && s !== '') {
+      this.w.tag(field, LEN);
+      this.w.string(s);
+    }
     return this;
   }
 
   strs(field: number, list: unknown): this {
-    if (Array.isArray(list)) for (const s of list) this.raw(field, Pb.enc.encode(String(s)));
+    if (Array.isArray(list))
+      for (const s of list) {
+        this.w.tag(field, LEN);
+        this.w.string(String(s));
+      }
     return this;
   }
 
   bool(field: number, b: unknown): this {
     if (b === true) {
-      this.varint(field * 8);
-      this.varint(1);
+      this.w.tag(field, VARINT);
+      this.w.uvarint(1);
     }
     return this;
   }
 
   msg(field: number, m: Pb | undefined): this {
-    if (m) this.raw(field, m.bytes());
+    if (m) {
+      this.w.tag(field, LEN);
+      this.w.bytes(m.bytes());
+    }
     return this;
   }
 
   bytes(): Uint8Array {
-    return this.buf.subarray(0, this.n);
+    return this.w.buf.subarray(0, this.w.pos);
   }
 }
 

@@ -1,7 +1,9 @@
 /**
- * The protobuf wire format under the codec (./protobuf): wire types, field keys, and the Writer
- * and Reader of varints, fixed-width numbers and length-delimited values (strings, bytes, nested
- * messages), with the skipping of unknown fields (groups included).
+ * The protobuf wire format: wire types, field keys, and the Writer and Reader of varints,
+ * fixed-width numbers and length-delimited values (strings, bytes, nested messages), with the
+ * skipping of unknown fields (groups included). One implementation for every protobuf the server
+ * speaks: the API's objects (src/codec/protobuf), etcd's gRPC messages (src/store/etcd-proto)
+ * and the OpenAPI v2 document (src/http/openapi/proto).
  */
 
 /** Wire types. */
@@ -36,11 +38,16 @@ function varintSize(n: number): number {
 const textEncoder = new TextEncoder();
 
 export class Writer {
-  buf = new Uint8Array(16384);
+  buf: Uint8Array;
   pos = 0;
 
+  /** `size`: the buffer's first size (it doubles as needed). */
+  constructor(private readonly size = 16384) {
+    this.buf = new Uint8Array(size);
+  }
+
   reset(): void {
-    if (this.buf.length > 1 << 22) this.buf = new Uint8Array(16384);
+    if (this.buf.length > 1 << 22) this.buf = new Uint8Array(this.size);
     this.pos = 0;
   }
 
@@ -52,6 +59,11 @@ export class Writer {
     const b = new Uint8Array(size);
     b.set(this.buf.subarray(0, this.pos));
     this.buf = b;
+  }
+
+  /** A field's key from its number and wire type (keyBytes, precomputed, where it is hot). */
+  tag(field: number, wt: number): void {
+    this.uvarint(field * 8 + wt);
   }
 
   key(k: Uint8Array): void {
