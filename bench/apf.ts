@@ -34,7 +34,7 @@ import { bootstrapConfig } from '../src/apf/bootstrap-config';
 import { FlowControl } from '../src/apf/flow-control';
 import { parseRequestInfo } from '../src/api/request-info';
 import { type Server, startServer } from '../test/helpers/server';
-import { type LoadResult, load, rssMiB, serverCpuPerRequest, threadCpu } from './harness';
+import { type LoadResult, load, machineTicks, rssMiB, serverCpuPerRequest, stealPct, threadCpu } from './harness';
 
 const PHASE_MS = Number(process.env.PHASE_MS ?? 6000);
 /** ConfigMaps the flood LISTs (APF_OBJECTS; the reference's width is a seat per 100). */
@@ -178,6 +178,8 @@ interface FloodFigures {
   quiet: LoadResult;
   flood: LoadResult;
   ratio: number;
+  /** The share of the machine's CPU time the hypervisor stole during the runs (%). */
+  steal: number;
 }
 
 /**
@@ -187,6 +189,7 @@ interface FloodFigures {
  */
 async function flooded(target: { url: string; ca: string }, quietToken: string, floodConns: number): Promise<FloodFigures> {
   await phase(target, quietToken, GET, 4, 1000);
+  const t0 = machineTicks();
   const alone: number[] = [];
   for (let i = 0; i < RUNS; i++) alone.push((await phase(target, quietToken, GET, 4)).p99);
   const [flood, quiet] = await Promise.all([
@@ -194,7 +197,7 @@ async function flooded(target: { url: string; ca: string }, quietToken: string, 
     Bun.sleep(500).then(() => phase(target, quietToken, GET, 4, Math.max(500, PHASE_MS - 1000))),
   ]);
   const aloneP99 = median(alone);
-  return { alone, aloneP99, quiet, flood, ratio: quiet.p99 / aloneP99 };
+  return { alone, aloneP99, quiet, flood, ratio: quiet.p99 / aloneP99, steal: stealPct(t0, machineTicks()) };
 }
 
 const answers = (r: LoadResult) => JSON.stringify({ ok: r.ok, ...r.codes });
@@ -202,7 +205,9 @@ function printFlood(f: FloodFigures, indent = '     '): void {
   console.log(`${indent}quiet alone       : p99 ${f.aloneP99} ms (median of ${f.alone.length} runs: ${f.alone.join(', ')})`);
   console.log(`${indent}quiet under flood : ${f.quiet.ops} ok/s, p50 ${f.quiet.p50} ms, p99 ${f.quiet.p99} ms`);
   console.log(`${indent}flood             : ${f.flood.ops} LISTs/s, p99 ${f.flood.p99} ms, answers ${answers(f.flood)}`);
-  console.log(`${indent}quiet p99 under flood / alone: ${f.ratio.toFixed(2)}`);
+  console.log(
+    `${indent}quiet p99 under flood / alone: ${f.ratio.toFixed(2)} (VM steal ${f.steal.toFixed(1)}% of the machine's time meanwhile)`,
+  );
 }
 
 // 3. The server's default configuration: 12 seats shared by the bootstrap levels, the flood and

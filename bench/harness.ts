@@ -167,10 +167,36 @@ async function loadPhase(spec: Record<string, unknown>): Promise<LoadResult> {
   return r;
 }
 
+/**
+ * The machine's CPU time so far, all cores (USER_HZ ticks): total and stolen by the hypervisor
+ * (/proc/stat's steal). A VM whose neighbours are busy loses 10-30% of its time to steal, and
+ * every figure of that phase is slower for it (2026-11-28: an Intel VM with ~30% steal, under
+ * the APF bench).
+ */
+export function machineTicks(): { total: number; steal: number } {
+  const f = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/).slice(1, 9).map(Number);
+  return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+}
+
+/** The machine's ticks when each threadCpu snapshot was taken (for the phase's steal in cpuReport). */
+const ticksAt = new WeakMap<Map<string, number>, { total: number; steal: number }>();
+
+/** The share (%) of the machine's CPU time stolen by the hypervisor since the threadCpu snapshot `before`. */
+export function stealSince(before: Map<string, number>): number | undefined {
+  const a = ticksAt.get(before);
+  return a ? stealPct(a, machineTicks()) : undefined;
+}
+
+/** The share (%) of the machine's CPU time stolen between two machineTicks() readings. */
+export function stealPct(a: { total: number; steal: number }, b: { total: number; steal: number }): number {
+  return b.total > a.total ? (100 * (b.steal - a.steal)) / (b.total - a.total) : 0;
+}
+
 /** CPU time (us) per thread name of a process (threads of one kind, e.g. "Bun Pool 3", summed). */
 export function threadCpu(pid: number): Map<string, number> {
   const tick = 1e6 / 100; // USER_HZ
   const out = new Map<string, number>();
+  ticksAt.set(out, machineTicks());
   for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const st = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
@@ -205,9 +231,11 @@ export function cpuReport(what: string, before: Map<string, number>, pid: number
   const server = per.reduce((a, [, v]) => a + v, 0);
   const client = (r.clientCpuUs ?? 0) / n;
   const cores = os.availableParallelism();
+  const steal = stealSince(before);
   return (
     `${what} CPU per request: server ${server.toFixed(1)} us (${per.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}), load generator ${client.toFixed(1)} us; ` +
-    `bound with ${cores} cores fully used: ${Math.round((cores * 1e6) / (server + client))} req/s, with the busiest thread alone: ${Math.round(1e6 / (per[0]?.[1] ?? 1))} req/s`
+    `bound with ${cores} cores fully used: ${Math.round((cores * 1e6) / (server + client))} req/s, with the busiest thread alone: ${Math.round(1e6 / (per[0]?.[1] ?? 1))} req/s` +
+    (steal === undefined ? '' : `; VM steal ${steal.toFixed(1)}%`)
   );
 }
 
