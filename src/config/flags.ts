@@ -106,6 +106,10 @@ export interface Config {
   cronJobTimeScale: number;
   /** --cluster-cidr: simulated nodes' pod CIDRs are its /24s, in order. */
   clusterCIDR: string;
+  /** The pod garbage collector: --terminated-pod-gc-threshold (kube-controller-manager's), its pass period and node quarantine. */
+  terminatedPodGcThreshold: number;
+  podGcPeriodMs: number;
+  podGcQuarantineMs: number;
   /** The node lifecycle controller (kube-controller-manager's flags). */
   nodeMonitorPeriodMs: number;
   nodeMonitorGracePeriodMs: number;
@@ -140,6 +144,7 @@ export const KNOWN_CONTROLLERS: readonly string[] = [
   'job-controller',
   'cronjob-controller',
   'ttl-after-finished-controller',
+  'pod-garbage-collector-controller',
   'endpoints-controller',
   'endpointslice-controller',
   'endpointslice-mirroring-controller',
@@ -702,6 +707,32 @@ const FLAGS: FlagDef[] = [
     },
   },
   {
+    name: 'terminated-pod-gc-threshold',
+    default: '12500',
+    help: 'Terminated pods (phase Succeeded or Failed) kept at most: the pod garbage collector deletes the rest, evicted and oldest first. 0 keeps them all.',
+    apply: (c, v) => {
+      c.terminatedPodGcThreshold = int(v, 'terminated-pod-gc-threshold');
+    },
+  },
+  {
+    name: 'pod-gc-period',
+    default: '20s',
+    help: "How often the pod garbage collector passes over the pods (the reference's fixed gcCheckPeriod; shorter for tests).",
+    apply: (c, v) => {
+      const ms = parseDuration(v);
+      if (ms <= 0) throw new Error('must be positive');
+      c.podGcPeriodMs = ms;
+    },
+  },
+  {
+    name: 'pod-gc-quarantine',
+    default: '40s',
+    help: "How long a node that pods are bound to may be missing before the pod garbage collector reads it from the store and, when it is gone, deletes its pods (the reference's fixed quarantineTime).",
+    apply: (c, v) => {
+      c.podGcQuarantineMs = parseDuration(v);
+    },
+  },
+  {
     name: 'cluster-cidr',
     default: '10.64.0.0/10',
     help: "IPv4 CIDR of pods: each simulated node's spec.podCIDR is one of its /24s (16,384 of them by default).",
@@ -996,6 +1027,9 @@ export function parseFlags(argv: string[]): Config | undefined {
     jobPodFailureBackoffMs: 0,
     cronJobTimeScale: 1,
     clusterCIDR: '',
+    terminatedPodGcThreshold: 0,
+    podGcPeriodMs: 0,
+    podGcQuarantineMs: 0,
     nodeMonitorPeriodMs: 0,
     nodeMonitorGracePeriodMs: 0,
     nodeStartupGracePeriodMs: 0,

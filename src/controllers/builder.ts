@@ -4,8 +4,8 @@
  * behalf (garbage collector, namespace lifecycle, disruption, quota, storage object protection,
  * the persistent volume binder, Endpoints and EndpointSlices, service accounts, role
  * aggregation, node lifecycle and taint eviction, ReplicaSets, ReplicationControllers,
- * Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, TTL-after-finished and
- * HorizontalPodAutoscalers, the node and kubelet simulation, and whatever
+ * Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, TTL-after-finished, the pod garbage
+ * collector and HorizontalPodAutoscalers, the node and kubelet simulation, and whatever
  * `leading` says, e.g. the APF bootstrap objects) run on one replica
  * at a time: on etcd the replicas elect one with a Lease in kube-system; the embedded store has
  * one replica, always the leader. New controllers register in `leaderSet`.
@@ -37,6 +37,7 @@ import { NamespaceController } from './namespace';
 import { DEFAULT_SERVICE_ACCOUNT, NamespaceObjects, rootCaConfigMap } from './namespace-objects';
 import { NodeLifecycleController } from './node-lifecycle';
 import { OwnerIndex } from './owner-index';
+import { PodGarbageCollector } from './pod-gc';
 import { REPLICATION_CONTROLLER, ReplicaSetController } from './replicaset';
 import { ResourceQuotaController } from './resource-quota';
 import { StatefulSetController } from './statefulset/controller';
@@ -330,6 +331,16 @@ export class Controllers {
     }
     if (jobs && controllerEnabled(cfg, 'ttl-after-finished-controller')) {
       all.push(new TtlAfterFinishedController(jobs, jobs.watchCache(), { log }));
+    }
+    if (pods && nodes && controllerEnabled(cfg, 'pod-garbage-collector-controller')) {
+      all.push(
+        new PodGarbageCollector(pods, pods.watchCache(), nodes, nodes.watchCache(), {
+          threshold: cfg.terminatedPodGcThreshold,
+          periodMs: cfg.podGcPeriodMs,
+          quarantineMs: cfg.podGcQuarantineMs,
+          log,
+        }),
+      );
     }
     const hpas = api.lookup('autoscaling', 'v2', 'horizontalpodautoscalers');
     if (hpas && pods && controllerEnabled(cfg, 'horizontal-pod-autoscaler-controller')) {

@@ -62,7 +62,7 @@ const SERVICE_STORAGE_CONTROLLERS =
  * or delete finished Jobs), nor the Endpoints, EndpointSlice and volume binder controllers
  * (STATIC_SERVICES_STORAGE).
  */
-export const STATIC_WORKLOADS = `--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-replicationcontroller-controller,-horizontal-pod-autoscaler-controller,-root-ca-certificate-publisher-controller,${SERVICE_STORAGE_CONTROLLERS}`;
+export const STATIC_WORKLOADS = `--controllers=*,-replicaset-controller,-deployment-controller,-statefulset-controller,-daemonset-controller,-job-controller,-cronjob-controller,-ttl-after-finished-controller,-replicationcontroller-controller,-horizontal-pod-autoscaler-controller,-root-ca-certificate-publisher-controller,-pod-garbage-collector-controller,${SERVICE_STORAGE_CONTROLLERS}`;
 
 /**
  * For tests that keep Endpoints, EndpointSlices, PersistentVolumes and claims as they write them:
@@ -99,8 +99,10 @@ export async function startServer(
   const args = [...(opts.args ?? [])];
   // Tests count the ConfigMaps of their namespaces: the kube-root-ca.crt publisher (one more in
   // every namespace, as in the reference) runs only where a test asks for it (`--controllers=*`,
-  // test/service-account-admission.test.ts).
-  if (!args.some((a) => a.startsWith('--controllers'))) args.push('--controllers=*,-root-ca-certificate-publisher-controller');
+  // test/service-account-admission.test.ts). So does the pod garbage collector: many tests bind
+  // pods to nodes that do not exist, which it deletes after 40 s (test/pod-gc.test.ts).
+  if (!args.some((a) => a.startsWith('--controllers')))
+    args.push('--controllers=*,-root-ca-certificate-publisher-controller,-pod-garbage-collector-controller');
   if (ON_ETCD && !args.some((a) => a.startsWith('--etcd-servers'))) {
     const kept = opts.dataDir ? etcdOfDataDir.get(opts.dataDir) : undefined;
     const e = kept ?? (await startEtcd());
