@@ -1,5 +1,6 @@
 /**
- * The ordered in-memory index: a B+ tree from key to the key's revision history.
+ * The ordered in-memory index: from key to the key's revision history, the keys in order
+ * (src/store/ordered-keys.ts).
  *
  * A key's history is the list of its versions, oldest first. A delete appends a tombstone
  * (version 0, empty value); a later put starts a new generation with a new createRevision.
@@ -11,17 +12,17 @@
  *     would be the oldest left is dropped too → [ {mod 7} ]
  *
  * Only keys with more than one version or a trailing tombstone can lose anything to compaction;
- * they are tracked in `compactable`, so compaction does not walk the whole tree.
+ * they are tracked in `compactable`, so compaction does not walk every key.
  *
- * Point lookups (every get, every compare and write of a transaction) go through a hash map that
- * shares the history arrays with the tree: O(1) instead of O(log n) string compares, for about
- * 80 bytes per key. The tree is touched only to add or remove a key and for ordered scans.
+ * Point lookups (every get, every compare and write of a transaction) go through a hash map of
+ * the history arrays: O(1) instead of O(log n) string compares. The order is touched only to add
+ * or remove a key and for ordered scans.
  *
  * A superseded version whose value went to the history spill (spill.ts) is held as a number: its
  * slot in the spill's table of revisions and file locations (no object per version). Readers get
  * a KeyValue made from the slot when they ask for it. The newest version is never a slot.
  */
-import BTree from 'sorted-btree';
+import { OrderedKeys } from './ordered-keys';
 import { PackedKeyValue, type PackedValue } from './packed';
 import type { KeyValue, Revision } from './types';
 
@@ -38,7 +39,6 @@ export interface SpillSlots {
 }
 
 const EMPTY = new Uint8Array(0);
-const STOP = { break: true } as const;
 
 export function tombstone(key: string, revision: Revision): KeyValue {
   return { key, value: EMPTY, createRevision: 0, modRevision: revision, version: 0 };
@@ -47,8 +47,6 @@ export function tombstone(key: string, revision: Revision): KeyValue {
 export function isTombstone(kv: KeyValue): boolean {
   return kv.version === 0;
 }
-
-const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The version of `history` visible at `rev` (the newest with modRevision <= rev), or undefined. */
 function versionAt(history: Entry[], rev: Revision, key: string, slots: SpillSlots | undefined): KeyValue | undefined {
@@ -77,7 +75,8 @@ function modOf(e: Entry, slots: SpillSlots | undefined): Revision {
 }
 
 export class KeyIndex {
-  private readonly tree = new BTree<string, Entry[]>(undefined, compareKeys, 64);
+  /** The keys in order (src/store/ordered-keys.ts); their histories are in `map`. */
+  private readonly order = new OrderedKeys();
   private readonly map = new Map<string, Entry[]>();
   private readonly compactable = new Set<string>();
   /** The history spill's table, once the store has one. */
@@ -85,7 +84,7 @@ export class KeyIndex {
 
   /** Number of keys with any retained history (live or tombstoned). */
   get size(): number {
-    return this.tree.size;
+    return this.map.size;
   }
 
   /** Newest version of `key` if it is live (including writes not yet durable). */
@@ -157,7 +156,7 @@ export class KeyIndex {
   appendTo(h: Entry[] | undefined, kv: KeyValue): void {
     if (h === undefined) {
       const fresh = [kv];
-      this.tree.set(kv.key, fresh);
+      this.order.add(kv.key);
       this.map.set(kv.key, fresh);
       if (isTombstone(kv)) this.compactable.add(kv.key);
       return;
@@ -189,7 +188,7 @@ export class KeyIndex {
   /** Insert a key known to be absent with a single live version (snapshot loading). */
   unsafeLoad(kv: KeyValue): void {
     const fresh = [kv];
-    this.tree.set(kv.key, fresh);
+    this.order.add(kv.key);
     this.map.set(kv.key, fresh);
   }
 
@@ -203,34 +202,28 @@ export class KeyIndex {
       if (kv !== undefined) visit(kv);
       return;
     }
-    const unbounded = end === '\0';
-    const pair: [string, Entry[]] = ['', []];
-    for (const [k, h] of this.tree.entries(key, pair as (string | Entry[])[])) {
-      if (!unbounded && k >= end) break;
-      const kv = versionAt(h, rev, k, this.slots);
-      if (kv !== undefined && !visit(kv)) break;
-    }
+    const slots = this.slots;
+    this.order.each(key, end === '\0' ? undefined : end, (k) => {
+      const kv = versionAt(this.map.get(k) as Entry[], rev, k, slots);
+      return kv === undefined || visit(kv);
+    });
   }
 
   /**
    * Up to `max` live keys at `rev` in key order, after `afterKey` (from the first key when
-   * undefined): the snapshot's chunks. A callback scan of the tree, not its entries() iterator
-   * under a generator: the walk cost 1.1 us per key that way, most of a snapshot's time.
+   * undefined): the snapshot's chunks. A callback scan, not an iterator under a generator (the
+   * B+ tree's entries() walk that way cost 1.1 us per key, most of a snapshot's time).
    */
   liveAfter(rev: Revision, afterKey: string | undefined, max: number): KeyValue[] {
     const out: KeyValue[] = [];
-    const high = this.tree.maxKey();
-    if (high === undefined) return out;
     const slots = this.slots;
-    const visit = (k: string, h: Entry[]): { break: true } | undefined => {
-      if (k === afterKey) return undefined;
-      const kv = versionAt(h, rev, k, slots);
-      if (kv === undefined) return undefined;
+    this.order.each(afterKey ?? '', undefined, (k) => {
+      if (k === afterKey) return true;
+      const kv = versionAt(this.map.get(k) as Entry[], rev, k, slots);
+      if (kv === undefined) return true;
       out.push(kv);
-      return out.length >= max ? STOP : undefined;
-    };
-    // forRange stops at a returned {break} (sorted-btree's typings declare a void callback).
-    this.tree.forRange(afterKey ?? '', high, true, visit as (k: string, h: Entry[]) => void);
+      return out.length < max;
+    });
     return out;
   }
 
@@ -274,7 +267,7 @@ export class KeyIndex {
       h.splice(0, keepFrom);
     }
     if (h.length === 0) {
-      this.tree.delete(key);
+      this.order.remove(key);
       this.map.delete(key);
       this.compactable.delete(key);
     } else if (h.length === 1 && !isTombstone(h[0] as KeyValue)) {
