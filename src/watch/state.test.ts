@@ -60,7 +60,9 @@ for (const seed of [1, 2, 3]) {
     }
     check();
     const all: string[] = [];
-    s.forEach((k) => all.push(k));
+    s.forEach((k) => {
+      all.push(k);
+    });
     expect(all.sort()).toEqual([...model.keys()].sort());
   });
 }
