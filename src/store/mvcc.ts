@@ -1,7 +1,7 @@
 /**
  * The embedded MVCC store: the default backend of the API server.
  *
- * State lives in memory (KeyIndex: a B+ tree of key → revision history, plus the change log of
+ * State lives in memory (KeyIndex: key → revision history, the keys in order, plus the change log of
  * retained revisions); durability comes from the WAL (wal.ts) and periodic snapshots
  * (snapshot.ts). Writes are serialised on the event loop: a transaction evaluates its compares,
  * takes the next revision and applies its writes to memory at once (so the next transaction's

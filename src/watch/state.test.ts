@@ -4,20 +4,9 @@
  * the sorted base is rebuilt many times, with ranges between the rebuilds.
  */
 import { expect, test } from 'bun:test';
+import { rng } from '../../test/helpers/rng';
 import type { CachedObject } from './events';
 import { CacheState } from './state';
-
-/** A deterministic generator (mulberry32), so that a failure repeats. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const obj = (key: string, v: number) => ({ key, v }) as unknown as CachedObject;
 
