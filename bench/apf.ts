@@ -16,6 +16,8 @@
  *    the quiet user in another) and on its floor (bench/apf-floor.ts: a bare Bun.serve holding the
  *    flood's LISTs to those seats with a queue, returning seats as src/apf does): per seat count
  *    the unloaded and loaded p99, their ratio, the server's ratio over the floor's, LISTs/s.
+ *    The server and its floor are up together and measured in APF_ROUNDS (3) paired rounds, their
+ *    runs interleaved (floodedTogether); the row gives the rounds' medians.
  *    APF_WIDTH=bytes: LISTs take seats by bytes instead of objects, on the server by the gate
  *    SizeBasedListCostEstimate (a seat per 100 kB of stored objects, at most 1 MB from the
  *    cache), on the floor a seat per APF_BYTES_PER_SEAT (100,000) bytes of its answer, at most
@@ -167,6 +169,8 @@ function pin(pid: number, core: number): void {
 if (PIN && (PARTS.has('3') || PARTS.has('4'))) pin(process.pid, 1);
 
 const RUNS = Number(process.env.APF_RUNS ?? 5);
+/** Paired rounds per seat count in the sweep (APF_ROUNDS): the row gives their medians. */
+const ROUNDS = Number(process.env.APF_ROUNDS ?? 3);
 const GET = '/api/v1/namespaces/default/configmaps/cm-7';
 const LIST = '/api/v1/namespaces/default/configmaps';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -178,8 +182,9 @@ interface FloodFigures {
   quiet: LoadResult;
   flood: LoadResult;
   ratio: number;
-  /** The share of the machine's CPU time the hypervisor stole during the runs (%). */
+  /** The share of the machine's CPU time the hypervisor stole during the runs (%), and during the flood. */
   steal: number;
+  floodSteal: number;
 }
 
 /**
@@ -188,16 +193,47 @@ interface FloodFigures {
  * `floodConns` connections LISTing, starting 500 ms into the flood.
  */
 async function flooded(target: { url: string; ca: string }, quietToken: string, floodConns: number): Promise<FloodFigures> {
-  await phase(target, quietToken, GET, 4, 1000);
+  return (await floodedTogether([target], quietToken, floodConns, 0))[0] as FloodFigures;
+}
+
+/**
+ * `flooded` for several targets up at once (the server and its floor), their runs interleaved so
+ * that the VM's slow spells fall on both alike: the quiet user alone on each in turn, RUNS times,
+ * then the flood on each (the order turned by `round`). Measured one after the other, a target's
+ * unloaded p99 moved 0.5-6 ms between configurations (2026-11-28: the floor's too), and the ratio
+ * of two ratios followed whichever side a spell fell on.
+ */
+async function floodedTogether(
+  targets: { url: string; ca: string }[],
+  quietToken: string,
+  floodConns: number,
+  round: number,
+): Promise<FloodFigures[]> {
+  for (const t of targets) await phase(t, quietToken, GET, 4, 1000);
   const t0 = machineTicks();
-  const alone: number[] = [];
-  for (let i = 0; i < RUNS; i++) alone.push((await phase(target, quietToken, GET, 4)).p99);
-  const [flood, quiet] = await Promise.all([
-    phase(target, 'flood-token', LIST, floodConns),
-    Bun.sleep(500).then(() => phase(target, quietToken, GET, 4, Math.max(500, PHASE_MS - 1000))),
-  ]);
-  const aloneP99 = median(alone);
-  return { alone, aloneP99, quiet, flood, ratio: quiet.p99 / aloneP99, steal: stealPct(t0, machineTicks()) };
+  const alone: number[][] = targets.map(() => []);
+  for (let i = 0; i < RUNS; i++) for (const [k, t] of targets.entries()) alone[k]?.push((await phase(t, quietToken, GET, 4)).p99);
+  const out: FloodFigures[] = new Array(targets.length);
+  for (let j = 0; j < targets.length; j++) {
+    const k = (j + round) % targets.length;
+    const t = targets[k] as { url: string; ca: string };
+    const f0 = machineTicks();
+    const [flood, quiet] = await Promise.all([
+      phase(t, 'flood-token', LIST, floodConns),
+      Bun.sleep(500).then(() => phase(t, quietToken, GET, 4, Math.max(500, PHASE_MS - 1000))),
+    ]);
+    const aloneP99 = median(alone[k] as number[]);
+    out[k] = {
+      alone: alone[k] as number[],
+      aloneP99,
+      quiet,
+      flood,
+      ratio: quiet.p99 / aloneP99,
+      steal: stealPct(t0, machineTicks()),
+      floodSteal: stealPct(f0, machineTicks()),
+    };
+  }
+  return out;
 }
 
 const answers = (r: LoadResult) => JSON.stringify({ ok: r.ok, ...r.codes });
@@ -206,7 +242,7 @@ function printFlood(f: FloodFigures, indent = '     '): void {
   console.log(`${indent}quiet under flood : ${f.quiet.ops} ok/s, p50 ${f.quiet.p50} ms, p99 ${f.quiet.p99} ms`);
   console.log(`${indent}flood             : ${f.flood.ops} LISTs/s, p99 ${f.flood.p99} ms, answers ${answers(f.flood)}`);
   console.log(
-    `${indent}quiet p99 under flood / alone: ${f.ratio.toFixed(2)} (VM steal ${f.steal.toFixed(1)}% of the machine's time meanwhile)`,
+    `${indent}quiet p99 under flood / alone: ${f.ratio.toFixed(2)} (VM steal ${f.steal.toFixed(1)}% of the machine's time meanwhile, ${f.floodSteal.toFixed(1)}% during the flood)`,
   );
 }
 
@@ -371,49 +407,70 @@ if (PARTS.has('4')) {
   const rows: string[] = [];
   for (const seats of SWEEP) {
     const flood = seats * PER_SEAT;
-    const got: Record<string, FloodFigures> = {};
-    if (TARGETS.has('server')) {
-      const srv = await sweepServer(seats, BY_BYTES);
-      try {
-        got.server = await flooded(srv, 'quiet-token', flood);
-        console.log(
-          `   server, ${seats} seat${seats > 1 ? 's' : ''} (LIST width ${(await serverWidth(srv)).toFixed(2)} on average), ${flood} flood connections:`,
-        );
-        printFlood(got.server);
-      } finally {
-        await srv.stop();
+    const names: string[] = [];
+    const targets: { url: string; ca: string }[] = [];
+    const stops: (() => Promise<void> | void)[] = [];
+    try {
+      if (TARGETS.has('server')) {
+        const srv = await sweepServer(seats, BY_BYTES);
+        stops.push(async () => {
+          await srv.stop();
+        });
+        names.push('server');
+        targets.push(srv);
+        stops.push(async () => {
+          console.log(`   server, ${seats} seat${seats > 1 ? 's' : ''}: LIST width ${(await serverWidth(srv)).toFixed(2)} on average`);
+        });
       }
-    }
-    if (TARGETS.has('floor')) {
-      const proc = Bun.spawn([process.execPath, path.join(import.meta.dir, 'apf-floor.ts')], {
-        env: {
-          ...process.env,
-          C: certs.cert,
-          K: certs.key,
-          LIST_FILE: listFile,
-          GET_FILE: getFile,
-          SEATS: String(seats),
-          QUEUE: '300',
-          WIDTH: String(floorWidth(seats)),
-        },
-        stdout: 'pipe',
-      });
-      try {
+      if (TARGETS.has('floor')) {
+        const proc = Bun.spawn([process.execPath, path.join(import.meta.dir, 'apf-floor.ts')], {
+          env: {
+            ...process.env,
+            C: certs.cert,
+            K: certs.key,
+            LIST_FILE: listFile,
+            GET_FILE: getFile,
+            SEATS: String(seats),
+            QUEUE: '300',
+            WIDTH: String(floorWidth(seats)),
+          },
+          stdout: 'pipe',
+        });
+        stops.push(() => {
+          proc.kill();
+        });
         pin(proc.pid, 0);
         const port = Number(new TextDecoder().decode((await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()).value).trim());
-        console.log(`   floor, ${seats} seat${seats > 1 ? 's' : ''} (LIST width ${floorWidth(seats)}), ${flood} flood connections:`);
-        got.floor = await flooded({ url: `https://127.0.0.1:${port}`, ca: certs.ca ?? '' }, 'quiet-token', flood);
-        printFlood(got.floor);
-      } finally {
-        proc.kill();
+        names.push('floor');
+        targets.push({ url: `https://127.0.0.1:${port}`, ca: certs.ca ?? '' });
       }
+      // ROUNDS paired rounds: each its own unloaded p99s and floods, the row their median.
+      const rounds: Record<string, FloodFigures>[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        const figs = await floodedTogether(targets, 'quiet-token', flood, r);
+        const got: Record<string, FloodFigures> = {};
+        for (const [k, name] of names.entries()) {
+          got[name] = figs[k] as FloodFigures;
+          const width = name === 'floor' ? ` (LIST width ${floorWidth(seats)})` : '';
+          console.log(`   ${name}, ${seats} seat${seats > 1 ? 's' : ''}${width}, ${flood} flood connections, round ${r + 1} of ${ROUNDS}:`);
+          printFlood(got[name] as FloodFigures);
+        }
+        rounds.push(got);
+      }
+      const cell = (name: string) => {
+        const fs_ = rounds.map((g) => g[name]).filter((f): f is FloodFigures => f !== undefined);
+        if (fs_.length === 0) return '-';
+        const m = (pick: (f: FloodFigures) => number) => median(fs_.map(pick));
+        return `${m((f) => f.aloneP99).toFixed(2)} / ${m((f) => f.quiet.p99).toFixed(2)} ms = ${m((f) => f.ratio).toFixed(2)}, ${m((f) => f.flood.ops)} LISTs/s`;
+      };
+      const vs = rounds.filter((g) => g.server && g.floor).map((g) => (g.server as FloodFigures).ratio / (g.floor as FloodFigures).ratio);
+      const vsCell = vs.length ? `${median(vs).toFixed(2)} (rounds ${vs.map((v) => v.toFixed(2)).join(', ')})` : '-';
+      rows.push(`   ${String(seats).padStart(5)}  ${cell('server').padEnd(44)} ${cell('floor').padEnd(44)} ${vsCell}`);
+    } finally {
+      for (const stop of stops.reverse()) await stop();
     }
-    const cell = (f: FloodFigures | undefined) =>
-      f ? `${f.aloneP99.toFixed(2)} / ${f.quiet.p99.toFixed(2)} ms = ${f.ratio.toFixed(2)}, ${f.flood.ops} LISTs/s` : '-';
-    const vs = got.server && got.floor ? (got.server.ratio / got.floor.ratio).toFixed(2) : '-';
-    rows.push(`   ${String(seats).padStart(5)}  ${cell(got.server).padEnd(44)} ${cell(got.floor).padEnd(44)} ${vs}`);
   }
-  console.log('\n   quiet p99 alone (median) / under flood = ratio, flood LISTs/s');
+  console.log(`\n   quiet p99 alone (median) / under flood = ratio, flood LISTs/s (medians of ${ROUNDS} paired rounds)`);
   console.log(`   seats  ${'server'.padEnd(44)} ${'floor'.padEnd(44)} server ratio / floor ratio`);
   for (const r of rows) console.log(r);
 }
