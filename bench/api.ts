@@ -30,6 +30,7 @@ import {
 const QUICK = process.argv.includes('--quick');
 const ON_ETCD = process.argv.includes('--etcd');
 const WRITES_ONLY = process.argv.includes('--writes');
+const WARM_MS = Number(process.env.WARM_MS) || 2000;
 const OPTS = {
   concurrency: 64,
   phaseMs: Number(process.env.PHASE_MS) || (QUICK ? 3000 : 8000),
@@ -211,10 +212,11 @@ async function main(): Promise<void> {
   try {
     await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
     await srv.json('POST', '/api/v1/namespaces/default/configmaps', JSON.parse(doc));
-    // Each measured phase follows 2 s of the same requests, so that the server's JIT has compiled
-    // the path (a Go server or etcd needs no warm-up; a quick run otherwise spends ~20 us per
-    // create in the JIT compiler thread).
-    const warmUp = (spec: Record<string, unknown>) => load({ ...spec, durationMs: 2000 });
+    // Each measured phase follows WARM_MS (2 s) of the same requests, so that the server's JIT has
+    // compiled the path (a Go server or etcd needs no warm-up; a quick run otherwise spends ~20 us
+    // per create in the JIT compiler thread, and an 8 s phase after 2 s still 11-16 us in the
+    // JITWorker and JSCWarmUp threads: WARM_MS=10000 measures nearer the steady state).
+    const warmUp = (spec: Record<string, unknown>) => load({ ...spec, durationMs: WARM_MS });
     await warmUp({ url: `${srv.url}/api/v1/namespaces/default/configmaps/x`, method: 'GET', headers: auth, ca: srv.ca });
     const getCpu = threadCpu(srv.proc.pid);
     const get = await load({ url: `${srv.url}/api/v1/namespaces/default/configmaps/x`, method: 'GET', headers: auth, ca: srv.ca });
