@@ -182,13 +182,22 @@ test('packed objects clients list again and again are held raw again, then packe
     // memo (src/http/list-memo.ts) without reading its items at all.
     const list = async () =>
       (await s.json('GET', '/api/v1/namespaces/cold/configmaps?labelSelector=app%3Dcold&resourceVersion=0')).body.items;
+    // The cache's metrics say as much: M ConfigMaps (and maybe the server's own) held packed.
+    const coldNow = async () => {
+      const m = /^svc_watch_cache_packed_objects\{resource_prefix="\/configmaps"\} (\d+)$/m.exec(await (await s.fetch('/metrics')).text());
+      return Number(m?.[1] ?? -1);
+    };
+    const packedBefore = await coldNow();
+    expect(packedBefore).toBeGreaterThanOrEqual(M);
     // One list reads them packed; the second, within the window, makes all of them hot again.
     expect(await list()).toEqual(want);
     expect((await packStats(s)).reheated).toBe(packed.reheated);
+    expect(await coldNow()).toBe(packedBefore);
     expect(await list()).toEqual(want);
     expect(await list()).toEqual(want);
     const hot = await packStats(s);
     expect(hot.reheated - packed.reheated).toBe(M);
+    expect(await coldNow()).toBe(packedBefore - M);
     // Unread for the window: packed again as they were (nothing deflated anew), so two more lists
     // make them hot again.
     await Bun.sleep(2_500);

@@ -247,13 +247,16 @@ async function metricsOf(api: ApiRegistry, kind: 'PodMetrics' | 'NodeMetrics', n
 /**
  * apiserver_cache_list_total as the reference counts it: lists served from a resource's watch
  * cache, by the index read. resource_prefix as the reference's: `/<plural>` for built-in kinds,
- * `/<group>/<plural>` for custom resources.
+ * `/<group>/<plural>` for custom resources. With them, each cache's cold objects
+ * (svc_watch_cache_packed_objects, svc_watch_cache_packed_values_total).
  */
 function cacheListMetrics(api: ApiRegistry, out: string[]): void {
   out.push(
     '# HELP apiserver_cache_list_total [ALPHA] Number of LIST requests served from watch cache',
     '# TYPE apiserver_cache_list_total counter',
   );
+  const packedNow: string[] = [];
+  const packedTotal: string[] = [];
   const seen = new Set<string>();
   for (const s of api.stores) {
     const c = s.cache;
@@ -262,5 +265,18 @@ function cacheListMetrics(api: ApiRegistry, out: string[]): void {
     const at = s.def.storedAs ?? s.def;
     const prefix = s.def.custom ? `/${at.group}/${at.plural}` : `/${at.plural}`;
     for (const [index, n] of c.listsServed) out.push(`apiserver_cache_list_total{index="${index}",resource_prefix="${prefix}"} ${n}`);
+    const p = c.packedStats();
+    if (p === undefined || p.total === 0) continue;
+    packedNow.push(`svc_watch_cache_packed_objects{resource_prefix="${prefix}"} ${p.now}`);
+    packedTotal.push(`svc_watch_cache_packed_values_total{resource_prefix="${prefix}"} ${p.total}`);
   }
+  // Cold objects (src/watch/cold.ts): held packed now, and packed so far, per cache that packed any.
+  out.push(
+    '# HELP svc_watch_cache_packed_objects Objects a watch cache holds packed (cold) now.',
+    '# TYPE svc_watch_cache_packed_objects gauge',
+    ...packedNow,
+    '# HELP svc_watch_cache_packed_values_total Values a watch cache has packed.',
+    '# TYPE svc_watch_cache_packed_values_total counter',
+    ...packedTotal,
+  );
 }

@@ -555,6 +555,19 @@ export class WatchCache {
   /** Lists served from the cache, by the index they read ('' none, `f:<field>` a field's). */
   readonly listsServed = new Map<string, number>();
 
+  /**
+   * Objects held packed now (a walk of the state) and values this cache has packed so far, or
+   * undefined when it packs none (the svc_watch_cache_packed_* metrics: how cold a list was).
+   */
+  packedStats(): { now: number; total: number } | undefined {
+    if (this.cold === undefined) return undefined;
+    let now = 0;
+    this.state.forEach((_k, c) => {
+      if (c.rawIfHeld === undefined) now++;
+    });
+    return { now, total: this.cold.packed };
+  }
+
   /** Count a list served from the cache (apiserver_cache_list_total). */
   noteList(index: string): void {
     this.listsServed.set(index, (this.listsServed.get(index) ?? 0) + 1);
