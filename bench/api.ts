@@ -156,6 +156,12 @@ function walReport(what: string, a: WalCounts, b: WalCounts, seconds: number): s
   return `WAL during the ${what} phase: ${records} records, ${fsyncs} fdatasyncs (${Math.round(fsyncs / seconds)}/s), ${(records / Math.max(fsyncs, 1)).toFixed(1)} records per fdatasync; ${perBatch.toFixed(1)} writes per batch`;
 }
 
+/** Pods the server's watch cache holds packed now (svc_watch_cache_packed_objects). */
+async function packedPods(srv: { fetch: (p: string) => Promise<Response> }): Promise<number> {
+  const m = /^svc_watch_cache_packed_objects\{resource_prefix="\/pods"\} (\d+)$/m.exec(await (await srv.fetch('/metrics')).text());
+  return Number(m?.[1] ?? 0);
+}
+
 async function main(): Promise<void> {
   const etcd = await etcdPuts();
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
@@ -372,6 +378,9 @@ async function main(): Promise<void> {
       report(`created ${size} pods in ${((performance.now() - t0) / 1000).toFixed(1)} s; server RSS ${rssMiB(srv.proc.pid)} MiB`);
       const times: number[] = [];
       let bytes = 0;
+      // How many of them are cold already (held packed: each inflated as it is listed): pods
+      // created more than --pack-cold-values-after (30 s) before.
+      const coldBefore = await packedPods(srv);
       for (let r = 0; r < OPTS.listRepeats; r++) {
         const t = performance.now();
         const res = await srv.fetch('/api/v1/namespaces/bench/pods');
@@ -381,7 +390,7 @@ async function main(): Promise<void> {
       }
       times.sort((a, b) => a - b);
       report(
-        `LIST ${size} pods (full, ${(bytes / 1048576).toFixed(1)} MiB): median ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms; server RSS ${rssMiB(srv.proc.pid)} MiB`,
+        `LIST ${size} pods (full, ${(bytes / 1048576).toFixed(1)} MiB): median ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')}); pods held packed before the first ${coldBefore}, after the last ${await packedPods(srv)}; server RSS ${rssMiB(srv.proc.pid)} MiB`,
       );
       await pagesOf(`LIST ${size} pods, page of 500`);
       // The same list in protobuf, as client-go's informers in the reference's controllers and
@@ -401,13 +410,16 @@ async function main(): Promise<void> {
     // the second within 30 s makes up to 64 MiB of the pods hot again (src/watch/cold.ts).
     if (!QUICK) {
       await Bun.sleep(40_000);
+      const coldNow = await packedPods(srv);
       const times: number[] = [];
       for (let r = 0; r < OPTS.listRepeats; r++) {
         const t = performance.now();
         await (await srv.fetch('/api/v1/namespaces/bench/pods')).arrayBuffer();
         times.push(performance.now() - t);
         if (r === 0)
-          report(`LIST ${created} pods (full) once cold (packed): ${times[0]?.toFixed(0)} ms; server RSS ${rssMiB(srv.proc.pid)} MiB`);
+          report(
+            `LIST ${created} pods (full) once cold (packed): ${times[0]?.toFixed(0)} ms (${coldNow} of them held packed); server RSS ${rssMiB(srv.proc.pid)} MiB`,
+          );
       }
       report(
         `LIST ${created} pods (full) listed again at once (the second makes up to 64 MiB of them hot again): ${times

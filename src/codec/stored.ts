@@ -164,18 +164,30 @@ export function storedJsonChunks(key: string, value: Uint8Array, rv: number): [U
  */
 export function storedListJson(
   head: string,
-  items: { readonly count: number; key(i: number): string; value(i: number): Uint8Array; rv(i: number): number },
+  items: {
+    readonly count: number;
+    key(i: number): string;
+    value(i: number): Uint8Array;
+    rv(i: number): number;
+    held?(i: number): HeldValue;
+  },
   tail: string,
 ): Uint8Array {
   const n = items.count;
   const at = new Int32Array(n);
   const headBytes = enc.encode(head);
   let size = headBytes.length + tail.length + Math.max(0, n - 1);
-  // Each value read once (a cold object's is inflated on each read).
-  const values: Uint8Array[] = new Array(n);
+  // Each value read once. A cold object's packed value is inflated straight into the answer
+  // (no buffer per value to copy and collect: 240 MB of them for a list of 100k pods), with room
+  // for the field as if a comma followed it; its metadata's end is found once it is there.
+  const values: HeldValue[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    const v = items.value(i);
+    const v = items.held ? items.held(i) : items.value(i);
     values[i] = v;
+    if (v instanceof PackedValue) {
+      size += v.length + fieldLength(items.rv(i), true);
+      continue;
+    }
     const m = metadataEnd(v);
     if (m < 0 || v[0] !== 123 || v[v.length - 1] !== 125) throw new CorruptObjectError(items.key(i), 'not a stored object');
     at[i] = m;
@@ -188,15 +200,28 @@ export function storedListJson(
   // field, its head is moved back in place, and the field is written between.
   for (let i = 0; i < n; i++) {
     if (i > 0) out[o++] = 44; // ,
-    const v = values[i] as Uint8Array;
-    const m = at[i] as number;
+    const h = values[i] as HeldValue;
     const rv = items.rv(i);
-    const comma = v[m] !== 125;
-    const f = fieldLength(rv, comma);
-    out.set(v, o + f);
+    let m: number;
+    let f: number;
+    let comma: boolean;
+    if (h instanceof PackedValue) {
+      const room = fieldLength(rv, true);
+      const v = h.inflateInto(out, o + room);
+      m = metadataEnd(v);
+      if (m < 0 || v[0] !== 123 || v[v.length - 1] !== 125) throw new CorruptObjectError(items.key(i), 'not a stored object');
+      comma = v[m] !== 125;
+      f = fieldLength(rv, comma);
+      if (f !== room) out.copyWithin(o + f, o + room, o + room + v.length);
+    } else {
+      m = at[i] as number;
+      comma = h[m] !== 125;
+      f = fieldLength(rv, comma);
+      out.set(h, o + f);
+    }
     out.copyWithin(o, o + f, o + f + m);
     writeField(out, o + m, rv, comma);
-    o += v.length + f;
+    o += h.length + f;
   }
   o += enc.encodeInto(tail, out.subarray(o)).written;
   return o === size ? out : out.subarray(0, o);

@@ -26,8 +26,11 @@ const Z_FINISH = 4;
 const Z_STREAM_END = 1;
 const TWO_32 = 2 ** 32;
 
-/** `bytes` (raw deflate with the preset dictionary `dict`) inflated to exactly `length` bytes. */
-export type Inflate = (bytes: Uint8Array, dict: Uint8Array, length: number) => Uint8Array;
+/**
+ * `bytes` (raw deflate with the preset dictionary `dict`) inflated to exactly `length` bytes, into
+ * a new buffer or into `out` from `at`.
+ */
+export type Inflate = (bytes: Uint8Array, dict: Uint8Array, length: number, out?: Uint8Array, at?: number) => Uint8Array;
 
 function open() {
   return dlopen('libz.so.1', {
@@ -81,15 +84,16 @@ function makeInflater(z: Zlib): Inflate | undefined {
   const { view, sp, setPtr } = zStream();
   const version = z.zlibVersion();
   if (version === null || z.inflateInit2_(sp, -15, version, Z_STREAM_SIZE) !== 0) return undefined;
-  return (bytes, dict, length) => {
-    const out = new Uint8Array(length);
+  return (bytes, dict, length, into, at = 0) => {
+    const out = into ?? new Uint8Array(length);
+    if (at < 0 || at + length > out.length) throw new RangeError('packed value: no room for it');
     if (z.inflateReset(sp) !== 0 || z.inflateSetDictionary(sp, ptr(dict), dict.length) !== 0) throw new Error('invalid packed value');
     setPtr(NEXT_IN, ptr(bytes));
     view.setUint32(AVAIL_IN, bytes.length, true);
-    setPtr(NEXT_OUT, ptr(out));
+    setPtr(NEXT_OUT, ptr(out, at));
     view.setUint32(AVAIL_OUT, length, true);
     // The end of the stream exactly when the output is full: anything else is a corrupt value.
     if (z.inflate(sp, Z_FINISH) !== Z_STREAM_END || view.getUint32(AVAIL_OUT, true) !== 0) throw new Error('invalid packed value');
-    return out;
+    return into === undefined ? out : out.subarray(at, at + length);
   };
 }

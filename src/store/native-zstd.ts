@@ -111,9 +111,10 @@ function makePacker(z: Zstd): ZstdPacker | undefined {
 
 /**
  * `bytes` (a zstd frame packed with `dict`) decompressed to exactly `length` bytes (when not
- * given, the length the frame's header gives).
+ * given, the length the frame's header gives): into a new buffer, or into `out` from `at` (a
+ * list's chunk: no buffer per value to copy and collect).
  */
-export type ZstdInflate = (bytes: Uint8Array, dict: Uint8Array, length?: number) => Uint8Array;
+export type ZstdInflate = (bytes: Uint8Array, dict: Uint8Array, length?: number, out?: Uint8Array, at?: number) => Uint8Array;
 
 let inflater: ZstdInflate | undefined | null = null;
 
@@ -166,14 +167,15 @@ function makeInflater(z: Zstd): ZstdInflate | undefined {
     last = d;
     return d;
   };
-  return (bytes, dict, given) => {
+  return (bytes, dict, given, into, at = 0) => {
     const length = given ?? sizeOf(z.ZSTD_getFrameContentSize(ptr(bytes), bytes.length));
     if (length <= 0) throw new Error('invalid packed value');
-    const out = new Uint8Array(length);
+    const out = into ?? new Uint8Array(length);
+    if (at < 0 || at + length > out.length) throw new RangeError('packed value: no room for it');
     const d = digest(dict);
     // Exactly the output's length: anything else is a corrupt value.
-    const n = sizeOf(z.ZSTD_decompress_usingDDict(dctx, ptr(out), length, ptr(bytes), bytes.length, d.ddict));
+    const n = sizeOf(z.ZSTD_decompress_usingDDict(dctx, ptr(out, at), length, ptr(bytes), bytes.length, d.ddict));
     if (n !== length) throw new Error('invalid packed value');
-    return out;
+    return into === undefined ? out : out.subarray(at, at + length);
   };
 }

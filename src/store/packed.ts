@@ -49,25 +49,37 @@ export class PackedValue {
     return inflatePacked(this.bytes, this.dict, this.length);
   }
 
+  /** The raw bytes written into `out` from `at` (room for `length` bytes); the part written. */
+  inflateInto(out: Uint8Array, at: number): Uint8Array {
+    return inflatePacked(this.bytes, this.dict, this.length, out, at);
+  }
+
   /** The dictionary it was packed with (the codec pool's workers inflate with it). */
   get dictionary(): Uint8Array {
     return this.dict;
   }
 }
 
-/** Packed bytes inflated with their dictionary (`length`: the raw length, when known). */
-export function inflatePacked(bytes: Uint8Array, dict: Uint8Array, length?: number): Uint8Array {
+/**
+ * Packed bytes inflated with their dictionary (`length`: the raw length, when known), into a new
+ * buffer, or into `out` from `at` (then `length` is needed; the part written is returned).
+ */
+export function inflatePacked(bytes: Uint8Array, dict: Uint8Array, length?: number, out?: Uint8Array, at = 0): Uint8Array {
   if (isZstd(bytes)) {
     const zstd = zstdInflater();
     if (zstd === undefined) throw new Error('a value packed with zstd, and libzstd cannot be loaded here');
-    return zstd(bytes, dict, length);
+    return zstd(bytes, dict, length, out, at);
   }
   // The system's zlib with this thread's stream, reset per value (native-zlib.ts), when loaded.
   const native = length !== undefined && length > 0 ? nativeInflater() : undefined;
-  if (native !== undefined) return native(bytes, dict, length as number);
+  if (native !== undefined) return native(bytes, dict, length as number, out, at);
   // Output chunks of the raw length (and a little, so that the end is found without a second
   // chunk): the default 16 KiB chunk per call was garbage ~4x the value.
-  return zlib.inflateRawSync(bytes, { dictionary: dict, ...(length !== undefined ? { chunkSize: length + 64 } : {}) });
+  const raw = zlib.inflateRawSync(bytes, { dictionary: dict, ...(length !== undefined ? { chunkSize: length + 64 } : {}) });
+  if (out === undefined) return raw;
+  if (raw.length !== length || at + raw.length > out.length) throw new Error('invalid packed value');
+  out.set(raw, at);
+  return out.subarray(at, at + raw.length);
 }
 
 /** A key's newest version whose value is packed: `value` inflates it on each read. */
