@@ -865,7 +865,7 @@ const FLAGS: FlagDef[] = [
   {
     name: 'pack-cold-values-after',
     default: '30s',
-    help: "Objects not written for this long are held compressed in memory (deflate with a dictionary per resource: a Ready pod's 4 KB to ~0.3 KB, an Event's 1 KB to ~0.2 KB), and inflated when read; 0 keeps every value as written. The largest part of the server's memory at scale.",
+    help: "Objects not written for this long are held compressed in memory (zstd, or deflate where libzstd is missing, with a dictionary per resource: a Ready pod's 4 KB to ~0.2-0.3 KB, an Event's 1 KB to ~0.2 KB), and inflated when read; 0 keeps every value as written. The largest part of the server's memory at scale.",
     apply: (c, v) => {
       c.packColdValuesAfterMs = parseDuration(v);
     },
