@@ -1,26 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import * as zlib from 'node:zlib';
+import { podLikeValues } from '../../test/helpers/pod-values';
 import { isZstd, zstdInflater, zstdPacker } from './native-zstd';
 import { inflatePacked, ValuePacker } from './packed';
 
-const enc = new TextEncoder();
-
-/** Pod-like JSON values of varied length and content, some alike (what packing sees). */
-function values(n: number, seed: number): Uint8Array[] {
-  let x = seed;
-  const rand = () => {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    return x / 2 ** 31;
-  };
-  return Array.from({ length: n }, (_, i) => {
-    const containers = Array.from({ length: 1 + Math.floor(rand() * 4) }, (_, c) => ({
-      name: `c${c}-${Math.floor(rand() * 1e6)}`,
-      image: `registry.example/app:${i % 7}`,
-      env: Array.from({ length: Math.floor(rand() * 20) }, (_, e) => ({ name: `E${e}`, value: 'v'.repeat(Math.floor(rand() * 50)) })),
-    }));
-    return enc.encode(JSON.stringify({ kind: 'Pod', metadata: { name: `pod-${i}`, uid: crypto.randomUUID() }, spec: { containers } }));
-  });
-}
+const values = podLikeValues;
 
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
 
