@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import * as zlib from 'node:zlib';
-import { podLikeValues } from '../../test/helpers/pod-values';
+import { inSlab, podLikeValues } from '../../test/helpers/pod-values';
 import { nativeInflater } from './native-zlib';
 import { inflatePacked } from './packed';
 
@@ -20,14 +20,7 @@ describe('native zlib (the system zlib through bun:ffi)', () => {
     const dict = (vs[0] as Uint8Array).slice(0, 16 * 1024);
     // Packed bytes live inside slabs: subarrays at odd offsets of one buffer.
     const packed = vs.map((v) => zlib.deflateRawSync(v, { level: 1, dictionary: dict }));
-    const slab = new Uint8Array(packed.reduce((a, p) => a + p.length + 3, 0));
-    let at = 1;
-    const views = packed.map((p) => {
-      slab.set(p, at);
-      const view = slab.subarray(at, at + p.length);
-      at += p.length + 3;
-      return view;
-    });
+    const views = inSlab(packed);
     for (let i = 0; i < vs.length; i++) {
       const out = inflate(views[i] as Uint8Array, dict, (vs[i] as Uint8Array).length);
       expect(Buffer.from(out).equals(Buffer.from(vs[i] as Uint8Array))).toBe(true);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import * as zlib from 'node:zlib';
-import { podLikeValues } from '../../test/helpers/pod-values';
+import { inSlab, podLikeValues } from '../../test/helpers/pod-values';
 import { isZstd, zstdInflater, zstdPacker } from './native-zstd';
 import { inflatePacked, ValuePacker } from './packed';
 
@@ -32,14 +32,7 @@ describe('native zstd (the system libzstd through bun:ffi)', () => {
     const dict = (vs[0] as Uint8Array).slice(0, 16 * 1024);
     const packed = vs.map((v) => pack.pack(v, dict));
     // Packed bytes live inside slabs: subarrays at odd offsets of one buffer.
-    const slab = new Uint8Array(packed.reduce((a, p) => a + p.length + 3, 0));
-    let at = 1;
-    const views = packed.map((p) => {
-      slab.set(p, at);
-      const view = slab.subarray(at, at + p.length);
-      at += p.length + 3;
-      return view;
-    });
+    const views = inSlab(packed);
     for (let i = 0; i < vs.length; i++) {
       const v = vs[i] as Uint8Array;
       const p = views[i] as Uint8Array;

@@ -17,3 +17,15 @@ export function podLikeValues(n: number, seed: number): Uint8Array[] {
     return enc.encode(JSON.stringify({ kind: 'Pod', metadata: { name: `pod-${i}`, uid: crypto.randomUUID() }, spec: { containers } }));
   });
 }
+
+/** `packed` copied into one buffer at odd offsets, as packed bytes live inside slabs: the views. */
+export function inSlab(packed: Uint8Array[]): Uint8Array[] {
+  const slab = new Uint8Array(packed.reduce((a, p) => a + p.length + 3, 0));
+  let at = 1;
+  return packed.map((p) => {
+    slab.set(p, at);
+    const view = slab.subarray(at, at + p.length);
+    at += p.length + 3;
+    return view;
+  });
+}
