@@ -3,7 +3,8 @@
  *
  *   bun bench/in-process.ts [--op=create|smp|apply] [--objects=N] [--prepare=smp] [--rounds=N] [--ms=MS] [--profile=DIR]
  *
- * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>. IN_PROCESS_LOOPS=N runs N
+ * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>; IN_PROCESS_SERVER_ARGS adds
+ * server flags, e.g. `--pack-cold-values-after=5s` to apply to cold objects. IN_PROCESS_LOOPS=N runs N
  * request loops instead of 64; IN_PROCESS_APF=1 keeps the server's default in-flight limits, so
  * priority and fairness queue the requests as under wrk, instead of turning the limits off.
  * --prepare=smp: every object gets one strategic merge patch from another manager before the
@@ -146,7 +147,10 @@ if (PRELOAD) {
   for (let round = 1; round <= rounds; round++) {
     const srv = await startServer({
       env: { IN_PROCESS_BENCH_OUT: out },
-      args: process.env.IN_PROCESS_APF ? [] : ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'],
+      args: [
+        ...(process.env.IN_PROCESS_APF ? [] : ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0']),
+        ...(process.env.IN_PROCESS_SERVER_ARGS ?? '').split(' ').filter((a) => a !== ''),
+      ],
     });
     fs.writeFileSync(`${out}.cfg`, JSON.stringify({ token: srv.token, ms, op, objects, prepare }));
     fs.rmSync(out, { force: true });

@@ -3,9 +3,13 @@
  * an embedded store holds a packed newest version only when it is exactly the bytes packed.
  */
 import { expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { MvccStore } from './mvcc';
 import { create, update } from './ops';
 import { PackedKeyValue, ValuePacker } from './packed';
+import { SpilledValue } from './spill';
 
 const enc = new TextEncoder();
 const pod = (i: number) =>
@@ -82,4 +86,37 @@ test('the store adopts a packed value only for the newest version with those ver
   const now = await kv.range(key, { revision: r2 });
   expect(Buffer.from(now.kvs[0]?.value ?? []).equals(Buffer.from(v2))).toBe(true);
   await kv.close();
+});
+
+test('a packed version superseded and spilled to the history files is inflated once, and reads back', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packed-spill-'));
+  try {
+    // Every superseded value spilled at the next write (no age, no bytes held).
+    const kv = await MvccStore.open({ dir, fsync: 'none', spill: { afterMs: 0, maxPendingBytes: 0 } });
+    const packer = new ValuePacker();
+    const key = '/registry/core/pods/ns/web-1';
+    const v1 = pod(1);
+    const r1 = await create(kv, key, v1);
+    const held1 = kv.latest(key)?.value as Uint8Array;
+    const p1 = packer.pack('/registry/core/pods/', held1);
+    if (!p1) throw new Error('not packed');
+    kv.adoptPacked(key, r1, held1, p1);
+    let inflated = 0;
+    const inflate = p1.inflate.bind(p1);
+    p1.inflate = () => {
+      inflated++;
+      return inflate();
+    };
+    const r2 = await update(kv, key, pod(2), r1);
+    // Spilled at the next write: the packed version's bytes are read once, to be written out.
+    await update(kv, key, pod(3), r2);
+    expect(kv.stats().spilledVersions).toBe(2);
+    expect(inflated).toBe(1);
+    const old = await kv.range(key, { revision: r1 });
+    expect(old.kvs[0]).toBeInstanceOf(SpilledValue);
+    expect(Buffer.from(old.kvs[0]?.value ?? []).equals(Buffer.from(v1))).toBe(true);
+    await kv.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

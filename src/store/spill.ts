@@ -22,6 +22,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Entry, KeyIndex, SpillSlots } from './key-index';
+import { PackedKeyValue } from './packed';
 import { type KeyValue, type Revision, StoreError } from './types';
 
 export interface SpillOptions {
@@ -218,10 +219,13 @@ export class HistorySpill implements SpillSlots {
    * `h` (the key's history).
    */
   superseded(kv: KeyValue, h: Entry[]): void {
-    const v = kv.value;
-    const n = v.length;
-    if (n < this.minValueBytes || n >= MAX_SPILLED || kv instanceof SpilledValue) return;
-    const loaded = this.loaded.get(v.buffer);
+    if (kv instanceof SpilledValue) return;
+    // A packed value's `value` inflates it: its length is known without that, and it was not
+    // loaded from a file the store read.
+    const packed = kv instanceof PackedKeyValue;
+    const n = packed ? kv.packed.length : kv.value.length;
+    if (n < this.minValueBytes || n >= MAX_SPILLED) return;
+    const loaded = packed ? undefined : this.loaded.get(kv.value.buffer);
     if (loaded !== undefined && h[h.length - 2] === kv) {
       // Loaded from a file the store read at open (replay, mostly): already on disk, no wait.
       this.borrowSlot(h, h.length - 2, kv, loaded, (h[h.length - 1] as KeyValue).modRevision);
@@ -273,25 +277,27 @@ export class HistorySpill implements SpillSlots {
   }
 
   private spill(kvs: KeyValue[], hs: Entry[][]): void {
-    const found: { h: Entry[]; i: number; successor: Revision }[] = [];
+    // Each value read once (a packed one is inflated on each read of `value`).
+    const found: { h: Entry[]; i: number; successor: Revision; v: Uint8Array }[] = [];
     let total = 0;
     for (let k = 0; k < kvs.length; k++) {
       const kv = kvs[k] as KeyValue;
       const h = hs[k] as Entry[];
-      const v = kv.value;
-      this.pendingBytes -= v.length;
+      const packed = kv instanceof PackedKeyValue;
+      this.pendingBytes -= packed ? kv.packed.length : kv.value.length;
       // The key's history array (compaction empties it in place, or drops the key).
       const i = this.index.indexOf(h, kv.modRevision);
       // Gone (compacted) or already replaced: nothing to do.
       if (i < 0 || h[i] !== kv || i + 1 >= h.length) continue;
       const successor = this.index.modOf(h[i + 1] as Entry);
-      const loaded = this.loaded.get(v.buffer);
+      const v = kv.value;
+      const loaded = packed ? undefined : this.loaded.get(v.buffer);
       if (loaded !== undefined) {
         // Already on disk where the store loaded it from.
         this.borrowSlot(h, i, kv, loaded, successor);
         continue;
       }
-      found.push({ h, i, successor });
+      found.push({ h, i, successor, v });
       total += v.length;
     }
     if (found.length === 0 || this.clock() < this.pausedUntil) return;
@@ -307,9 +313,8 @@ export class HistorySpill implements SpillSlots {
       }
       const buf = Buffer.allocUnsafe(total);
       for (const f of found) {
-        const v = (f.h[f.i] as KeyValue).value;
-        buf.set(v, at);
-        at += v.length;
+        buf.set(f.v, at);
+        at += f.v.length;
       }
       for (let done = 0; done < total; ) done += fs.writeSync(file.fd, buf, done, total - done, file.size + done);
     } catch (e) {
@@ -322,7 +327,7 @@ export class HistorySpill implements SpillSlots {
     at = file.size;
     for (const f of found) {
       const kv = f.h[f.i] as KeyValue;
-      const len = kv.value.length;
+      const len = f.v.length;
       f.h[f.i] = this.allocSlot(kv, file, at, len);
       at += len;
       if (f.successor > file.maxSuccessor) file.maxSuccessor = f.successor;
