@@ -4,7 +4,8 @@
  *   bun bench/in-process.ts [--op=create|smp|apply] [--objects=N] [--prepare=smp] [--rounds=N] [--ms=MS] [--profile=DIR]
  *
  * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>; IN_PROCESS_SERVER_ARGS adds
- * server flags, e.g. `--pack-cold-values-after=5s` to apply to cold objects. IN_PROCESS_LOOPS=N runs N
+ * server flags, e.g. `--pack-cold-values-after=5s` to apply to cold objects; IN_PROCESS_WINDOW_MS=N
+ * logs each N ms window's rate and CPU per request to the server's stderr. IN_PROCESS_LOOPS=N runs N
  * request loops instead of 64; IN_PROCESS_APF=1 keeps the server's default in-flight limits, so
  * priority and fairness queue the requests as under wrk, instead of turning the limits off.
  * --prepare=smp: every object gets one strategic merge patch from another manager before the
@@ -80,6 +81,7 @@ if (PRELOAD) {
         });
       return create(`${prefix}-${w}-${i}`);
     };
+    let done = 0;
     const run = async (prefix: string, ms: number) => {
       let n = 0;
       let failed = 0;
@@ -91,6 +93,7 @@ if (PRELOAD) {
             await res.arrayBuffer();
             if (res.status < 300) n++;
             else failed++;
+            done++;
           }
         }),
       );
@@ -118,7 +121,26 @@ if (PRELOAD) {
     await run('warm', 2000);
     const c0 = threadCpu(process.pid);
     const t0 = performance.now();
+    // IN_PROCESS_WINDOW_MS: the rate and CPU per request of each window, on stderr (does a request
+    // cost more as the objects grow in number?).
+    const windowMs = Number(process.env.IN_PROCESS_WINDOW_MS ?? 0);
+    let last = { n: 0, at: t0, cpu: c0 };
+    const timer =
+      windowMs > 0
+        ? setInterval(() => {
+            const cpu = threadCpu(process.pid);
+            const now = performance.now();
+            const d = done - last.n;
+            const us = (m: Map<string, number>) => [...m.values()].reduce((a, v) => a + v, 0);
+            const main = (cpu.get('bun.exe') ?? 0) - (last.cpu.get('bun.exe') ?? 0);
+            console.error(
+              `window ${((now - t0) / 1000).toFixed(0)} s: ${Math.round(d / ((now - last.at) / 1000))}/s, ${done} done, CPU ${((us(cpu) - us(last.cpu)) / Math.max(d, 1)).toFixed(1)} us/request (main thread ${(main / Math.max(d, 1)).toFixed(1)})`,
+            );
+            last = { n: done, at: now, cpu };
+          }, windowMs)
+        : undefined;
     const r = await run('cm', cfg.ms);
+    clearInterval(timer);
     const elapsed = performance.now() - t0;
     const c1 = threadCpu(process.pid);
     const perThread = [...c1].map(([k, v]) => [k, (v - (c0.get(k) ?? 0)) / Math.max(r.n, 1)] as [string, number]);

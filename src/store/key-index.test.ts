@@ -118,7 +118,7 @@ describe('KeyIndex', () => {
     expect(() => ix.append(v('k', 5, 5, 2))).toThrow(/bug/);
   });
 
-  test('liveAfter walks the live keys at a revision in chunks, each after the last key of the one before', () => {
+  test('liveReader walks the live keys at a revision in chunks, each after the last key of the one before', () => {
     const ix = new KeyIndex();
     // k00..k49 put at 1..50; every fifth deleted at 51..60; k07 put again at 61.
     for (let i = 0; i < 50; i++) ix.append(v(`k${String(i).padStart(2, '0')}`, i + 1, i + 1, 1));
@@ -127,8 +127,9 @@ describe('KeyIndex', () => {
     const walk = (rev: number, max: number): string[] => {
       const seen: string[] = [];
       let after: string | undefined;
+      const read = ix.liveReader(rev);
       for (;;) {
-        const chunk = ix.liveAfter(rev, after, max);
+        const chunk = read(after, max);
         if (chunk.length === 0) return seen;
         expect(chunk.length).toBeLessThanOrEqual(max);
         for (const kv of chunk) seen.push(`${kv.key}@${kv.modRevision}`);
@@ -147,6 +148,26 @@ describe('KeyIndex', () => {
     expect(walk(61, 7)).toHaveLength(40);
     expect(walk(61, 7)).toContain('k07@61');
     expect(walk(50, 4)).toHaveLength(50);
-    expect(new KeyIndex().liveAfter(1, undefined, 10)).toEqual([]);
+    expect(new KeyIndex().liveReader(1)(undefined, 10)).toEqual([]);
+
+    // Writes after the reader was made (the snapshot's chunks are read while writes go on): new
+    // keys before, between and after the old ones, new versions of old keys, a delete: the reader
+    // still reads the keys as they were at its revision.
+    const before = live(61);
+    const read = ix.liveReader(61);
+    const first = read(undefined, 5);
+    ix.append(v('a-new', 62, 62, 1));
+    ix.append(v('k03x', 63, 63, 1));
+    ix.append(v('k01', 64, 2, 2));
+    ix.append(tombstone('k09', 65));
+    ix.append(v('z-new', 66, 66, 1));
+    const seen = first.map((kv) => `${kv.key}@${kv.modRevision}`);
+    for (let after = first[first.length - 1]?.key; ; ) {
+      const chunk = read(after, 5);
+      if (chunk.length === 0) break;
+      for (const kv of chunk) seen.push(`${kv.key}@${kv.modRevision}`);
+      after = (chunk[chunk.length - 1] as KeyValue).key;
+    }
+    expect(seen).toEqual(before);
   });
 });

@@ -210,21 +210,39 @@ export class KeyIndex {
   }
 
   /**
-   * Up to `max` live keys at `rev` in key order, after `afterKey` (from the first key when
-   * undefined): the snapshot's chunks. A callback scan, not an iterator under a generator (the
-   * B+ tree's entries() walk that way cost 1.1 us per key, most of a snapshot's time).
+   * A reader of the live keys at `rev` in key order, up to `max` at a time after `afterKey` (from
+   * the first key when undefined): the snapshot's chunks. It reads the keys' order once, as it is
+   * now: keys added later hold only versions after `rev`, and none is removed meanwhile (only a
+   * compaction removes keys, and none runs during a snapshot; a key gone all the same is skipped).
+   * Reading the order again for each chunk merged the keys added since the chunk before into
+   * those of the last rebuild (up to a quarter of the keys) 200 times for 200,000 keys. A callback
+   * scan, not an iterator under a generator (the B+ tree's entries() walk that way cost 1.1 us per
+   * key, most of a snapshot's time).
    */
-  liveAfter(rev: Revision, afterKey: string | undefined, max: number): KeyValue[] {
-    const out: KeyValue[] = [];
+  liveReader(rev: Revision): (afterKey: string | undefined, max: number) => KeyValue[] {
+    const keys = this.order.toArray();
     const slots = this.slots;
-    this.order.each(afterKey ?? '', undefined, (k) => {
-      if (k === afterKey) return true;
-      const kv = versionAt(this.map.get(k) as Entry[], rev, k, slots);
-      if (kv === undefined) return true;
-      out.push(kv);
-      return out.length < max;
-    });
-    return out;
+    return (afterKey, max) => {
+      const out: KeyValue[] = [];
+      // The first key after afterKey.
+      let i = 0;
+      if (afterKey !== undefined) {
+        let hi = keys.length;
+        while (i < hi) {
+          const mid = (i + hi) >>> 1;
+          if ((keys[mid] as string) <= afterKey) i = mid + 1;
+          else hi = mid;
+        }
+      }
+      for (; i < keys.length && out.length < max; i++) {
+        const k = keys[i] as string;
+        const h = this.map.get(k);
+        if (h === undefined) continue;
+        const kv = versionAt(h, rev, k, slots);
+        if (kv !== undefined) out.push(kv);
+      }
+      return out;
+    };
   }
 
   /** Drop every version older than the newest one <= rev; drop tombstones left oldest. */

@@ -664,13 +664,14 @@ export class MvccStore implements KV {
     const covered = wal.bytesSinceRelease;
     const run = async () => {
       const started = performance.now();
+      const live = this.index.liveReader(rev);
       this.opts.logger?.(`store: snapshot at revision ${rev} begins (${covered} bytes of log since the last)`);
       const res = await writeSnapshot(
         path.join(dir, 'snap'),
         rev,
         // 1,024 keys a chunk: a cold key's value is inflated as it is written (~3.5 us a pod),
         // and 4,096 of them held the event loop ~15-25 ms per chunk (density, 2026-11-28).
-        (after) => this.index.liveAfter(rev, after, 1024),
+        (after) => live(after, 1024),
         this.opts.fsync ?? 'always',
         () => (this.hurry ? 0 : (this.opts.snapshotPaceBytesPerSecond ?? SNAPSHOT_PACE_BYTES_PER_S)),
       );
