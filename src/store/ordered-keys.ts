@@ -8,11 +8,12 @@
  * removals, remembered in `gone` and skipped) reach a quarter of it. The additions are sorted
  * when a read needs them: those since the last read sorted alone and merged into the sorted ones
  * (a read during a stream of creates, each chunk of a snapshot of 200,000 keys, sorted all of
- * up to 50,000 additions again: 46% of the server's thread while the snapshot ran). A B+ tree (sorted-btree) cost a descent of
- * string compares on every new key (~17 of keys sharing a long prefix, `/registry/pods/<ns>/`,
- * at 150,000 pods), most of them cache misses in a large heap: with both trees left out, a create
- * took 16-21 us less of the server's CPU, and with this in the watch cache alone 8-20 us less
- * (bench/in-process.ts, 2026-11-28).
+ * up to 50,000 additions again: 46% of the server's thread while the snapshot ran).
+ *
+ * A B+ tree (sorted-btree) cost a descent of string compares on every new key (~17 of keys
+ * sharing a long prefix, `/registry/pods/<ns>/`, at 150,000 pods), most of them cache misses in a
+ * large heap: with both trees left out, a create took 16-21 us less of the server's CPU, and with
+ * this in the watch cache alone 8-20 us less (bench/in-process.ts, 2026-11-28).
  *
  * The caller tells what changed: add() only keys not held, remove() only keys held.
  */
