@@ -26,6 +26,17 @@ const pod = (i: number) =>
     }),
   );
 
+/** A pod created in `kv`, and its stored bytes packed (not yet adopted by the store). */
+async function podPacked(kv: MvccStore) {
+  const key = '/registry/core/pods/ns/web-1';
+  const v1 = pod(1);
+  const r1 = await create(kv, key, v1);
+  const held1 = kv.latest(key)?.value as Uint8Array;
+  const p1 = new ValuePacker().pack('/registry/core/pods/', held1);
+  if (!p1) throw new Error('not packed');
+  return { key, v1, r1, held1, p1 };
+}
+
 test('a packed value inflates to the same bytes; the first value of a resource is its dictionary', () => {
   const packer = new ValuePacker();
   const a = pod(1);
@@ -54,13 +65,7 @@ test('small values and values that do not compress stay as they are', () => {
 
 test('the store adopts a packed value only for the newest version with those very bytes', async () => {
   const kv = await MvccStore.open({});
-  const packer = new ValuePacker();
-  const key = '/registry/core/pods/ns/web-1';
-  const v1 = pod(1);
-  const r1 = await create(kv, key, v1);
-  const held1 = kv.latest(key)?.value as Uint8Array;
-  const p1 = packer.pack('/registry/core/pods/', held1);
-  if (!p1) throw new Error('not packed');
+  const { key, v1, r1, held1, p1 } = await podPacked(kv);
   // Another buffer with equal bytes, or another revision: not adopted.
   kv.adoptPacked(key, r1, held1.slice(), p1);
   expect(kv.latest(key)).not.toBeInstanceOf(PackedKeyValue);
@@ -93,13 +98,7 @@ test('a packed version superseded and spilled to the history files is inflated o
   try {
     // Every superseded value spilled at the next write (no age, no bytes held).
     const kv = await MvccStore.open({ dir, fsync: 'none', spill: { afterMs: 0, maxPendingBytes: 0 } });
-    const packer = new ValuePacker();
-    const key = '/registry/core/pods/ns/web-1';
-    const v1 = pod(1);
-    const r1 = await create(kv, key, v1);
-    const held1 = kv.latest(key)?.value as Uint8Array;
-    const p1 = packer.pack('/registry/core/pods/', held1);
-    if (!p1) throw new Error('not packed');
+    const { key, v1, r1, held1, p1 } = await podPacked(kv);
     kv.adoptPacked(key, r1, held1, p1);
     let inflated = 0;
     const inflate = p1.inflate.bind(p1);
