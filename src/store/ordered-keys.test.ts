@@ -73,3 +73,22 @@ test('a read after a few additions sorts those, not every key added since the la
   expect(keysOf(o)).toHaveLength(23_001);
   expect(sorted).toEqual([2]);
 });
+
+test('keys added and removed again with no read between keep memory bounded', () => {
+  // A churn of short-lived keys (events, pods created and deleted) that nothing lists: before,
+  // every such key stayed in the list of additions to sort at the next read, which never came.
+  const o = new OrderedKeys();
+  for (let i = 0; i < 10_000; i++) o.add(`/registry/pods/ns/held-${String(i).padStart(6, '0')}`);
+  let most = 0;
+  for (let i = 0; i < 200_000; i++) {
+    const key = `/registry/events/ns/e-${i}`;
+    o.add(key);
+    if (i >= 10) o.remove(`/registry/events/ns/e-${i - 10}`);
+    most = Math.max(most, o.pendingKeys());
+  }
+  // 10 keys live at a time; what is remembered beside them stays near the rebuild threshold.
+  expect(most).toBeLessThan(10_000);
+  const events = keysOf(o, '/registry/events/', '/registry/events0');
+  expect(events).toEqual(Array.from({ length: 10 }, (_, k) => `/registry/events/ns/e-${199_990 + k}`).sort());
+  expect(keysOf(o)).toHaveLength(10_010);
+});

@@ -16,6 +16,9 @@
  * this in the watch cache alone 8-20 us less (bench/in-process.ts, 2026-11-28).
  *
  * The caller tells what changed: add() only keys not held, remove() only keys held.
+ *
+ * Memory: besides the keys held, at most MIN_PENDING plus as many keys as `added` holds wait in
+ * `fresh`, and a quarter of `base` in `gone`, whether anything reads the order or not.
  */
 
 /** Additions (or removals) kept up to at least this many before a rebuild (then a quarter of base). */
@@ -62,6 +65,11 @@ export class OrderedKeys {
     this.added.add(key);
     this.fresh.push(key);
     if (this.added.size > Math.max(MIN_PENDING, this.base.length >>> 2)) this.rebuild();
+    // Keys added and removed again between reads (short-lived objects: events, pods of a churn)
+    // leave `added` as small as it was but stay in `fresh`, which without reads would grow
+    // forever; merged once it outgrows the additions it stands for (amortized: a merge takes at
+    // most as many keys again as it holds).
+    else if (this.fresh.length > MIN_PENDING + this.added.size) this.sortedAdded();
   }
 
   /** `key` is held. */
@@ -72,6 +80,11 @@ export class OrderedKeys {
     }
     this.gone.add(key);
     if (this.gone.size > Math.max(MIN_PENDING, this.base.length >>> 2)) this.rebuild();
+  }
+
+  /** Keys remembered besides the sorted base: additions as added, removed ones, read order (for tests). */
+  pendingKeys(): number {
+    return this.gone.size + this.added.size + this.addedSorted.length + this.fresh.length;
   }
 
   clear(): void {
