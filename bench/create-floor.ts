@@ -2,7 +2,7 @@
  * The durable create floor, spawned by bench/api.ts: a bare Bun.serve over TLS that does the
  * least a create the server acknowledges can do. It parses the body, gives the object its
  * metadata (uid, resourceVersion, creationTimestamp), refuses a name it already holds (409),
- * appends the object's JSON to a log in a checksummed frame, acknowledges it only once a shared
+ * appends the object's JSON to a log in a frame checksummed as src/store/wal.ts's (CRC-32), acknowledges it only once a shared
  * fdatasync covers it (group commit, into a preallocated file, as src/store/wal.ts), keeps the
  * bytes in a Map and answers 201 with the object. No authentication, no validation, no defaults,
  * no managedFields, no index of revisions, no watch cache, no metrics: whatever a create costs
@@ -12,7 +12,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { crc32c } from '@node-rs/crc32';
 
 /** Preallocated log size; writes wrap around to its start (the floor keeps no history). */
 const LOG_BYTES = 256 << 20;
@@ -61,7 +60,7 @@ function append(rev: number, text: string): Promise<void> {
   frame.write(text, HEADER);
   frame.writeUInt32LE(n, 0);
   frame.writeUInt32LE(rev, 4);
-  frame.writeUInt32LE(crc32c(frame.subarray(HEADER)), 8);
+  frame.writeUInt32LE(Bun.hash.crc32(frame.subarray(HEADER)), 8);
   batch.push(frame);
   const acked = new Promise<void>((resolve) => waiting.push(resolve));
   if (!flushing) void flush();

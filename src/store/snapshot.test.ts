@@ -7,7 +7,7 @@ import { encodeEntry, Writer } from './codec';
 import { MvccStore } from './mvcc';
 import { create } from './ops';
 import { PackedKeyValue, ValuePacker } from './packed';
-import { loadSnapshot, writeSnapshot } from './snapshot';
+import { loadSnapshot, SnapshotCorruptError, writeSnapshot } from './snapshot';
 import type { KeyValue } from './types';
 
 const dirs: string[] = [];
@@ -115,6 +115,46 @@ test('packed values are written as they are held and load packed, with their dic
   const got: KeyValue[] = [];
   expect(loadSnapshot(old, (e) => got.push(e))).toBe(7);
   expect(got.map((x) => [x.key, new TextDecoder().decode(x.value)])).toEqual([['/old', 'v7']]);
+});
+
+test('a snapshot of the crc32c format ("SVCSNAP2") loads; one whose crc is not its header\'s kind is corrupt', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-snap-'));
+  dirs.push(dir);
+  const packer = new ValuePacker();
+  const enc = new TextEncoder();
+  const items: KeyValue[] = [];
+  for (let i = 0; i < 8; i++) {
+    const raw = enc.encode(JSON.stringify({ kind: 'Pod', metadata: { name: `p${i}` }, spec: { text: 'same text '.repeat(40), i } }));
+    const p = i % 3 === 0 ? undefined : packer.pack('/registry/pods/', raw);
+    const key = `/registry/pods/p${i}`;
+    items.push(
+      p ? new PackedKeyValue(key, p, i + 1, i + 1, 1) : { key, value: raw, createRevision: i + 1, modRevision: i + 1, version: 1 },
+    );
+  }
+  const { file } = await writeSnapshot(dir, 20, (after) => (after === undefined ? items : []), 'none');
+  const written = fs.readFileSync(file);
+  expect(new TextDecoder().decode(written.subarray(0, 8))).toBe('SVCSNAP3');
+  const load = () => {
+    const got: KeyValue[] = [];
+    const rev = loadSnapshot(dir, (e) => got.push(e));
+    return { rev, got: got.map((x) => [x.key, new TextDecoder().decode(x.value), x instanceof PackedKeyValue]) };
+  };
+  const want = load();
+  expect(want.got).toHaveLength(8);
+  // As the code before 2026-11-29 wrote it: the same records, "SVCSNAP2", crc32c.
+  const legacy = (magic: string, crc: (b: Uint8Array) => number) => {
+    const f = Uint8Array.from(written);
+    f.set(enc.encode(magic));
+    new DataView(f.buffer).setUint32(f.length - 4, crc(f.subarray(0, f.length - 4)), true);
+    fs.writeFileSync(file, f);
+  };
+  legacy('SVCSNAP2', crc32c);
+  expect(load()).toEqual(want);
+  // The new header over the old crc, and the old header over the new crc: checksum mismatches.
+  legacy('SVCSNAP3', crc32c);
+  expect(load).toThrow(SnapshotCorruptError);
+  legacy('SVCSNAP2', (b) => Bun.hash.crc32(b));
+  expect(load).toThrow(SnapshotCorruptError);
 });
 
 test('a store restarts from a snapshot holding packed values: the same bytes, still packed', async () => {

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { crc32c } from '@node-rs/crc32';
 import { rng } from '../../test/helpers/rng';
 import { MvccStore } from './mvcc';
 import { SnapshotCorruptError } from './snapshot';
@@ -599,6 +600,79 @@ describe('segments', () => {
       for (const s of seen) expect(Buffer.compare(s.body, bodies[s.rev - 1] as Uint8Array)).toBe(0);
       await w2.close();
     }
+  });
+});
+
+describe('the two crcs of a frame', () => {
+  // The format until 2026-11-29, restated here rather than imported: crc32c (Castagnoli) under
+  // this length check. A log that version wrote must replay as it did.
+  const legacyLenCheck = (len: number): number => (Math.imul(len ^ 0x5356_4357, 0x9e37_79b1) ^ 0x7a31_c0de) >>> 0;
+  /** Rewrites the first `n` frames of a segment file into the old format (n = Infinity: all). */
+  function toLegacy(file: string, n: number, crc: (b: Uint8Array) => number = crc32c): number {
+    const buf = fs.readFileSync(file);
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    let done = 0;
+    for (let p = 0; done < n && p + 12 <= buf.length; done++) {
+      const len = view.getUint32(p, true);
+      if (len === 0) break;
+      view.setUint32(p + 4, legacyLenCheck(len), true);
+      view.setUint32(p + 8, crc(buf.subarray(p + 12, p + 12 + len)), true);
+      p += (12 + len + 3) & ~3;
+    }
+    fs.writeFileSync(file, buf);
+    return done;
+  }
+  const segments = (dir: string) =>
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.wal'))
+      .sort()
+      .map((f) => path.join(dir, f));
+
+  test('a log written with crc32c frames, followed by crc32 ones, replays whole', async () => {
+    const dir = path.join(tempDir(), 'wal');
+    const r = rng(41);
+    const bodies = Array.from({ length: 120 }, (_, i) => randomBytes(r, 1 + ((i * 37) % 1200)));
+    const { wal } = Wal.open({ dir, segmentBytes: 8 << 10 }, 0, () => {});
+    for (let i = 0; i < bodies.length; i += 10) await Promise.all(bodies.slice(i, i + 10).map((b, j) => wal.append(i + j + 1, b)));
+    await wal.close();
+    const files = segments(dir);
+    expect(files.length).toBeGreaterThan(3);
+    // What append writes: the IEEE CRC-32 of rev and body.
+    const head = fs.readFileSync(files[0] as string).subarray(0, 4096);
+    const hv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    const len = hv.getUint32(0, true);
+    expect(hv.getUint32(8, true)).toBe(Bun.hash.crc32(head.subarray(12, 12 + len)));
+    expect(hv.getUint32(4, true)).not.toBe(legacyLenCheck(len));
+    // The older segments wholly in the old format, the middle one half, the newer ones new.
+    const middle = Math.floor(files.length / 2);
+    let legacy = 0;
+    for (const [i, f] of files.entries()) if (i <= middle) legacy += toLegacy(f, i === middle ? 3 : Number.POSITIVE_INFINITY);
+    expect(legacy).toBeGreaterThan(10);
+    const seen: { rev: number; body: Uint8Array }[] = [];
+    const { wal: w2, report } = Wal.open({ dir, segmentBytes: 8 << 10 }, 0, (rev, body) => seen.push({ rev, body: body.slice() }));
+    expect(report.torn).toBeUndefined();
+    expect(seen.map((s) => s.rev)).toEqual(bodies.map((_, i) => i + 1));
+    for (const s of seen) expect(Buffer.compare(s.body, bodies[s.rev - 1] as Uint8Array)).toBe(0);
+    // Appends after a replay of old frames are readable too.
+    await w2.append(121, bodies[0] as Uint8Array);
+    await w2.close();
+    const again: number[] = [];
+    const { wal: w3 } = Wal.open({ dir, segmentBytes: 8 << 10 }, 0, (rev) => again.push(rev));
+    expect(again.length).toBe(121);
+    await w3.close();
+  });
+
+  test('a frame whose crc is not the kind its length check names is corrupt', async () => {
+    const dir = path.join(tempDir(), 'wal');
+    const r = rng(43);
+    const { wal } = Wal.open({ dir, segmentBytes: 8 << 10 }, 0, () => {});
+    for (let i = 1; i <= 40; i++) await wal.append(i, randomBytes(r, 700));
+    await wal.close();
+    const first = segments(dir)[0] as string;
+    // The old length check over the new crc: neither rule accepts the first frame.
+    toLegacy(first, 1, (b) => Bun.hash.crc32(b));
+    expect(() => Wal.open({ dir, segmentBytes: 8 << 10 }, 0, () => {})).toThrow(WalCorruptError);
   });
 });
 

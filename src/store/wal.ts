@@ -3,12 +3,16 @@
  *
  * Frame (4-byte aligned, little-endian):
  *
- *     u32 len | u32 lenCheck | u32 crc32c(rev..body) | f64 rev | body | zero padding to 4
+ *     u32 len | u32 lenCheck | u32 crc(rev..body) | f64 rev | body | zero padding to 4
  *
  * `len` counts rev + body; `lenCheck` is a hash of `len`, so a reader can tell a real frame start
- * from arbitrary bytes without trusting `len`. A zero `len` is the end of the written part: segments
- * are preallocated full of zeros (as etcd's filePipeline does) so that fdatasync does not also have
- * to write file-size metadata.
+ * from arbitrary bytes without trusting `len`. It also names the crc: frames written since
+ * 2026-11-29 carry the IEEE CRC-32 (`Bun.hash.crc32`, 0.22 us for 1.5 KB here) under `lenCheck32`,
+ * older ones Castagnoli's (`crc32c` of @node-rs/crc32, 1.53 us, ~2.7% of a create's main thread)
+ * under `lenCheck`; a reader accepts either, so logs written before stay readable.
+ *
+ * A zero `len` is the end of the written part: segments are preallocated full of zeros (as etcd's
+ * filePipeline does) so that fdatasync does not also have to write file-size metadata.
  *
  * Segments are named `<seq>-<firstRev>.wal` (16 hex digits each). A segment holds the records from
  * its first record's revision up to the next segment's. Snapshots make older segments removable
@@ -74,9 +78,18 @@ const MIN_LEN = 9; // f64 rev + at least one body byte
 const SECTOR = 512;
 const ZERO = new Uint8Array(1 << 20);
 
+/** The length check of a frame whose crc is crc32c (the format until 2026-11-29). */
 function lenCheck(len: number): number {
   return (Math.imul(len ^ 0x5356_4357, 0x9e37_79b1) ^ 0x7a31_c0de) >>> 0;
 }
+
+/** The length check of a frame whose crc is the IEEE CRC-32 (what append writes). */
+function lenCheck32(len: number): number {
+  return (Math.imul(len ^ 0x5356_4357, 0x9e37_79b1) ^ 0x2c91_e3a5) >>> 0;
+}
+
+/** The IEEE CRC-32 of a frame's rev and body, as append writes it. */
+export const frameCrc = (bytes: Uint8Array): number => Bun.hash.crc32(bytes);
 
 function segmentName(seq: number, firstRev: Revision): string {
   return `${seq.toString(16).padStart(16, '0')}-${firstRev.toString(16).padStart(16, '0')}.wal`;
@@ -135,8 +148,9 @@ function frameAt(buf: Uint8Array, view: DataView, p: number): number {
   if (p + HEADER > buf.length) return 0;
   const len = view.getUint32(p, true);
   if (len < MIN_LEN || p + HEADER + len > buf.length) return 0;
-  if (view.getUint32(p + 4, true) !== lenCheck(len)) return 0;
-  if (crc32c(buf.subarray(p + HEADER, p + HEADER + len)) !== view.getUint32(p + 8, true)) return 0;
+  const check = view.getUint32(p + 4, true);
+  const crc = check === lenCheck32(len) ? frameCrc : check === lenCheck(len) ? crc32c : undefined;
+  if (crc === undefined || crc(buf.subarray(p + HEADER, p + HEADER + len)) !== view.getUint32(p + 8, true)) return 0;
   return (HEADER + len + 3) & ~3;
 }
 
@@ -340,10 +354,10 @@ export class Wal {
     }
     const p = b.len;
     b.view.setUint32(p, len, true);
-    b.view.setUint32(p + 4, lenCheck(len), true);
+    b.view.setUint32(p + 4, lenCheck32(len), true);
     b.view.setFloat64(p + HEADER, rev, true);
     b.buf.set(body, p + HEADER + 8);
-    b.view.setUint32(p + 8, crc32c(b.buf.subarray(p + HEADER, p + HEADER + len)), true);
+    b.view.setUint32(p + 8, frameCrc(b.buf.subarray(p + HEADER, p + HEADER + len)), true);
     b.buf.fill(0, p + HEADER + len, p + size);
     b.len += size;
     if (b.firstRev === 0) b.firstRev = rev;
