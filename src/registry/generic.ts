@@ -719,7 +719,8 @@ export class ResourceStore {
           applied.metadata.name = name;
         }
         // apply() neither modifies the live object nor shares structure with it (its result is
-        // built of copies: apply.test.ts applies to frozen objects and looks for shared parts).
+        // built of copies: apply.test.ts applies to frozen objects and looks for shared parts),
+        // but for FieldsV1 trees, which nothing writes into once made.
         const input = this.runApply(cur, applied, w, subresource, force);
         // What apply made is defaulted as any written object (fields it dropped come back as defaults).
         this.admit(input, { ...w, warnings: [] });

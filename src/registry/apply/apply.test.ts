@@ -814,19 +814,24 @@ function deepFreeze(v: unknown): void {
 }
 
 /** The objects and arrays of `a` that `b` holds too (by identity). */
+/**
+ * The objects `b` shares with `a`, except FieldsV1 trees: those are never written into once made,
+ * and a field set hands out the same tree each time it is written (fieldset.ts), so an applier's
+ * entry shares its tree with the live object's (frozen in the test below: a write into it throws).
+ */
 function shared(a: unknown, b: unknown): unknown[] {
   const seen = new Set<unknown>();
   const collect = (v: unknown) => {
     if (typeof v !== 'object' || v === null) return;
     seen.add(v);
-    for (const c of Object.values(v)) collect(c);
+    for (const [k, c] of Object.entries(v)) if (k !== 'fieldsV1') collect(c);
   };
   collect(a);
   const out: unknown[] = [];
   const find = (v: unknown) => {
     if (typeof v !== 'object' || v === null) return;
     if (seen.has(v)) out.push(v);
-    for (const c of Object.values(v)) find(c);
+    for (const [k, c] of Object.entries(v)) if (k !== 'fieldsV1') find(c);
   };
   find(b);
   return out;

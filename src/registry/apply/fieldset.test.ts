@@ -114,6 +114,23 @@ describe('FieldsV1', () => {
     );
   });
 
+  test('a set hands out one tree until a mutator changes it; sets made from it have their own', () => {
+    const s = FieldSet.of(f('data', 'a'), f('data', 'b'));
+    const tree = s.toFieldsV1();
+    expect(s.toFieldsV1()).toBe(tree);
+    const u = s.union(FieldSet.of(f('data', 'c')));
+    expect(JSON.stringify(u.toFieldsV1())).toBe('{"f:data":{"f:a":{},"f:b":{},"f:c":{}}}');
+    expect(JSON.stringify(s.toFieldsV1())).toBe('{"f:data":{"f:a":{},"f:b":{}}}');
+    s.insert(f('data', 'z'));
+    expect(JSON.stringify(s.toFieldsV1())).toBe('{"f:data":{"f:a":{},"f:b":{},"f:z":{}}}');
+    s.addMember(fieldPE('kind'));
+    expect(JSON.stringify(s.toFieldsV1())).toBe('{"f:data":{"f:a":{},"f:b":{},"f:z":{}},"f:kind":{}}');
+    s.setChild(fieldPE('data'), FieldSet.of([fieldPE('y')]));
+    expect(JSON.stringify(s.toFieldsV1())).toBe('{"f:data":{"f:y":{}},"f:kind":{}}');
+    // The first tree was not written into.
+    expect(JSON.stringify(tree)).toBe('{"f:data":{"f:a":{},"f:b":{}}}');
+  });
+
   test('unknown key types are ignored; JSON text accepted', () => {
     const s = FieldSet.fromFieldsV1('{"f:a":{},"x:b":{},"f:c":{"x:d":{}}}');
     expect(s.toStrings()).toEqual(['.a', '.c']);

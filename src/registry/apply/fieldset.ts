@@ -269,6 +269,13 @@ export class FieldSet {
   private readonly members = new Map<string, PathElement>();
   /** Subtrees, by serialized path element; never empty. */
   private readonly children = new Map<string, Child>();
+  /**
+   * toFieldsV1's tree, once made. A set is not changed once built (union and the others make new
+   * ones; the mutators below, which build, drop it), and a tree is never written into once made
+   * (update.ts shares stored trees the same way), so a set written again, such as an applied
+   * configuration's memoized set (apply.ts configSetOf), hands out the same tree.
+   */
+  private tree: Record<string, unknown> | undefined;
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -279,6 +286,7 @@ export class FieldSet {
   /** Adds a path (not its parents). The empty path (the whole object) is never a member. */
   insert(path: Path): this {
     if (path.length === 0) return this;
+    this.tree = undefined;
     let s: FieldSet = this;
     for (let i = 0; i < path.length - 1; i++) s = s.descend(path[i]!);
     const last = path[path.length - 1]!;
@@ -492,11 +500,13 @@ export class FieldSet {
 
   /** Adds `pe` as a member at this level (used by schema-aware helpers). */
   addMember(pe: PathElement): void {
+    this.tree = undefined;
     this.members.set(serializePE(pe), pe);
   }
 
   /** Replaces the subtree below `pe` (used by schema-aware helpers). */
   setChild(pe: PathElement, set: FieldSet): void {
+    this.tree = undefined;
     const k = serializePE(pe);
     if (set.empty()) this.children.delete(k);
     else this.children.set(k, { pe, set });
@@ -508,7 +518,8 @@ export class FieldSet {
 
   /** The FieldsV1 JSON object (`{"f:spec":{"f:replicas":{}}}`); key order as the reference writes it. */
   toFieldsV1(): Record<string, unknown> {
-    return this.emit(false);
+    if (this.tree === undefined) this.tree = this.emit(false);
+    return this.tree;
   }
 
   private emit(includeSelf: boolean): Record<string, unknown> {

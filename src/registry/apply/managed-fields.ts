@@ -160,10 +160,21 @@ export const STRIPPED_FIELDS: FieldSet = FieldSet.of(
 );
 
 /** Removes the stripped fields from one manager's entry; drops the entry if nothing is left. */
+/**
+ * A set without the stripped fields, by set: an applied configuration's memoized set (apply.ts
+ * configSetOf) is stripped to the same set each time, which then hands out the same FieldsV1
+ * tree (fieldset.ts) instead of encoding it per request. Sets are not changed once made.
+ */
+const strippedOf = new WeakMap<FieldSet, FieldSet>();
+
 export function stripManager(managed: Managed, id: string): void {
   const e = managed.get(id);
   if (!e) return;
-  const fields = e.fields.difference(STRIPPED_FIELDS);
+  let fields = strippedOf.get(e.fields);
+  if (fields === undefined) {
+    fields = e.fields.difference(STRIPPED_FIELDS);
+    strippedOf.set(e.fields, fields);
+  }
   if (fields.empty()) managed.delete(id);
   else e.fields = fields;
 }
