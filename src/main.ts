@@ -151,7 +151,7 @@ async function main(argv: string[]): Promise<void> {
       shuttingDown: () => state.shuttingDown,
       runtime: () => ({ store: backend.stats(), memory: process.memoryUsage(), uptimeSeconds: Math.round(process.uptime()) }),
     },
-  });
+  }).catch((e) => fail(`failed to listen on ${cfg.bindAddress}:${cfg.port}: `, e));
 
   // Post-start: following RBAC (and its bootstrap policy), admission policies, the controllers.
   const rbacFollowed = followRbac(api, authz.rbac, log);

@@ -225,8 +225,15 @@ describe('authentication and authorization', () => {
 });
 
 describe('command line', () => {
+  // Each of these processes should exit by itself: one that starts serving instead is stopped after
+  // 20 s (its exit code then null) rather than hanging the file (spawnSync holds the event loop).
   const run = (args: string[]) => {
-    const r = Bun.spawnSync([process.execPath, path.join(ROOT, 'src/main.ts'), ...args], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
+    const r = Bun.spawnSync([process.execPath, path.join(ROOT, 'src/main.ts'), ...args], {
+      cwd: ROOT,
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: 20_000,
+    });
     return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
   };
 
@@ -316,4 +323,39 @@ describe('command line', () => {
     expect(missing.stderr).toContain('/no/such/file.csv');
     // Five server processes, one after another (about 2 s each on a loaded 2-core machine).
   }, 30_000);
+
+  test('a second server on a data directory in use, or on a port in use, exits non-zero and changes nothing', async () => {
+    const first = await startServer({ dataDir: path.join(dir, 'held') });
+    try {
+      // (Each refused server exits in ~1 s; one that served instead would be stopped at 20 s.)
+      const cms = '/api/v1/namespaces/default/configmaps';
+      expect((await first.json('POST', cms, { metadata: { name: 'before' } })).status).toBe(201);
+      // The same data directory on another port: the store's lock is held.
+      const sameDir = run([`--data-dir=${first.dataDir}`, `--port=${await freePort()}`]);
+      expect(sameDir.code).toBe(1);
+      expect(sameDir.stderr).toContain(`the store's directory ${path.join(first.dataDir, 'store')} is in use by another process`);
+      // Another data directory on the same port: the bind fails (no second listener beside the first).
+      const samePort = run([`--data-dir=${path.join(dir, 'other')}`, `--port=${first.port}`]);
+      expect(samePort.code).toBe(1);
+      expect(samePort.stderr).toContain(`failed to listen on 127.0.0.1:${first.port}`);
+      // Every connection still reaches the first server, whose store is as it was.
+      for (let i = 0; i < 20; i++) {
+        const r = await first.json('GET', `${cms}/before`);
+        expect(r.status).toBe(200);
+      }
+      expect((await first.json('POST', cms, { metadata: { name: 'after' } })).status).toBe(201);
+    } finally {
+      await first.stop();
+    }
+    // Stopped, the directory is free again, and holds both writes.
+    const again = await startServer({ dataDir: path.join(dir, 'held') });
+    try {
+      const names = (await again.json('GET', '/api/v1/namespaces/default/configmaps')).body.items.map(
+        (o: { metadata: { name: string } }) => o.metadata.name,
+      );
+      expect(names).toEqual(expect.arrayContaining(['before', 'after']));
+    } finally {
+      await again.stop();
+    }
+  }, 90_000);
 });

@@ -109,7 +109,12 @@ export function acceptUpgrade(server: ReturnType<typeof listen>): AcceptUpgrade 
 
 /** Serve the app; returns the Bun server (its port, and stop for shutdown). */
 export function listen(app: ReturnType<typeof frontEnd>, o: ListenOptions) {
-  app.listen({ hostname: o.hostname, port: o.port, tls: o.tls, idleTimeout: 0 });
+  // Elysia's Bun adapter sets SO_REUSEPORT unless told otherwise: a second server started on the
+  // same port then bound beside the first, and the kernel shared connections between the two.
+  // A port in use fails the start, as the reference's bind does. It also runs Bun.serve in
+  // development mode unless NODE_ENV is production: that mode answers an error escaping a handler
+  // with a page of its stack; every failure here is a Status the server writes itself.
+  app.listen({ hostname: o.hostname, port: o.port, tls: o.tls, idleTimeout: 0, reusePort: false, development: false });
   const server = app.server;
   if (!server) throw new Error('the front end did not start');
   return server;

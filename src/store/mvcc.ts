@@ -18,6 +18,7 @@
 import * as path from 'node:path';
 import { inRange, MvccChangeStream } from './change-stream';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
+import { type DirLock, lockDir } from './dir-lock';
 import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
 import type { PackedValue } from './packed';
 import { valueSlabs } from './slabs';
@@ -130,6 +131,8 @@ export class MvccStore implements KV {
   private readonly w = new Writer(4096);
 
   private wal: Wal | undefined;
+  /** This process's hold on the directory (dir-lock.ts), from open to close. */
+  private lock: DirLock | undefined;
   private readonly spill: HistorySpill | undefined;
   private spillTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -149,12 +152,28 @@ export class MvccStore implements KV {
   static async openWithReport(opts: MvccOptions = {}): Promise<{ store: MvccStore; report: WalRecoveryReport | undefined }> {
     const store = new MvccStore(opts);
     if (opts.dir === undefined) return { store, report: undefined };
+    const lock = lockDir(opts.dir);
+    try {
+      return MvccStore.load(store, opts.dir, opts, lock);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  }
+
+  private static load(
+    store: MvccStore,
+    dir: string,
+    opts: MvccOptions,
+    lock: DirLock,
+  ): { store: MvccStore; report: WalRecoveryReport | undefined } {
+    store.lock = lock;
     let maxRev = 0;
     // Loaded values are views into the files' buffers: the spill reads superseded ones back from
     // those files rather than writing them again (HistorySpill.borrow).
     const borrow = (file: string, buf: Uint8Array) => store.spill?.borrow(file, buf);
     const snapRev = loadSnapshot(
-      path.join(opts.dir, 'snap'),
+      path.join(dir, 'snap'),
       (kv) => {
         store.index.unsafeLoad(kv);
         if (kv.modRevision > maxRev) maxRev = kv.modRevision;
@@ -165,7 +184,7 @@ export class MvccStore implements KV {
     store.rev = store.committed = store.compacted = snapRev;
     store.logStart = snapRev + 1;
     const { wal, report } = Wal.open(
-      { dir: path.join(opts.dir, 'wal'), fsync: opts.fsync, segmentBytes: opts.segmentBytes, logger: opts.logger },
+      { dir: path.join(dir, 'wal'), fsync: opts.fsync, segmentBytes: opts.segmentBytes, logger: opts.logger },
       snapRev,
       (rev, body) => store.replay(rev, body),
       borrow,
@@ -410,6 +429,7 @@ export class MvccStore implements KV {
     if (this.spillTimer) clearInterval(this.spillTimer);
     this.spill?.close();
     await this.wal?.close();
+    this.lock?.release();
     this.signalAll();
   }
 
