@@ -7,7 +7,7 @@ import { afterEach, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DirLockedError } from './dir-lock';
+import { DirLockedError, lockDir } from './dir-lock';
 import { MvccStore } from './mvcc';
 import { create } from './ops';
 
@@ -34,6 +34,18 @@ test('a second open of a directory in use is refused, naming it; after close it 
   const b = await MvccStore.open({ dir, fsync: 'none' });
   expect((await b.range('/k2')).kvs).toHaveLength(1);
   await b.close();
+});
+
+test('on Linux the lock is taken (held), and released it can be taken again', () => {
+  const dir = tempDir();
+  const a = lockDir(dir);
+  expect(a.held).toBe(true);
+  expect(() => lockDir(dir)).toThrow(DirLockedError);
+  a.release();
+  a.release();
+  const b = lockDir(dir);
+  expect(b.held).toBe(true);
+  b.release();
 });
 
 test('another process holding the directory keeps it until it is killed', async () => {

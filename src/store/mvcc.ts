@@ -153,6 +153,7 @@ export class MvccStore implements KV {
     const store = new MvccStore(opts);
     if (opts.dir === undefined) return { store, report: undefined };
     const lock = lockDir(opts.dir);
+    if (!lock.held) opts.logger?.(`store: ${opts.dir} is not locked against a second server (${lock.reason}): run one at a time`);
     try {
       return MvccStore.load(store, opts.dir, opts, lock);
     } catch (e) {
