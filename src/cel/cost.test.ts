@@ -148,6 +148,29 @@ describe('runtime cost of the other macros, as their cel-go expansions', () => {
   test('cel.bind starts from an empty list (10)', () => {
     expect(cost('cel.bind(a, 1, a + a)').cost).toBe(10 + 1 + 1 + 1);
   });
+  test('a nested comprehension costs its outer loop plus each inner one as if alone (each counts only its own steps)', () => {
+    const input = [[1, 2], [3], []];
+    const inner = input.map((x) => cost('input.all(y, y > 0)', { input: 'dyn' }, { input: x }).cost as number);
+    const outer = cost('input.all(x, true)', { input: 'dyn' }, { input }).cost as number;
+    expect(inner).toEqual([12, 7, 2]);
+    expect(cost('input.all(x, x.all(y, y > 0))', { input: 'dyn' }, { input }).cost).toBe(outer + 12 + 7 + 2);
+    const deep = cost('input.all(x, x.all(y, [1, 2].all(z, z > 0)))', { input: 'dyn' }, { input }).cost as number;
+    const leaf = cost('[1, 2].all(z, z > 0)').cost as number;
+    // Per y: the leaf instead of `y > 0` (2).
+    expect(deep).toBe(outer + 12 + 7 + 2 + 3 * (leaf - 2));
+  });
+  test('errors inside nested comprehensions, absorbed by || or by the loop, leave the costs as before the tracker kept only what consumers read', () => {
+    // The figures the tracker that recorded every node gave (dcc132a); cel-go's rules as above.
+    const bad = [[{}], [{ z: 1 }], [{ z: 2 }, {}]];
+    expect(cost('input.all(x, x.all(y, y.z == 1) || true)', { input: 'dyn' }, { input: bad })).toEqual({ ok: true, value: true, cost: 31 });
+    expect(cost('input.exists(x, x.exists(y, y.z == 2))', { input: 'dyn' }, { input: bad })).toEqual({ ok: true, value: true, cost: 36 });
+    expect(cost('input.map(x, x.filter(y, has(y.z) && y.z > 0).size())', { input: 'dyn' }, { input: bad })).toEqual({
+      ok: true,
+      value: [0, 1, 1],
+      cost: 129,
+    });
+    expect(cost('input.all(x, x.all(y, y.z == 1))', { input: 'dyn' }, { input: bad })).toEqual({ ok: true, value: false, cost: 30 });
+  });
 });
 
 describe('the Kubernetes library costs (k8s.io/apiserver/pkg/cel/library/cost.go)', () => {
