@@ -1,7 +1,7 @@
 /**
  * What a create costs the server's own code, without TLS, HTTP or a load generator process:
  *
- *   bun bench/in-process.ts [--op=create|smp|apply] [--objects=N] [--prepare=smp] [--rounds=N] [--ms=MS] [--profile=DIR]
+ *   bun bench/in-process.ts [--op=create|smp|apply|get] [--objects=N] [--prepare=smp] [--rounds=N] [--ms=MS] [--profile=DIR]
  *
  * (IN_PROCESS_LOG=FILE keeps each round's server stderr in FILE.<round>; IN_PROCESS_SERVER_ARGS adds
  * server flags, e.g. `--pack-cold-values-after=5s` to apply to cold objects; IN_PROCESS_WINDOW_MS=N
@@ -15,7 +15,7 @@
  * The preload keeps the fetch handler the front end gives Bun.serve; on SIGUSR2 it runs 64
  * concurrent loops of creates of 1 KB ConfigMaps through that handler in the server's own
  * process (2 s of warm-up, then MS; `--op=smp` or `apply`: strategic merge or apply patches of
- * N ConfigMaps created first (10,000), each in turn, as bench/api.ts sends them), and writes the rate and the CPU per request of each of the
+ * N ConfigMaps created first (10,000), each in turn, as bench/api.ts sends them; `--op=get`: GETs of them in turn), and writes the rate and the CPU per request of each of the
  * process's threads (from /proc) to a file the driver prints. The loops' own work (a Request
  * per create, reading the answer) is included; the runtime's HTTP parsing, TLS and sockets are
  * not. With only the server's thread busy, a CPU profile (--profile) is sampled evenly, unlike
@@ -67,6 +67,7 @@ if (PRELOAD) {
     let next = 0;
     const request = (prefix: string, w: number, i: number): Request => {
       const k = next++ % PATCHED;
+      if (cfg.op === 'get') return new Request(`${base}/p-${k}`, { headers: { authorization: headers.authorization } });
       if (cfg.op === 'smp')
         return new Request(`${base}/p-${k}`, {
           method: 'PATCH',
@@ -157,7 +158,7 @@ if (PRELOAD) {
   const op = arg('op') ?? 'create';
   const objects = Number(arg('objects') ?? 10_000);
   const prepare = arg('prepare') ?? '';
-  if (!['create', 'smp', 'apply'].includes(op)) throw new Error(`--op: create, smp or apply, not ${op}`);
+  if (!['create', 'smp', 'apply', 'get'].includes(op)) throw new Error(`--op: create, smp, apply or get, not ${op}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-in-process-'));
   const out = path.join(dir, 'result.json');
   process.env.SVC_SERVER_BUN_ARGS = [
