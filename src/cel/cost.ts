@@ -116,6 +116,26 @@ export class CostTracker {
     this.values[this.sp++] = v;
   }
 
+  /** Adds `c`; past the limit, stops the evaluation (and every node after it). */
+  charge(c: number): void {
+    this.cost += c;
+    if (this.cost > this.limit) {
+      this.exceeded = true;
+      throw new CostLimitExceeded();
+    }
+  }
+
+  /**
+   * A node that read the stack is done: drops what was reported above `mark`, counts it if it is
+   * a comprehension's step, reports its value if a consumer reads it, and charges `c`.
+   */
+  settle(n: Node, v: unknown, mark: number, c: number, step: boolean, kept: boolean): void {
+    this.sp = mark;
+    if (step) this.steps++;
+    if (kept) this.push(n, v);
+    this.charge(c);
+  }
+
   /** The newest value `n` reported above `mark`, or undefined. */
   valueOf(n: Node, mark: number): unknown {
     // Literals are not instrumented (they cost nothing): their value is in the AST.
@@ -251,11 +271,7 @@ function wrap(n: Node, role: Role, t: CostTracker, kept: boolean, step: boolean)
       if (t.exceeded) throw new CostLimitExceeded();
       const v = inner.call(this, ev, ast, ctx);
       if (step) t.steps++;
-      t.cost += fixed;
-      if (t.cost > t.limit) {
-        t.exceeded = true;
-        throw new CostLimitExceeded();
-      }
+      t.charge(fixed);
       return v;
     };
     return;
@@ -275,15 +291,7 @@ function wrap(n: Node, role: Role, t: CostTracker, kept: boolean, step: boolean)
       // Its steps are its own: the enclosing comprehension counts only its own.
       const own = t.steps - steps0;
       t.steps = steps0;
-      const c = foldCost(n, role.fold, t, mark, own);
-      t.sp = mark;
-      if (step) t.steps++;
-      if (kept) t.push(n, v);
-      t.cost += c;
-      if (t.cost > t.limit) {
-        t.exceeded = true;
-        throw new CostLimitExceeded();
-      }
+      t.settle(n, v, mark, foldCost(n, role.fold, t, mark, own), step, kept);
       return v;
     };
     return;
@@ -292,15 +300,7 @@ function wrap(n: Node, role: Role, t: CostTracker, kept: boolean, step: boolean)
     if (t.exceeded) throw new CostLimitExceeded();
     const mark = t.sp;
     const v = inner.call(this, ev, ast, ctx);
-    const c = fixed ?? dynamicCost(role, v, t, mark);
-    t.sp = mark;
-    if (step) t.steps++;
-    if (kept) t.push(n, v);
-    t.cost += c;
-    if (t.cost > t.limit) {
-      t.exceeded = true;
-      throw new CostLimitExceeded();
-    }
+    t.settle(n, v, mark, fixed ?? dynamicCost(role, v, t, mark), step, kept);
     return v;
   };
 }
