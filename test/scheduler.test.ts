@@ -37,23 +37,32 @@ async function addNode(name: string, s: NodeSpec = {}): Promise<void> {
   nodes.push(name);
   const resources = { cpu: s.cpu ?? '4', memory: s.memory ?? '8Gi', pods: s.pods ?? '110' };
   const stamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const status = await srv.json('PUT', `/api/v1/nodes/${name}/status`, {
-    ...created.body,
-    status: {
-      capacity: resources,
-      allocatable: resources,
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          message: 'kubelet is posting ready status',
-          lastHeartbeatTime: stamp,
-          lastTransitionTime: stamp,
-        },
-      ],
-    },
-  });
+  // As a kubelet does: the node controllers may write the new node first (its taints), so a 409
+  // means read it again and retry.
+  let current = created.body;
+  const putStatus = () =>
+    srv.json('PUT', `/api/v1/nodes/${name}/status`, {
+      ...current,
+      status: {
+        capacity: resources,
+        allocatable: resources,
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'kubelet is posting ready status',
+            lastHeartbeatTime: stamp,
+            lastTransitionTime: stamp,
+          },
+        ],
+      },
+    });
+  let status = await putStatus();
+  for (let i = 0; i < 5 && status.status === 409; i++) {
+    current = (await srv.json('GET', `/api/v1/nodes/${name}`)).body;
+    status = await putStatus();
+  }
   expect(status.status).toBe(200);
 }
 
