@@ -22,8 +22,6 @@ import {
   capUpdateManagers,
   decodeManagedFields,
   encodeManagedFields,
-  entryOrder,
-  isResetManagedFields,
   type Managed,
   type ManagedEntry,
   ManagedFieldsError,
