@@ -134,8 +134,9 @@ if (PRELOAD) {
             const d = done - last.n;
             const us = (m: Map<string, number>) => [...m.values()].reduce((a, v) => a + v, 0);
             const main = (cpu.get('bun.exe') ?? 0) - (last.cpu.get('bun.exe') ?? 0);
+            const jit = (cpu.get('JITWorker') ?? 0) - (last.cpu.get('JITWorker') ?? 0);
             console.error(
-              `window ${((now - t0) / 1000).toFixed(0)} s: ${Math.round(d / ((now - last.at) / 1000))}/s, ${done} done, CPU ${((us(cpu) - us(last.cpu)) / Math.max(d, 1)).toFixed(1)} us/request (main thread ${(main / Math.max(d, 1)).toFixed(1)})`,
+              `window ${((now - t0) / 1000).toFixed(0)} s: ${Math.round(d / ((now - last.at) / 1000))}/s, ${done} done, CPU ${((us(cpu) - us(last.cpu)) / Math.max(d, 1)).toFixed(1)} us/request (main thread ${(main / Math.max(d, 1)).toFixed(1)}, JIT ${(jit / Math.max(d, 1)).toFixed(1)})`,
             );
             last = { n: done, at: now, cpu };
           }, windowMs)
