@@ -40,6 +40,7 @@ const API_FIGURES: [string, RegExp][] = [
 /** Each script's figures (it prints one line per figure per round; the medians are compared). */
 const FIGURES_OF: Record<string, [string, RegExp][]> = {
   'bench/api.ts': API_FIGURES,
+  'bench/apply-fn.ts': [['apply() CPU us/op', /^apply\(\): ([\d.]+) us CPU per apply/gm]],
   'bench/pod-create.ts': [
     ['pod create CPU us/op', /^pod create: ([\d.]+) us CPU\/op/gm],
     ['pod create ops/s', /^pod create: [\d.]+ us CPU\/op, (\d+) ops\/s/gm],
