@@ -41,6 +41,11 @@ const API_FIGURES: [string, RegExp][] = [
 const FIGURES_OF: Record<string, [string, RegExp][]> = {
   'bench/api.ts': API_FIGURES,
   'bench/apply-fn.ts': [['apply() CPU us/op', /^apply\(\): ([\d.]+) us CPU per apply/gm]],
+  'bench/managed-fields.ts': [
+    ['managedFields create us/write', /^managedFields create \/ status 1 \/ status 2: ([\d.]+) \//gm],
+    ['managedFields status 1 us/write', /^managedFields create \/ status 1 \/ status 2: [\d.]+ \/ ([\d.]+) \//gm],
+    ['managedFields status 2 us/write', /^managedFields create \/ status 1 \/ status 2: [\d.]+ \/ [\d.]+ \/ ([\d.]+) us/gm],
+  ],
   'bench/pod-create.ts': [
     ['pod create CPU us/op', /^pod create: ([\d.]+) us CPU\/op/gm],
     ['pod create ops/s', /^pod create: [\d.]+ us CPU\/op, (\d+) ops\/s/gm],
