@@ -502,6 +502,20 @@ export class FieldSet {
     return false;
   }
 
+  /**
+   * Whether every member path of this set is a member of the FieldsV1 tree `json`, read as
+   * intersectsFieldsV1 reads it (keys as serialized: the tree must be as toFieldsV1 writes it).
+   */
+  isSubsetOfFieldsV1(json: unknown): boolean {
+    if (!isMapValue(json)) return false;
+    for (const k of this.members.keys()) {
+      const node = json[k];
+      if (!isMapValue(node) || !isFieldsV1Member(node)) return false;
+    }
+    for (const [k, c] of this.children) if (!c.set.isSubsetOfFieldsV1(json[k])) return false;
+    return true;
+  }
+
   /** Adds a member at this level (its own map made on the first). */
   private addM(k: string, pe: PathElement): void {
     let m = this.members as Map<string, PathElement>;

@@ -87,6 +87,10 @@ describe('recordUpdate: entries a write does not reach keep their FieldsV1 trees
     expect(Object.keys(entry(kubelet, 'kubelet').fieldsV1['f:status'])).toContain('f:podIPs');
     // Ready flips: the kubelet's own fields (the scalar route), then a new container status key.
     const ready = both(kubelet, (o) => (o.status = running(true)), { manager: 'kubelet', subresource: 'status', now: at(4) });
+    // Only fields the kubelet owns changed: its tree is kept as it is (not decoded, not made
+    // again), with the write's time.
+    expect(entry(ready, 'kubelet').fieldsV1).toBe(entry(kubelet, 'kubelet').fieldsV1);
+    expect(entry(ready, 'kubelet').time).toBe(at(4));
     both(ready, (o) => (o.status.containerStatuses[0].lastState = { terminated: { exitCode: 0 } }), {
       manager: 'kubelet',
       subresource: 'status',
@@ -98,6 +102,12 @@ describe('recordUpdate: entries a write does not reach keep their FieldsV1 trees
     const created = pod();
     recordUpdate(undefined, created, { apiVersion: 'v1', schemas, defName: POD, manager: 'creator', now: at(0) });
     const labelled = both(created, (o) => (o.metadata.labels.tier = 'front'), { manager: 'labeller', now: at(1) });
+    // The labeller's own label again: its tree is kept; a label of its own added: made again.
+    const again = both(labelled, (o) => (o.metadata.labels.tier = 'back'), { manager: 'labeller', now: at(2) });
+    expect(entry(again, 'labeller').fieldsV1).toBe(entry(labelled, 'labeller').fieldsV1);
+    const more = both(again, (o) => (o.metadata.labels.zone = 'a'), { manager: 'labeller', now: at(2) });
+    expect(entry(more, 'labeller').fieldsV1).not.toBe(entry(again, 'labeller').fieldsV1);
+    expect(JSON.stringify(entry(more, 'labeller').fieldsV1)).toContain('f:zone');
     // Another manager changes a label the creator set: it leaves the creator's entry.
     const taken = both(labelled, (o) => (o.metadata.labels.app = 'web2'), { manager: 'labeller', now: at(2) });
     expect(JSON.stringify(entry(taken, 'creator').fieldsV1)).not.toContain('f:app');

@@ -189,6 +189,14 @@ function recordUpdateSparse(old: Obj, next: Obj, opts: WriteOptions): boolean {
       list.push(wireEntry(e, e.time, e.fieldsV1));
       continue;
     }
+    // The writer changing only fields it owns already (a kubelet's status writes after its first,
+    // a patch of the same labels again): with nothing taken out of `changed` on the way to `self`
+    // (difference answers its operand itself then) and nothing of its fields removed, its new
+    // set self ∪ (F − changed) is F again, kept as its tree, with the write's time.
+    if (isWriter && self === changed && !(removed?.intersectsFieldsV1(e.fieldsV1) ?? false) && self.isSubsetOfFieldsV1(e.fieldsV1)) {
+      list.push(wireEntry(e, opts.now, e.fieldsV1));
+      continue;
+    }
     let fields: FieldSet;
     try {
       fields = FieldSet.fromFieldsV1(e.fieldsV1);
