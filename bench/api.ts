@@ -12,7 +12,7 @@
  * (Debian's etcd-server) instead of the embedded store. Figures go to bench/README.md.
  */
 import { startServer } from '../test/helpers/server';
-import { startEtcd } from './etcd';
+import { type EtcdTls, startEtcd } from './etcd';
 import { leanPutClient } from './etcd-put';
 import { listPod as pod } from './fixtures';
 import {
@@ -70,13 +70,13 @@ interface EtcdBaseline {
  * client CPU per put, where the `etcd3` client spends ~60), after a 2 s warm-up; with the etcd
  * process's CPU per put. Undefined without /usr/bin/etcd.
  */
-async function etcdPuts(): Promise<EtcdBaseline | undefined> {
-  const server = await startEtcd();
+async function etcdPuts(tls?: EtcdTls): Promise<EtcdBaseline | undefined> {
+  const server = await startEtcd(undefined, undefined, tls);
   if (!server) {
     console.log('etcd not installed (apt-get install etcd-server): no create ratio');
     return undefined;
   }
-  const client = leanPutClient(server.endpoint);
+  const client = leanPutClient(server.endpoint, server.ca);
   try {
     const value = Buffer.alloc(1024, 'v');
     const run = async (label: string, ms: number) => {
@@ -106,7 +106,7 @@ async function etcdPuts(): Promise<EtcdBaseline | undefined> {
       clientCpuUs: (used.user + used.system) / done,
     };
     report(
-      `etcd ${b.version} durable 1 KB puts (lean http2 gRPC client, ${OPTS.concurrency} concurrent): ${b.puts} puts/s; CPU per put: etcd ${b.etcdCpuUs.toFixed(1)} us, client ${b.clientCpuUs.toFixed(1)} us`,
+      `etcd ${b.version}${tls ? ' over TLS' : ''} durable 1 KB puts (lean http2 gRPC client, ${OPTS.concurrency} concurrent): ${b.puts} puts/s; CPU per put: etcd ${b.etcdCpuUs.toFixed(1)} us, client ${b.clientCpuUs.toFixed(1)} us`,
     );
     return b;
   } finally {
@@ -164,6 +164,10 @@ async function packedPods(srv: { fetch: (p: string) => Promise<Response> }): Pro
 
 async function main(): Promise<void> {
   const etcd = await etcdPuts();
+  // The same over TLS, as the server's clients reach it and a production etcd serves: beside the
+  // target's baseline (plain HTTP/2, as the issue set it), for the transport's share.
+  const { generateCertificates } = await import('../src/auth/certs');
+  const etcdTls = etcd ? await etcdPuts(await generateCertificates(['127.0.0.1'])) : undefined;
   // The ceiling: bare Bun.serve over TLS, serving a pre-serialised 1 KB JSON.
   const doc = JSON.stringify({
     kind: 'ConfigMap',
@@ -270,6 +274,10 @@ async function main(): Promise<void> {
       report(
         `creates/s / etcd puts/s (lean client, ${OPTS.concurrency} concurrent): ${(create.ops / etcd.puts).toFixed(2)} (target >= 1.5)`,
       );
+      if (etcdTls)
+        report(
+          `the same against etcd over TLS: CPU ${(serverPerCreate / etcdTls.etcdCpuUs).toFixed(2)} (${etcdTls.etcdCpuUs.toFixed(1)} us per put), rate ${(create.ops / etcdTls.puts).toFixed(2)} (${etcdTls.puts} puts/s)`,
+        );
     } else report(`server CPU per create ${serverPerCreate.toFixed(1)} us${backingPerCreate}`);
 
     // The patch phases warm up on the objects of the create phase's warm-up (warm-0, warm-1, ...).

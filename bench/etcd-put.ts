@@ -30,8 +30,9 @@ export interface LeanPutClient {
   close(): void;
 }
 
-export function leanPutClient(endpoint: string): LeanPutClient {
-  const session = http2.connect(endpoint);
+/** `ca`: the authority of an https endpoint's certificate. */
+export function leanPutClient(endpoint: string, ca?: string): LeanPutClient {
+  const session = http2.connect(endpoint, ca === undefined ? {} : { ca });
   return {
     put: (key, value) =>
       new Promise<void>((resolve, reject) => {

@@ -13,8 +13,10 @@ import * as path from 'node:path';
 export const ETCD_BIN = process.env['ETCD_BIN'] ?? '/usr/bin/etcd';
 
 export interface EtcdServer {
-  /** Client URL, e.g. http://127.0.0.1:40123 */
+  /** Client URL, e.g. http://127.0.0.1:40123 (https:// when started with TLS) */
   readonly endpoint: string;
+  /** The certificate authority of its serving certificate, when started with TLS. */
+  readonly ca?: string;
   readonly version: string;
   /** The etcd process (for CPU figures). */
   readonly pid: number;
@@ -83,8 +85,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Start etcd with its default settings (apart from addresses and data dir) and wait until it
  * answers /health. Returns undefined when the binary is missing.
  */
-export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<EtcdServer | undefined> {
-  return (await startEtcdCluster(1, bin, timeoutMs))?.[0];
+/** TLS for etcd's client port: its serving certificate (PEM texts) and their authority. */
+export interface EtcdTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+/**
+ * A single member; with `tls`, serving its clients over TLS (as a production etcd does: etcd 3.4
+ * then serves gRPC through Go's HTTP/2 server rather than its own, bench/README.md).
+ */
+export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000, tls?: EtcdTls): Promise<EtcdServer | undefined> {
+  return (await startEtcdCluster(1, bin, timeoutMs, tls))?.[0];
 }
 
 /**
@@ -92,27 +105,32 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000): Promise<Etc
  * started together and healthy (a quorum elected) when this resolves. A member killed with
  * kill() keeps its data and rejoins with restart().
  */
-export async function startEtcdCluster(size: number, bin = ETCD_BIN, timeoutMs = 30_000): Promise<EtcdServer[] | undefined> {
+export async function startEtcdCluster(
+  size: number,
+  bin = ETCD_BIN,
+  timeoutMs = 30_000,
+  tls?: EtcdTls,
+): Promise<EtcdServer[] | undefined> {
   const version = etcdVersion(bin);
   if (version === undefined) return undefined;
   // A free port can be taken before etcd binds it (another process's ephemeral port): new ports then.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await launchCluster(size, bin, version, timeoutMs);
+      return await launchCluster(size, bin, version, timeoutMs, tls);
     } catch (e) {
       if (attempt >= 5 || !String((e as Error).message).includes('address already in use')) throw e;
     }
   }
 }
 
-async function launchCluster(size: number, bin: string, version: string, timeoutMs: number): Promise<EtcdServer[]> {
+async function launchCluster(size: number, bin: string, version: string, timeoutMs: number, tls?: EtcdTls): Promise<EtcdServer[]> {
   const spots = [];
   for (let i = 0; i < size; i++) {
     const [clientPort, peerPort] = [await freePort(), await freePort()];
-    spots.push({ name: size === 1 ? 'bench' : `m${i}`, client: `http://127.0.0.1:${clientPort}`, peer: `http://127.0.0.1:${peerPort}` });
+    spots.push({ name: size === 1 ? 'bench' : `m${i}`, client: `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`, peer: `http://127.0.0.1:${peerPort}` });
   }
   const initialCluster = spots.map((x) => `${x.name}=${x.peer}`).join(',');
-  const members = spots.map((x) => member(bin, version, x.name, x.client, x.peer, initialCluster, timeoutMs));
+  const members = spots.map((x) => member(bin, version, x.name, x.client, x.peer, initialCluster, timeoutMs, tls));
   try {
     await Promise.all(members.map((m) => m.healthy()));
   } catch (e) {
@@ -130,8 +148,15 @@ function member(
   peer: string,
   initialCluster: string,
   timeoutMs: number,
+  tls?: EtcdTls,
 ): { server: EtcdServer; healthy: () => Promise<void> } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-etcd-'));
+  const tlsArgs: string[] = [];
+  if (tls) {
+    fs.writeFileSync(path.join(dir, 'client.crt'), tls.cert);
+    fs.writeFileSync(path.join(dir, 'client.key'), tls.key);
+    tlsArgs.push(`--cert-file=${path.join(dir, 'client.crt')}`, `--key-file=${path.join(dir, 'client.key')}`);
+  }
   const logFile = path.join(dir, 'etcd.log');
   const args = [
     `--name=${name}`,
@@ -145,6 +170,7 @@ function member(
     '--initial-cluster-state=new',
     '--logger=zap',
     '--log-level=warn',
+    ...tlsArgs,
   ];
   const launch = () => {
     const log = fs.openSync(logFile, 'a');
@@ -192,7 +218,7 @@ function member(
         throw new Error(`etcd exited during startup (code ${child.exitCode}, signal ${child.signalCode}):\n${tail}`);
       }
       try {
-        const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(1000) });
+        const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(1000), ...(tls ? { tls: { ca: tls.ca } } : {}) });
         if (res.ok && ((await res.json()) as { health?: string }).health === 'true') break;
       } catch {
         // not listening yet
@@ -218,6 +244,7 @@ function member(
   return {
     server: {
       endpoint: client,
+      ...(tls ? { ca: tls.ca } : {}),
       version,
       get pid() {
         return child.pid ?? 0;

@@ -125,7 +125,7 @@ if (PRELOAD) {
     // IN_PROCESS_WINDOW_MS: the rate and CPU per request of each window, on stderr (does a request
     // cost more as the objects grow in number?).
     const windowMs = Number(process.env.IN_PROCESS_WINDOW_MS ?? 0);
-    let last = { n: 0, at: t0, cpu: c0 };
+    let last = { n: done, at: t0, cpu: c0 }; // the warm-up's requests are not the first window's
     const timer =
       windowMs > 0
         ? setInterval(() => {
