@@ -16,6 +16,7 @@ import { type EtcdTls, startEtcd } from './etcd';
 import { leanPutClient } from './etcd-put';
 import { listPod as pod } from './fixtures';
 import {
+  applyFloorServer,
   bareServer,
   cpuReport as cpuText,
   createFloorServer,
@@ -315,6 +316,11 @@ async function main(): Promise<void> {
       start: 0,
       ca: srv.ca,
     });
+    // cm-1 as the apply phase finds it, for the apply floor below (wrk calls `request` once before
+    // its run: a phase's first object is `-1`).
+    const cm0 = await srv.fetch('/api/v1/namespaces/default/configmaps/cm-1');
+    const template = await cm0.text();
+    if (cm0.status !== 200) throw new Error(`GET cm-1: ${cm0.status} ${template}`);
     await warmUp(applySpec('warm'));
     const applyWal = await walCounts(srv);
     const applyCpu = threadCpu(srv.proc.pid);
@@ -323,9 +329,35 @@ async function main(): Promise<void> {
     report(
       `server apply patch on existing objects (64 clients): ${apply.ops} req/s p50 ${apply.p50} ms p99 ${apply.p99} ms (codes ${JSON.stringify(apply.codes)})`,
     );
-    cpuReport('apply patch', applyCpu, srv.proc.pid, apply);
+    const applyText = cpuText('apply patch', applyCpu, srv.proc.pid, apply);
+    report(applyText);
     report(walReport('apply patch', applyWal, await walCounts(srv), (Date.now() - phaseStart) / 1000));
     report(`store snapshots finished during the apply patch phase: ${snapshotsIn(srv.logs(), phaseStart, Date.now())}`);
+    // The durable apply floor (bench/apply-floor.ts): the same applies to the same objects, by the
+    // server's apply() over objects held as its text, with nothing else a server does.
+    const applyFloor = await applyFloorServer(template);
+    try {
+      const floorApply = (name: string) => ({
+        ...applySpec(name),
+        urlTemplate: applySpec(name).urlTemplate.replace(srv.url, applyFloor.url.replace(/\/$/, '')),
+        ca: applyFloor.ca,
+      });
+      // A fresh process: a longer warm-up than the server's phases get, so that the floor is
+      // measured at its cheapest (the JIT done compiling the path).
+      await load({ ...floorApply('warm'), durationMs: Math.max(WARM_MS, 6000) });
+      const applyFloorCpu = threadCpu(applyFloor.pid);
+      const af = await load(floorApply('cm'));
+      report(`durable apply floor (64 clients): ${af.ops} req/s p50 ${af.p50} ms p99 ${af.p99} ms (codes ${JSON.stringify(af.codes)})`);
+      const afText = cpuText('durable apply floor', applyFloorCpu, applyFloor.pid, af);
+      report(afText);
+      const serverApplyUs = Number(/server ([\d.]+) us/.exec(applyText)?.[1]);
+      const floorUs = Number(/server ([\d.]+) us/.exec(afText)?.[1]);
+      report(
+        `apply: server CPU per apply / the apply floor's: ${(serverApplyUs / floorUs).toFixed(2)} (${serverApplyUs.toFixed(1)} / ${floorUs.toFixed(1)} us); the floor against issue 42's 100 us: ${(floorUs / 100).toFixed(2)}`,
+      );
+    } finally {
+      applyFloor.stop();
+    }
     // --writes: stop after the write phases (profiling them with SVC_SERVER_BUN_ARGS=--cpu-prof).
     if (WRITES_ONLY) return;
 

@@ -105,12 +105,7 @@ export async function startEtcd(bin = ETCD_BIN, timeoutMs = 30_000, tls?: EtcdTl
  * started together and healthy (a quorum elected) when this resolves. A member killed with
  * kill() keeps its data and rejoins with restart().
  */
-export async function startEtcdCluster(
-  size: number,
-  bin = ETCD_BIN,
-  timeoutMs = 30_000,
-  tls?: EtcdTls,
-): Promise<EtcdServer[] | undefined> {
+export async function startEtcdCluster(size: number, bin = ETCD_BIN, timeoutMs = 30_000, tls?: EtcdTls): Promise<EtcdServer[] | undefined> {
   const version = etcdVersion(bin);
   if (version === undefined) return undefined;
   // A free port can be taken before etcd binds it (another process's ephemeral port): new ports then.
@@ -127,7 +122,11 @@ async function launchCluster(size: number, bin: string, version: string, timeout
   const spots = [];
   for (let i = 0; i < size; i++) {
     const [clientPort, peerPort] = [await freePort(), await freePort()];
-    spots.push({ name: size === 1 ? 'bench' : `m${i}`, client: `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`, peer: `http://127.0.0.1:${peerPort}` });
+    spots.push({
+      name: size === 1 ? 'bench' : `m${i}`,
+      client: `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`,
+      peer: `http://127.0.0.1:${peerPort}`,
+    });
   }
   const initialCluster = spots.map((x) => `${x.name}=${x.peer}`).join(',');
   const members = spots.map((x) => member(bin, version, x.name, x.client, x.peer, initialCluster, timeoutMs, tls));
