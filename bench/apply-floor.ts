@@ -12,7 +12,7 @@
  *
  * Environment: C, K (certificate and key), DIR (for the log), T (the stored text of the server's
  * `cm-<i>`, as its apply phase found it: created, then labelled `patched: yes-<i>` by the strategic
- * merge patch phase). The object `<prefix>-<i>` is that text with its own name,
+ * merge patch phase), PREBUILD (objects made ahead per prefix, 150,000 by default). The object `<prefix>-<i>` is that text with its own name,
  * uid and label `yes-<i>`, as the server's objects of the same name are; those the bench's phases
  * reach are made before the port is printed, so that a request pays for none of them.
  */
@@ -44,9 +44,11 @@ const made = (name: string): string => {
 };
 
 const objects = new Map<string, string>();
+// PREBUILD: how many of each the phases may reach (tests make a few).
+const prebuild = Number(process.env.PREBUILD ?? 150_000);
 for (const [prefix, n] of [
-  ['cm', 150_000],
-  ['warm', 40_000],
+  ['cm', prebuild],
+  ['warm', Math.ceil(prebuild / 4)],
 ] as const)
   for (let i = 0; i < n; i++) objects.set(`${prefix}-${i}`, made(`${prefix}-${i}`));
 

@@ -287,9 +287,12 @@ export async function createFloorServer(): Promise<{ url: string; ca: string; pi
  * bench/apply-floor.ts (the durable apply floor) over `template`, the stored text of one of the
  * server's objects after its strategic merge patch phase, with its log in a temporary directory.
  */
-export async function applyFloorServer(template: string): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
+export async function applyFloorServer(
+  template: string,
+  env: Record<string, string> = {},
+): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-floor-'));
-  const s = await tlsServer([path.join(ROOT, 'bench/apply-floor.ts')], { DIR: dir, T: template });
+  const s = await tlsServer([path.join(ROOT, 'bench/apply-floor.ts')], { ...env, DIR: dir, T: template });
   return {
     ...s,
     stop: () => {
