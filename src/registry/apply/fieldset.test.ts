@@ -334,3 +334,46 @@ describe('managedFields entries', () => {
     expect(list.some((e) => e.manager === 'a')).toBe(true);
   });
 });
+
+describe('decoded trees shared (fieldSetOfTree)', () => {
+  const tree = () => ({ 'f:data': { 'f:v': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:patched': {} } } });
+
+  test('equal trees of different objects decode to one set, equal to a fresh decode', () => {
+    const a = decodeManagedFields([{ manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: tree() }]);
+    const b = decodeManagedFields([{ manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: tree() }]);
+    const fa = [...a.values()][0]!.fields;
+    const fb = [...b.values()][0]!.fields;
+    expect(fa).toBe(fb);
+    expect(fa.equals(FieldSet.fromFieldsV1(tree()))).toBe(true);
+    expect(fa.toFieldsV1()).toEqual(tree());
+  });
+
+  test('set operations on a shared set leave it as it was', () => {
+    const m = decodeManagedFields([{ manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: tree() }]);
+    const shared = [...m.values()][0]!.fields;
+    const less = shared.difference(FieldSet.of([fieldPE('data'), fieldPE('v')]));
+    expect(less.toFieldsV1()).toEqual({ 'f:metadata': { 'f:labels': { '.': {}, 'f:patched': {} } } });
+    const again = decodeManagedFields([{ manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: tree() }]);
+    expect([...again.values()][0]!.fields).toBe(shared);
+    expect(shared.toFieldsV1()).toEqual(tree());
+  });
+
+  test('a tree that does not decode fails every time; a large tree is decoded each time', () => {
+    const bad = { 'f:data': 'not an object' };
+    for (let i = 0; i < 2; i++)
+      expect(() => decodeManagedFields([{ operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: bad }])).toThrow(
+        'error decoding versioned set from entry 0',
+      );
+    const big: Record<string, unknown> = {};
+    for (let i = 0; i < 400; i++) big[`f:key-${String(i).padStart(4, '0')}`] = {};
+    const decode = () =>
+      [
+        ...decodeManagedFields([
+          { manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': big } },
+        ]).values(),
+      ][0]!.fields;
+    const x = decode();
+    expect(decode()).not.toBe(x);
+    expect(decode().equals(x)).toBe(true);
+  });
+});

@@ -619,6 +619,33 @@ function isFieldsV1Member(node: Record<string, unknown>): boolean {
   return true;
 }
 
+/** Decoded FieldsV1 trees by their JSON text; see fieldSetOfTree. */
+const decodedTrees = new Map<string, FieldSet>();
+const MAX_DECODED_TREES = 2048;
+/** Trees longer than this (as JSON) are decoded each time: the memo's memory stays bounded. */
+const MAX_MEMO_TREE_CHARS = 4096;
+
+/**
+ * FieldSet.fromFieldsV1 of a stored entry's tree, one set per distinct tree: managedFields
+ * entries repeat across objects (every object a controller or client writes the same way has
+ * the same tree), and an apply or update decoded each manager's tree on every write (a tenth of
+ * an apply's CPU with encoding them back, bench/README.md). Sets are not changed once built, so
+ * one is shared by every entry that decodes to it, and it hands out one tree (toFieldsV1) when
+ * written back. A tree that does not decode throws each time.
+ */
+export function fieldSetOfTree(tree: unknown): FieldSet {
+  if (tree === null || typeof tree !== 'object') return FieldSet.fromFieldsV1(tree);
+  const key = JSON.stringify(tree);
+  if (key.length > MAX_MEMO_TREE_CHARS) return FieldSet.fromFieldsV1(tree);
+  let set = decodedTrees.get(key);
+  if (set === undefined) {
+    set = FieldSet.fromFieldsV1(tree);
+    if (decodedTrees.size >= MAX_DECODED_TREES) decodedTrees.clear();
+    decodedTrees.set(key, set);
+  }
+  return set;
+}
+
 /** Encodes a set as FieldsV1 JSON. */
 export const encodeFieldsV1 = (s: FieldSet): Record<string, unknown> => s.toFieldsV1();
 

@@ -7,7 +7,7 @@
  */
 
 import { isObject } from '../../api/meta';
-import { FieldSet, fieldPE, type Path } from './fieldset';
+import { FieldSet, fieldPE, fieldSetOfTree, type Path } from './fieldset';
 
 export type Operation = 'Apply' | 'Update';
 
@@ -69,7 +69,7 @@ export function decodeManagedFields(list: unknown): Managed {
       throw new ManagedFieldsError(`invalid fieldsType ${JSON.stringify(fieldsType)} in managed fields entry ${i}`);
     let fields: FieldSet;
     try {
-      fields = FieldSet.fromFieldsV1(e.fieldsV1 ?? {});
+      fields = fieldSetOfTree(e.fieldsV1 ?? {});
     } catch (err) {
       throw new ManagedFieldsError(`error decoding versioned set from entry ${i}: error decoding set: ${(err as Error).message}`);
     }

@@ -18,7 +18,7 @@
 import { cloneJson, type JsonObject, type Obj } from '../../api/meta';
 import type { SchemaSet } from '../../schema/engine';
 import { entryInfo, setManagedFields, typerFor, updateManaged, type WriteOptions, withoutManagedFields } from './apply';
-import { FieldSet, fieldPE, pathString } from './fieldset';
+import { FieldSet, fieldPE, fieldSetOfTree, pathString } from './fieldset';
 import {
   decodeManagedFields,
   entryOrder,
@@ -199,7 +199,7 @@ function recordUpdateSparse(old: Obj, next: Obj, opts: WriteOptions): boolean {
     }
     let fields: FieldSet;
     try {
-      fields = FieldSet.fromFieldsV1(e.fieldsV1);
+      fields = fieldSetOfTree(e.fieldsV1);
     } catch {
       return false;
     }
