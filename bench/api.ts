@@ -4,9 +4,11 @@
  *   - GETs/s of one ConfigMap, creates/s of 1 KB ConfigMaps (64 keep-alive clients);
  *   - LIST of 10k and 100k pods, full and pages of 500, with server RSS, and full in protobuf;
  *     the full list again once every pod is cold (held packed);
- *   - patches/s (strategic merge and server-side apply) on existing objects.
+ *   - patches/s (strategic merge and server-side apply) on existing objects, and the same applies
+ *     against the durable apply floor (bench/apply-floor.ts);
  * The create target's baseline is a real etcd's durable puts through the lean client
- * (bench/etcd-put.ts) at the creates' concurrency, with the server's and etcd's CPU from /proc.
+ * (bench/etcd-put.ts) at the creates' concurrency, with the server's and etcd's CPU from /proc;
+ * the same over TLS beside it. The durable create floor (bench/create-floor.ts) runs in the same run.
  * `bun bench/api.ts --quick` is the short run (PHASE_MS sets the phases' length, --writes stops
  * after the write phases); `--etcd` runs the server under test on a new etcd
  * (Debian's etcd-server) instead of the embedded store. Figures go to bench/README.md.
