@@ -21,7 +21,7 @@ import { SchemaSet } from '../src/schema/engine';
 import definitions from '../src/schema/generated/definitions.json';
 import { overlays } from '../src/schema/overlays';
 import type { Definitions } from '../src/schema/types';
-import { floorLog } from './floor-log';
+import { floorLog, serveFloor } from './floor-log';
 
 // biome-ignore lint/suspicious/noExplicitAny: bench data
 type Any = any;
@@ -65,32 +65,26 @@ const now = (): string => {
 };
 const json = { 'content-type': 'application/json' };
 
-const server = Bun.serve({
-  port: 0,
-  hostname: '127.0.0.1',
-  tls: { cert: process.env.C, key: process.env.K },
-  async fetch(req) {
-    try {
-      const url = new URL(req.url);
-      const name = url.pathname.slice(url.pathname.lastIndexOf('/') + 1);
-      const config = (await req.json()) as Any;
-      const live = JSON.parse(objects.get(name) ?? made(name)) as Any;
-      const { obj } = apply(live, config, {
-        apiVersion: 'v1',
-        schemas,
-        defName: 'io.svc.api.core.v1.ConfigMap',
-        manager: url.searchParams.get('fieldManager') ?? 'unknown',
-        now: now(),
-        force: url.searchParams.get('force') === 'true',
-      });
-      obj.metadata.resourceVersion = String(++rev);
-      const text = JSON.stringify(obj);
-      objects.set(name, text);
-      await log.append(rev, text);
-      return new Response(text, { headers: json });
-    } catch (e) {
-      return new Response(JSON.stringify({ kind: 'Status', code: 500, message: String(e) }), { status: 500, headers: json });
-    }
-  },
+serveFloor(async (req) => {
+  try {
+    const url = new URL(req.url);
+    const name = url.pathname.slice(url.pathname.lastIndexOf('/') + 1);
+    const config = (await req.json()) as Any;
+    const live = JSON.parse(objects.get(name) ?? made(name)) as Any;
+    const { obj } = apply(live, config, {
+      apiVersion: 'v1',
+      schemas,
+      defName: 'io.svc.api.core.v1.ConfigMap',
+      manager: url.searchParams.get('fieldManager') ?? 'unknown',
+      now: now(),
+      force: url.searchParams.get('force') === 'true',
+    });
+    obj.metadata.resourceVersion = String(++rev);
+    const text = JSON.stringify(obj);
+    objects.set(name, text);
+    await log.append(rev, text);
+    return new Response(text, { headers: json });
+  } catch (e) {
+    return new Response(JSON.stringify({ kind: 'Status', code: 500, message: String(e) }), { status: 500, headers: json });
+  }
 });
-console.log(server.port);

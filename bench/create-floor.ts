@@ -10,30 +10,24 @@
  *
  * Environment: C, K (certificate and key), DIR (for the log). Prints the port.
  */
-import { floorLog } from './floor-log';
+import { floorLog, serveFloor } from './floor-log';
 
 const log = floorLog(process.env.DIR as string);
 const objects = new Map<string, Uint8Array>();
 let rev = 1;
 const json = { 'content-type': 'application/json' };
 
-const server = Bun.serve({
-  port: 0,
-  hostname: '127.0.0.1',
-  tls: { cert: process.env.C, key: process.env.K },
-  async fetch(req) {
-    const o = (await req.json()) as { metadata: Record<string, unknown> };
-    const m = o.metadata;
-    const key = `default/${String(m.name)}`;
-    if (objects.has(key)) return new Response('{"kind":"Status","code":409}', { status: 409, headers: json });
-    m.namespace = 'default';
-    m.uid = crypto.randomUUID();
-    m.resourceVersion = String(++rev);
-    m.creationTimestamp = `${new Date().toISOString().slice(0, 19)}Z`;
-    const text = JSON.stringify(o);
-    objects.set(key, Buffer.from(text));
-    await log.append(rev, text);
-    return new Response(text, { status: 201, headers: json });
-  },
+serveFloor(async (req) => {
+  const o = (await req.json()) as { metadata: Record<string, unknown> };
+  const m = o.metadata;
+  const key = `default/${String(m.name)}`;
+  if (objects.has(key)) return new Response('{"kind":"Status","code":409}', { status: 409, headers: json });
+  m.namespace = 'default';
+  m.uid = crypto.randomUUID();
+  m.resourceVersion = String(++rev);
+  m.creationTimestamp = `${new Date().toISOString().slice(0, 19)}Z`;
+  const text = JSON.stringify(o);
+  objects.set(key, Buffer.from(text));
+  await log.append(rev, text);
+  return new Response(text, { status: 201, headers: json });
 });
-console.log(server.port);

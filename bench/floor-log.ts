@@ -1,5 +1,6 @@
 /**
- * The durable log of the bench floors (bench/create-floor.ts, bench/apply-floor.ts): each write's
+ * What the bench floors (bench/create-floor.ts, bench/apply-floor.ts) share: their TLS server and
+ * their durable log, in which each write's
  * JSON in a frame checksummed as src/store/wal.ts's (length, revision, CRC-32), acknowledged only
  * once a shared fdatasync covers it (group commit: frames that arrive during a flush share the
  * next write and fdatasync), into a preallocated file, as src/store/wal.ts writes. The floors
@@ -64,4 +65,10 @@ export function floorLog(dir: string): FloorLog {
       return acked;
     },
   };
+}
+
+/** The floor's Bun.serve over TLS on a free loopback port (certificate and key in C and K); prints the port. */
+export function serveFloor(fetch: (req: Request) => Promise<Response>): void {
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', tls: { cert: process.env.C, key: process.env.K }, fetch });
+  console.log(server.port);
 }
