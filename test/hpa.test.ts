@@ -164,7 +164,14 @@ test('scale up to ceil(2 × 90/50) = 4, then to max 6; status, conditions and ev
     reason: 'TooManyReplicas',
     message: 'the desired replica count is more than the maximum replica count',
   });
-  expect((await events()).map((e: Any) => e.message)).toContain(
+  // Events go out through the controller's recorder, after the write they tell of: waited for.
+  const eventSaying = (message: string) =>
+    until(
+      async () => (await events()).map((e: Any) => e.message as string),
+      (messages) => messages.includes(message),
+      10_000,
+    );
+  expect(await eventSaying('New size: 6; reason: cpu resource utilization (percentage of request) above target')).toContain(
     'New size: 6; reason: cpu resource utilization (percentage of request) above target',
   );
   expect(srv.kubectl(['get', 'hpa', 'web']).stdout).toMatch(/web\s+Deployment\/web\s+cpu: 90%\/50%\s+1\s+6\s+6/);
@@ -193,7 +200,7 @@ test('scale up to ceil(2 × 90/50) = 4, then to max 6; status, conditions and ev
   expect(Date.parse(down.status.lastScaleTime)).toBeGreaterThanOrEqual(Math.floor(lowered / 1000) * 1000 + 2000);
   expect(reasons.has('ScaleDownStabilized')).toBe(true);
   expect(await replicasOf('web')).toBe(2);
-  expect((await events()).map((e: Any) => e.message)).toContain('New size: 2; reason: All metrics below target');
+  expect(await eventSaying('New size: 2; reason: All metrics below target')).toContain('New size: 2; reason: All metrics below target');
   const described = srv.kubectl(['describe', 'hpa', 'web']);
   expect(described.stderr).toBe('');
   expect(described.stdout).toMatch(/resource cpu on pods\s+\(as a percentage of request\):\s+10% \(25m\) \/ 50%/);
