@@ -5,7 +5,7 @@
  * records, keep that annotation up to date (`kubectl apply view-last-applied`), and still
  * conflict on fields someone else changed since, or for another field manager.
  */
-import { expect, setDefaultTimeout, test } from 'bun:test';
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +16,7 @@ setDefaultTimeout(60_000);
 
 const srv = serverForFile();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csa-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const LAST = 'kubectl.kubernetes.io/last-applied-configuration';
 
 function manifest(ns: string, a: string, b: string, app: string): string {

@@ -69,8 +69,8 @@ function req(method, p, body, headers = {}) {
 
 test('a CBOR list after JSON and CBOR writes on one keep-alive connection is answered (Node https)', async () => {
   const srv = await startServer({ args: ['--feature-gates=CBORServingAndStorage=true'] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbor-ka-'));
   try {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbor-ka-'));
     const script = path.join(dir, 'client.cjs');
     fs.writeFileSync(script, CLIENT);
     const ca = path.join(dir, 'ca.crt');
@@ -97,5 +97,6 @@ test('a CBOR list after JSON and CBOR writes on one keep-alive connection is ans
     }
   } finally {
     await srv.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }, 90_000);

@@ -25,11 +25,12 @@ needs('python-client', 'pytest', 'reference').test(
   "the Python client's e2e suite passes but for the listed tests",
   async () => {
     const srv = await startServer({ args: ['--simulated-nodes=2'] });
+    let dir: string | undefined;
     try {
       // The suite reads its YAML files from kubernetes/e2e_test/test_yaml relative to the working
       // directory, and imports kubernetes.e2e_test: a conftest adds the folder to the installed
       // package's path (as the folder's README says), and a link gives the relative paths.
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'py-e2e-'));
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'py-e2e-'));
       const suite = path.join(REFERENCE, 'python-client-e2e', 'e2e_test');
       fs.mkdirSync(path.join(dir, 'kubernetes'));
       fs.symlinkSync(suite, path.join(dir, 'kubernetes', 'e2e_test'));
@@ -75,6 +76,8 @@ needs('python-client', 'pytest', 'reference').test(
       expect({ unexpected, fixed }).toEqual({ unexpected: [], fixed: [] });
     } finally {
       await srv.stop();
+      // The link into the reference goes, not what it points to.
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
     }
   },
   900_000,
