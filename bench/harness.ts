@@ -1,7 +1,8 @@
 /**
  * The harness the API benches share: load phases driven by wrk (or bench/load.ts), per-thread
  * CPU of the server process from /proc, and RSS. A phase's spec: url or urlTemplate ({{i}} is a
- * counter), method, headers, body or bodyTemplate, durationMs, concurrency, ca.
+ * counter; with urlModulo, the URL's is the counter modulo it), method, headers, body or
+ * bodyTemplate, durationMs, concurrency, ca.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -63,10 +64,11 @@ local function split(t)
 end
 local us, bs = split(urlt), split(bodyt)
 local function fill(s, i) return table.concat(s, i) end
+local mod = ${Number(spec.urlModulo ?? 0)}
 request = function()
   local i = tostring(n)
+  local p = us and fill(us, mod > 0 and tostring(n % mod) or i) or path
   n = n + 1
-  local p = us and fill(us, i) or path
   local b = bs and fill(bs, i) or body
   return wrk.format(${lua(spec.method)}, p, headers, b)
 end

@@ -15,6 +15,8 @@ interface Spec {
   body?: string;
   bodyTemplate?: string;
   urlTemplate?: string;
+  /** The URL's {{i}} is the counter modulo this (the body's stays the counter): the same objects written again and again. */
+  urlModulo?: number;
   concurrency: number;
   durationMs: number;
   ca?: string;
@@ -47,7 +49,7 @@ async function worker(): Promise<void> {
       t = Math.min(due, performance.now());
     }
     const body = spec.bodyTemplate ? spec.bodyTemplate.replaceAll('{{i}}', String(i)) : spec.body;
-    const url = spec.urlTemplate ? spec.urlTemplate.replaceAll('{{i}}', String(i)) : spec.url;
+    const url = spec.urlTemplate ? spec.urlTemplate.replaceAll('{{i}}', String(spec.urlModulo ? i % spec.urlModulo : i)) : spec.url;
     try {
       const r = await fetch(url, {
         method: spec.method,

@@ -58,6 +58,10 @@ const DEPENDENCIES = {
     missing: `${CHROMIUM} is not installed (apt-get install chromium): the dashboard's browser tests drive it`,
   },
   openssl: { present: () => fs.existsSync('/usr/bin/openssl'), missing: '/usr/bin/openssl is not installed (apt-get install openssl)' },
+  wrk: {
+    present: () => fs.existsSync('/usr/bin/wrk'),
+    missing: '/usr/bin/wrk is not installed (apt-get install wrk): the API benches drive the server with it',
+  },
   reference: {
     present: () => fs.existsSync(REFERENCE),
     missing: `the reference data is not at ${REFERENCE} (../shared/reference beside the repository)`,
