@@ -19,6 +19,7 @@ import { AdmissionChain } from '../src/registry/admission';
 import { ApiRegistry } from '../src/registry/api-registry';
 import type { ResourceStore } from '../src/registry/generic';
 import type { WriteOptions } from '../src/registry/options';
+import { defaulters } from '../src/schema/defaulters';
 import { SchemaSet } from '../src/schema/engine';
 import definitions from '../src/schema/generated/definitions.json';
 import { overlays } from '../src/schema/overlays';
@@ -40,7 +41,8 @@ let cachedQuotas: Obj[] = [];
 let cachedLimits: Obj[] = [];
 const api = new ApiRegistry({
   kv,
-  schemas: new SchemaSet(definitions as unknown as Definitions, overlays),
+  // With the server's defaulters (a pod's imagePullPolicy and the rest its validation requires).
+  schemas: new SchemaSet(definitions as unknown as Definitions, overlays, defaulters),
   kinds: builtinKinds(() => true),
   admission: (resources) => {
     const quota = new QuotaAdmission(
