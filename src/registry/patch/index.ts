@@ -4,6 +4,7 @@
  * PatchError carrying the reference server's status code and message (`toStatusError()`).
  */
 import type { SchemaSet } from '../../schema/engine';
+import { hasOwn, isObject } from './json';
 import { applyJsonPatch, type FieldValidation } from './json-patch';
 import { applyMergePatch, checkMergePatchDocument } from './merge-patch';
 import { applyStrategicMergePatch } from './strategic-merge-patch';
@@ -43,4 +44,27 @@ export function applyPatch(type: PatchType, doc: object, body: unknown, opts: Ap
       if (!opts.schemas || !opts.defName) throw new Error('strategic merge patch needs schemas and defName');
       return applyStrategicMergePatch(doc, body, opts.schemas, opts.defName);
   }
+}
+
+/**
+ * Whether a body of `type` leaves metadata.managedFields as they are, whatever the object it is
+ * applied to: a merge or strategic merge patch whose `metadata`, if it has one, is an object
+ * without `managedFields`, and (strategic) with no directive (`$patch`, `$retainKeys`,
+ * `$setElementOrder/...`) there or at its top level, where one could replace or drop metadata.
+ * JSON patches answer false (a path or `from` may reach the list through `/metadata`). A
+ * caller can then apply the patch to the object with a placeholder in the list's place and put
+ * the list itself back into the result, instead of a copy of every entry and FieldsV1 tree.
+ */
+export function leavesManagedFields(type: PatchType, body: unknown): boolean {
+  if (type === JSON_PATCH || !isObject(body)) return false;
+  const strategic = type === STRATEGIC_MERGE_PATCH;
+  if (strategic && hasDirective(body)) return false;
+  if (!hasOwn(body, 'metadata')) return true;
+  const m = body.metadata;
+  return isObject(m) && !hasOwn(m, 'managedFields') && !(strategic && hasDirective(m));
+}
+
+function hasDirective(o: object): boolean {
+  for (const k of Object.keys(o)) if (k.startsWith('$')) return true;
+  return false;
 }
