@@ -37,6 +37,8 @@ interface Verified {
   exp: number;
   /** The object the token is bound to (it stops working when that object goes). */
   bound?: { kind: BoundKind; name: string; uid: string };
+  /** The user the token stands for, made once. */
+  user?: UserInfo;
 }
 
 const BOUND_KINDS: BoundKind[] = ['Pod', 'Secret', 'Node'];
@@ -139,11 +141,14 @@ export class ServiceAccountTokens {
     if ((await account(v.namespace, v.name)) !== v.uid) return undefined;
     if (v.bound && (await account(v.bound.kind === 'Node' ? '' : v.namespace, v.bound.name, v.bound.kind)) !== v.bound.uid)
       return undefined;
-    return {
+    // One frozen user per verified token, shared by its requests as the static tokens' users are
+    // (priority and fairness keeps its classification per user object).
+    v.user ??= Object.freeze({
       name: `system:serviceaccount:${v.namespace}:${v.name}`,
       uid: v.uid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${v.namespace}`, 'system:authenticated'],
-    };
+    });
+    return v.user;
   }
 
   /** /.well-known/openid-configuration */
