@@ -105,3 +105,24 @@ test('a patch that changes nothing writes nothing, and its list is the stored on
   expect(again.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
   expect(again.body.metadata.managedFields).toEqual(first.body.metadata.managedFields);
 });
+
+test('a status patch changes only status: what it says of the spec and labels is dropped, the status is its own', async () => {
+  await create('status-only');
+  const p = `${NS}/status-only/status?fieldManager=kubelet`;
+  const first = await srv.json(
+    'PATCH',
+    p,
+    { metadata: { labels: { app: 'changed' } }, spec: { activeDeadlineSeconds: 5 }, status: { phase: 'Running', message: 'one' } },
+    STRATEGIC,
+  );
+  expect(first.status).toBe(200);
+  expect(first.body.metadata.labels).toEqual({ app: 'a' });
+  expect(first.body.spec.activeDeadlineSeconds).toBeUndefined();
+  expect(first.body.status).toMatchObject({ phase: 'Running', message: 'one' });
+  const second = await srv.json('PATCH', p, { status: { message: 'two' } }, MERGE);
+  expect(second.body.status).toMatchObject({ phase: 'Running', message: 'two' });
+  const got = await srv.json('GET', `${NS}/status-only`);
+  expect(got.body.status).toEqual(second.body.status);
+  expect(got.body.spec).toEqual(first.body.spec);
+  expect(got.body.metadata.managedFields).toEqual(second.body.metadata.managedFields);
+});

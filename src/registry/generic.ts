@@ -998,10 +998,13 @@ export class ResourceStore {
       next = (statusLikeOf(this.def, subresource) as StatusLike).merge(input, cur);
       if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
     } else if (subresource === 'status') {
-      // Status writes change only status.
-      next = clone(cur);
-      if (input.status === undefined) delete next.status;
-      else next.status = clone(input.status);
+      // Status writes change only status: everything else is the current object's (copied), the
+      // status is the input's, taken as it is when the input was made for this attempt (a
+      // patch's result) rather than copied. A kubelet's status patch of a pod copied the pod's
+      // status twice (the current one with the object, then the input's over it).
+      const { status: _old, ...rest } = cur;
+      next = clone(rest as Obj);
+      if (input.status !== undefined) next.status = fresh ? input.status : clone(input.status);
       this.def.strategy.prepareForStatusUpdate?.(next, cur);
       // Server-side apply computed the new ownership on the input: keep it.
       if (managed && input.metadata.managedFields) next.metadata.managedFields = clone(input.metadata.managedFields);
