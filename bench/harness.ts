@@ -285,6 +285,11 @@ export async function createFloorServer(): Promise<{ url: string; ca: string; pi
   };
 }
 
+/** bench/watch-floor.ts (the watch fan-out floor). */
+export function watchFloorServer(): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
+  return tlsServer([path.join(ROOT, 'bench/watch-floor.ts')], {});
+}
+
 /**
  * bench/apply-floor.ts (the durable apply floor) over `template`, the stored text of one of the
  * server's objects after its strategic merge patch phase, with its log in a temporary directory.

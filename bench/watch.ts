@@ -3,12 +3,17 @@
  * 1,000 watchers on one resource, 200 writes/s for 30 s (`--quick`: 300 watchers, 8 s):
  * events delivered/s, delivery latency p50/p99 from write acknowledgement to receipt, lost and
  * duplicated events, server RSS; then the effect of 100 stalled watchers on write latency.
+ * `--floor`: the same against bench/watch-floor.ts, a bare Bun.serve that only writes each
+ * event's line to every open watch (no store, no watch cache): what this runtime and machine
+ * allow the fan-out.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startServer } from '../test/helpers/server';
+import { watchFloorServer } from './harness';
 
 const QUICK = process.argv.includes('--quick');
+const FLOOR = process.argv.includes('--floor');
 // `sample` watchers parse every event and time it; the others count event lines only (so the
 // client, which shares the 2 cores, costs less), and their line totals check nothing is lost.
 const OPTS = { watchers: QUICK ? 300 : 1000, writesPerSec: 200, seconds: QUICK ? 8 : 30, stalled: 100, sample: 50 };
@@ -33,7 +38,43 @@ interface Result {
   perRv: Record<string, [number, number, number]>;
 }
 
-async function run(srv: Awaited<ReturnType<typeof startServer>>, watchers: number, stalled: number, seconds: number) {
+/** What run() needs of the server under test. */
+interface Target {
+  url: string;
+  token: string;
+  ca: string;
+  proc: { pid: number };
+  json(method: string, p: string, body: unknown): Promise<{ status: number; body: Json }>;
+  logs(): string;
+  stop(): Promise<unknown>;
+}
+// biome-ignore lint/suspicious/noExplicitAny: decoded JSON answers
+type Json = any;
+
+/** The watch fan-out floor as a Target. */
+async function floorTarget(): Promise<Target> {
+  const f = await watchFloorServer();
+  const url = f.url.replace(/\/$/, '');
+  return {
+    url,
+    token: 'none',
+    ca: f.ca,
+    proc: { pid: f.pid },
+    async json(method, p, body) {
+      const r = await fetch(`${url}${p}`, {
+        method,
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+        tls: { ca: f.ca },
+      } as RequestInit);
+      return { status: r.status, body: await r.json() };
+    },
+    logs: () => '',
+    stop: async () => f.stop(),
+  };
+}
+
+async function run(srv: Target, watchers: number, stalled: number, seconds: number) {
   const spec = {
     url: `${srv.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0`,
     token: srv.token,
@@ -127,7 +168,10 @@ async function run(srv: Awaited<ReturnType<typeof startServer>>, watchers: numbe
 }
 
 async function main(): Promise<void> {
-  const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
+  const srv: Target = FLOOR
+    ? await floorTarget()
+    : await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
+  if (FLOOR) console.log('the floor: bench/watch-floor.ts');
   try {
     // A first object: Bun's fetch resolves a watch response only with its first bytes.
     await srv.json('POST', '/api/v1/namespaces/default/configmaps', {

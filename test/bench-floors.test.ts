@@ -3,10 +3,11 @@
  * answers 201 and refuses a name it holds with 409; the durable apply floor does what the
  * server does to the same object, the same apply giving the same fields and the same
  * managedFields (the floor is the server's mechanism with everything else left out, so that its
- * cost is a floor of the server's).
+ * cost is a floor of the server's); the watch fan-out floor sends every write to every open watch
+ * as the server's watch event lines.
  */
 import { afterAll, expect, test } from 'bun:test';
-import { applyFloorServer, createFloorServer } from '../bench/harness';
+import { applyFloorServer, createFloorServer, watchFloorServer } from '../bench/harness';
 import { serverForFile } from './helpers/server';
 
 const srv = serverForFile();
@@ -89,4 +90,42 @@ test('the apply floor: the same apply to the same object gives what the server g
   const again = await call(`${floor.url}${ns.slice(1)}/cm-7?fieldManager=bench&force=true`, floor.ca, init('cm-7'));
   expect(Number(again.body.metadata.resourceVersion)).toBeGreaterThan(Number(other.body.metadata.resourceVersion));
   expect(comparable(again.body)).toEqual(comparable(other.body));
+});
+
+test('the watch floor: every write reaches every open watch, in order, as a watch event line', async () => {
+  const floor = await watchFloorServer();
+  floors.push(floor);
+  const url = `${floor.url}${ns.slice(1)}`;
+  const opened = [0, 1].map(() => fetch(`${url}?watch=1`, { tls: { ca: floor.ca } } as RequestInit));
+  const readers = (await Promise.all(opened)).map((r) => {
+    expect(r.status).toBe(200);
+    return (r.body as ReadableStream<Uint8Array>).getReader();
+  });
+  const rvs: string[] = [];
+  for (const name of ['a', 'b', 'c']) {
+    const c = await call(url, floor.ca, {
+      method: 'POST',
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } }),
+    });
+    expect(c.status).toBe(201);
+    rvs.push(c.body.metadata.resourceVersion);
+  }
+  const dec = new TextDecoder();
+  for (const reader of readers) {
+    let text = '';
+    while (text.split('\n').length < 5) {
+      const r = await reader.read();
+      if (r.done) break;
+      text += dec.decode(r.value);
+    }
+    const events = text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Any);
+    // The seed each watch opens with, then the three writes.
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'ADDED', 'ADDED', 'ADDED']);
+    expect(events.slice(1).map((e) => e.object.metadata.resourceVersion)).toEqual(rvs);
+    expect(events.slice(1).map((e) => e.object.metadata.name)).toEqual(['a', 'b', 'c']);
+    await reader.cancel();
+  }
 });
