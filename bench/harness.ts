@@ -285,6 +285,30 @@ export async function createFloorServer(): Promise<{ url: string; ca: string; pi
   };
 }
 
+/**
+ * `count` pods pod-0, pod-1, ... in namespace `bench` (created first), each on the node
+ * `nodeOf(i)` names (bench/node-watchers.ts's and bench/pod-patch.ts's shape), 50 at a time.
+ */
+export async function createPods(
+  srv: { json: (method: string, p: string, body: unknown) => Promise<{ status: number }> },
+  count: number,
+  nodeOf: (i: number) => string,
+): Promise<void> {
+  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+  for (let i = 0; i < count; i += 50)
+    await Promise.all(
+      Array.from({ length: Math.min(50, count - i) }, async (_, j) => {
+        const r = await srv.json('POST', '/api/v1/namespaces/bench/pods', {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `pod-${i + j}`, labels: { app: 'bench' } },
+          spec: { nodeName: nodeOf(i + j), containers: [{ name: 'c', image: 'registry.example/app:1' }] },
+        });
+        if (r.status !== 201) throw new Error(`create pod-${i + j}: ${r.status}`);
+      }),
+    );
+}
+
 /** bench/watch-floor.ts (the watch fan-out floor). */
 export function watchFloorServer(): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   return tlsServer([path.join(ROOT, 'bench/watch-floor.ts')], {});

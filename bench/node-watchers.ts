@@ -19,7 +19,7 @@
  */
 import * as path from 'node:path';
 import { startServer } from '../test/helpers/server';
-import { threadCpu } from './harness';
+import { createPods, threadCpu } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const counts = (arg('watchers') ?? '0,1000,5000').split(',').map(Number);
@@ -36,20 +36,8 @@ function pct(xs: number[], p: number): number {
 for (const W of counts) {
   const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
   try {
-    await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
     const nodes = Math.max(W, 1);
-    for (let i = 0; i < PODS; i += 50) {
-      await Promise.all(
-        Array.from({ length: Math.min(50, PODS - i) }, (_, j) =>
-          srv.json('POST', '/api/v1/namespaces/bench/pods', {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: `pod-${i + j}`, labels: { app: 'bench' } },
-            spec: { nodeName: `node-${(i + j) % nodes}`, containers: [{ name: 'c', image: 'registry.example/app:1' }] },
-          }),
-        ),
-      );
-    }
+    await createPods(srv, PODS, (i) => `node-${i % nodes}`);
     const list = (await srv.json('GET', '/api/v1/namespaces/bench/pods?limit=1')).body as { metadata: { resourceVersion: string } };
     if (W > 0) {
       // Every kubelet lists its pods first (resourceVersion=0: from the watch cache), 16 at a time.

@@ -18,7 +18,7 @@
  */
 import * as path from 'node:path';
 import { startServer } from '../test/helpers/server';
-import { cpuReport, load, threadCpu } from './harness';
+import { cpuReport, createPods, load, threadCpu } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const PODS = Number(arg('pods') ?? 5000);
@@ -62,18 +62,7 @@ if (profile)
 
 const srv = await startServer({ args: ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'] });
 try {
-  await srv.json('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
-  for (let i = 0; i < PODS; i += 50)
-    await Promise.all(
-      Array.from({ length: Math.min(50, PODS - i) }, (_, j) =>
-        srv.json('POST', '/api/v1/namespaces/bench/pods', {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: `pod-${i + j}`, labels: { app: 'bench' } },
-          spec: { nodeName: `node-${i + j}`, containers: [{ name: 'c', image: 'registry.example/app:1' }] },
-        }),
-      ),
-    );
+  await createPods(srv, PODS, (i) => `node-${i}`);
   if (STATUS)
     for (let i = 0; i < PODS; i += 50)
       await Promise.all(

@@ -33,6 +33,22 @@ const num = (v: unknown, d: number): number => (typeof v === 'number' ? v : d);
 /** Entries a memo keeps per user (requests classified) or per flow schema (flow hashes) before it starts over. */
 const MEMO_ENTRIES = 1024;
 
+/** `make()` kept under `owner` and `key` (at most MEMO_ENTRIES keys per owner). */
+function memoized<O extends object, V>(memo: WeakMap<O, Map<string, V>>, owner: O, key: string, make: () => V): V {
+  let m = memo.get(owner);
+  if (m === undefined) {
+    m = new Map();
+    memo.set(owner, m);
+  }
+  let v = m.get(key);
+  if (v === undefined) {
+    v = make();
+    if (m.size >= MEMO_ENTRIES) m.clear();
+    m.set(key, v);
+  }
+  return v;
+}
+
 export const FLOW_SCHEMA_UID_HEADER = 'X-Kubernetes-PF-FlowSchema-UID';
 export const PRIORITY_LEVEL_UID_HEADER = 'X-Kubernetes-PF-PriorityLevel-UID';
 
@@ -218,34 +234,12 @@ export class FlowControl {
     const key = info.isResourceRequest
       ? `${info.verb}\u0000${info.group}\u0000${info.resource}\u0000${info.subresource}\u0000${info.namespace}`
       : `\u0001${info.verb}\u0000${info.path}`;
-    let m = this.classified.get(user);
-    if (m === undefined) {
-      m = new Map();
-      this.classified.set(user, m);
-    }
-    let fs = m.get(key);
-    if (fs === undefined) {
-      fs = classify(this.schemas, user, info) ?? null;
-      if (m.size >= MEMO_ENTRIES) m.clear();
-      m.set(key, fs);
-    }
-    return fs ?? undefined;
+    return memoized(this.classified, user, key, () => classify(this.schemas, user, info) ?? null) ?? undefined;
   }
 
   /** hashFlow of the flow, kept per schema and distinguisher (see `hashes`). */
   private flowHash(fs: CompiledFlowSchema, distinguisher: string): FlowHash {
-    let m = this.hashes.get(fs);
-    if (m === undefined) {
-      m = new Map();
-      this.hashes.set(fs, m);
-    }
-    let h = m.get(distinguisher);
-    if (h === undefined) {
-      h = hashFlow(fs.name, distinguisher);
-      if (m.size >= MEMO_ENTRIES) m.clear();
-      m.set(distinguisher, h);
-    }
-    return h;
+    return memoized(this.hashes, fs, distinguisher, () => hashFlow(fs.name, distinguisher));
   }
 
   /**
