@@ -53,7 +53,7 @@ import {
   specOf,
   TriggerTimes,
 } from './service-endpoints';
-import { follow, WorkQueue } from './workqueue';
+import { follow, followChanges, WorkQueue } from './workqueue';
 
 export const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
 export const MAX_ENDPOINTS_CAPACITY = 1000;
@@ -311,7 +311,7 @@ export class EndpointsController {
       ),
       // Endpoints changed or deleted by another: put back as their Service says (Endpoints
       // without a Service are not this controller's business until a Service goes).
-      follow(
+      followChanges(
         this.endpointsCache,
         () => {},
         (o) => {

@@ -49,7 +49,7 @@ import {
   writeOptions,
 } from './controller-utils';
 import { OwnerIndex } from './owner-index';
-import { follow, WorkQueue } from './workqueue';
+import { follow, followChanges, WorkQueue } from './workqueue';
 
 /** The most pods one sync creates or deletes (the reference's burstReplicas). */
 export const BURST_REPLICAS = 500;
@@ -249,7 +249,7 @@ export class ReplicaSetController {
           this.queue.add(this.keyOf(o));
         },
       ),
-      follow(
+      followChanges(
         this.podCache,
         () => {
           // A new pod watcher (at start, or after one ended): the events in between are not

@@ -9,7 +9,7 @@
 import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { WatchCache } from '../watch/cache';
-import type { EventType } from '../watch/events';
+import type { CachedObject, EventType } from '../watch/events';
 import type { Watcher } from '../watch/watcher';
 
 export class WorkQueue {
@@ -94,16 +94,32 @@ export class WorkQueue {
 
 /**
  * Follow every event of `cache` until `stop()`: `initial` gets the objects present at the start
- * (and again after a watcher had to be replaced), `onEvent` each change.
+ * (and again after a watcher had to be replaced), `onEvent` each change. The objects are the
+ * cache's shared parsed ones (CachedObject.shared, as events' are): read them, never change them.
+ * A restart with 100k pods had each of a dozen controllers parse every pod anew, 24 s of a
+ * blocked event loop and 10 GiB of RSS before the server answered (2026-11-29).
  */
 export function follow(cache: WatchCache, initial: (objs: Obj[]) => void, onEvent: (obj: Obj, type: EventType) => void): { stop(): void } {
+  return following(cache, (cached) => initial(cached.map((c) => c.shared)), onEvent);
+}
+
+/** As `follow` for a caller that needs no initial objects: `reset` is called where `initial` would be, nothing is parsed. */
+export function followChanges(cache: WatchCache, reset: () => void, onEvent: (obj: Obj, type: EventType) => void): { stop(): void } {
+  return following(cache, reset, onEvent);
+}
+
+function following(
+  cache: WatchCache,
+  initial: (cached: CachedObject[]) => void,
+  onEvent: (obj: Obj, type: EventType) => void,
+): { stop(): void } {
   let stopped = false;
   let current: Watcher | undefined;
   void (async () => {
     while (!stopped) {
-      const { watcher, initial: objs } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
+      const { watcher, initial: cached } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
       current = watcher;
-      initial(objs.map((c) => c.obj));
+      initial(cached);
       while (!stopped && !watcher.ended) for (const e of await watcher.next(Number.POSITIVE_INFINITY)) onEvent(e.obj, e.type);
     }
   })();

@@ -82,7 +82,7 @@ export class Kubelets {
   async start(): Promise<void> {
     await this.podCache.start();
     const { watcher, initial } = this.podCache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
-    for (const c of initial) this.reconcile(c.obj, false);
+    for (const c of initial) this.reconcile(c.shared, false);
     void (async () => {
       while (!this.stopped && !watcher.ended) {
         for (const e of await watcher.next(Number.POSITIVE_INFINITY)) this.reconcile(e.obj, e.type === 'DELETED');

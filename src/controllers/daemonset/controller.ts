@@ -43,7 +43,7 @@ import {
   templatePatch,
   truncateHistory,
 } from '../revisions';
-import { follow, WorkQueue } from '../workqueue';
+import { follow, followChanges, WorkQueue } from '../workqueue';
 import { daemonProbe, dsSpec, isRollingUpdate, minReadyOf, newDaemonPod, shouldRunOn, targetNode } from './placement';
 import { type DsStatus, daemonStatus, type NodeView, type Plan, planManage, planRollingUpdate } from './update';
 
@@ -103,7 +103,7 @@ export class DaemonSetController {
           this.queue.add(this.keyOf(o));
         },
       ),
-      follow(
+      followChanges(
         this.podCache,
         () => {
           if (!podWatched) {

@@ -21,7 +21,7 @@ import type { ResourceStore } from '../../registry/generic';
 import type { WatchCache } from '../../watch/cache';
 import { claim, controllerOf, labelsOf, selectorOf, writeOptions } from '../controller-utils';
 import { OwnerIndex } from '../owner-index';
-import { follow, WorkQueue } from '../workqueue';
+import { follow, followChanges, WorkQueue } from '../workqueue';
 import { checkPausedConditions } from './progress';
 import { rolloutRecreate } from './recreate';
 import { rolloutRolling } from './rolling';
@@ -77,7 +77,7 @@ export class DeploymentController implements Ops {
         },
         (rs) => this.onReplicaSet(rs),
       ),
-      follow(
+      followChanges(
         this.podCache,
         () => {},
         (p, type) => {

@@ -36,7 +36,7 @@ import {
   specOf,
   TriggerTimes,
 } from '../service-endpoints';
-import { follow, WorkQueue } from '../workqueue';
+import { follow, followChanges, WorkQueue } from '../workqueue';
 import { type DesiredGroup, MAX_ENDPOINTS_PER_SLICE, planSlices, type SliceEndpoint, type SlicePort } from './reconciler';
 import { cacheCaughtUp, type Written, writePlan } from './writer';
 
@@ -155,7 +155,7 @@ export class EndpointSliceController {
         },
       ),
       // A managed slice changed or deleted by another: its Service is synced again.
-      follow(
+      followChanges(
         this.sliceCache,
         () => {},
         (s) => {

@@ -20,7 +20,7 @@ import type { WatchCache } from '../../watch/cache';
 import { controllerRef, labelsOf } from '../controller-utils';
 import type { EndpointAddress, EndpointSubset } from '../endpoints';
 import { LAST_CHANGE_TRIGGER_TIME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, SKIP_MIRROR_LABEL, specOf } from '../service-endpoints';
-import { follow, WorkQueue } from '../workqueue';
+import { follow, followChanges, WorkQueue } from '../workqueue';
 import { type DesiredGroup, planSlices, type SliceEndpoint, type SlicePort } from './reconciler';
 import { cacheCaughtUp, type Written, writePlan } from './writer';
 
@@ -93,7 +93,7 @@ export class EndpointSliceMirroringController {
     this.follows.push(
       follow(this.serviceCache, all, (o) => this.queue.add(key(o))),
       follow(this.endpointsCache, all, (o) => this.queue.add(key(o))),
-      follow(
+      followChanges(
         this.sliceCache,
         () => {},
         (s) => {

@@ -32,7 +32,7 @@ import {
   templatePatch,
   truncateHistory,
 } from '../revisions';
-import { follow, WorkQueue } from '../workqueue';
+import { follow, followChanges, WorkQueue } from '../workqueue';
 import { completeRollingUpdate, type Revisions, type SetOps, updateStatefulSet } from './control';
 import { claimOwnerRefs, ordinalOf, podClaims, podRevision, type SetStatus, sspec } from './identity';
 
@@ -83,7 +83,7 @@ export class StatefulSetController implements SetOps {
         },
         (o) => this.queue.add(this.keyOf(o)),
       ),
-      follow(
+      followChanges(
         this.podCache,
         () => {},
         (p, type) => this.onPod(p, type),

@@ -33,7 +33,7 @@ import type { EventRecorder } from '../../registry/event-recorder';
 import type { ResourceStore } from '../../registry/generic';
 import type { WatchCache } from '../../watch/cache';
 import { phaseOf as podPhase, writeOptions } from '../controller-utils';
-import { follow, WorkQueue } from '../workqueue';
+import { follow, followChanges, WorkQueue } from '../workqueue';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
@@ -113,7 +113,7 @@ export class PersistentVolumeBinder {
           if (ref?.name) this.queue.add(`c/${ref.namespace}/${ref.name}`);
         },
       ),
-      follow(
+      followChanges(
         this.pods.cache,
         () => {},
         (p, type) => {
@@ -121,7 +121,7 @@ export class PersistentVolumeBinder {
           for (const n of podClaimNames(p)) this.queue.add(`c/${p.metadata.namespace}/${n}`);
         },
       ),
-      follow(this.classes.cache, () => {}, queueAll),
+      followChanges(this.classes.cache, () => {}, queueAll),
     );
     this.timer = setInterval(queueAll, this.opts.resyncMs ?? 15_000);
     this.timer.unref?.();

@@ -18,7 +18,7 @@
 import { cloneJson, type JsonObject, type Obj } from '../../api/meta';
 import type { SchemaSet } from '../../schema/engine';
 import { entryInfo, setManagedFields, typerFor, updateManaged, type WriteOptions, withoutManagedFields } from './apply';
-import { FieldSet, fieldPE, fieldSetOfTree, pathString } from './fieldset';
+import { type FieldSet, fieldPE, fieldSetOfTree, pathString } from './fieldset';
 import {
   decodeManagedFields,
   entryOrder,

@@ -1,0 +1,105 @@
+/**
+ * A restart with many pods: the server stopped and started again on a data directory of N Pods
+ * (~2.4 KB of JSON each, as bench/codec-lists.ts's), with its default controllers against the
+ * same server with none (the baseline: the store's load and the watch caches, the same run).
+ * Per start: the time to /readyz 200 (the test harness's startServer, which waits for it up to
+ * 5 s past listening, then polling), and to settled (the
+ * first of 20 small GETs, 50 ms apart, each answered within 50 ms: a controller's start can hold
+ * the event loop after readyz), and 3 s after that the server's CPU seconds since its start and
+ * its peak RSS (VmHWM).
+ *
+ *   bun bench/restart.ts [--pods=100000] [--rounds=3]
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startServer } from '../test/helpers/server';
+import { pod3k } from './fixtures';
+import { processCpuUs } from './harness';
+
+const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const PODS = Number(arg('pods') ?? 100_000);
+const ROUNDS = Number(arg('rounds') ?? 3);
+const ARGS = ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'];
+/** Both modes as the test harness runs the server (the CA publisher and pod GC off), or with no controller. */
+const MODES: Record<string, string> = {
+  'default controllers': '--controllers=*,-root-ca-certificate-publisher-controller,-pod-garbage-collector-controller',
+  'no controllers': '--controllers=',
+};
+
+function pod(i: number): Record<string, unknown> {
+  const p = pod3k(i) as { metadata: Record<string, unknown>; status?: unknown };
+  const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ownerReferences: _o, ...metadata } = p.metadata;
+  return { ...p, metadata: { ...metadata, name: `web-${i}`, namespace: 'bench' }, status: undefined };
+}
+
+const peakRss = (pid: number): number => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'restart-'));
+try {
+  {
+    const srv = await startServer({ args: [...ARGS, MODES['default controllers'] as string], dataDir });
+    await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = next++; i < PODS; i = next++) {
+          const r = await srv.json('POST', '/api/v1/namespaces/bench/pods', pod(i));
+          if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
+        }
+      }),
+    );
+    console.log(`created ${PODS} pods in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await srv.stop();
+  }
+  const results: Record<string, { ready: number[]; settled: number[]; cpu: number[]; peak: number[] }> = {};
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [mode, flag] of Object.entries(MODES)) {
+      const t0 = performance.now();
+      const srv = await startServer({ args: [...ARGS, flag], dataDir, startTimeoutMs: 300_000 });
+      const pid = srv.proc.pid;
+      for (;;) {
+        const r = await srv.fetch('/readyz').catch(() => undefined);
+        if (r?.status === 200) break;
+        await Bun.sleep(10);
+      }
+      const ready = performance.now() - t0;
+      let settled = 0;
+      for (let quick = 0; quick < 20; await Bun.sleep(50)) {
+        const s = performance.now();
+        const r = await srv.fetch('/api/v1/namespaces/bench/pods?limit=1');
+        await r.arrayBuffer();
+        if (r.status !== 200) throw new Error(`GET pods: ${r.status}`);
+        if (performance.now() - s > 50) quick = 0;
+        else if (quick++ === 0) settled = s - t0;
+      }
+      await Bun.sleep(3000);
+      const cpu = processCpuUs(pid) / 1e6;
+      const peak = peakRss(pid);
+      await srv.stop();
+      const r = (results[mode] ??= { ready: [], settled: [], cpu: [], peak: [] });
+      r.ready.push(ready);
+      r.settled.push(settled);
+      r.cpu.push(cpu);
+      r.peak.push(peak);
+      console.log(
+        `round ${round}, ${mode}: ready ${(ready / 1000).toFixed(2)} s, ` +
+          `settled ${(settled / 1000).toFixed(2)} s, CPU ${cpu.toFixed(2)} s, peak RSS ${peak.toFixed(0)} MiB`,
+      );
+    }
+  }
+  const line = (mode: string): string => {
+    const r = results[mode] as (typeof results)[string];
+    return `${mode}: ready ${(median(r.ready) / 1000).toFixed(2)} s, settled ${(median(r.settled) / 1000).toFixed(2)} s, CPU ${median(r.cpu).toFixed(2)} s, peak RSS ${median(r.peak).toFixed(0)} MiB`;
+  };
+  const d = results['default controllers'] as (typeof results)[string];
+  const b = results['no controllers'] as (typeof results)[string];
+  console.log(`\nrestart with ${PODS} pods, medians of ${ROUNDS}:\n  ${line('default controllers')}\n  ${line('no controllers')}`);
+  console.log(
+    `  default controllers / none: settled x${(median(d.settled) / median(b.settled)).toFixed(2)}, CPU x${(median(d.cpu) / median(b.cpu)).toFixed(2)}, peak RSS x${(median(d.peak) / median(b.peak)).toFixed(2)}`,
+  );
+} finally {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
