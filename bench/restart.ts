@@ -1,7 +1,8 @@
 /**
  * A restart with many pods: the server stopped and started again on a data directory of N Pods
  * (~2.4 KB of JSON each, as bench/codec-lists.ts's), with its default controllers against the
- * same server with none (the baseline: the store's load and the watch caches, the same run).
+ * same server with none and no scheduler (the baseline: the store's load, the watch caches and the
+ * simulated kubelets; the same run).
  * Per start: the time to /readyz 200 (the test harness's startServer, which waits for it up to
  * 5 s past listening, then polling), and to settled (the
  * first of 20 small GETs, 50 ms apart, each answered within 50 ms: a controller's start can hold
@@ -21,10 +22,13 @@ const arg = (name: string): string | undefined => process.argv.find((a) => a.sta
 const PODS = Number(arg('pods') ?? 100_000);
 const ROUNDS = Number(arg('rounds') ?? 3);
 const ARGS = ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0'];
-/** Both modes as the test harness runs the server (the CA publisher and pod GC off), or with no controller. */
-const MODES: Record<string, string> = {
-  'default controllers': '--controllers=*,-root-ca-certificate-publisher-controller,-pod-garbage-collector-controller',
-  'no controllers': '--controllers=',
+/**
+ * The controllers and scheduler as the test harness runs them (the CA publisher and pod GC off),
+ * or none of them (the simulated kubelets, which follow pods for the nodes they run, stay).
+ */
+const MODES: Record<string, string[]> = {
+  'default controllers': ['--controllers=*,-root-ca-certificate-publisher-controller,-pod-garbage-collector-controller'],
+  'no controllers': ['--controllers=', '--scheduler=false'],
 };
 
 function pod(i: number): Record<string, unknown> {
@@ -39,7 +43,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'restart-'));
 try {
   {
-    const srv = await startServer({ args: [...ARGS, MODES['default controllers'] as string], dataDir });
+    const srv = await startServer({ args: [...ARGS, ...(MODES['default controllers'] as string[])], dataDir });
     await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
     const t0 = performance.now();
     let next = 0;
@@ -56,9 +60,9 @@ try {
   }
   const results: Record<string, { ready: number[]; settled: number[]; cpu: number[]; peak: number[] }> = {};
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [mode, flag] of Object.entries(MODES)) {
+    for (const [mode, flags] of Object.entries(MODES)) {
       const t0 = performance.now();
-      const srv = await startServer({ args: [...ARGS, flag], dataDir, startTimeoutMs: 300_000 });
+      const srv = await startServer({ args: [...ARGS, ...flags], dataDir, startTimeoutMs: 300_000 });
       const pid = srv.proc.pid;
       for (;;) {
         const r = await srv.fetch('/readyz').catch(() => undefined);
