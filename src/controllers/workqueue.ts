@@ -10,6 +10,7 @@ import type { Obj } from '../api/meta';
 import { StatusError } from '../api/status';
 import type { WatchCache } from '../watch/cache';
 import type { CachedObject, EventType } from '../watch/events';
+import { sharedObjects } from '../watch/slices';
 import type { Watcher } from '../watch/watcher';
 
 export class WorkQueue {
@@ -97,10 +98,45 @@ export class WorkQueue {
  * (and again after a watcher had to be replaced), `onEvent` each change. The objects are the
  * cache's shared parsed ones (CachedObject.shared, as events' are): read them, never change them.
  * A restart with 100k pods had each of a dozen controllers parse every pod anew, 24 s of a
- * blocked event loop and 10 GiB of RSS before the server answered (2026-11-29).
+ * blocked event loop and 10 GiB of RSS before the server answered (2026-11-29). They are parsed
+ * in slices that let other requests in (watch/slices.ts): `initial` may come after `follow`
+ * returns; events follow it, in order.
  */
 export function follow(cache: WatchCache, initial: (objs: Obj[]) => void, onEvent: (obj: Obj, type: EventType) => void): { stop(): void } {
-  return following(cache, (cached) => initial(cached.map((c) => c.shared)), onEvent);
+  return following(
+    cache,
+    (cached, stopped) => {
+      const objs = sharedObjects(cached, stopped);
+      if (!(objs instanceof Promise)) return initial(objs);
+      return objs.then((o) => inTurn(() => stopped() || initial(o)));
+    },
+    onEvent,
+  );
+}
+
+/**
+ * The long initial lists' callbacks, one per turn of the event loop: the followers of one cache
+ * finish parsing together, and their callbacks (filing 100k pods in an index, say) back to back
+ * held the loop for 0.7 s (2026-11-29). Each runs whole, as a resync must (a controller's sync
+ * never sees half an index).
+ */
+let initialTurns: Promise<void> = Promise.resolve();
+function inTurn(fn: () => void): Promise<void> {
+  const run = initialTurns.then(
+    () =>
+      new Promise<void>((resolve, reject) =>
+        setImmediate(() => {
+          try {
+            fn();
+            resolve();
+          } catch (e) {
+            reject(e);
+          }
+        }),
+      ),
+  );
+  initialTurns = run.catch(() => {});
+  return run;
 }
 
 /** As `follow` for a caller that needs no initial objects: `reset` is called where `initial` would be, nothing is parsed. */
@@ -110,16 +146,18 @@ export function followChanges(cache: WatchCache, reset: () => void, onEvent: (ob
 
 function following(
   cache: WatchCache,
-  initial: (cached: CachedObject[]) => void,
+  initial: (cached: CachedObject[], stopped: () => boolean) => void | Promise<void>,
   onEvent: (obj: Obj, type: EventType) => void,
 ): { stop(): void } {
   let stopped = false;
   let current: Watcher | undefined;
+  const isStopped = (): boolean => stopped;
   void (async () => {
     while (!stopped) {
       const { watcher, initial: cached } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
       current = watcher;
-      initial(cached);
+      const started = initial(cached, isStopped);
+      if (started instanceof Promise) await started;
       while (!stopped && !watcher.ended) for (const e of await watcher.next(Number.POSITIVE_INFINITY)) onEvent(e.obj, e.type);
     }
   })();

@@ -23,6 +23,7 @@ import type { EventRecorder } from '../registry/event-recorder';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 import type { WatchCache } from '../watch/cache';
+import { eachInSlices, sharedObjects } from '../watch/slices';
 import type { Watcher } from '../watch/watcher';
 import { type ClusterObjects, NO_OBJECTS } from './cluster-objects';
 import type { Plugin } from './filters';
@@ -129,13 +130,13 @@ export class Scheduler {
 
   async start(): Promise<void> {
     await Promise.all([this.nodeCache.start(), this.podCache.start(), this.objects.start?.()]);
-    // Nodes first: the pods' initial events then find their nodes.
-    this.follow(
+    // Nodes first: the pods' initial events then find their nodes; the queue runs once both are in.
+    await this.follow(
       this.nodeCache,
       (type, o) => this.onNode(type, o),
       (names) => this.resyncNodes(names),
     );
-    this.follow(
+    await this.follow(
       this.podCache,
       (type, o) => this.onPod(type, o),
       (keys) => this.resyncPods(keys),
@@ -150,18 +151,30 @@ export class Scheduler {
     for (const x of this.watchers) x.end('closed');
   }
 
-  /** Watch a cache from now (its objects as ADDED), again after the watcher ends (a slow or reset watch: resync). */
-  private follow(cache: WatchCache, on: (type: string, o: Obj) => void, resync: (names: Set<string>) => void): void {
+  /**
+   * Watch a cache from now (its objects as ADDED), again after the watcher ends (a slow or reset
+   * watch: resync). The objects present are the cache's shared parses (read-only, as events'
+   * objects are), parsed and taken in slices that let other requests in (watch/slices.ts): a
+   * dozen followers each parsing 100k pods anew held a restart's event loop for 24 s, and the
+   * scheduler's own pass over them 1.2 s more. Resolves once they are all taken in.
+   */
+  private async follow(cache: WatchCache, on: (type: string, o: Obj) => void, resync: (names: Set<string>) => void): Promise<void> {
     const { watcher, initial } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
     this.watchers.push(watcher);
     const seen = new Set<string>();
-    for (const c of initial) {
-      // The cache's shared parse (read-only, as events' objects are): each of a dozen followers
-      // parsing 100k pods anew held a restart's event loop for 24 s.
-      const o = c.shared;
-      seen.add(o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata.name ?? ''));
-      on('ADDED', o);
-    }
+    const stopped = (): boolean => this.stopped;
+    const parsed = sharedObjects(initial, stopped);
+    const objs = parsed instanceof Promise ? await parsed : parsed;
+    const taken = eachInSlices(
+      objs,
+      (o) => {
+        seen.add(o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : (o.metadata.name ?? ''));
+        on('ADDED', o);
+      },
+      stopped,
+    );
+    if (taken) await taken;
+    if (this.stopped) return;
     resync(seen);
     void (async () => {
       while (!this.stopped && !watcher.ended) {
@@ -176,7 +189,7 @@ export class Scheduler {
       if (this.stopped) return;
       this.log(`scheduler: watch ended (${watcher.ended}), resyncing`);
       this.watchers.splice(this.watchers.indexOf(watcher), 1);
-      this.follow(cache, on, resync);
+      await this.follow(cache, on, resync);
     })();
   }
 

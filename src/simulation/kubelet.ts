@@ -19,6 +19,7 @@ import { EventQueue, EventRecorder } from '../registry/event-recorder';
 import type { ResourceStore } from '../registry/generic';
 import type { WriteOptions } from '../registry/options';
 import type { WatchCache } from '../watch/cache';
+import { eachInSlices, sharedObjects } from '../watch/slices';
 import { behaviourOf, type Profile, transition } from './behaviour';
 import type { NodeFleet, SimNode } from './nodes';
 import { buildStatus, containersOf, decodeRun, type RunState } from './pod-status';
@@ -82,7 +83,12 @@ export class Kubelets {
   async start(): Promise<void> {
     await this.podCache.start();
     const { watcher, initial } = this.podCache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
-    for (const c of initial) this.reconcile(c.shared, false);
+    // The cache's shared parses, parsed and reconciled in slices that let other requests in
+    // (watch/slices.ts); the watcher holds the events meanwhile.
+    const stopped = (): boolean => this.stopped;
+    const parsed = sharedObjects(initial, stopped);
+    const taken = eachInSlices(parsed instanceof Promise ? await parsed : parsed, (p) => this.reconcile(p, false), stopped);
+    if (taken) await taken;
     void (async () => {
       while (!this.stopped && !watcher.ended) {
         for (const e of await watcher.next(Number.POSITIVE_INFINITY)) this.reconcile(e.obj, e.type === 'DELETED');
