@@ -110,6 +110,7 @@ export function follow(cache: WatchCache, initial: (objs: Obj[]) => void, onEven
       if (!(objs instanceof Promise)) return initial(objs);
       return objs.then((o) => inTurn(() => stopped() || initial(o)));
     },
+    () => {},
     onEvent,
   );
 }
@@ -141,23 +142,31 @@ function inTurn(fn: () => void): Promise<void> {
 
 /** As `follow` for a caller that needs no initial objects: `reset` is called where `initial` would be, nothing is parsed. */
 export function followChanges(cache: WatchCache, reset: () => void, onEvent: (obj: Obj, type: EventType) => void): { stop(): void } {
-  return following(cache, reset, onEvent);
+  return following(cache, undefined, reset, onEvent);
 }
 
 function following(
   cache: WatchCache,
-  initial: (cached: CachedObject[], stopped: () => boolean) => void | Promise<void>,
+  initial: ((cached: CachedObject[], stopped: () => boolean) => void | Promise<void>) | undefined,
+  reset: () => void,
   onEvent: (obj: Obj, type: EventType) => void,
 ): { stop(): void } {
   let stopped = false;
   let current: Watcher | undefined;
   const isStopped = (): boolean => stopped;
+  const everything = { keyPrefix: '', match: () => true, all: true };
   void (async () => {
     while (!stopped) {
-      const { watcher, initial: cached } = cache.watch({ keyPrefix: '', match: () => true, all: true }, 'now');
-      current = watcher;
-      const started = initial(cached, isStopped);
-      if (started instanceof Promise) await started;
+      if (initial === undefined) {
+        current = cache.watchChanges(everything);
+        reset();
+      } else {
+        const w = cache.watch(everything, 'now');
+        current = w.watcher;
+        const started = initial(w.initial, isStopped);
+        if (started instanceof Promise) await started;
+      }
+      const watcher = current;
       while (!stopped && !watcher.ended) for (const e of await watcher.next(Number.POSITIVE_INFINITY)) onEvent(e.obj, e.type);
     }
   })();

@@ -624,7 +624,11 @@ export class WatchCache {
     const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.removeWatcher(x));
     if (from === 'now') {
       const ix = sel.index;
-      const listed = (ix && this.listWhere(sel.keyPrefix, ix.field, ix.value)) || this.list(sel.keyPrefix);
+      // A follower of every object (the controllers', `all` with no prefix) takes them in no
+      // particular order: a dozen of them starting at once on 100k pods walked the keys' order
+      // 11-15 ms each, in one turn.
+      const everything = sel.all === true && sel.keyPrefix === '';
+      const listed = everything ? this.state.all() : (ix && this.listWhere(sel.keyPrefix, ix.field, ix.value)) || this.list(sel.keyPrefix);
       const initial = sel.all === true ? listed : listed.filter((c) => sel.match(c.view));
       const revision = this.revision;
       w.delivered = revision;
@@ -639,6 +643,14 @@ export class WatchCache {
       if (e.rv > from) w.offer(e);
     }
     return { watcher: w, initial: [], revision: this.revision };
+  }
+
+  /** A watcher for the changes after now, without the current objects (a follower that needs none of them). */
+  watchChanges(sel: Selection): Watcher {
+    const w = new Watcher(sel, this.rev, this.maxQueue, (x) => this.removeWatcher(x));
+    w.delivered = this.revision;
+    this.addWatcher(w);
+    return w;
   }
 
   /** Whether `keyPrefix` is one namespace's (`<prefix><namespace>/`), which byNamespace indexes. */
