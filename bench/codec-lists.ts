@@ -15,19 +15,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startServer } from '../test/helpers/server';
-import { pod3k } from './fixtures';
-import { load, smallGets, threadCpu } from './harness';
+import { createdPod3k } from './fixtures';
+import { createMany, load, smallGets, threadCpu } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const PODS = Number(arg('pods') ?? 100_000);
 const PHASE_MS = Number(arg('phase-ms') ?? 10_000);
 const ARGS = ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--feature-gates=CBORServingAndStorage=true'];
-
-function pod(i: number): Record<string, unknown> {
-  const p = pod3k(i) as { metadata: Record<string, unknown>; status?: unknown };
-  const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ownerReferences: _o, ...metadata } = p.metadata;
-  return { ...p, metadata: { ...metadata, name: `web-${i}`, namespace: 'bench' }, status: undefined };
-}
 
 const peakRss = (pid: number): number => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const resetPeak = (pid: number): void => fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -55,17 +49,8 @@ for (const poolSize of [1, 0]) {
   try {
     if (poolSize === 1) {
       await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
-      const t0 = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 64 }, async () => {
-          for (let i = next++; i < PODS; i = next++) {
-            const r = await srv.json('POST', '/api/v1/namespaces/bench/pods', pod(i));
-            if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
-          }
-        }),
-      );
-      report(`created ${PODS} pods in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      const secs = await createMany(srv, '/api/v1/namespaces/bench/pods', PODS, createdPod3k);
+      report(`created ${PODS} pods in ${secs.toFixed(1)} s`);
     } else {
       // Wait for the restarted server's watch cache to hold every pod.
       for (;;) {

@@ -90,3 +90,10 @@ export function listPod(i: number): Record<string, unknown> {
     },
   };
 }
+
+/** bench/codec-lists.ts's and bench/restart.ts's pod: pod3k's (~2.4 KB) as a client creates it, `web-<i>` in `bench`, without status or owners. */
+export function createdPod3k(i: number): Record<string, unknown> {
+  const p = pod3k(i) as { metadata: Record<string, unknown>; status?: unknown };
+  const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ownerReferences: _o, ...metadata } = p.metadata;
+  return { ...p, metadata: { ...metadata, name: `web-${i}`, namespace: 'bench' }, status: undefined };
+}

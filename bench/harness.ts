@@ -309,6 +309,29 @@ export async function createPods(
     );
 }
 
+/**
+ * `count` objects POSTed to `path` by 64 concurrent loops, `bodyOf(i)` each (bench/codec-lists.ts's
+ * and bench/restart.ts's 100k pods); any answer but 201 throws. Resolves with the seconds taken.
+ */
+export async function createMany(
+  srv: { json: (method: string, p: string, body: unknown) => Promise<{ status: number; body: unknown }> },
+  path: string,
+  count: number,
+  bodyOf: (i: number) => unknown,
+): Promise<number> {
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const r = await srv.json('POST', path, bodyOf(i));
+        if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
+
 /** bench/watch-floor.ts (the watch fan-out floor). */
 export function watchFloorServer(): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   return tlsServer([path.join(ROOT, 'bench/watch-floor.ts')], {});

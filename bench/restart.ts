@@ -14,8 +14,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startServer } from '../test/helpers/server';
-import { pod3k } from './fixtures';
-import { processCpuUs } from './harness';
+import { createdPod3k } from './fixtures';
+import { createMany, processCpuUs } from './harness';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const PODS = Number(arg('pods') ?? 100_000);
@@ -30,12 +30,6 @@ const MODES: Record<string, string[]> = {
   'no controllers': ['--controllers=', '--scheduler=false'],
 };
 
-function pod(i: number): Record<string, unknown> {
-  const p = pod3k(i) as { metadata: Record<string, unknown>; status?: unknown };
-  const { uid: _u, resourceVersion: _r, creationTimestamp: _c, ownerReferences: _o, ...metadata } = p.metadata;
-  return { ...p, metadata: { ...metadata, name: `web-${i}`, namespace: 'bench' }, status: undefined };
-}
-
 const peakRss = (pid: number): number => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -44,17 +38,8 @@ try {
   {
     const srv = await startServer({ args: [...ARGS, ...(MODES['default controllers'] as string[])], dataDir });
     await srv.json('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
-    const t0 = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        for (let i = next++; i < PODS; i = next++) {
-          const r = await srv.json('POST', '/api/v1/namespaces/bench/pods', pod(i));
-          if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
-        }
-      }),
-    );
-    console.log(`created ${PODS} pods in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const secs = await createMany(srv, '/api/v1/namespaces/bench/pods', PODS, createdPod3k);
+    console.log(`created ${PODS} pods in ${secs.toFixed(1)} s`);
     await srv.stop();
   }
   const results: Record<string, { ready: number[]; idle: number[]; slowest: number[]; cpu: number[]; peak: number[] }> = {};
