@@ -77,7 +77,8 @@ try {
       const cpu = processCpuUs(pid) / 1e6;
       const peak = peakRss(pid);
       await srv.stop();
-      const r = (results[mode] ??= { ready: [], idle: [], slowest: [], cpu: [], peak: [] });
+      const r = results[mode] ?? { ready: [], idle: [], slowest: [], cpu: [], peak: [] };
+      results[mode] = r;
       r.ready.push(ready);
       r.idle.push(idle);
       r.slowest.push(slowest);
