@@ -4,6 +4,7 @@ import generated from '../../schema/generated/definitions.json';
 import { overlays } from '../../schema/overlays';
 import type { Definitions } from '../../schema/types';
 import { FieldSet, fieldPE, recordUpdate, recordUpdateSlow } from './index';
+import { sameShape, shapeOf, shapeTree } from './typed';
 
 // biome-ignore lint/suspicious/noExplicitAny: test data
 type Any = any;
@@ -192,4 +193,78 @@ describe('recordUpdate: entries a write does not reach keep their FieldsV1 trees
     }
     expect(subresourceWrites).toBeGreaterThan(50);
   });
+});
+
+describe('recordUpdate on a create: the last create of the definition is reused only for the same shape and writer', () => {
+  const create = (o: Any, manager: string, now = at(3), ignoredFields?: FieldSet): Any => {
+    recordUpdate(undefined, o, { apiVersion: 'v1', schemas, defName: POD, now, manager, ignoredFields });
+    return o.metadata.managedFields;
+  };
+  const slow = (o: Any, manager: string, now = at(3), ignoredFields?: FieldSet): Any => {
+    recordUpdateSlow(undefined, o, { apiVersion: 'v1', schemas, defName: POD, now, manager, ignoredFields });
+    return o.metadata.managedFields;
+  };
+
+  test('alternating shapes, managers, times and ignored fields each get what the general path gives', () => {
+    const status = FieldSet.of([fieldPE('status')]);
+    const variants: [string, (o: Any) => void][] = [
+      ['as is', () => {}],
+      ['a label more', (o) => (o.metadata.labels.tier = 'front')],
+      ['keys in another order', (o) => (o.metadata = { namespace: o.metadata.namespace, ...o.metadata })],
+      ['a container image changed', (o) => (o.spec.containers[0].image = 'nginx:1.28')],
+      ['a null value', (o) => (o.spec.nodeName = null)],
+      ['an empty map', (o) => (o.metadata.labels = {})],
+      ['no status', (o) => delete o.status],
+    ];
+    let i = 0;
+    for (const manager of ['kubectl-create', 'kube-controller-manager'])
+      for (const ignored of [undefined, status])
+        for (const [what, change] of variants)
+          for (let twice = 0; twice < 2; twice++) {
+            const a = pod();
+            const b = pod();
+            change(a);
+            change(b);
+            const now = at(10 + i++);
+            expect([what, create(a, manager, now, ignored)]).toEqual([what, slow(b, manager, now, ignored)]);
+          }
+  });
+
+  test('a manager differing from the last create of the same shape is recorded as itself', () => {
+    expect(create(pod(), 'first')[0].manager).toBe('first');
+    expect(create(pod(), 'second')[0].manager).toBe('second');
+    expect(create(pod(), 'second')[0].manager).toBe('second');
+  });
+});
+
+test('sameShape(v, shapeTree(w)) holds exactly when shapeOf(v) is shapeOf(w)', () => {
+  const values: unknown[] = [
+    null,
+    undefined,
+    1,
+    'a',
+    true,
+    {},
+    [],
+    [1],
+    ['1'],
+    [{ a: 1 }],
+    { a: 1 },
+    { a: 'x' },
+    { a: null },
+    { a: undefined },
+    { a: {} },
+    { a: [] },
+    { b: 1 },
+    { a: 1, b: 1 },
+    { b: 1, a: 1 },
+    { a: { b: 1 } },
+    { a: { b: 1, c: [1, 2] } },
+    { a: { b: 1, c: [1, 3] } },
+    { a: { b: 1, c: [1, 2] }, d: 1 },
+    { '1:a': 1 },
+    { '1': { a: 1 } },
+  ];
+  for (const v of values)
+    for (const w of values) expect([v, w, sameShape(v, shapeTree(w))]).toEqual([v, w, shapeOf(v) === shapeOf(w)]);
 });
