@@ -70,6 +70,19 @@ describe('parseRequestInfo', () => {
     expect(parseRequestInfo('GET', '/api/v1/watch/namespaces/ns/configmaps', q)).toMatchObject({ verb: 'watch' });
     expect(parseRequestInfo('GET', '/api/v1/pods', new URLSearchParams('watch=true'))).toMatchObject({ verb: 'watch' });
   });
+  test("a create's path parsed again is the same frozen answer; other writes and names are parsed anew", () => {
+    const path = '/apis/coordination.k8s.io/v1/namespaces/memo/leases';
+    const first = parseRequestInfo('POST', path, q);
+    expect(first).toMatchObject({ verb: 'create', group: 'coordination.svc.io', brand: 'k8s', resource: 'leases', namespace: 'memo' });
+    expect(parseRequestInfo('POST', path, q)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(parseRequestInfo('DELETE', path, q)).toMatchObject({ verb: 'deletecollection' });
+    const named = '/api/v1/namespaces/memo/pods/p/eviction';
+    expect(parseRequestInfo('POST', named, q)).not.toBe(parseRequestInfo('POST', named, q));
+    // Past the bound the memo starts again, with answers as before.
+    for (let i = 0; i < 300; i++) expect(parseRequestInfo('POST', `/api/v1/namespaces/n${i}/configmaps`, q)).toMatchObject({ namespace: `n${i}` });
+    expect(parseRequestInfo('POST', path, q)).toEqual(first);
+  });
   test('non-resource paths', () => {
     expect(parseRequestInfo('GET', '/version', q)).toMatchObject({ isResourceRequest: false, path: '/version' });
     expect(parseRequestInfo('GET', '/api', q)).toMatchObject({ isResourceRequest: false });

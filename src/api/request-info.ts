@@ -56,7 +56,30 @@ function unescapeSegment(seg: string, path: string): string {
   }
 }
 
+/**
+ * Parsed writes to collections (creates), by method and path: a client's loop sends the same
+ * one again and again. Names vary too much elsewhere (a GET's verb depends on its query too).
+ * Emptied when full. The RequestInfo objects are shared, and frozen: nothing changes them.
+ */
+const collectionWrites = new Map<string, RequestInfo>();
+const MAX_COLLECTION_WRITES = 256;
+
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  if (method !== 'POST') return parse(method, path, query);
+  let info = collectionWrites.get(path);
+  if (info === undefined) {
+    info = parse(method, path, query);
+    if (info.isResourceRequest && info.name === '') {
+      if (collectionWrites.size >= MAX_COLLECTION_WRITES) collectionWrites.clear();
+      // Frozen: a change to a shared one would throw (modules are strict) instead of leaking.
+      Object.freeze(info.parts);
+      collectionWrites.set(path, Object.freeze(info));
+    }
+  }
+  return info;
+}
+
+function parse(method: string, path: string, query: URLSearchParams): RequestInfo {
   const m = method.toUpperCase();
   const segs = path.split('/');
   if (segs[0] === '') segs.shift();
