@@ -22,10 +22,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { decodeEntry, encodeEntry, Reader, Writer } from './codec';
+import { DirectFile } from './direct-file';
 import { mapFile } from './map-file';
 import { PackedKeyValue, PackedValue } from './packed';
 import { type KeyValue, type Revision, StoreError } from './types';
-import { fdatasync, fsyncDir, writeAll } from './wal';
+import { fsyncDir } from './wal';
 
 const MAGIC = new TextEncoder().encode('SVCSNAP3');
 /** The same records under crc32c (until 2026-11-29); loaded as well. */
@@ -135,12 +136,13 @@ export async function writeSnapshot(
   fsyncMode: 'always' | 'none' = 'always',
   /** While it returns a rate (bytes/s), the writer keeps to it; 0: as fast as it goes. */
   pace: () => number = () => 0,
+  /** Past the page cache where the file system allows it (src/store/direct-file.ts); false: never. */
+  direct = true,
 ): Promise<{ file: string; bytes: number; keys: number }> {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${rev.toString(16).padStart(16, '0')}.snap`);
   const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  let pos = 0;
+  const out = DirectFile.open(tmp, direct);
   let crc = 0;
   let keys = 0;
   const began = performance.now();
@@ -150,19 +152,18 @@ export async function writeSnapshot(
     const flush = async () => {
       const data = w.take();
       crc = Bun.hash.crc32(data, crc);
-      await writeAll(fd, data, pos);
-      pos += data.length;
+      await out.write(data);
       w.len = 0;
       // Synced as it goes, SYNC_BYTES at a time: one fdatasync of the whole file at the end
       // flushed hundreds of MB at once, and the WAL's own fdatasyncs queued behind it.
-      if (fsyncMode === 'always' && pos - synced >= SYNC_BYTES) {
-        await fdatasync(fd);
-        synced = pos;
+      if (fsyncMode === 'always' && out.length - synced >= SYNC_BYTES) {
+        await out.sync();
+        synced = out.length;
       }
       // Paced: ahead of `rate` bytes a second since the start, wait (a little at a time, so that
       // a rate lifted meanwhile takes effect at once).
       for (let rate = pace(); rate > 0; rate = pace()) {
-        const ahead = (pos * 1000) / rate - (performance.now() - began);
+        const ahead = (out.length * 1000) / rate - (performance.now() - began);
         if (ahead <= 0) break;
         await new Promise((r) => setTimeout(r, Math.min(ahead, 100)));
       }
@@ -187,21 +188,21 @@ export async function writeSnapshot(
     await flush();
     const tail = new Uint8Array(4);
     new DataView(tail.buffer).setUint32(0, crc, true);
-    await writeAll(fd, tail, pos);
-    pos += 4;
-    if (fsyncMode === 'always') await fdatasync(fd);
+    await out.write(tail);
+    await out.finish();
+    if (fsyncMode === 'always') await out.sync();
   } catch (e) {
     // A half-written snapshot (a full disk, most likely) must not keep its space.
-    fs.closeSync(fd);
+    out.close();
     fs.rmSync(tmp, { force: true });
     throw e;
   }
-  fs.closeSync(fd);
+  out.close();
   fs.renameSync(tmp, file);
   if (fsyncMode === 'always') fsyncDir(dir);
   // Unlinked off the event loop: a snapshot's file is as large as the store (~30 ms per 130 MB).
   await Promise.all(snapshotFiles(dir).flatMap((old) => (old.rev < rev ? [fs.promises.rm(old.file, { force: true })] : [])));
-  return { file, bytes: pos, keys };
+  return { file, bytes: out.length, keys };
 }
 
 /**
