@@ -80,7 +80,8 @@ describe('parseRequestInfo', () => {
     const named = '/api/v1/namespaces/memo/pods/p/eviction';
     expect(parseRequestInfo('POST', named, q)).not.toBe(parseRequestInfo('POST', named, q));
     // Past the bound the memo starts again, with answers as before.
-    for (let i = 0; i < 300; i++) expect(parseRequestInfo('POST', `/api/v1/namespaces/n${i}/configmaps`, q)).toMatchObject({ namespace: `n${i}` });
+    for (let i = 0; i < 300; i++)
+      expect(parseRequestInfo('POST', `/api/v1/namespaces/n${i}/configmaps`, q)).toMatchObject({ namespace: `n${i}` });
     expect(parseRequestInfo('POST', path, q)).toEqual(first);
   });
   test('non-resource paths', () => {

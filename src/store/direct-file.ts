@@ -17,8 +17,9 @@
  * file system refuses O_DIRECT (tmpfs: EINVAL at open, or at the first write), the file is
  * written through the page cache, the same bytes at the same offsets.
  */
-import * as fs from 'node:fs';
+
 import { ptr } from 'bun:ffi';
+import * as fs from 'node:fs';
 import { fdatasync, writeAll } from './wal';
 
 /** The alignment O_DIRECT asks of offsets, lengths and memory (the largest logical block in use). */

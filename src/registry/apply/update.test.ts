@@ -265,6 +265,5 @@ test('sameShape(v, shapeTree(w)) holds exactly when shapeOf(v) is shapeOf(w)', (
     { '1:a': 1 },
     { '1': { a: 1 } },
   ];
-  for (const v of values)
-    for (const w of values) expect([v, w, sameShape(v, shapeTree(w))]).toEqual([v, w, shapeOf(v) === shapeOf(w)]);
+  for (const v of values) for (const w of values) expect([v, w, sameShape(v, shapeTree(w))]).toEqual([v, w, shapeOf(v) === shapeOf(w)]);
 });
