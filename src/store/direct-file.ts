@@ -14,9 +14,9 @@
  * block: bytes are gathered in a 4 MiB staging buffer that starts on a page (its address taken
  * with bun:ffi's ptr), written a whole stage at a time at stage-aligned offsets; the last,
  * partial stage is written padded to a block and the file truncated to its length. Where the
- * file system refuses O_DIRECT (EINVAL at open, or at a write whose memory is aligned less than the
- * device wants), the file is
- * written through the page cache, the same bytes at the same offsets.
+ * file system refuses O_DIRECT (EINVAL at open, or at a write whose memory is aligned less than
+ * the device wants), the file is written through the page cache, the same bytes at the same
+ * offsets.
  */
 
 import { ptr } from 'bun:ffi';
