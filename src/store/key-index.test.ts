@@ -171,3 +171,24 @@ describe('KeyIndex', () => {
     expect(seen).toEqual(before);
   });
 });
+
+test('KeyIndex: a key looked up, written, compacted away and written again reads as it is at each step', () => {
+  const ix = new KeyIndex();
+  expect(ix.latest('k')).toBeUndefined();
+  expect(ix.versions('k')).toBeUndefined();
+  ix.append(v('k', 1, 1, 1));
+  expect(ix.latest('k')).toEqual(v('k', 1, 1, 1));
+  ix.append(tombstone('k', 2));
+  expect(ix.latest('k')).toBeUndefined();
+  expect(ix.at('k', 1)).toEqual(v('k', 1, 1, 1));
+  // Compaction drops the key altogether (its last version is a tombstone).
+  ix.compact(2);
+  expect(ix.versions('k')).toBeUndefined();
+  expect(ix.size).toBe(0);
+  ix.append(v('k', 3, 3, 1));
+  expect(ix.latest('k')).toEqual(v('k', 3, 3, 1));
+  expect(ix.versions('k')).toHaveLength(1);
+  // Another key between two lookups of the first.
+  expect(ix.latest('other')).toBeUndefined();
+  expect(ix.latest('k')?.modRevision).toBe(3);
+});

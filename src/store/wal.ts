@@ -90,6 +90,9 @@ function lenCheck32(len: number): number {
 
 /** The IEEE CRC-32 of a frame's rev and body, as append writes it. */
 export const frameCrc = (bytes: Uint8Array): number => Bun.hash.crc32(bytes);
+/** A frame's revision as its 8 bytes (append's CRC). */
+const revBytes8 = new Uint8Array(8);
+const revBytes = new DataView(revBytes8.buffer);
 
 function segmentName(seq: number, firstRev: Revision): string {
   return `${seq.toString(16).padStart(16, '0')}-${firstRev.toString(16).padStart(16, '0')}.wal`;
@@ -357,7 +360,9 @@ export class Wal {
     b.view.setUint32(p + 4, lenCheck32(len), true);
     b.view.setFloat64(p + HEADER, rev, true);
     b.buf.set(body, p + HEADER + 8);
-    b.view.setUint32(p + 8, frameCrc(b.buf.subarray(p + HEADER, p + HEADER + len)), true);
+    // The frame's CRC (revision, then body) chained over the two, without a view of the frame.
+    revBytes.setFloat64(0, rev, true);
+    b.view.setUint32(p + 8, Bun.hash.crc32(body, frameCrc(revBytes8)), true);
     b.buf.fill(0, p + HEADER + len, p + size);
     b.len += size;
     if (b.firstRev === 0) b.firstRev = rev;

@@ -65,3 +65,22 @@ test('a range reads the keys added since the last rebuild in order, and skips de
   expect(s.range('/a/', '/a0', 2).map((c) => (c as unknown as { key: string }).key)).toEqual(['/a/1', '/a/2']);
   expect(s.range('/', '\uffff').length).toBe(4);
 });
+
+test('a key read, set, deleted and set again reads as it is at each step (the last lookup is remembered)', () => {
+  const s = new CacheState();
+  const k = '/registry/pods/ns/a';
+  expect(s.get(k)).toBeUndefined();
+  expect(s.set(k, obj(k, 1))).toBe(true);
+  expect(s.get(k)).toEqual(obj(k, 1));
+  expect(s.set(`${'/registry/pods/ns/'}a`, obj(k, 2))).toBe(false);
+  expect(s.get(k)).toEqual(obj(k, 2));
+  expect(s.delete(k)).toBe(true);
+  expect(s.get(k)).toBeUndefined();
+  expect(s.delete(k)).toBe(false);
+  expect(s.set(k, obj(k, 3))).toBe(true);
+  expect(s.get(k)).toEqual(obj(k, 3));
+  s.clear();
+  expect(s.get(k)).toBeUndefined();
+  expect(s.set(k, obj(k, 4))).toBe(true);
+  expect(s.size).toBe(1);
+});
