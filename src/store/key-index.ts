@@ -81,21 +81,6 @@ export class KeyIndex {
   private readonly compactable = new Set<string>();
   /** The history spill's table, once the store has one. */
   slots: SpillSlots | undefined;
-  /**
-   * The key looked up last and its history (undefined: none): a write looks its key up three
-   * times (the transaction's compare, the put, the append), each a miss in a large hash table
-   * for a new key. Kept right by every change of `map`.
-   */
-  private lastKey: string | undefined;
-  private lastH: Entry[] | undefined;
-
-  private lookup(key: string): Entry[] | undefined {
-    if (key === this.lastKey) return this.lastH;
-    const h = this.map.get(key);
-    this.lastKey = key;
-    this.lastH = h;
-    return h;
-  }
 
   /** Number of keys with any retained history (live or tombstoned). */
   get size(): number {
@@ -104,7 +89,7 @@ export class KeyIndex {
 
   /** Newest version of `key` if it is live (including writes not yet durable). */
   latest(key: string): KeyValue | undefined {
-    const h = this.lookup(key);
+    const h = this.map.get(key);
     const last = h?.[h.length - 1] as KeyValue | undefined;
     return last === undefined || isTombstone(last) ? undefined : last;
   }
@@ -114,7 +99,7 @@ export class KeyIndex {
    * replaces entries in it (a version by its spilled form, same revisions).
    */
   versions(key: string): Entry[] | undefined {
-    return this.lookup(key);
+    return this.map.get(key);
   }
 
   /** The modRevision of a history entry. */
@@ -132,7 +117,7 @@ export class KeyIndex {
    * undefined when the index no longer holds it.
    */
   written(key: string, rev: Revision): { kv: KeyValue; prev: KeyValue | undefined } | undefined {
-    const h = this.lookup(key);
+    const h = this.map.get(key);
     if (h === undefined) return undefined;
     const last = h.length - 1;
     const i = (h[last] as KeyValue).modRevision === rev ? last : this.indexOf(h, rev);
@@ -158,13 +143,13 @@ export class KeyIndex {
 
   /** The live version of `key` at revision `rev`. */
   at(key: string, rev: Revision): KeyValue | undefined {
-    const h = this.lookup(key);
+    const h = this.map.get(key);
     return h === undefined ? undefined : versionAt(h, rev, key, this.slots);
   }
 
   /** Record a new version (a put, or a tombstone). Its modRevision must exceed the key's last one. */
   append(kv: KeyValue): void {
-    this.appendTo(this.lookup(kv.key), kv);
+    this.appendTo(this.map.get(kv.key), kv);
   }
 
   /** append() for a caller that just looked the key's history up (versions()): one lookup less. */
@@ -173,8 +158,6 @@ export class KeyIndex {
       const fresh = [kv];
       this.order.add(kv.key);
       this.map.set(kv.key, fresh);
-      this.lastKey = kv.key;
-      this.lastH = fresh;
       if (isTombstone(kv)) this.compactable.add(kv.key);
       return;
     }
@@ -207,8 +190,6 @@ export class KeyIndex {
     const fresh = [kv];
     this.order.add(kv.key);
     this.map.set(kv.key, fresh);
-    this.lastKey = kv.key;
-    this.lastH = fresh;
   }
 
   /**
@@ -306,7 +287,6 @@ export class KeyIndex {
     if (h.length === 0) {
       this.order.remove(key);
       this.map.delete(key);
-      if (key === this.lastKey) this.lastH = undefined;
       this.compactable.delete(key);
     } else if (h.length === 1 && !isTombstone(h[0] as KeyValue)) {
       this.compactable.delete(key);

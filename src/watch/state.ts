@@ -14,44 +14,29 @@ interface Slot {
 export class CacheState {
   private readonly map = new Map<string, Slot>();
   private readonly order = new OrderedKeys();
-  /** The key looked up last and its slot (a write's event reads the key's object, then sets it). */
-  private lastKey: string | undefined;
-  private lastSlot: Slot | undefined;
-
-  private slot(key: string): Slot | undefined {
-    if (key === this.lastKey) return this.lastSlot;
-    const s = this.map.get(key);
-    this.lastKey = key;
-    this.lastSlot = s;
-    return s;
-  }
 
   get size(): number {
     return this.map.size;
   }
 
   get(key: string): CachedObject | undefined {
-    return this.slot(key)?.c;
+    return this.map.get(key)?.c;
   }
 
   /** Set `key` to `c`; true when the key was not there. */
   set(key: string, c: CachedObject): boolean {
-    const s = this.slot(key);
+    const s = this.map.get(key);
     if (s !== undefined) {
       s.c = c;
       return false;
     }
-    const fresh = { c };
-    this.map.set(key, fresh);
-    this.lastKey = key;
-    this.lastSlot = fresh;
+    this.map.set(key, { c });
     this.order.add(key);
     return true;
   }
 
   /** Remove `key`; true when it was there. */
   delete(key: string): boolean {
-    if (key === this.lastKey) this.lastSlot = undefined;
     if (!this.map.delete(key)) return false;
     this.order.remove(key);
     return true;
@@ -59,8 +44,6 @@ export class CacheState {
 
   clear(): void {
     this.map.clear();
-    this.lastKey = undefined;
-    this.lastSlot = undefined;
     this.order.clear();
   }
 
