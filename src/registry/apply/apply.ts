@@ -30,18 +30,8 @@ import {
   STRIPPED_FIELDS,
   stripManager,
 } from './managed-fields';
-import {
-  compare,
-  deepEqual,
-  ensureNamedFieldsAreMembers,
-  memoFor,
-  merge,
-  removeItems,
-  shapeOf,
-  TypedValueError,
-  Typer,
-  toFieldSet,
-} from './typed';
+import { memoFor, shapeOf } from './shape';
+import { compare, deepEqual, ensureNamedFieldsAreMembers, merge, removeItems, TypedValueError, Typer, toFieldSet } from './typed';
 
 export interface WriteOptions {
   /** The field manager (`fieldManager`, or the user-agent prefix); empty becomes `unknown`. */

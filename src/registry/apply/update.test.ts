@@ -4,7 +4,7 @@ import generated from '../../schema/generated/definitions.json';
 import { overlays } from '../../schema/overlays';
 import type { Definitions } from '../../schema/types';
 import { FieldSet, fieldPE, recordUpdate, recordUpdateSlow } from './index';
-import { sameShape, shapeOf, shapeTree } from './typed';
+import { sameShape, shapeOf, shapeTree } from './shape';
 
 // biome-ignore lint/suspicious/noExplicitAny: test data
 type Any = any;

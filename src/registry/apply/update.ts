@@ -29,7 +29,8 @@ import {
   managerId,
   STRIPPED_FIELDS,
 } from './managed-fields';
-import { type Comparison, compare, deepEqual, memoFor, type Shape, sameShape, shapeOf, shapeTree } from './typed';
+import { memoFor, type Shape, sameShape, shapeOf, shapeTree } from './shape';
+import { type Comparison, compare, deepEqual } from './typed';
 
 function decodeOrEmpty(list: unknown): Managed {
   try {
