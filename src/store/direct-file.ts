@@ -124,8 +124,10 @@ export class DirectFile {
       }
       // Written so far with O_DIRECT, the rest through the page cache: the same file, offsets
       // and bytes (the kernel keeps the two coherent).
+      // The new descriptor before the old one goes: `fd` stays open whatever throws.
+      const fd = fs.openSync(this.file, fs.constants.O_WRONLY);
       fs.closeSync(this.fd);
-      this.fd = fs.openSync(this.file, fs.constants.O_WRONLY);
+      this.fd = fd;
       this.direct = false;
     }
     await writeAll(this.fd, buf, this.at);

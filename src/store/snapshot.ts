@@ -17,6 +17,9 @@
  * The crc covers everything before it. A snapshot is written to a .tmp file, fdatasynced, renamed
  * into place and the directory synced, so a snapshot file that exists is complete; a damaged one
  * is corruption (SnapshotCorruptError), never skipped.
+ *
+ * The file is written past the page cache where the file system allows it (direct-file.ts):
+ * through it, a snapshot's bytes cost the kernel as much CPU again as encoding them.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
