@@ -19,7 +19,7 @@
  * is corruption (SnapshotCorruptError), never skipped.
  *
  * The file is written past the page cache where the file system allows it (direct-file.ts):
- * through it, a snapshot's bytes cost the kernel as much CPU again as encoding them.
+ * through it, a snapshot's bytes cost the kernel one to three times the CPU of encoding them.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
