@@ -80,7 +80,7 @@ import {
   listedObjects,
   parseResourceVersion,
 } from './list';
-import { type NamespaceCheck, namespaceKey } from './namespaces';
+import { type NamespaceCheck, type NamespaceState, namespaceKey } from './namespaces';
 import type { DeleteOptions, ListOptions, PatchType, RegistryOptions, Subresource, WriteOptions } from './options';
 import type { OwnWriteSeats } from './own-writes';
 import { applyPatch, JSON_PATCH, leavesManagedFields, MERGE_PATCH, PatchError, STRATEGIC_MERGE_PATCH } from './patch';
@@ -409,6 +409,8 @@ export class ResourceStore {
     // JSON duplicates and unknown fields, then a YAML body's duplicate keys (the reference's YAML
     // serializer adds its strict YAML error after the decoder's).
     const dups = w.duplicates ?? [];
+    // The usual body: nothing duplicated, nothing unknown.
+    if (dups.length === 0 && r.unknown.length === 0) return;
     const yamlDups = dups.filter((f) => f.startsWith(YAML_DUPLICATES));
     const problems = [
       ...dups.filter((f) => !f.startsWith(YAML_DUPLICATES)).map((f) => `duplicate field "${f}"`),
@@ -433,22 +435,39 @@ export class ResourceStore {
     }
   }
 
+  /**
+   * The kind's apiVersion (`want`), the one its objects are stored in (`stored`: a custom kind's
+   * storage version) and the Go package of its type (for decode errors), worked out once.
+   */
+  private get typeMeta(): { want: string; stored: string; pkg: string } {
+    if (this.typeMetaMemo === undefined) {
+      const want = apiVersionOf(this.def);
+      // Either spelling of the group (coordination.k8s.io/v1 or coordination.svc.io/v1); the store keeps the svc one.
+      // A custom kind's patched or re-sent object may carry its storage version.
+      const stored = this.def.storageVersion ? apiVersionOf({ group: this.def.group, version: this.def.storageVersion }) : want;
+      const parts = this.def.schema.split('.');
+      this.typeMetaMemo = { want, stored, pkg: parts[parts.length - 3] ?? '' };
+    }
+    return this.typeMetaMemo;
+  }
+  private typeMetaMemo: { want: string; stored: string; pkg: string } | undefined;
+
   /** Check apiVersion/kind of a body (filling them when absent) and its metadata shape. */
   checkTypeMeta(obj: unknown): Obj {
     // JSON null decodes as an empty object (the kind comes from the URL), as the reference's.
     if (obj === null) return this.checkTypeMeta({});
     if (!isObject(obj)) throw unrecognized(this.def.kind, obj);
-    const want = apiVersionOf(this.def);
-    // Either spelling of the group (coordination.k8s.io/v1 or coordination.svc.io/v1); the store keeps the svc one.
-    // A custom kind's patched or re-sent object may carry its storage version.
-    const stored = this.def.storageVersion ? apiVersionOf({ group: this.def.group, version: this.def.storageVersion }) : want;
+    const { want, stored, pkg } = this.typeMeta;
+    // The usual body names exactly this kind and version: nothing to compare or to word.
+    if (obj.apiVersion === want && obj.kind === this.def.kind && isObject(obj.metadata)) {
+      obj.apiVersion = stored;
+      return obj as Obj;
+    }
     if (
       !this.def.custom &&
       (typeof obj.apiVersion === 'string' || obj.apiVersion === undefined) &&
       (typeof obj.kind === 'string' || obj.kind === undefined)
     ) {
-      const parts = this.def.schema.split('.');
-      const pkg = parts[parts.length - 3] ?? '';
       const why = typeMetaMismatch(
         { apiVersion: want, kind: this.def.kind, pkg },
         obj.apiVersion ?? want,
@@ -534,7 +553,11 @@ export class ResourceStore {
     if (this.statusSchema && isObject(obj.status)) this.schemas.normalize(this.statusSchema, obj.status, { prune: false, defaults: true });
     this.validateCreate(obj);
     if (admission && attrs) await admission.validate(attrs);
-    let guard = this.def.namespaced ? await this.checkNamespace(namespace, meta.name as string) : undefined;
+    let guard: Guard | undefined;
+    if (this.def.namespaced) {
+      const g = this.checkNamespace(namespace, meta.name as string);
+      guard = g instanceof Promise ? await g : g;
+    }
     if (w.dryRun) {
       // Every check of a real create runs, the store's too: a name in use is 409 AlreadyExists;
       // addresses a Service asks for must be free (nothing is reserved).
@@ -545,7 +568,8 @@ export class ResourceStore {
         throw this.translate(new StoreError('exists', `key ${key} exists`, existing.kvs[0]), meta.name as string);
       return obj;
     }
-    const undo = await this.hooks?.reserve(obj, undefined, false);
+    // Most kinds have no write hooks: no await (a turn of the microtask queue) for them.
+    const undo = this.hooks ? await this.hooks.reserve(obj, undefined, false) : undefined;
     for (let attempt = 0; ; attempt++) {
       try {
         const rev = await storeCreate(this.kv, this.key(namespace, meta.name as string), encodeStored(obj, this.createdSlabs), guard);
@@ -613,8 +637,13 @@ export class ResourceStore {
   }
 
   /** The namespace must exist and not be terminating; the create's guard holds it at that version. */
-  private async checkNamespace(namespace: string, name: string, live = false): Promise<Guard> {
-    const { state, revision } = await this.namespaceCheck(namespace, live);
+  private checkNamespace(namespace: string, name: string, live = false): Guard | Promise<Guard> {
+    const got = this.namespaceCheck(namespace, live);
+    // An active namespace from the watch cache is known at once: no await for the usual create.
+    return got instanceof Promise ? got.then((s) => this.namespaceGuard(s, namespace, name)) : this.namespaceGuard(got, namespace, name);
+  }
+
+  private namespaceGuard({ state, revision }: NamespaceState, namespace: string, name: string): Guard {
     if (state === 'missing') throw notFound({ group: '', resource: 'namespaces' }, namespace);
     if (state === 'terminating') {
       throw forbidden(this.target, name, `unable to create new content in namespace ${namespace} because it is being terminated`);

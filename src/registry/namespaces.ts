@@ -22,7 +22,8 @@ export interface NamespaceState {
 }
 
 /** What a namespaced write needs to know about its namespace; `live`: from the store. */
-export type NamespaceCheck = (namespace: string, live?: boolean) => Promise<NamespaceState>;
+/** A namespace's state: at once when the watch cache holds it active, else read from the store. */
+export type NamespaceCheck = (namespace: string, live?: boolean) => NamespaceState | Promise<NamespaceState>;
 
 /** A namespace as the namespaces' watch cache holds it (undefined: not held, or no cache). */
 export type CachedNamespace = (key: string) => { revision: Revision; obj: () => Obj } | undefined;
@@ -41,7 +42,13 @@ export function namespaceChecker(kv: KV, cached?: CachedNamespace): NamespaceChe
     seen.set(namespace, { rev, state });
     return { state, revision: rev };
   };
-  return async (namespace, live = false) => {
+  const read = async (namespace: string, key: string): Promise<NamespaceState> => {
+    const r = await kv.range(key);
+    const kvNs = r.kvs[0];
+    if (!kvNs) return { state: 'missing', revision: 0 };
+    return stateOf(namespace, kvNs.modRevision, () => decodeStored(kvNs));
+  };
+  return (namespace, live = false) => {
     const key = namespaceKey(namespace);
     if (!live) {
       // Only an active namespace is taken from the cache (the create's guard confirms it); a
@@ -50,9 +57,6 @@ export function namespaceChecker(kv: KV, cached?: CachedNamespace): NamespaceChe
       const s = c && stateOf(namespace, c.revision, c.obj);
       if (s?.state === 'active') return s;
     }
-    const r = await kv.range(key);
-    const kvNs = r.kvs[0];
-    if (!kvNs) return { state: 'missing', revision: 0 };
-    return stateOf(namespace, kvNs.modRevision, () => decodeStored(kvNs));
+    return read(namespace, key);
   };
 }
