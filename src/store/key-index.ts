@@ -24,6 +24,7 @@
  */
 import { OrderedKeys } from './ordered-keys';
 import { PackedKeyValue, type PackedValue } from './packed';
+import { SlotMap } from './slot-map';
 import type { KeyValue, Revision } from './types';
 
 /** A version in a key's history: in memory, or a slot of the history spill's table. */
@@ -77,7 +78,8 @@ function modOf(e: Entry, slots: SpillSlots | undefined): Revision {
 export class KeyIndex {
   /** The keys in order (src/store/ordered-keys.ts); their histories are in `map`. */
   private readonly order = new OrderedKeys();
-  private readonly map = new Map<string, Entry[]>();
+  /** The histories by key (a SlotMap: see slot-map.ts for why not a Map of the arrays). */
+  private readonly map = new SlotMap<Entry[]>();
   private readonly compactable = new Set<string>();
   /** The history spill's table, once the store has one. */
   slots: SpillSlots | undefined;
