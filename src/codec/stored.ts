@@ -34,11 +34,12 @@ export class CorruptObjectError extends Error {
  * changed after its write, except that its resourceVersion is set to the revision of that same
  * write). Identity of the bytes proves the content; bytes from elsewhere (another process, a
  * restart) are decoded. Two generations of at most HINTS entries bound the memory; an entry
- * lives for at least HINTS writes (~100 ms at 20k writes/s: the cache reads a write's hint
- * within milliseconds, and each entry held longer is a parsed object and a text that survive
- * young collections).
+ * lives for at least HINTS writes (~10 ms at 25k writes/s: the cache reads a write's hint once
+ * the write's fdatasync returns, with at most the writes in flight before it; a hint missed
+ * costs a parse). Each entry held longer is a parsed object and a text that survive young
+ * collections: 2048 before 2026-11-30 (see PARSED_MS in src/watch/cache.ts).
  */
-const HINTS = 2048;
+const HINTS = 256;
 export interface Hint {
   text: string;
   obj: Obj;

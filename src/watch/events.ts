@@ -311,6 +311,12 @@ export class CacheEvent {
     return this.held.length + (this.prevHeld?.length ?? 0);
   }
 
+  /** Drop the parsed objects (read again, they are parsed and kept until release). */
+  dropParsed(): void {
+    this.o = undefined;
+    this.p = undefined;
+  }
+
   /** Drop the parsed forms, the text and encoded lines (the bytes stay): the event is no longer recent. */
   release(): void {
     this.released = true;
