@@ -376,3 +376,42 @@ test('stateGeneration: the same while nothing changes, new after each create, up
   cache.stop();
   await kv.close();
 });
+
+test('past PARSED_MS and before HOT_MS an event keeps its text and lines but not its parsed object: read again, parsed once and kept', async () => {
+  const kv = await MvccStore.open({});
+  let now = 2_000_000;
+  const cache = new WatchCache(kv, P, { clock: () => now });
+  await cache.start();
+  const history = (cache as unknown as { history: CacheEvent[] }).history;
+  const r1 = await create(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'web' }, '1')));
+  await settle(cache, r1);
+  const e = history[history.length - 1] as CacheEvent;
+  const inner = e as unknown as { o?: Obj; t?: string };
+  const written = inner.o;
+  expect(written).toBeDefined();
+  const text = inner.t;
+  expect(text).toBeDefined();
+  // 50 ms later (past PARSED_MS = 20, before HOT_MS = 100), the next batch drops the object only.
+  now += 50;
+  const r2 = await create(kv, `${P}ns/b`, encodeStored(cm('b', { app: 'web' }, '1')));
+  await settle(cache, r2);
+  expect(inner.o).toBeUndefined();
+  expect(inner.t).toBe(text);
+  const again = e.obj;
+  expect(again).not.toBe(written);
+  expect(again).toEqual(written as Obj);
+  // Parsed once, then kept until the event is released.
+  expect(e.obj).toBe(again);
+  // The newer event is whole.
+  expect((history[history.length - 1] as unknown as { o?: Obj }).o).toBeDefined();
+  // Past HOT_MS, released: nothing parsed is kept any more.
+  now += 200;
+  const r3 = await create(kv, `${P}ns/c`, encodeStored(cm('c', { app: 'web' }, '1')));
+  await settle(cache, r3);
+  expect(inner.o).toBeUndefined();
+  expect(inner.t).toBeUndefined();
+  expect(e.obj).toEqual(written as Obj);
+  expect(inner.o).toBeUndefined();
+  cache.stop();
+  await kv.close();
+});
