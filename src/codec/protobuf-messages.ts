@@ -8,7 +8,7 @@
 import { svcApiVersion } from '../api/brand';
 import type { SchemaSet } from '../schema/engine';
 import type { DefName, Schema } from '../schema/types';
-import { I32, I64, keyBytes, LEN, VARINT } from '../wire/protobuf';
+import { I32, I64, keyBytes, LEN, VARINT, type Writer } from '../wire/protobuf';
 import type { TypeMeta } from './protobuf-envelope';
 
 const META = 'io.svc.apimachinery.pkg.apis.meta.v1';
@@ -63,8 +63,6 @@ export interface Field {
   msg: Msg | null;
   /** Wire type a single value has (repeated scalars also accept LEN: packed). */
   wt: number;
-  /** Scratch mark of writeSorted: the call that found this field present. */
-  mark: number;
   /**
    * A scalar value field with omitempty (not keepZero, not required): Go writes it to protobuf
    * even when zero, and its JSON omits a zero, so the decoder leaves a zero out.
@@ -91,6 +89,8 @@ export interface Msg {
   inlines: Field[];
   /** Scalar fields written as their zero value when absent (ALWAYS_WRITTEN). */
   zeros: Set<Field> | null;
+  /** The encoder's compiled writer of this message (protobuf-encode.ts), once it has written one. */
+  write?(enc: unknown, w: Writer, obj: Json): void;
 }
 
 /**
@@ -214,7 +214,6 @@ export class MessageTable {
         card: Card.Single,
         msg: g,
         wt: LEN,
-        mark: 0,
         dropZero: false,
       });
       return g;
@@ -315,7 +314,7 @@ export class MessageTable {
     const wt = wireType(kind);
     const scalar = kind <= V.Float;
     const dropZero = scalar && card === Card.Single && !required && p.keepZero !== true;
-    return { name, tag, key: keyBytes(tag, card === Card.Map ? LEN : wt), kind, card, msg, wt, mark: 0, dropZero };
+    return { name, tag, key: keyBytes(tag, card === Card.Map ? LEN : wt), kind, card, msg, wt, dropZero };
   }
 
   defOf(tm: TypeMeta): DefName {
