@@ -6,7 +6,7 @@ import type { DefName } from '../schema/types';
 import { keyBytes, LEN, type Writer } from '../wire/protobuf';
 import { parseDuration, parsedNanos, parseTime } from './go-time';
 import { PROTOBUF_PREFIX, type TypeMeta } from './protobuf-envelope';
-import { Card, type Field, type Json, type MessageTable, type Msg, V, ZERO_TIME_SECONDS } from './protobuf-messages';
+import { Card, type Field, type Json, type MessageTable, type MessageWriter, type Msg, V, ZERO_TIME_SECONDS } from './protobuf-messages';
 
 function describe(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
@@ -31,9 +31,6 @@ function goCompare(a: string, b: string): number {
 
 /** Keys of a map entry's value (field 2) by wire type. */
 const VALUE_KEYS: Uint8Array[] = [0, 1, 2, 3, 4, 5].map((wt) => keyBytes(2, wt));
-
-/** What a message's compiled writer is called with. */
-export type MessageWriter = (enc: ProtobufEncoder, w: Writer, obj: Json) => void;
 
 /**
  * A message's writer, compiled once (and kept on the message): its fields in number order, each

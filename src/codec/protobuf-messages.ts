@@ -90,7 +90,7 @@ export interface Msg {
   /** Scalar fields written as their zero value when absent (ALWAYS_WRITTEN). */
   zeros: Set<Field> | null;
   /** The encoder's compiled writer of this message (protobuf-encode.ts), once it has written one. */
-  write?(enc: unknown, w: Writer, obj: Json): void;
+  write: MessageWriter | undefined;
 }
 
 /**
@@ -148,6 +148,9 @@ export const ZERO_TIME_SECONDS = -62135596800;
 
 export type Json = Record<string, unknown>;
 
+/** A message's compiled writer (protobuf-encode.ts): given the encoder, its Writer and the object. */
+export type MessageWriter = (enc: unknown, w: Writer, obj: Json) => void;
+
 /** Wire type a single value of `kind` is written with. */
 function wireType(kind: V): number {
   switch (kind) {
@@ -181,7 +184,17 @@ export class MessageTable {
     if (s.type !== 'object' || s.protoMessage === undefined || !s.properties) {
       throw new Error(`protobuf: ${defName} has no protobuf encoding`);
     }
-    const msg: Msg = { name: defName, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [], zeros: null };
+    const msg: Msg = {
+      name: defName,
+      fields: [],
+      byTag: [],
+      order: null,
+      orderNames: [],
+      byName: new Map(),
+      inlines: [],
+      zeros: null,
+      write: undefined,
+    };
     // Register first: recursive messages close the loop.
     this.msgs.set(defName, msg);
     try {
@@ -202,7 +215,17 @@ export class MessageTable {
       const key = path.join('.');
       let g = groups.get(key);
       if (g) return g;
-      g = { name: `${defName}.${key}`, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [], zeros: null };
+      g = {
+        name: `${defName}.${key}`,
+        fields: [],
+        byTag: [],
+        order: null,
+        orderNames: [],
+        byName: new Map(),
+        inlines: [],
+        zeros: null,
+        write: undefined,
+      };
       groups.set(key, g);
       const parent = group(path.slice(0, -1));
       const tag = path[path.length - 1]!;
