@@ -168,6 +168,11 @@ function wireType(kind: V): number {
 }
 
 /** The descriptors of one schema set, built on first use and cached per definition name. */
+/** A message without fields yet (every Msg made with the same properties: one shape for all). */
+function emptyMsg(name: string): Msg {
+  return { name, fields: [], byTag: [], order: null, orderNames: [], byName: new Map(), inlines: [], zeros: null, write: undefined };
+}
+
 export class MessageTable {
   private readonly msgs = new Map<DefName, Msg>();
   /** Definition name by `apiVersion/kind` (the kinds' gvk), for envelopes inside RawExtensions. */
@@ -184,17 +189,7 @@ export class MessageTable {
     if (s.type !== 'object' || s.protoMessage === undefined || !s.properties) {
       throw new Error(`protobuf: ${defName} has no protobuf encoding`);
     }
-    const msg: Msg = {
-      name: defName,
-      fields: [],
-      byTag: [],
-      order: null,
-      orderNames: [],
-      byName: new Map(),
-      inlines: [],
-      zeros: null,
-      write: undefined,
-    };
+    const msg = emptyMsg(defName);
     // Register first: recursive messages close the loop.
     this.msgs.set(defName, msg);
     try {
@@ -215,17 +210,7 @@ export class MessageTable {
       const key = path.join('.');
       let g = groups.get(key);
       if (g) return g;
-      g = {
-        name: `${defName}.${key}`,
-        fields: [],
-        byTag: [],
-        order: null,
-        orderNames: [],
-        byName: new Map(),
-        inlines: [],
-        zeros: null,
-        write: undefined,
-      };
+      g = emptyMsg(`${defName}.${key}`);
       groups.set(key, g);
       const parent = group(path.slice(0, -1));
       const tag = path[path.length - 1]!;
