@@ -729,3 +729,48 @@ describe('raw JSON fields (fieldsV1, RawExtension)', () => {
     expect((codec.decode(bytes, 'io.svc.api.apps.v1.ControllerRevision') as Any).data).toEqual(data);
   });
 });
+
+describe('compiled message writers', () => {
+  // A made-up message whose field names Object.prototype also has: the compiled writer reads a
+  // field only from the object itself, never the prototype's function of that name.
+  const ODD = 'io.svc.test.v1.Odd';
+  const oddDefs = {
+    [ODD]: {
+      type: 'object',
+      protoMessage: ODD,
+      properties: {
+        constructor: { type: 'string', protoTag: 1, protoType: 'string' },
+        toString: { type: 'string', protoTag: 2, protoType: 'string' },
+        name: { type: 'string', protoTag: 3, protoType: 'string' },
+      },
+    },
+  } as unknown as Definitions;
+  const oddCodec = new ProtobufCodec(new SchemaSet(oddDefs));
+  const str = (tag: number, s: string) => [...key(tag, 2), s.length, ...[...s].map((c) => c.charCodeAt(0))];
+
+  test('a field named as an Object.prototype member is written only when the object has it', () => {
+    expect([...oddCodec.encodeMessage({ name: 'x' }, ODD)]).toEqual(str(3, 'x'));
+    expect([...oddCodec.encodeMessage({ name: 'x', toString: 't', constructor: 'c' }, ODD)]).toEqual([
+      ...str(1, 'c'),
+      ...str(2, 't'),
+      ...str(3, 'x'),
+    ]);
+    expect(oddCodec.decodeMessage(oddCodec.encodeMessage({ constructor: 'c', name: 'x' }, ODD), ODD)).toEqual({
+      constructor: 'c',
+      name: 'x',
+    });
+  });
+
+  test('fields in any key order are written in field-number order, the same bytes each time', () => {
+    const a = oddCodec.encodeMessage({ name: 'n', toString: 't' }, ODD);
+    const b = oddCodec.encodeMessage({ toString: 't', name: 'n' }, ODD);
+    expect([...a]).toEqual([...str(2, 't'), ...str(3, 'n')]);
+    expect([...b]).toEqual([...a]);
+    // A pod written once per key order of its metadata: the same bytes.
+    const meta = { name: 'p', namespace: 'ns', uid: 'u', labels: { a: '1' } };
+    const reversed = Object.fromEntries(Object.entries(meta).reverse());
+    const one = codec.encodeMessage({ metadata: meta, spec: { containers: [{ name: 'c', image: 'i' }] } }, POD);
+    const two = codec.encodeMessage({ spec: { containers: [{ image: 'i', name: 'c' }] }, metadata: reversed }, POD);
+    expect([...two]).toEqual([...one]);
+  });
+});
