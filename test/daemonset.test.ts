@@ -147,9 +147,19 @@ describe('DaemonSet controller', () => {
       (ps) => live(ps).some((p) => target(p) === 'late-node'),
       10_000,
     );
-    expect(live(withLate).map(target).sort()).toEqual([...nodes, 'late-node'].sort());
-    expect((await getDs('agent')).status.desiredNumberScheduled).toBe(4);
-    expect((await srv.json('DELETE', '/api/v1/nodes/late-node')).status).toBe(200);
+    try {
+      expect(live(withLate).map(target).sort()).toEqual([...nodes, 'late-node'].sort());
+      // The status is written after the pods are created: a reader may see the pod first.
+      const four = await until(
+        () => getDs('agent'),
+        (ds) => ds.status.desiredNumberScheduled === 4,
+        10_000,
+      );
+      expect(four.status.desiredNumberScheduled).toBe(4);
+    } finally {
+      // Removed even when an expectation fails, so the later tests do not wait on a node no kubelet runs.
+      expect((await srv.json('DELETE', '/api/v1/nodes/late-node')).status).toBe(200);
+    }
     const after = await until(
       () => getDs('agent'),
       (ds) => ds.status.desiredNumberScheduled === 3,
