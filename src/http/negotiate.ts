@@ -141,11 +141,24 @@ const BODY_TYPES: Record<string, BodyType> = {
   'application/apply-patch+cbor': 'apply-patch-cbor',
 };
 
+/** `type/subtype` of Content-Type values seen ('' when one does not parse), at most 64. */
+const mediaKeys = new Map<string, string>();
+
+function mediaKey(contentType: string): string {
+  let key = mediaKeys.get(contentType);
+  if (key === undefined) {
+    const m = parseMediaType(contentType);
+    key = m ? `${m.type}/${m.subtype}` : '';
+    if (mediaKeys.size < 64) mediaKeys.set(contentType, key);
+  }
+  return key;
+}
+
 /** The body type of a request; 415 when unsupported for the verb. */
 function bodyType(contentType: string | null, allowed: readonly BodyType[]): BodyType {
-  const m = contentType ? parseMediaType(contentType) : undefined;
+  const key = contentType ? mediaKey(contentType) : '';
   // Like the reference, a body without Content-Type is read as JSON.
-  const t = m ? BODY_TYPES[`${m.type}/${m.subtype}`] : 'json';
+  const t = key !== '' ? BODY_TYPES[key] : 'json';
   if (t === undefined || !allowed.includes(t)) {
     const accepted = Object.entries(BODY_TYPES)
       .filter(([, v]) => allowed.includes(v))

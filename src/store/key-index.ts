@@ -159,7 +159,7 @@ export class KeyIndex {
     if (h === undefined) {
       const fresh = [kv];
       this.order.add(kv.key);
-      this.map.set(kv.key, fresh);
+      this.map.insert(kv.key, fresh);
       if (isTombstone(kv)) this.compactable.add(kv.key);
       return;
     }
@@ -191,7 +191,7 @@ export class KeyIndex {
   unsafeLoad(kv: KeyValue): void {
     const fresh = [kv];
     this.order.add(kv.key);
-    this.map.set(kv.key, fresh);
+    this.map.insert(kv.key, fresh);
   }
 
   /**

@@ -285,7 +285,7 @@ export class WatchCache {
       const view = this.keepParsed || this.selecting > 0 || this.objectIndexes.size > 0 ? selectorView(obj, this.fields) : undefined;
       const c = new CachedObject(kv.key, kv.modRevision, heldOf(kv), view, this.keepParsed ? obj : undefined, this.family);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
-      this.corrupt.delete(kv.key);
+      if (this.corrupt.size > 0) this.corrupt.delete(kv.key);
       return { c, obj, text };
     } catch (e) {
       if (!(e instanceof CorruptObjectError)) throw e;
