@@ -3,7 +3,7 @@
  * conflict, which preconditions fail, which garbage collector finalizer a propagation policy
  * adds, whether an object is removed now or becomes Terminating (deletionTimestamp, grace
  * period), and when an update of a Terminating object removes it. The store reads and writes
- * stay in ResourceStore.delete.
+ * are in deleting.ts (ResourceStore.delete).
  */
 
 import { clone, now, type Obj } from '../api/meta';
