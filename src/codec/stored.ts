@@ -37,7 +37,7 @@ export class CorruptObjectError extends Error {
  * lives for at least HINTS writes (~10 ms at 25k writes/s: the cache reads a write's hint once
  * the write's fdatasync returns, with at most the writes in flight before it; a hint missed
  * costs a parse). Each entry held longer is a parsed object and a text that survive young
- * collections: 2048 before 2026-11-30 (see PARSED_MS in src/watch/cache.ts).
+ * collections: 2048 before 2026-11-30 (see PARSED_MS in src/watch/history.ts).
  */
 const HINTS = 256;
 export interface Hint {

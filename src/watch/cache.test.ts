@@ -55,7 +55,7 @@ test('an old event parses its text again, with the same result as when it was fr
   expect(freshAll.map((l) => l.split(' ')[0])).toEqual(['ADDED', 'ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
 
   // Past HOT_MS, the next batch releases them.
-  const history = (cache as unknown as { history: CacheEvent[] }).history;
+  const history = (cache as unknown as { history: { events: CacheEvent[] } }).history.events;
   now += 11_000;
   r = await create(kv, `${P}ns/c`, encodeStored(cm('c', { app: 'web' }, '1')));
   await settle(cache, r);
@@ -91,7 +91,7 @@ test('views are made only when a selector asks; a selector watch started later s
   const state = (cache as unknown as { state: { get(k: string): { viewIfMade: unknown } } }).state;
   // Only plain watches so far: no object and no event has a view.
   expect(state.get(`${P}ns/a`).viewIfMade).toBeUndefined();
-  const history = (cache as unknown as { history: CacheEvent[] }).history;
+  const history = (cache as unknown as { history: { events: CacheEvent[] } }).history.events;
   for (const e of history) expect((e as unknown as { v?: unknown }).v).toBeUndefined();
 
   // A selector watch from now: a's move out of the selection is a DELETED for it (its previous
@@ -174,7 +174,7 @@ test('indexed watchers get only the events of their value, now or before; the ot
   await settle(cache, r);
   expect(types(a)).toEqual([]);
   expect(types(everything)).toEqual(['MODIFIED q', 'MODIFIED q']);
-  const indexed = (cache as unknown as { indexed: Map<string, Map<string, Set<Watcher>>> }).indexed;
+  const indexed = (cache as unknown as { watchers: { indexed: Map<string, Map<string, Set<Watcher>>> } }).watchers.indexed;
   expect([...(indexed.get('spec.nodeName')?.keys() ?? [])].sort()).toEqual(['', 'b']);
   cache.stop();
   await kv.close();
@@ -266,7 +266,7 @@ test('namespace watchers get only the events of their namespace and are signalle
   expect(signals.get(a)).toBeGreaterThan(0);
   b.end('closed');
   a.end('closed');
-  expect((cache as unknown as { byNamespace: Map<string, unknown> }).byNamespace.size).toBe(0);
+  expect((cache as unknown as { watchers: { byNamespace: Map<string, unknown> } }).watchers.byNamespace.size).toBe(0);
   cache.stop();
   await kv.close();
 });
@@ -382,7 +382,7 @@ test('past PARSED_MS and before HOT_MS an event keeps its text and lines but not
   let now = 2_000_000;
   const cache = new WatchCache(kv, P, { clock: () => now });
   await cache.start();
-  const history = (cache as unknown as { history: CacheEvent[] }).history;
+  const history = (cache as unknown as { history: { events: CacheEvent[] } }).history.events;
   const r1 = await create(kv, `${P}ns/a`, encodeStored(cm('a', { app: 'web' }, '1')));
   await settle(cache, r1);
   const e = history[history.length - 1] as CacheEvent;

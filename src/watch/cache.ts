@@ -2,17 +2,27 @@
  * The watch cache: one per resource, fed by one store change stream over the resource's key
  * prefix. It keeps
  *
- *   - the current state (key → object, in key order) at `revision`, for initial events and
- *     resourceVersion="0" / NotOlderThan lists;
- *   - a history window of events (default 5 minutes), so watchers resume from any resourceVersion
- *     inside it; older ones get 410 Gone;
- *   - the watchers, each with a bounded queue.
+ *   - the current state (key → object, in key order: state.ts) at `revision`, for initial events
+ *     and resourceVersion="0" / NotOlderThan lists, with its objects counted per namespace and its
+ *     undecodable keys remembered as corrupt;
+ *   - a history window of events (default 5 minutes: history.ts), so watchers resume from any
+ *     resourceVersion inside it; older ones get 410 Gone;
+ *   - the watchers, each with a bounded queue (watcher.ts), indexed for the fan-out (watchers.ts);
+ *   - indexes of its objects by selector field, built for field-selected lists (object-indexes.ts).
  *
  * Every store event is decoded and encoded once, here; fan-out hands the same event object (and
  * its lazily built JSON line) to every matching watcher. Fan-out never waits: a watcher whose
  * queue is full is terminated ('slow'), and its client resumes from its last resourceVersion.
  *
  *     store ──change stream──▶ WatchCache.apply ──▶ state, history ──▶ watcher queues ──▶ HTTP
+ *
+ * This file is the core that ties them together: loading the state, following the store, making
+ * each change into a CacheEvent once (apply), the counts and corrupt keys, and the cache's public
+ * face (lists, watches, metrics). Each other part is a small class the cache owns and calls
+ * directly, with no callbacks between them: apply runs for every write in the system, so it
+ * reaches each part with a plain method call, nothing allocated or looked up for the call.
+ * Imports point one way: the parts import what they hold (events.ts, watcher.ts, the state they
+ * read), never this file.
  */
 import type { Obj } from '../api/meta';
 import { CorruptObjectError, decodeStoredAt, hintText, looksStored, storedTextAt, writtenHint } from '../codec/stored';
@@ -20,55 +30,12 @@ import { type HeldValue, PackedKeyValue, PackedValue } from '../store/packed';
 import type { ChangeEvent, ChangeStream, KeyValue, KV, RangeResult, Revision } from '../store/types';
 import { isStoreError, prefixEnd } from '../store/types';
 import { ColdValues } from './cold';
-import { CachedObject, CacheEvent, type ObjectFamily, selectorView, viewField } from './events';
+import { CachedObject, CacheEvent, type ObjectFamily, selectorView } from './events';
+import { EventHistory } from './history';
+import { ObjectIndexes } from './object-indexes';
 import { CacheState } from './state';
-import { type Selection, type SelectionMemo, Watcher } from './watcher';
-
-/** Fields a watch cache indexes its objects by at most (see WatchCache.listWhere). */
-const MAX_OBJECT_INDEXES = 4;
-
-/** Add `v` to the set of `k` in an index (watchers by value, keys by value). */
-function addTo<T>(m: Map<string, Set<T>>, k: string, v: T): void {
-  let set = m.get(k);
-  if (set === undefined) {
-    set = new Set();
-    m.set(k, set);
-  }
-  set.add(v);
-}
-
-/** Remove `v` from the set of `k`; a set left empty goes. */
-function removeFrom<T>(m: Map<string, Set<T>>, k: string, v: T): void {
-  const set = m.get(k);
-  if (set === undefined) return;
-  set.delete(v);
-  if (set.size === 0) m.delete(k);
-}
-
-/** What an event weighs in the history's byte bound (the stored bytes it keeps alive). */
-function eventBytes(e: CacheEvent): number {
-  return e.bytes();
-}
-
-/**
- * How long an event keeps its parsed object and encoded lines (see CacheEvent): long enough for
- * the fan-out, which takes them at once. It was 10 s: under a burst of writes that kept every
- * object of the last 10 s parsed and as text on the heap (~190k objects, ~600 MB at 19k
- * creates/s), all surviving young collections only to die in full ones. At 100 ms (and
- * HINTS 2048): 60.1 -> 57.4 us of server CPU per create (bench/front-end.ts, 2026-11-26). A
- * watch resuming from further back decodes the stored bytes, as it did past 10 s.
- */
-const HOT_MS = 100;
-
-/**
- * How long an event keeps its parsed objects (the largest part of what HOT_MS holds: a tree of
- * objects each, where the text is one string): the fan-out reads them at once, and a reader after
- * this parses the bytes again once (kept until HOT_MS). Held for HOT_MS, with the write hints
- * (src/codec/stored.ts), the object of every create survived a young collection and died in a
- * full one; at 20 ms with 256 hints a create took 38.0-40.1 us in process against 41.9-42.1
- * (bench/in-process.ts, 2026-11-30): 20 ms or 256 hints alone, 40.6-42.1.
- */
-const PARSED_MS = 20;
+import { type Selection, Watcher } from './watcher';
+import { WatcherSet } from './watchers';
 
 export interface WatchCacheOptions {
   /** How long events are kept for resumption (default 5 minutes). */
@@ -102,55 +69,24 @@ export class TooOldError extends Error {
 }
 
 export class WatchCache {
-  /** Watchers whose selection is not `all` (they match events by views). */
-  private selecting = 0;
   private readonly state = new CacheState();
   /** Objects per namespace key prefix ('' = all): O(1) totals for paged lists. */
   private readonly counts = new Map<string, number>();
   private readonly corrupt = new Set<string>();
   /** This cache's own part of its stateTag (random: no other cache or process shares it). */
   private readonly tag = crypto.randomUUID().slice(0, 13);
-  /** Events from historyHead on; the slots before it are emptied (undefined) until the next slice. */
-  private history: (CacheEvent | undefined)[] = [];
-  private historyHead = 0;
-  /** History index of the first event not yet released (see HOT_MS). */
-  private released = 0;
-  /** History index of the first event that may still hold parsed objects (see PARSED_MS). */
-  private unparsed = 0;
-  /** Events before this revision are not in the history (cache start or eviction). */
-  private oldest: Revision = 0;
+  /** The events applied, for watches resuming from a revision (history.ts). */
+  private readonly history: EventHistory;
   private rev: Revision = 0;
   /** Events applied since start (the dashboard's events per second; one increment per event). */
   private applied = 0;
   /** Changes of the state: each event applied, each load. */
   private changes = 0;
   private stream: ChangeStream | undefined;
-  private readonly watchers = new Set<Watcher>();
-  /**
-   * Fan-out: watchers whose selection has an index (Selection.index), by field and value, and
-   * the others. An event goes to every unindexed watcher, to the watchers of its namespace and,
-   * per indexed field, to the watchers of its object's value and of its previous version's:
-   * with 5,000 kubelets each watching its node's pods, a pod's event is offered to one or two of
-   * them, not to 5,000.
-   */
-  private readonly indexed = new Map<string, Map<string, Set<Watcher>>>();
-  /** Watchers of one namespace (no field index), by their key prefix `<prefix><namespace>/`. */
-  private readonly byNamespace = new Map<string, Set<Watcher>>();
-  private readonly unindexed = new Set<Watcher>();
-  /** Watchers that got an event in the batch being applied: only they are signalled after it. */
-  private readonly touched = new Set<Watcher>();
-  /**
-   * Objects by the value of a selector field (field → value → keys): built on the first list
-   * that selects by that field (listWhere), then kept up to date by every change, so that a
-   * kubelet's list of its node's pods reads its own pods, not all of them (the reference's
-   * watch cache indexes pods by spec.nodeName). At most MAX_OBJECT_INDEXES fields.
-   */
-  private readonly objectIndexes = new Map<string, Map<string, Set<string>>>();
-  private readonly historyMs: number;
-  private readonly maxHistory: number;
-  private readonly maxHistoryBytes: number;
-  /** Bytes of event text in the history (from historyHead on). */
-  private historyBytes = 0;
+  /** The watchers, indexed for the fan-out of each event (watchers.ts). */
+  private readonly watchers: WatcherSet;
+  /** The objects' keys by selector field values, for field-selected lists (object-indexes.ts). */
+  private readonly objectIndexes = new ObjectIndexes(this.state);
   private readonly maxQueue: number;
   private readonly clock: () => number;
   private readonly log: (msg: string) => void;
@@ -169,11 +105,17 @@ export class WatchCache {
     opts: WatchCacheOptions = {},
   ) {
     this.end = prefixEnd(prefix);
-    this.historyMs = opts.historyMs ?? 5 * 60_000;
-    this.maxHistory = opts.maxHistory ?? 102_400;
-    this.maxHistoryBytes = opts.maxHistoryBytes ?? 64 * 1024 * 1024;
+    this.watchers = new WatcherSet(prefix);
     this.maxQueue = opts.maxQueue ?? 10_000;
     this.clock = opts.clock ?? Date.now;
+    this.history = new EventHistory(
+      {
+        historyMs: opts.historyMs ?? 5 * 60_000,
+        maxHistory: opts.maxHistory ?? 102_400,
+        maxHistoryBytes: opts.maxHistoryBytes ?? 64 * 1024 * 1024,
+      },
+      this.clock,
+    );
     this.log = opts.log ?? (() => {});
     this.fields = opts.selectableFields;
     this.keepParsed = opts.keepParsed ?? false;
@@ -215,12 +157,7 @@ export class WatchCache {
       this.cold?.written(kv.key, kv.modRevision, now);
     }
     this.rev = r.revision;
-    this.oldest = r.revision;
-    this.history = [];
-    this.historyHead = 0;
-    this.historyBytes = 0;
-    this.released = 0;
-    this.unparsed = 0;
+    this.history.reset(r.revision);
     this.stream = this.kv.watch(r.revision + 1, { key: this.prefix, end: this.end });
     void this.follow(this.stream);
   }
@@ -235,7 +172,7 @@ export class WatchCache {
         if (isStoreError(e, 'compacted') || isStoreError(e, 'watch-cancelled')) {
           // Fell behind the store's history: relist; watchers must resume (they get 410 if too old).
           this.log(`watch cache ${this.prefix}: ${String(e)}; relisting`);
-          for (const w of [...this.watchers]) w.end('reset');
+          this.watchers.endAll('reset');
           this.ready = this.load();
           return;
         }
@@ -244,30 +181,10 @@ export class WatchCache {
       }
       const now = this.clock();
       for (const ce of batch) this.apply(ce, now);
-      this.evict(now);
-      this.releaseLater();
-      for (const w of this.touched) w.signal();
-      this.touched.clear();
+      this.history.evict(now);
+      this.history.releaseLater();
+      this.watchers.signalTouched();
     }
-  }
-
-  private releaseTimer: ReturnType<typeof setTimeout> | undefined;
-
-  /**
-   * Recent events are released (and the history trimmed by age) when the next batch arrives;
-   * after the last batch of a burst, a timer does it, or the burst's parsed objects and texts
-   * would stay until the resource's next write.
-   */
-  private releaseLater(): void {
-    if (this.releaseTimer !== undefined || this.released >= this.history.length || this.stopped) return;
-    const first = this.history[Math.max(this.released, this.historyHead)] as CacheEvent | undefined;
-    const wait = first ? Math.max(0, first.at + HOT_MS - this.clock()) + 50 : HOT_MS;
-    this.releaseTimer = setTimeout(() => {
-      this.releaseTimer = undefined;
-      this.evict(this.clock());
-      this.releaseLater();
-    }, wait);
-    this.releaseTimer.unref();
   }
 
   /**
@@ -282,7 +199,8 @@ export class WatchCache {
       // or fields): about 200 bytes per object that plain watches and lists never read. While
       // watchers with selectors exist, every change needs it (and the next change its previous
       // version's), so it is made now from the object parsed anyway.
-      const view = this.keepParsed || this.selecting > 0 || this.objectIndexes.size > 0 ? selectorView(obj, this.fields) : undefined;
+      const view =
+        this.keepParsed || this.watchers.selecting > 0 || this.objectIndexes.size > 0 ? selectorView(obj, this.fields) : undefined;
       const c = new CachedObject(kv.key, kv.modRevision, heldOf(kv), view, this.keepParsed ? obj : undefined, this.family);
       if (this.state.set(kv.key, c)) this.count(kv.key, 1);
       if (this.corrupt.size > 0) this.corrupt.delete(kv.key);
@@ -371,7 +289,7 @@ export class WatchCache {
       }
       if (!prevValue) return;
       if (this.state.delete(ce.kv.key)) this.count(ce.kv.key, -1);
-      if (before && this.objectIndexes.size > 0) this.indexObject(ce.kv.key, before, undefined);
+      if (before && this.objectIndexes.size > 0) this.objectIndexes.update(ce.kv.key, before, undefined);
       e = new CacheEvent(
         'DELETED',
         rv,
@@ -391,7 +309,7 @@ export class WatchCache {
       // Version 1 is the first put of the key (a create): no previous version to look up.
       const before = ce.kv.version === 1 ? undefined : this.state.get(ce.kv.key);
       const put = this.put(ce.kv);
-      if (this.objectIndexes.size > 0) this.indexObject(ce.kv.key, before, put?.c);
+      if (this.objectIndexes.size > 0) this.objectIndexes.update(ce.kv.key, before, put?.c);
       if (!put) return;
       this.cold?.written(ce.kv.key, rv, at);
       e = new CacheEvent(
@@ -413,59 +331,7 @@ export class WatchCache {
     this.rev = rv;
     this.applied++;
     this.history.push(e);
-    this.historyBytes += eventBytes(e);
-    if (this.watchers.size === 0) return;
-    const memo: SelectionMemo | undefined = this.watchers.size > 1 ? new Map() : undefined;
-    for (const w of this.unindexed) if (w.offer(e, memo)) this.touched.add(w);
-    if (this.byNamespace.size > 0) {
-      const slash = e.key.indexOf('/', this.prefix.length);
-      const ns = slash > 0 ? this.byNamespace.get(e.key.slice(0, slash + 1)) : undefined;
-      if (ns) for (const w of ns) if (w.offer(e, memo)) this.touched.add(w);
-    }
-    if (this.indexed.size === 0) return;
-    const pv = e.type === 'ADDED' ? undefined : e.prevView;
-    for (const [field, byValue] of this.indexed) {
-      const v = viewField(e.view, field);
-      const now = byValue.get(v);
-      if (now) for (const w of now) if (w.offer(e, memo)) this.touched.add(w);
-      if (pv === undefined) continue;
-      const p = viewField(pv, field);
-      const before = p === v ? undefined : byValue.get(p);
-      if (before) for (const w of before) if (w.offer(e, memo)) this.touched.add(w);
-    }
-  }
-
-  private evict(now: number): void {
-    // Events past HOT_MS keep only their bytes (CacheEvent); past PARSED_MS, no parsed objects.
-    let r = Math.max(this.released, this.historyHead);
-    while (r < this.history.length && now - (this.history[r] as CacheEvent).at > HOT_MS) (this.history[r++] as CacheEvent).release();
-    this.released = r;
-    let q = Math.max(this.unparsed, r);
-    while (q < this.history.length && now - (this.history[q] as CacheEvent).at > PARSED_MS) (this.history[q++] as CacheEvent).dropParsed();
-    this.unparsed = q;
-    let h = this.historyHead;
-    const size = this.history.length - h;
-    let drop = Math.max(0, size - this.maxHistory);
-    let bytes = this.historyBytes;
-    for (let i = h; i < h + drop; i++) bytes -= eventBytes(this.history[i] as CacheEvent);
-    // Past the byte bound the oldest go too (the newest event always stays).
-    while (h + drop < this.history.length - 1 && bytes > this.maxHistoryBytes) bytes -= eventBytes(this.history[h + drop++] as CacheEvent);
-    while (h + drop < this.history.length && now - (this.history[h + drop] as CacheEvent).at > this.historyMs)
-      bytes -= eventBytes(this.history[h + drop++] as CacheEvent);
-    this.historyBytes = bytes;
-    if (drop === 0) return;
-    this.oldest = (this.history[h + drop - 1] as CacheEvent).rv;
-    // Dropped events leave the array now, not when it is next sliced: until then they would keep
-    // their bytes, and their parsed forms too when the bounds drop them before HOT_MS.
-    for (let i = h; i < h + drop; i++) this.history[i] = undefined;
-    h += drop;
-    if (h > 4096 && h > this.history.length / 2) {
-      this.history = this.history.slice(h);
-      this.released = Math.max(0, this.released - h);
-      this.unparsed = Math.max(0, this.unparsed - h);
-      h = 0;
-    }
-    this.historyHead = h;
+    this.watchers.offer(e);
   }
 
   /** The revision the cache state reflects (all changes up to it are applied). */
@@ -476,7 +342,7 @@ export class WatchCache {
 
   /** Oldest resourceVersion a watch may start from (events after it are all retained). */
   get oldestResumable(): Revision {
-    return this.oldest;
+    return this.history.oldest;
   }
 
   get watcherCount(): number {
@@ -509,16 +375,7 @@ export class WatchCache {
    * delivered event among watchers with events queued.
    */
   backlog(): { maxQueued: number; maxLagRevisions: number } {
-    let maxQueued = 0;
-    let maxLag = 0;
-    const rev = this.revision;
-    for (const w of this.watchers) {
-      const q = w.pending;
-      if (q === 0) continue;
-      if (q > maxQueued) maxQueued = q;
-      if (rev - w.delivered > maxLag) maxLag = rev - w.delivered;
-    }
-    return { maxQueued, maxLagRevisions: maxLag };
+    return this.watchers.backlog(this.revision);
   }
 
   /** Wait until the cache reflects at least `rv` (false on timeout). */
@@ -570,7 +427,7 @@ export class WatchCache {
   }
 
   /** Lists served from the cache, by the index they read ('' none, `f:<field>` a field's). */
-  readonly listsServed = new Map<string, number>();
+  readonly listsServed = this.objectIndexes.served;
 
   /**
    * Objects held packed now (a walk of the state) and values this cache has packed so far, or
@@ -587,49 +444,18 @@ export class WatchCache {
 
   /** Count a list served from the cache (apiserver_cache_list_total). */
   noteList(index: string): void {
-    this.listsServed.set(index, (this.listsServed.get(index) ?? 0) + 1);
+    this.objectIndexes.note(index);
   }
 
   /**
    * The current objects under `keyPrefix` whose selector field `field` has `value`, in key
-   * order, read from the field's index (built now, in one pass over the state, if this is the
-   * first list by `field`); undefined when the cache already keeps MAX_OBJECT_INDEXES other
-   * indexes or most objects have `value` (the caller then filters list()).
+   * order, read from the field's index (object-indexes.ts: built now, in one pass over the
+   * state, if this is the first list by `field`); undefined when the cache already keeps
+   * MAX_OBJECT_INDEXES other indexes or most objects have `value` (the caller then filters
+   * list()).
    */
   listWhere(keyPrefix: string, field: string, value: string): CachedObject[] | undefined {
-    let byValue = this.objectIndexes.get(field);
-    if (byValue === undefined) {
-      if (this.objectIndexes.size >= MAX_OBJECT_INDEXES) return undefined;
-      byValue = new Map();
-      this.state.forEach((key, c) => {
-        addTo(byValue as Map<string, Set<string>>, viewField(c.view, field), key);
-      });
-      this.objectIndexes.set(field, byValue);
-    }
-    const keys = byValue.get(value);
-    if (keys === undefined) return [];
-    // A value most objects have (the unscheduled pods of a large cluster) is cheaper to filter
-    // the state for (in key order already) than to sort the index's keys for.
-    if (keys.size > 1024 && keys.size * 8 > this.state.size) return undefined;
-    const from = keyPrefix || this.prefix;
-    const out: CachedObject[] = [];
-    for (const k of [...keys].sort()) {
-      if (!k.startsWith(from)) continue;
-      const c = this.state.get(k);
-      if (c !== undefined) out.push(c);
-    }
-    return out;
-  }
-
-  /** Move `key` in the object indexes from `before`'s values to `after`'s (either absent). */
-  private indexObject(key: string, before: CachedObject | undefined, after: CachedObject | undefined): void {
-    for (const [field, byValue] of this.objectIndexes) {
-      const was = before === undefined ? undefined : viewField(before.view, field);
-      const now = after === undefined ? undefined : viewField(after.view, field);
-      if (was === now) continue;
-      if (was !== undefined) removeFrom(byValue, was, key);
-      if (now !== undefined) addTo(byValue, now, key);
-    }
+    return this.objectIndexes.list(keyPrefix || this.prefix, field, value);
   }
 
   /**
@@ -638,7 +464,7 @@ export class WatchCache {
    * Throws TooOldError if `from` is older than the history window.
    */
   watch(sel: Selection, from: Revision | 'now'): { watcher: Watcher; initial: CachedObject[]; revision: Revision } {
-    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.removeWatcher(x));
+    const w = new Watcher(sel, from === 'now' ? this.rev : from, this.maxQueue, (x) => this.watchers.remove(x));
     if (from === 'now') {
       const ix = sel.index;
       // A follower of every object (the controllers', `all` with no prefix) takes them in no
@@ -649,71 +475,30 @@ export class WatchCache {
       const initial = sel.all === true ? listed : listed.filter((c) => sel.match(c.view));
       const revision = this.revision;
       w.delivered = revision;
-      this.addWatcher(w);
+      this.watchers.add(w);
       return { watcher: w, initial, revision };
     }
-    if (from < this.oldest) throw new TooOldError(from, this.oldest);
+    if (from < this.history.oldest) throw new TooOldError(from, this.history.oldest);
     // Replay retained events after `from`, then live ones.
-    this.addWatcher(w);
-    for (let i = this.historyHead; i < this.history.length; i++) {
-      const e = this.history[i] as CacheEvent;
-      if (e.rv > from) w.offer(e);
-    }
+    this.watchers.add(w);
+    this.history.replay(w, from);
     return { watcher: w, initial: [], revision: this.revision };
   }
 
   /** A watcher for the changes after now, without the current objects (a follower that needs none of them). */
   watchChanges(sel: Selection): Watcher {
-    const w = new Watcher(sel, this.rev, this.maxQueue, (x) => this.removeWatcher(x));
+    const w = new Watcher(sel, this.rev, this.maxQueue, (x) => this.watchers.remove(x));
     w.delivered = this.revision;
-    this.addWatcher(w);
-    return w;
-  }
-
-  /** Whether `keyPrefix` is one namespace's (`<prefix><namespace>/`), which byNamespace indexes. */
-  private isNamespacePrefix(keyPrefix: string): boolean {
-    return (
-      keyPrefix.length > this.prefix.length &&
-      keyPrefix.startsWith(this.prefix) &&
-      keyPrefix.indexOf('/', this.prefix.length) === keyPrefix.length - 1
-    );
-  }
-
-  private addWatcher(w: Watcher): void {
     this.watchers.add(w);
-    if (w.sel.all !== true) this.selecting++;
-    const ix = w.sel.index;
-    if (ix !== undefined) {
-      let byValue = this.indexed.get(ix.field);
-      if (byValue === undefined) {
-        byValue = new Map();
-        this.indexed.set(ix.field, byValue);
-      }
-      addTo(byValue, ix.value, w);
-    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) addTo(this.byNamespace, w.sel.keyPrefix, w);
-    else this.unindexed.add(w);
-  }
-
-  private removeWatcher(w: Watcher): void {
-    if (!this.watchers.delete(w)) return;
-    if (w.sel.all !== true) this.selecting--;
-    this.touched.delete(w);
-    const ix = w.sel.index;
-    if (ix !== undefined) {
-      const byValue = this.indexed.get(ix.field);
-      if (byValue === undefined) return;
-      removeFrom(byValue, ix.value, w);
-      if (byValue.size === 0) this.indexed.delete(ix.field);
-    } else if (this.isNamespacePrefix(w.sel.keyPrefix)) removeFrom(this.byNamespace, w.sel.keyPrefix, w);
-    else this.unindexed.delete(w);
+    return w;
   }
 
   stop(): void {
     this.stopped = true;
     this.cold?.stop();
-    clearTimeout(this.releaseTimer);
+    this.history.stop();
     this.stream?.close();
-    for (const w of [...this.watchers]) w.end('closed');
+    this.watchers.endAll('closed');
   }
 }
 
