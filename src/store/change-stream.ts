@@ -1,8 +1,8 @@
 /**
  * A change stream of the embedded store (KV.watch): the events of one key range from a revision
- * on, handed out in batches of durable revisions. The store tells open streams which revisions
- * hold an event of their range (matched), so a stream skips the revisions that hold none
- * without scanning them and never fails when those are compacted away.
+ * on, handed out in batches of durable revisions. The store's change log (change-log.ts) tells
+ * open streams which revisions hold an event of their range (matched), so a stream skips the
+ * revisions that hold none without scanning them and never fails when those are compacted away.
  */
 import { type ChangeEvent, type ChangeStream, prefixEnd, type Revision, StoreError } from './types';
 

@@ -2,11 +2,12 @@
  * The embedded MVCC store: the default backend of the API server.
  *
  * State lives in memory (KeyIndex: key → revision history, the keys in order, plus the change log of
- * retained revisions); durability comes from the WAL (wal.ts) and periodic snapshots
- * (snapshot.ts). Writes are serialised on the event loop: a transaction evaluates its compares,
- * takes the next revision and applies its writes to memory at once (so the next transaction's
- * compares see it), then waits for the WAL to make it durable. Readers and watchers see only
- * durable revisions (`committed`), so nothing not yet acknowledged is ever observed.
+ * retained revisions: change-log.ts); durability comes from the WAL (wal.ts) and periodic
+ * snapshots (snapshot.ts, scheduled by maintenance.ts). Writes are serialised on the event loop:
+ * a transaction evaluates its compares, takes the next revision and applies its writes to memory
+ * at once (so the next transaction's compares see it), then waits for the WAL to make it durable.
+ * Readers and watchers see only durable revisions (`committed`), so nothing not yet acknowledged
+ * is ever observed.
  *
  *     rev (newest, pending included) >= committed (durable, visible) >= compacted (oldest readable)
  *
@@ -14,15 +15,31 @@
  * write with `unavailable` (reads keep serving the durable state).
  *
  * After a restart, history older than the snapshot's revision is gone: it behaves as compacted.
+ *
+ * This file is the core: opening and recovery (the snapshot loaded, the WAL replayed), reads,
+ * transactions and their durability, compaction's revision. Two parts are small classes the store
+ * owns and calls directly, each one concept with state of its own:
+ *
+ *   change-log.ts   ChangeLog: the keys each retained revision wrote, the open change streams
+ *                   indexed by prefix, and the events read back for a stream
+ *   maintenance.ts  Maintenance: snapshots (started by WAL growth, paced) and the index's and
+ *                   spill files' part of a compaction, which exclude each other
+ *
+ * A transaction reaches them with plain method calls (changes.append for its revision,
+ * maintenance.afterDurable once it is durable), nothing allocated or looked up for the call.
+ * Imports point one way: they import what they hold (key-index.ts, change-stream.ts, wal.ts,
+ * snapshot.ts), never this file.
  */
 import * as path from 'node:path';
+import { ChangeLog } from './change-log';
 import { inRange, MvccChangeStream } from './change-stream';
 import { decodeBody, encodeCompactBody, encodeTxnBody, type LoggedOp, Writer } from './codec';
 import { type DirLock, lockDir } from './dir-lock';
 import { type Entry, isTombstone, KeyIndex, tombstone } from './key-index';
+import { Maintenance } from './maintenance';
 import type { PackedValue } from './packed';
 import { valueSlabs } from './slabs';
-import { loadSnapshot, SNAPSHOT_PACE_BYTES_PER_S, writeSnapshot } from './snapshot';
+import { loadSnapshot } from './snapshot';
 import { HistorySpill, type SpillOptions } from './spill';
 import {
   type ChangeEvent,
@@ -104,29 +121,14 @@ function bytesCompare(a: Uint8Array, b: Uint8Array): number {
 
 export class MvccStore implements KV {
   private readonly index = new KeyIndex();
-  /** Open change streams, by prefix range (see watch) and the rest. */
-  private readonly prefixStreams = new Map<string, Set<MvccChangeStream>>();
-  private readonly otherStreams = new Set<MvccChangeStream>();
-  /**
-   * log[i] names the keys written at revision logStart + i (one key, the usual case, or several);
-   * the events themselves are read back from the index (eventAt), so the log holds no versions.
-   */
-  private log: (string | string[])[] = [];
-  private logStart: Revision = 1;
+  /** The keys each retained revision wrote, and the open change streams (change-log.ts). */
+  private readonly changes = new ChangeLog(this.index);
   private rev: Revision = 0;
   private committed: Revision = 0;
   private compacted: Revision = 0;
   private wake = signal();
   private broken: StoreError | undefined;
   private closed = false;
-  private snapshotting: Promise<void> | undefined;
-  /** The snapshot being written goes at full speed (someone waits for it: snapshot(), close()). */
-  private hurry = false;
-  /** The index compaction in progress (compactIndex). */
-  private compacting: Promise<void> | undefined;
-  private deferredCompact: Revision = 0;
-  private lastSnapshotBytes = 0;
-  private snapshots = 0;
   private compactions = 0;
   private readonly w = new Writer(4096);
 
@@ -135,6 +137,8 @@ export class MvccStore implements KV {
   private lock: DirLock | undefined;
   private readonly spill: HistorySpill | undefined;
   private spillTimer: ReturnType<typeof setInterval> | undefined;
+  /** Snapshots, and the index's and spill files' part of compactions (maintenance.ts). */
+  private readonly maintenance: Maintenance;
 
   private constructor(private readonly opts: MvccOptions) {
     if (opts.dir !== undefined) {
@@ -142,6 +146,7 @@ export class MvccStore implements KV {
       this.spillTimer = setInterval(() => this.spillDue(), 250);
       this.spillTimer.unref?.();
     }
+    this.maintenance = new Maintenance(this, opts, this.index, this.spill);
   }
 
   /** Open (and recover) a store. Throws WalCorruptError / SnapshotCorruptError on corruption. */
@@ -183,7 +188,7 @@ export class MvccStore implements KV {
     );
     if (maxRev > snapRev) throw new StoreError('corrupt', `snapshot at ${snapRev} holds a key at revision ${maxRev}`);
     store.rev = store.committed = store.compacted = snapRev;
-    store.logStart = snapRev + 1;
+    store.changes.startAfter(snapRev);
     const { wal, report } = Wal.open(
       { dir: path.join(dir, 'wal'), fsync: opts.fsync, segmentBytes: opts.segmentBytes, logger: opts.logger },
       snapRev,
@@ -191,7 +196,7 @@ export class MvccStore implements KV {
       borrow,
     );
     wal.onDurable = (rev) => store.onDurable(rev);
-    store.wal = wal;
+    store.wal = store.maintenance.wal = wal;
     return { store, report };
   }
 
@@ -217,7 +222,7 @@ export class MvccStore implements KV {
       }
     }
     this.rev = this.committed = rev;
-    this.appendLog(rev, keys.length === 1 ? (keys[0] as string) : keys);
+    this.changes.append(rev, keys.length === 1 ? (keys[0] as string) : keys);
     if (this.spill?.overBound) this.spill.spillDue();
   }
 
@@ -309,7 +314,7 @@ export class MvccStore implements KV {
       }
     }
     this.rev = rev;
-    this.appendLog(rev, keys.length === 1 ? (keys[0] as string) : keys);
+    this.changes.append(rev, keys.length === 1 ? (keys[0] as string) : keys);
     if (this.spill?.overBound) this.spillDue();
     await this.persist(rev, (w) => encodeTxnBody(w, logged));
     return { succeeded, revision: rev, responses };
@@ -328,87 +333,19 @@ export class MvccStore implements KV {
 
   watch(fromRevision: Revision, opts: WatchOptions = {}): ChangeStream {
     const s = new MvccChangeStream(this, Math.max(1, fromRevision), opts.key, opts.end);
-    // A stream over keys under a prefix ending in '/' (every watch cache's) is found from an
-    // event's key by the key's own '/'-prefixes; any other range is checked on every event.
-    const prefix = s.prefix?.endsWith('/') ? s.prefix : undefined;
-    if (prefix !== undefined) {
-      let set = this.prefixStreams.get(prefix);
-      if (!set) {
-        set = new Set();
-        this.prefixStreams.set(prefix, set);
-        this.streamsByParent.clear();
-      }
-      set.add(s);
-    } else this.otherStreams.add(s);
+    this.changes.add(s);
     return s;
   }
 
   /** @internal A stream is closed: no more marking. */
   unregister(s: MvccChangeStream): void {
-    this.otherStreams.delete(s);
-    for (const [p, set] of this.prefixStreams)
-      if (set.delete(s) && set.size === 0) {
-        this.prefixStreams.delete(p);
-        this.streamsByParent.clear();
-      }
-  }
-
-  /**
-   * The events of a revision go to the log, and each open stream whose range holds one of them
-   * learns that revision (matched): a stream scans the log only from the first revision that
-   * may hold one of its events, and skips ahead when none can (with a cache per resource, most
-   * streams match no event of a write).
-   */
-  private appendLog(rev: Revision, keys: string | string[]): void {
-    this.log.push(keys);
-    if (typeof keys === 'string') this.markStreams(rev, keys);
-    else for (const key of keys) this.markStreams(rev, key);
-  }
-
-  private markStreams(rev: Revision, key: string): void {
-    for (const s of this.otherStreams) if (s.covers(key)) s.matched(rev);
-    if (this.prefixStreams.size === 0) return;
-    for (const set of this.streamSetsOf(key)) for (const st of set) st.matched(rev);
-  }
-
-  /**
-   * The event of `key` at `rev` (a revision in the log), read from the key's versions. The log
-   * keeps the compacted revision itself, whose versions the index may have dropped: a delete there
-   * left no tombstone, and what either kind of write superseded is gone (as etcd, whose watch
-   * from the compacted revision has no previous values either).
-   */
-  private eventAt(key: string, rev: Revision): ChangeEvent {
-    const w = this.index.written(key, rev);
-    if (w === undefined) return { type: 'delete', kv: tombstone(key, rev), prev: undefined };
-    return { type: isTombstone(w.kv) ? 'delete' : 'put', kv: w.kv, prev: w.prev };
+    this.changes.remove(s);
   }
 
   /** Spill the superseded values that are due (spill.ts). */
   private spillDue(): void {
     if (this.closed) return;
     this.spill?.spillDue();
-  }
-
-  /**
-   * The prefix streams' sets whose prefix is one of the key's own '/'-prefixes, found once per
-   * parent path (`/registry/core/configmaps/ns/`) rather than by a slice and a lookup per '/'
-   * on every write. Cleared when a prefix gains its first stream or loses its last.
-   */
-  private readonly streamsByParent = new Map<string, Set<MvccChangeStream>[]>();
-
-  private streamSetsOf(key: string): Set<MvccChangeStream>[] {
-    const parent = key.slice(0, key.lastIndexOf('/') + 1);
-    let sets = this.streamsByParent.get(parent);
-    if (sets === undefined) {
-      sets = [];
-      for (let i = parent.indexOf('/'); i >= 0; i = parent.indexOf('/', i + 1)) {
-        const set = this.prefixStreams.get(parent.slice(0, i + 1));
-        if (set) sets.push(set);
-      }
-      if (this.streamsByParent.size >= 10_000) this.streamsByParent.clear();
-      this.streamsByParent.set(parent, sets);
-    }
-    return sets;
   }
 
   /**
@@ -423,9 +360,9 @@ export class MvccStore implements KV {
   async close(): Promise<void> {
     if (this.closed) return;
     // A snapshot being written in the background finishes at full speed.
-    this.hurry = true;
-    if (this.snapshotting) await this.snapshotting.catch(() => {});
-    while (this.compacting) await this.compacting.catch(() => {});
+    const snapshotting = this.maintenance.rushSnapshot();
+    if (snapshotting) await snapshotting.catch(() => {});
+    while (this.maintenance.compaction) await this.maintenance.compaction.catch(() => {});
     this.closed = true;
     if (this.spillTimer) clearInterval(this.spillTimer);
     this.spill?.close();
@@ -440,12 +377,12 @@ export class MvccStore implements KV {
       committed: this.committed,
       compacted: this.compacted,
       keys: this.index.size,
-      retainedRevisions: this.log.length,
+      retainedRevisions: this.changes.size,
       walSegments: this.wal?.segmentCount ?? 0,
       walBatches: this.wal?.stats.batches ?? 0,
       walFsyncs: this.wal?.stats.fsyncs ?? 0,
       walRecords: this.wal?.stats.records ?? 0,
-      snapshots: this.snapshots,
+      snapshots: this.maintenance.snapshots,
       compactions: this.compactions,
       spilledVersions: this.spill?.stats.spilled ?? 0,
       spillFiles: this.spill?.fileCount ?? 0,
@@ -453,27 +390,16 @@ export class MvccStore implements KV {
   }
 
   /** Take a snapshot now (normally scheduled by WAL growth, and paced); resolves when written, at full speed. */
-  async snapshot(): Promise<void> {
-    this.hurry = true;
-    while (this.compacting) await this.compacting.catch(() => {});
-    if (!this.snapshotting) this.startSnapshot();
-    await this.snapshotting;
+  snapshot(): Promise<void> {
+    return this.maintenance.snapshot();
   }
 
   // ---- change stream support -------------------------------------------------------------
 
   /** @internal Events of revisions [from, to] (to <= committed) of the keys `covers` takes. */
   eventsBetween(from: Revision, covers: { covers(key: string): boolean }): { events: ChangeEvent[]; next: Revision } {
-    if (from < this.logStart) throw new StoreError('compacted', `mvcc: required revision ${from} has been compacted`);
     const to = Math.min(this.committed, from + (this.opts.watchBatchRevisions ?? 1000) - 1);
-    const events: ChangeEvent[] = [];
-    for (let r = from; r <= to; r++) {
-      const keys = this.log[r - this.logStart] as string | string[];
-      if (typeof keys === 'string') {
-        if (covers.covers(keys)) events.push(this.eventAt(keys, r));
-      } else for (const key of keys) if (covers.covers(key)) events.push(this.eventAt(key, r));
-    }
-    return { events, next: Math.max(from, to + 1) };
+    return this.changes.eventsBetween(from, to, covers);
   }
 
   /** @internal Resolves on the next commit, close or failure. */
@@ -611,16 +537,8 @@ export class MvccStore implements KV {
   private onDurable(rev: Revision): void {
     if (rev > this.committed) this.committed = rev;
     this.signalAll();
-    const wal = this.wal;
-    if (
-      wal &&
-      !this.snapshotting &&
-      !this.compacting &&
-      !this.closed &&
-      wal.bytesSinceRelease >= Math.max(this.opts.snapshotMinBytes ?? 128 << 20, this.lastSnapshotBytes)
-    ) {
-      this.startSnapshot();
-    }
+    // A snapshot starts if the WAL grew enough since the last one (maintenance.ts).
+    if (!this.closed) this.maintenance.afterDurable();
   }
 
   private signalAll(): void {
@@ -639,86 +557,12 @@ export class MvccStore implements KV {
 
   /**
    * Reads below `revision` are refused from now on; the index and the spill files follow (see
-   * compactIndex). Resolves when they have. `atOnce`: the index in one go (replay at open).
+   * Maintenance.compact). Resolves when they have. `atOnce`: the index in one go (replay at open).
    */
   private applyCompact(revision: Revision, atOnce = false): Promise<void> | undefined {
     this.compacted = revision;
-    const drop = Math.min(revision, this.committed + 1) - this.logStart;
-    if (drop > 0) {
-      this.log = this.log.slice(drop);
-      this.logStart += drop;
-    }
-    if (atOnce) {
-      this.index.compact(revision);
-      return this.spill?.release(revision);
-    }
-    if (this.snapshotting) this.deferredCompact = Math.max(this.deferredCompact, revision);
-    else return this.compactIndex(revision);
-    return undefined;
-  }
-
-  /**
-   * Drop old versions from the index, a step of keys per turn of the event loop, then delete the
-   * spill files that held only those (unlinked off the loop). Compactions run one after another,
-   * and no snapshot starts while one runs (as none runs during a snapshot: deferredCompact).
-   */
-  private compactIndex(revision: Revision): Promise<void> {
-    const before = this.compacting?.catch(() => {}) ?? Promise.resolve();
-    const run = before.then(async () => {
-      await this.index.compactInSteps(revision);
-      await this.spill?.release(revision);
-    });
-    const tracked: Promise<void> = run.finally(() => {
-      if (this.compacting === tracked) this.compacting = undefined;
-    });
-    this.compacting = tracked;
-    return tracked;
-  }
-
-  private startSnapshot(): void {
-    const dir = this.opts.dir;
-    const wal = this.wal;
-    if (dir === undefined || wal === undefined) return;
-    const rev = this.committed;
-    // WAL bytes written up to now are covered by this snapshot; bytes written while it is being
-    // written are not, and count toward the next one.
-    const covered = wal.bytesSinceRelease;
-    const run = async () => {
-      const started = performance.now();
-      const live = this.index.liveReader(rev);
-      this.opts.logger?.(`store: snapshot at revision ${rev} begins (${covered} bytes of log since the last)`);
-      const res = await writeSnapshot(
-        path.join(dir, 'snap'),
-        rev,
-        // 1,024 keys a chunk: a cold key's value is inflated as it is written (~3.5 us a pod),
-        // and 4,096 of them held the event loop ~15-25 ms per chunk (density, 2026-11-28).
-        (after) => live(after, 1024),
-        this.opts.fsync ?? 'always',
-        () => (this.hurry ? 0 : (this.opts.snapshotPaceBytesPerSecond ?? SNAPSHOT_PACE_BYTES_PER_S)),
-      );
-      await wal.releaseThrough(rev);
-      wal.bytesSinceRelease = Math.max(0, wal.bytesSinceRelease - covered);
-      this.lastSnapshotBytes = res.bytes;
-      this.snapshots++;
-      this.opts.logger?.(
-        `store: snapshot at revision ${rev}: ${res.keys} keys, ${res.bytes} bytes in ${Math.round(performance.now() - started)} ms`,
-      );
-    };
-    this.snapshotting = run()
-      .catch((e) => {
-        this.opts.logger?.(`store: snapshot at revision ${rev} failed: ${String(e)}`);
-      })
-      .finally(() => {
-        this.snapshotting = undefined;
-        this.hurry = false;
-        if (this.deferredCompact > 0) {
-          const rev = this.deferredCompact;
-          this.deferredCompact = 0;
-          this.compactIndex(rev).catch((e) =>
-            this.opts.logger?.(`store: removing history spill files after compaction at ${rev}: ${String(e)}`),
-          );
-        }
-      });
+    this.changes.dropBefore(Math.min(revision, this.committed + 1));
+    return this.maintenance.compact(revision, atOnce);
   }
 }
 
