@@ -47,7 +47,9 @@ let reapList: string | undefined;
  * Members this process started are killed and their data dirs removed once this process is gone,
  * whatever way it went. The 'exit' handler below is not enough: `bun test` ends without running
  * 'exit' listeners, and each test run on etcd left its restarted servers' etcds running and their
- * data (~120 MB each) in the temporary directory. One detached shell per process waits for it to
+ * data (~120 MB each) in the temporary directory. Until 2026-11-30 the reaper itself was killed
+ * by `bun test --parallel=2` (npm test) as its worker ended: every CI run left ~500 MB of etcd
+ * data dirs behind. One detached shell per process waits for it to
  * end, then kills each listed member still running with its data dir on its command line (a
  * reused pid is left alone) and removes the dirs.
  */
@@ -56,6 +58,9 @@ function reapAfterExit(pid: number, dir: string): void {
     reapList = path.join(os.tmpdir(), `bench-etcd-reap-${process.pid}.list`);
     fs.writeFileSync(reapList, '');
     const script = [
+      // `bun test --parallel` signals its workers' descendants when a worker ends (SIGTERM, a
+      // scratch test found; detached or not): the reaper must outlive that to do its work.
+      `trap '' TERM HUP INT QUIT`,
       `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
       `while read -r pid dir; do`,
       `  if tr '\\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/"; then kill -9 "$pid" 2>/dev/null; fi`,
