@@ -40,6 +40,17 @@ function freePort(): Promise<number> {
   });
 }
 
+/** This process's start time (clock ticks after boot, field 22 of /proc/self/stat), '0' where unknown. */
+function processStart(): string {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    // After the command name in parentheses: field 3 (state) on.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '0';
+  } catch {
+    return '0';
+  }
+}
+
 /** The reaper's list of members (pid and data dir), one line each; see reapAfterExit. */
 let reapList: string | undefined;
 
@@ -55,8 +66,21 @@ let reapList: string | undefined;
  */
 function reapAfterExit(pid: number, dir: string): void {
   if (reapList === undefined) {
-    reapList = path.join(os.tmpdir(), `bench-etcd-reap-${process.pid}.list`);
-    fs.writeFileSync(reapList, '');
+    // `bun test --parallel` runs several files in one worker process, each with its own module
+    // instances and globals: the list is this process's (pid and start time, a pair no other
+    // process has had), created by the first file to start a member, which alone starts the
+    // reaper; the others append to it. (It was truncated by each file: the members of the
+    // files before were never reaped.)
+    reapList = path.join(os.tmpdir(), `bench-etcd-reap-${process.pid}-${processStart()}.list`);
+    try {
+      fs.writeFileSync(reapList, '', { flag: 'wx' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+        fs.appendFileSync(reapList, `${pid} ${dir}\n`);
+        return;
+      }
+      throw e;
+    }
     const script = [
       // `bun test --parallel` signals its workers' descendants when a worker ends (SIGTERM, a
       // scratch test found; detached or not): the reaper must outlive that to do its work.
