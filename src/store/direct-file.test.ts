@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DirectFile, writeZeroFile } from './direct-file';
+import { DirectFile } from './direct-file';
 
 /** `n` bytes that differ from block to block and within one. */
 function pattern(n: number, seed: number): Uint8Array {
@@ -67,64 +67,6 @@ describe('DirectFile: a file written once, past the page cache where it can be',
         expect([pieces.join('+'), refused.ok, refused.out.direct]).toEqual([pieces.join('+'), true, false]);
         if (direct) expect(fs.statSync(path.join(dir, `f-${pieces.join('-')}-true-1`)).size).toBe(refused.out.length);
       }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  test('zeros among data, with a small stage, read back exactly (a stage reused after data is cleared)', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'direct-file-'));
-    try {
-      for (const direct of [true, false]) {
-        const file = path.join(dir, `z-${direct}`);
-        const out = DirectFile.open(file, direct, 0, 8192);
-        const want: Uint8Array[] = [];
-        // Data that fills stages, then zeros in a stage that held data, zeros across whole stages
-        // (the stage kept clear), data again, then zeros once more.
-        for (const [i, [kind, n]] of (
-          [
-            ['d', 10_000],
-            ['z', 20_000],
-            ['z', 16_384],
-            ['d', 5_000],
-            ['z', 9_000],
-            ['d', 1],
-          ] as const
-        ).entries()) {
-          if (kind === 'd') {
-            const p = pattern(n, i);
-            want.push(pattern(n, i));
-            await out.write(p);
-          } else {
-            want.push(new Uint8Array(n));
-            await out.zeros(n);
-          }
-        }
-        await out.finish();
-        await out.sync();
-        out.close();
-        const got = fs.readFileSync(file);
-        expect([direct, got.length, Buffer.compare(got, Buffer.concat(want))]).toEqual([direct, out.length, 0]);
-      }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  test('writeZeroFile: a file of exactly that many zeros; a file that cannot be written is not left', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'direct-file-'));
-    try {
-      for (const n of [1, 4095, 4096, (1 << 20) + 1, 3 << 20]) {
-        const file = path.join(dir, `zeros-${n}`);
-        // Garbage where the file goes: it is truncated, not overwritten in part.
-        fs.writeFileSync(file, Buffer.alloc(n + 9000, 0xab));
-        await writeZeroFile(file, n, true);
-        const got = fs.readFileSync(file);
-        expect([n, got.length, got.every((b) => b === 0)]).toEqual([n, n, true]);
-      }
-      // A directory where the file would go: the open fails and nothing is created.
-      await expect(writeZeroFile(path.join(dir, 'missing', 'f'), 4096, true)).rejects.toThrow();
-      expect(fs.existsSync(path.join(dir, 'missing'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

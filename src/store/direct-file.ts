@@ -17,18 +17,11 @@
  * file system refuses O_DIRECT (EINVAL at open, or at a write whose memory is aligned less than
  * the device wants), the file is written through the page cache, the same bytes at the same
  * offsets.
- *
- * The log's new segments (wal.ts) are files of zeros made ahead of their use: written through the
- * page cache, each 64 MiB segment cost ~1 us of the pool's CPU per create at 24k creates/s (the
- * kernel's copies and writeback of 64 MiB every ~2.5 s), and its dirty pages went to the disk in
- * one burst at its fdatasync, beside the log's own. Past the page cache in 1 MiB writes
- * (`writeZeroFile`), the pool's CPU per create 3.1-3.8 -> 2.3 us, and the log's fdatasyncs over 5
- * ms 73-79 -> 56-60 in 10 s (a scratch script, 2026-11-30).
  */
 
 import { ptr } from 'bun:ffi';
 import * as fs from 'node:fs';
-import { fdatasync, writeAll } from './file-io';
+import { fdatasync, writeAll } from './wal';
 
 /** The alignment O_DIRECT asks of offsets, lengths and memory (the largest logical block in use). */
 const BLOCK = 4096;
@@ -46,8 +39,6 @@ export class DirectFile {
   private readonly stage: Uint8Array;
   /** Bytes in `stage`, not yet written. */
   private staged = 0;
-  /** Whether `stage` holds only zeros (zeros() then need not clear it again). */
-  private stageZero = false;
   /** Where `stage` goes in the file (whole stages are written before it). */
   private at = 0;
 
@@ -57,27 +48,24 @@ export class DirectFile {
     /** Whether the file is being written with O_DIRECT (else through the page cache). */
     public direct: boolean,
     skew: number,
-    stageBytes: number,
   ) {
-    this.stage = alignedBuffer(stageBytes, skew);
+    this.stage = alignedBuffer(STAGE, skew);
   }
 
   /**
    * Create (or truncate) `file` for writing; `direct: false` never tries O_DIRECT. `skew` (tests):
    * the staging buffer starts this many bytes past a block, which O_DIRECT's first write refuses.
-   * `stageBytes` (a multiple of 4 KiB): the bytes gathered per write.
    */
-  static open(file: string, direct = true, skew = 0, stageBytes = STAGE): DirectFile {
-    if (stageBytes <= 0 || stageBytes % BLOCK !== 0) throw new Error(`stage of ${stageBytes} bytes: not a multiple of ${BLOCK}`);
+  static open(file: string, direct = true, skew = 0): DirectFile {
     const { O_WRONLY, O_CREAT, O_TRUNC, O_DIRECT } = fs.constants;
     if (direct && O_DIRECT !== undefined) {
       try {
-        return new DirectFile(file, fs.openSync(file, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0o644), true, skew, stageBytes);
+        return new DirectFile(file, fs.openSync(file, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0o644), true, skew);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e;
       }
     }
-    return new DirectFile(file, fs.openSync(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644), false, skew, stageBytes);
+    return new DirectFile(file, fs.openSync(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644), false, skew);
   }
 
   /** Bytes given to write() so far: the file's length once finished. */
@@ -87,36 +75,15 @@ export class DirectFile {
 
   /** Append `data` (copied: the caller may reuse it once this resolves). */
   async write(data: Uint8Array): Promise<void> {
-    const stage = this.stage.length;
-    if (data.length > 0) this.stageZero = false;
     let from = 0;
     while (from < data.length) {
-      const n = Math.min(data.length - from, stage - this.staged);
+      const n = Math.min(data.length - from, STAGE - this.staged);
       this.stage.set(data.subarray(from, from + n), this.staged);
       this.staged += n;
       from += n;
-      if (this.staged === stage) {
+      if (this.staged === STAGE) {
         await this.put(this.stage);
-        this.at += stage;
-        this.staged = 0;
-      }
-    }
-  }
-
-  /** Append `n` zero bytes. */
-  async zeros(n: number): Promise<void> {
-    const stage = this.stage.length;
-    while (n > 0) {
-      // A stage filled with zeros from its start is clear for the next ones.
-      const whole = this.staged === 0;
-      const k = Math.min(n, stage - this.staged);
-      if (!this.stageZero) this.stage.fill(0, this.staged, this.staged + k);
-      this.staged += k;
-      n -= k;
-      if (this.staged === stage) {
-        this.stageZero ||= whole;
-        await this.put(this.stage);
-        this.at += stage;
+        this.at += STAGE;
         this.staged = 0;
       }
     }
@@ -165,26 +132,4 @@ export class DirectFile {
     }
     await writeAll(this.fd, buf, this.at);
   }
-}
-
-/** Bytes per write of a file of zeros: small enough that the log's fdatasyncs queue behind little. */
-const ZERO_STAGE = 1 << 20;
-
-/**
- * A new file of `bytes` zeros (a log segment made ahead of its use), past the page cache where
- * the file system takes it, and synced when `sync`. A file that could not be written in full (a
- * full disk) is removed and the error thrown.
- */
-export async function writeZeroFile(file: string, bytes: number, sync: boolean): Promise<void> {
-  const out = DirectFile.open(file, true, 0, ZERO_STAGE);
-  try {
-    await out.zeros(bytes);
-    await out.finish();
-    if (sync) await out.sync();
-  } catch (e) {
-    out.close();
-    fs.rmSync(file, { force: true });
-    throw e;
-  }
-  out.close();
 }

@@ -26,10 +26,10 @@ import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { decodeEntry, encodeEntry, Reader, Writer } from './codec';
 import { DirectFile } from './direct-file';
-import { fsyncDir } from './file-io';
 import { mapFile } from './map-file';
 import { PackedKeyValue, PackedValue } from './packed';
 import { type KeyValue, type Revision, StoreError } from './types';
+import { fsyncDir } from './wal';
 
 const MAGIC = new TextEncoder().encode('SVCSNAP3');
 /** The same records under crc32c (until 2026-11-29); loaded as well. */

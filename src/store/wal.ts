@@ -37,8 +37,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
-import { writeZeroFile } from './direct-file';
-import { fdatasync, fsyncDir } from './file-io';
 import { mapFile } from './map-file';
 import { type Revision, StoreError } from './types';
 
@@ -114,6 +112,30 @@ function listSegments(dir: string): Segment[] {
       out.push({ seq: Number.parseInt(m[1] as string, 16), firstRev: Number.parseInt(m[2] as string, 16), file: path.join(dir, name) });
   }
   return out.sort((a, b) => a.seq - b.seq);
+}
+
+export function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** fdatasync on libuv's thread pool (the event loop goes on meanwhile). */
+export const fdatasync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fs.fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+const writeAsync = (fd: number, buf: Uint8Array, pos: number): Promise<number> =>
+  new Promise((resolve, reject) => fs.write(fd, buf, 0, buf.length, pos, (e, n) => (e ? reject(e) : resolve(n))));
+
+/** Write all of `buf` at `pos` on libuv's thread pool, continuing after short writes. */
+export async function writeAll(fd: number, buf: Uint8Array, pos: number): Promise<void> {
+  for (let done = 0; done < buf.length; ) {
+    const n = await writeAsync(fd, buf.subarray(done), pos + done);
+    if (n <= 0) throw new Error(`write made no progress at ${pos + done}`);
+    done += n;
+  }
 }
 
 function isZero(buf: Uint8Array, from: number, to: number): boolean {
@@ -436,10 +458,22 @@ export class Wal {
     this.prealloc.catch(() => {});
   }
 
-  /** Create the next segment file, full of zeros, off the write path (past the page cache: direct-file.ts). */
+  /** Create the next segment file, full of zeros, off the write path. */
   private async preallocate(): Promise<string> {
     const tmp = path.join(this.dir, `prealloc-${this.nextSeq}.tmp`);
-    await writeZeroFile(tmp, this.segmentBytes, this.fsyncMode === 'always');
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      for (let at = 0; at < this.segmentBytes; at += ZERO.length) {
+        await writeAsync(fd, ZERO.subarray(0, Math.min(ZERO.length, this.segmentBytes - at)), at);
+      }
+      if (this.fsyncMode === 'always') await fdatasync(fd);
+    } catch (e) {
+      // A segment that could not be written in full (a full disk) gives its space back.
+      fs.closeSync(fd);
+      fs.rmSync(tmp, { force: true });
+      throw e;
+    }
+    fs.closeSync(fd);
     return tmp;
   }
 
