@@ -276,6 +276,13 @@ describe('Deployment controller: history and arithmetic', () => {
     expect((await srv.json('POST', '/api/v1/namespaces', ns, JSON_CT)).status).toBe(201);
     const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { pods: '2' } } };
     expect((await srv.json('POST', '/api/v1/namespaces/dquota/resourcequotas', quota, JSON_CT)).status).toBe(201);
+    // Until the quota controller has written the quota's status, admission refuses pods with
+    // "status unknown for quota" (the reference's e2e tests wait for it too).
+    await until(
+      async () => (await srv.json('GET', '/api/v1/namespaces/dquota/resourcequotas/q')).body,
+      (x) => x.status?.hard?.pods === '2' && x.status?.used?.pods !== undefined,
+      10_000,
+    );
     expect((await srv.json('POST', '/apis/apps/v1/namespaces/dquota/deployments', deployment('capped', 3), JSON_CT)).status).toBe(201);
     const d = await until(
       async () => (await srv.json('GET', '/apis/apps/v1/namespaces/dquota/deployments/capped')).body,

@@ -223,6 +223,13 @@ describe('ReplicaSet controller', () => {
       JSON_CT,
     );
     expect(q.status).toBe(201);
+    // As the reference's e2e tests do (waitForResourceQuota): until the quota controller has
+    // written the quota's status, admission refuses pods with "status unknown for quota".
+    await until(
+      async () => (await srv.json('GET', '/api/v1/namespaces/quota/resourcequotas/pods')).body,
+      (x) => x.status?.hard?.pods === '1' && x.status?.used?.pods !== undefined,
+      10_000,
+    );
     await createRS('capped', 3, { app: 'capped' }, 'quota');
     const rs = await until(
       () => getRS('capped', 'quota'),
