@@ -34,6 +34,8 @@ const QUICK = process.argv.includes('--quick');
 const ON_ETCD = process.argv.includes('--etcd');
 const WRITES_ONLY = process.argv.includes('--writes');
 const WARM_MS = Number(process.env.WARM_MS) || 2000;
+/** The contract floor's bearer token (bench/contract-floor.ts). */
+const CONTRACT_TOKEN = 'bench-contract-floor';
 const OPTS = {
   concurrency: 64,
   phaseMs: Number(process.env.PHASE_MS) || (QUICK ? 3000 : 8000),
@@ -229,6 +231,32 @@ async function main(): Promise<void> {
   floor.stop();
   if (etcd) report(`durable create floor / etcd puts: ${(floorCreate.ops / etcd.puts).toFixed(2)}`);
 
+  // The contract floor: the durable floor plus the contract's work for the same create
+  // (authentication, decoding checks, admission's lookups, managedFields, validation, a revision
+  // index, a watch cache, a metric), in straight-line code by the server's own mechanisms. See
+  // bench/contract-floor.ts. What the server costs beyond it is its machinery.
+  const contract = await createFloorServer('bench/contract-floor.ts', { TOKEN: CONTRACT_TOKEN });
+  const contractSpec = {
+    ...bareSpec,
+    url: `${contract.url}api/v1/namespaces/default/configmaps`,
+    headers: { ...bareSpec.headers, authorization: `Bearer ${CONTRACT_TOKEN}` },
+    ca: contract.ca,
+  };
+  await load({ ...contractSpec, durationMs: WARM_MS, bodyTemplate: createBody.replace('cm-{{i}}', 'warm-{{i}}') });
+  const contractCpu = threadCpu(contract.pid);
+  const contractProcCpu = processCpuUs(contract.pid);
+  const contractCreate = await load(contractSpec);
+  const contractPerCreate = (processCpuUs(contract.pid) - contractProcCpu) / Math.max(contractCreate.ok, 1);
+  report(
+    `contract floor (the durable floor + authentication, decoding checks, admission lookups, managedFields, validation, revision index, watch cache, metric; 64 clients): ${contractCreate.ops} req/s p50 ${contractCreate.p50} ms p99 ${contractCreate.p99} ms (errors ${contractCreate.errors}, codes ${JSON.stringify(contractCreate.codes)})`,
+  );
+  cpuReport('contract floor', contractCpu, contract.pid, contractCreate);
+  contract.stop();
+  if (etcd)
+    report(
+      `contract floor / etcd puts: rate ${(contractCreate.ops / etcd.puts).toFixed(2)}, CPU ${(contractPerCreate / etcd.etcdCpuUs).toFixed(2)} (${contractPerCreate.toFixed(1)} / ${etcd.etcdCpuUs.toFixed(1)} us)`,
+    );
+
   const backing = ON_ETCD ? await startEtcd() : undefined;
   if (ON_ETCD && !backing) throw new Error('--etcd: etcd is not installed (apt-get install etcd-server)');
   if (backing) report(`store under test: etcd ${backing.version} at ${backing.endpoint}`);
@@ -311,6 +339,9 @@ async function main(): Promise<void> {
         }
       }
     } else report(`server CPU per create ${serverPerCreate.toFixed(1)} us${backingPerCreate}`);
+    report(
+      `server against the contract floor: CPU per create ${(serverPerCreate / contractPerCreate).toFixed(2)} (${serverPerCreate.toFixed(1)} / ${contractPerCreate.toFixed(1)} us), creates/s ${(create.ops / contractCreate.ops).toFixed(2)}`,
+    );
 
     // The patch phases warm up on the objects of the create phase's warm-up (warm-0, warm-1, ...).
     const smpSpec = (name: string) => ({

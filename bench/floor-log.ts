@@ -14,8 +14,8 @@ const LOG_BYTES = 256 << 20;
 const HEADER = 12;
 
 export interface FloorLog {
-  /** Resolves once the frame of `text` at revision `rev` is on disk. */
-  append(rev: number, text: string): Promise<void>;
+  /** Resolves once the frame of `text` (or of the encoded bytes) at revision `rev` is on disk. */
+  append(rev: number, text: string | Uint8Array): Promise<void>;
 }
 
 export function floorLog(dir: string): FloorLog {
@@ -53,9 +53,10 @@ export function floorLog(dir: string): FloorLog {
 
   return {
     append(rev, text) {
-      const n = Buffer.byteLength(text);
+      const n = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
       const frame = Buffer.allocUnsafe(HEADER + n);
-      frame.write(text, HEADER);
+      if (typeof text === 'string') frame.write(text, HEADER);
+      else frame.set(text, HEADER);
       frame.writeUInt32LE(n, 0);
       frame.writeUInt32LE(rev, 4);
       frame.writeUInt32LE(Bun.hash.crc32(frame.subarray(HEADER)), 8);

@@ -273,9 +273,12 @@ export async function bareServer(doc: string): Promise<{ url: string; ca: string
  * bench/create-floor.ts (the durable create floor) with its log in a temporary directory, removed
  * by stop().
  */
-export async function createFloorServer(): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
+export async function createFloorServer(
+  script = 'bench/create-floor.ts',
+  env: Record<string, string> = {},
+): Promise<{ url: string; ca: string; pid: number; stop: () => void }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-floor-'));
-  const s = await tlsServer([path.join(ROOT, 'bench/create-floor.ts')], { DIR: dir });
+  const s = await tlsServer([path.join(ROOT, script)], { DIR: dir, ...env });
   return {
     ...s,
     stop: () => {

@@ -3,7 +3,8 @@
  * answers 201 and refuses a name it holds with 409; the durable apply floor does what the
  * server does to the same object, the same apply giving the same fields and the same
  * managedFields (the floor is the server's mechanism with everything else left out, so that its
- * cost is a floor of the server's); the watch fan-out floor sends every write to every open watch
+ * cost is a floor of the server's); the contract floor answers a create as the server does (the
+ * same object, Status codes, causes and warnings); the watch fan-out floor sends every write to every open watch
  * as the server's watch event lines.
  */
 import { afterAll, expect, test } from 'bun:test';
@@ -35,6 +36,56 @@ test('the create floor: 201 with the server-set metadata, then 409 for the same 
   expect(Number(first.body.metadata.resourceVersion)).toBeGreaterThan(0);
   expect(first.body.data).toEqual({ v: 'x' });
   expect((await call(`${floor.url}${ns.slice(1)}`, floor.ca, { method: 'POST', body })).status).toBe(409);
+});
+
+test('the contract floor: a create answered as the server answers it', async () => {
+  const token = 'floor-test-token';
+  const floor = await createFloorServer('bench/contract-floor.ts', { TOKEN: token });
+  floors.push(floor);
+  const post = async (to: 'floor' | 'server', body: string, auth = token) => {
+    const init = { method: 'POST', body, headers: { 'content-type': 'application/json', 'user-agent': 'floor-test/1.0' } };
+    const r =
+      to === 'floor'
+        ? await fetch(`${floor.url}${ns.slice(1)}`, {
+            ...init,
+            headers: { ...init.headers, authorization: `Bearer ${auth}` },
+            tls: { ca: floor.ca },
+          } as RequestInit)
+        : await srv.fetch(ns, init);
+    return { status: r.status, warning: r.headers.get('warning'), auditId: r.headers.get('audit-id'), body: (await r.json()) as Any };
+  };
+  const same = (o: Any) => ({
+    ...o,
+    metadata: {
+      ...o.metadata,
+      uid: undefined,
+      resourceVersion: undefined,
+      creationTimestamp: undefined,
+      managedFields: o.metadata.managedFields.map((m: Any) => ({ ...m, time: undefined })),
+    },
+  });
+  const cm = (name: string, extra = '') =>
+    `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}","labels":{"app":"x"}},"data":{"a":"1"}${extra}}`;
+  const f = await post('floor', cm('floor-a'));
+  const s = await post('server', cm('floor-a'));
+  expect([f.status, s.status]).toEqual([201, 201]);
+  expect(same(f.body)).toEqual(same(s.body));
+  expect(f.body.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+  expect(f.auditId).toMatch(/^[0-9a-f-]{36}$/);
+  // The name in use, a bad name, a body with a duplicate and an unknown field, an unknown token.
+  expect((await post('floor', cm('floor-a'))).body).toEqual((await post('server', cm('floor-a'))).body);
+  const fb = await post('floor', cm('Bad_Name'));
+  const sb = await post('server', cm('Bad_Name'));
+  expect([fb.status, sb.status]).toEqual([422, 422]);
+  expect(fb.body.details.causes.map((c: Any) => c.field)).toEqual(sb.body.details.causes.map((c: Any) => c.field));
+  const extra = ',"data":{"b":"2"},"junk":1';
+  const fw = await post('floor', cm('floor-w', extra));
+  const sw = await post('server', cm('floor-w', extra));
+  expect([fw.status, sw.status]).toEqual([201, 201]);
+  expect(fw.warning).toBe(sw.warning);
+  expect(fw.warning).toContain('unknown field');
+  expect(same(fw.body)).toEqual(same(sw.body));
+  expect((await post('floor', cm('floor-b'), 'wrong')).status).toBe(401);
 });
 
 test('the apply floor: the same apply to the same object gives what the server gives', async () => {
