@@ -21,7 +21,8 @@
  *
  * The hash is FNV-1a over the key's UTF-16 units from a per-process random seed (names are
  * clients' input: a fixed function would let one choose colliding names), kept for the last key
- * hashed (a create looks the same key string up several times). Linear probing at a load of at
+ * hashed by any table (a create looks the same key string up several times, in the key index,
+ * the keys' order and the watch cache). Linear probing at a load of at
  * most a half (the table halves when it falls under an eighth); a delete shifts the entries after
  * it back (no tombstones). Slots of deleted keys are reused; the slot arrays never shrink below the
  * most keys held at once.
@@ -33,13 +34,20 @@ const CHUNK_MASK = (1 << CHUNK_BITS) - 1;
 const MIN_PAIRS = 256;
 const SEED = crypto.getRandomValues(new Uint32Array(1))[0] as number;
 
+/** The last key hashed, by any table (a create's key goes through several) and its hash. */
+let lastKey: string | undefined;
+let lastHash = 0;
+
 function hashOf(s: string): number {
+  if (s === lastKey) return lastHash;
   let h = (0x811c9dc5 ^ SEED) | 0;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   // The table indexes by the low bits: mix the high ones in.
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
-  return h ^ (h >>> 13);
+  lastKey = s;
+  lastHash = h ^ (h >>> 13);
+  return lastHash;
 }
 
 export class SlotMap<V> {
@@ -51,19 +59,13 @@ export class SlotMap<V> {
   private readonly chunks: (V | undefined)[][] = [];
   private slotCount = 0;
   private readonly free: number[] = [];
-  private lastKey: string | undefined;
-  private lastHash = 0;
 
   get size(): number {
     return this.count;
   }
 
   private hash(key: string): number {
-    if (key === this.lastKey) return this.lastHash;
-    const h = hashOf(key);
-    this.lastKey = key;
-    this.lastHash = h;
-    return h;
+    return hashOf(key);
   }
 
   private keyAt(i: number): string | undefined {
@@ -177,15 +179,14 @@ export class SlotMap<V> {
     return true;
   }
 
+  /** Remove every key; the table keeps its size (a set of additions cleared and filled again). */
   clear(): void {
-    this.table = new Int32Array(MIN_PAIRS * 2);
-    this.mask = MIN_PAIRS - 1;
+    this.table.fill(0);
     this.count = 0;
     this.keyChunks.length = 0;
     this.chunks.length = 0;
     this.slotCount = 0;
     this.free.length = 0;
-    this.lastKey = undefined;
   }
 
   /** `f` on every key and value, in no particular order (their slots'). */
