@@ -8,7 +8,9 @@
  *     against the durable apply floor (bench/apply-floor.ts);
  * The create target's baseline is a real etcd's durable puts through the lean client
  * (bench/etcd-put.ts) at the creates' concurrency, with the server's and etcd's CPU from /proc;
- * the same over TLS beside it. The durable create floor (bench/create-floor.ts) runs in the same run.
+ * the same over TLS beside it. The durable create floor (bench/create-floor.ts) and the contract
+ * floor (bench/contract-floor.ts: the contract's work for the same create, in straight-line code)
+ * run in the same run.
  * `bun bench/api.ts --quick` is the short run (PHASE_MS sets the phases' length, --writes stops
  * after the write phases); `--etcd` runs the server under test on a new etcd
  * (Debian's etcd-server) instead of the embedded store. Figures go to bench/README.md.
