@@ -23,6 +23,8 @@ const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3
 /** The reference's buckets of apiserver_validating_admission_policy_check_duration_seconds. */
 export const POLICY_BUCKETS = [0.0000005, 0.001, 0.01, 0.1, 1.0];
 
+type RequestHistogram = HistSeries & { codes: Map<string, Series> };
+
 interface Series {
   labels: string;
   count: number;
@@ -99,7 +101,9 @@ export interface RequestSeries {
 
 export class Metrics {
   /** One entry per label set without `code`: its histogram and its counters by code. */
-  private readonly series = new Map<string, HistSeries & { codes: Map<string, Series> }>();
+  private readonly series = new Map<string, RequestHistogram>();
+  /** The last observe()'s labels and where they counted. */
+  private lastObserved: { l: RequestLabels; h: RequestHistogram; t: Series } | undefined;
 
   /** ValidatingAdmissionPolicy checks by policy, binding, error type and action. */
   private readonly policyChecks = new Map<string, HistSeries>();
@@ -151,6 +155,44 @@ export class Metrics {
   }
 
   observe(l: RequestLabels, seconds: number): void {
+    // The last request's series first (a client's loop): no key built and hashed.
+    const last = this.lastObserved;
+    let h: RequestHistogram;
+    let t: Series | undefined;
+    if (
+      last !== undefined &&
+      last.l.resource === l.resource &&
+      last.l.code === l.code &&
+      last.l.verb === l.verb &&
+      last.l.group === l.group &&
+      last.l.version === l.version &&
+      last.l.subresource === l.subresource &&
+      last.l.dryRun === l.dryRun &&
+      last.l.scope === l.scope
+    ) {
+      h = last.h;
+      t = last.t;
+    } else {
+      h = this.seriesOf(l);
+      t = h.codes.get(l.code);
+      if (!t) {
+        t = { labels: labelText([['code', l.code], ...seriesLabels(l)]), count: 0 };
+        h.codes.set(l.code, t);
+      }
+      this.lastObserved = { l, h, t };
+    }
+    t.count++;
+    // Watches are long-running; the reference leaves them out of the latency histogram.
+    if (l.verb === 'WATCH') return;
+    // Counted in the first bucket that holds it; cumulated when the text is written.
+    let i = 0;
+    while (i < BUCKETS.length && seconds > (BUCKETS[i] as number)) i++;
+    if (i < BUCKETS.length) h.buckets[i] = (h.buckets[i] as number) + 1;
+    h.sum += seconds;
+    h.count++;
+  }
+
+  private seriesOf(l: RequestLabels): RequestHistogram {
     const key = `${l.verb}|${l.dryRun}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`;
     let h = this.series.get(key);
     if (!h) {
@@ -164,20 +206,7 @@ export class Metrics {
       };
       this.series.set(key, h);
     }
-    let t = h.codes.get(l.code);
-    if (!t) {
-      t = { labels: labelText([['code', l.code], ...seriesLabels(l)]), count: 0 };
-      h.codes.set(l.code, t);
-    }
-    t.count++;
-    // Watches are long-running; the reference leaves them out of the latency histogram.
-    if (l.verb === 'WATCH') return;
-    // Counted in the first bucket that holds it; cumulated when the text is written.
-    let i = 0;
-    while (i < BUCKETS.length && seconds > (BUCKETS[i] as number)) i++;
-    if (i < BUCKETS.length) h.buckets[i] = (h.buckets[i] as number) + 1;
-    h.sum += seconds;
-    h.count++;
+    return h;
   }
 
   /**

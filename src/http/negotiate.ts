@@ -78,6 +78,19 @@ const outputCache = new Map<string, Output | Error>();
  * encoding (built-in kinds, not custom resources); otherwise the next acceptable type is used.
  */
 export function chooseOutput(accept: string | null, allowTransform: boolean, protobuf = false, cbor = false): Output {
+  // The last call's answer first (a client's loop sends one Accept header over and over): no key
+  // built and hashed.
+  const l = lastOutput;
+  if (l !== undefined && l.accept === accept && l.allowTransform === allowTransform && l.protobuf === protobuf && l.cbor === cbor)
+    return l.out;
+  const out = chooseOutputMemo(accept, allowTransform, protobuf, cbor);
+  lastOutput = { accept, allowTransform, protobuf, cbor, out };
+  return out;
+}
+
+let lastOutput: { accept: string | null; allowTransform: boolean; protobuf: boolean; cbor: boolean; out: Output } | undefined;
+
+function chooseOutputMemo(accept: string | null, allowTransform: boolean, protobuf: boolean, cbor: boolean): Output {
   // Clients send the same few Accept headers over and over: remember the answers.
   const key = `${allowTransform ? 't' : 'f'}${protobuf ? 'p' : 'n'}${cbor ? 'c' : 'n'}${accept ?? ''}`;
   let hit = outputCache.get(key);
@@ -230,6 +243,8 @@ export class Negotiation {
   private readonly cbor: MediaCodec | undefined;
   /** Codecs by negotiated output: protobuf by media type, Table and metadata by group, version and pretty. */
   private readonly made = new Map<string, MediaCodec>();
+  /** The codec of protobuf request bodies (made once). */
+  private protobufBody: MediaCodec | undefined;
 
   constructor(private readonly codecs: { protobuf: ProtobufCodec; cbor?: CborCodec }) {
     this.cbor = codecs.cbor && cborCodec(codecs.cbor);
@@ -251,8 +266,10 @@ export class Negotiation {
 
   /** A request body's type and codec; 415 when its Content-Type is not among `allowed`. */
   body(contentType: string | null, allowed: readonly BodyType[], o: BodyOptions): NegotiatedBody {
+    if (o.protobuf && this.protobufBody === undefined)
+      this.protobufBody = this.codecOf({ kind: 'protobuf', mediaType: PROTOBUF_MEDIA_TYPE }, false);
     return negotiateBody(contentType, allowed, {
-      protobuf: o.protobuf ? this.codecOf({ kind: 'protobuf', mediaType: PROTOBUF_MEDIA_TYPE }, false) : undefined,
+      protobuf: o.protobuf ? this.protobufBody : undefined,
       cbor: o.cbor ? this.cbor : undefined,
     });
   }

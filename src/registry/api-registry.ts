@@ -56,8 +56,17 @@ export interface RegistryDeps {
   options?: RegistryOptions;
 }
 
+interface Lookup {
+  group: string;
+  version: string;
+  plural: string;
+  store: ResourceStore | undefined;
+}
+
 export class ApiRegistry {
   private readonly byPath = new Map<string, ResourceStore>();
+  /** The last two lookup()s and their answers (forgotten at every change of the served resources). */
+  private lastLookups: (Lookup | undefined)[] = [];
   private readonly byKind = new Map<string, ResourceStore>();
   readonly stores: ResourceStore[] = [];
   private readonly ns: ReturnType<typeof namespaceChecker>;
@@ -75,6 +84,7 @@ export class ApiRegistry {
 
   private changed(): void {
     this.generation++;
+    this.lastLookups = [];
     for (const f of this.listeners) queueMicrotask(f);
   }
 
@@ -132,7 +142,15 @@ export class ApiRegistry {
   }
 
   lookup(group: string, version: string, plural: string): ResourceStore | undefined {
-    return this.byPath.get(`${group}/${version}/${plural}`);
+    // Requests come in runs of one resource (a client's loop), their names often the very strings
+    // of the last (parseRequestInfo's memo): the last two lookups (a create's own and its
+    // namespace's) are compared before a key is built and hashed.
+    const [a, b] = this.lastLookups;
+    if (a !== undefined && a.plural === plural && a.group === group && a.version === version) return a.store;
+    if (b !== undefined && b.plural === plural && b.group === group && b.version === version) return b.store;
+    const store = this.byPath.get(`${group}/${version}/${plural}`);
+    this.lastLookups = [{ group, version, plural, store }, a];
+    return store;
   }
 
   byGroupVersionKind(group: string, version: string, kind: string): ResourceStore | undefined {

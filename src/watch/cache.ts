@@ -238,12 +238,19 @@ export class WatchCache {
     return this.state.get(key);
   }
 
+  /** The namespace prefix count() used last. */
+  private lastNamespace = '';
+
   private count(key: string, delta: number): void {
     this.counts.set('', (this.counts.get('') ?? 0) + delta);
     // For namespaced resources the key is <prefix><namespace>/<name>.
     const slash = key.indexOf('/', this.prefix.length);
     if (slash > 0) {
-      const ns = key.slice(0, slash + 1);
+      // The last key's namespace prefix when it is this one's too (writes come in runs in one
+      // namespace): a string whose hash the map has, not a new one to hash.
+      const last = this.lastNamespace;
+      const ns = last.length === slash + 1 && key.startsWith(last) ? last : key.slice(0, slash + 1);
+      this.lastNamespace = ns;
       this.counts.set(ns, (this.counts.get(ns) ?? 0) + delta);
     }
   }
